@@ -1,0 +1,162 @@
+import os from 'node:os';
+import type { Seeded } from './seed.js';
+import { env, SETTINGS, sleep, table } from './common.js';
+import { type ConnectionPlan, type LoadResult, problems, runLoad } from './load.js';
+import { cpuDuring, rssMiB, sampleRss, type Server, track } from './proc.js';
+import { runWrk, wrkAvailable } from './wrk.js';
+
+/**
+ * BENCH_LOADGEN=wrk|autocannon. wrk (default when installed: `apt-get install wrk`) costs the
+ * machine a few µs per request; autocannon runs in this Node process and costs about as much CPU
+ * as the server it measures, which on 2 cores is taken from the servers.
+ */
+export const LOADGEN = (process.env.BENCH_LOADGEN ?? (wrkAvailable() ? 'wrk' : 'autocannon')) as 'wrk' | 'autocannon';
+
+export const ROUNDS = Math.max(1, Math.floor(env('BENCH_ROUNDS', 3)));
+const PATHS_PER_CONNECTION = 20;
+
+/**
+ * BENCH_NICE=-10 runs this process and the servers at that priority (needs root): on a machine
+ * shared with other work it keeps that work from skewing the comparison. Off by default. The
+ * PostgreSQL and Redis servers keep their own priority.
+ */
+export const NICE = process.env.BENCH_NICE ? Number(process.env.BENCH_NICE) : undefined;
+if (NICE !== undefined) os.setPriority(NICE);
+
+/** One measured run; cpuUsPerReq is CPU time per answered request, in microseconds. */
+export type Run = LoadResult & { load1: number; cpuUsPerReq: { server: number; postgres: number; redis: number; loadgen: number } };
+
+export interface Target {
+  id: string;
+  label: string;
+  server: Server;
+  plan: (i: number) => ConnectionPlan;
+  /** The database whose backends serve this target (for CPU accounting), if PostgreSQL. */
+  pgDatabase?: string;
+  rssIdleMiB: number;
+  rssPeakMiB: number;
+  runs: Run[];
+}
+
+/** Each connection: its own key (round robin) and 20 product ids it cycles through. */
+export function plans(seeded: Seeded | undefined): (i: number) => ConnectionPlan {
+  return (i) => {
+    const ids = seeded?.productIds ?? ['prod_0000000000aaaaaaaaaaaaaaaa'];
+    const paths: string[] = [];
+    for (let k = 0; k < PATHS_PER_CONNECTION; k++) paths.push(`/api/v1/products/${ids[(i * PATHS_PER_CONNECTION + k) % ids.length]}`);
+    const key = seeded?.keys[i % seeded.keys.length] ?? 'ph_live_' + 'x'.repeat(43);
+    return { headers: { authorization: `Bearer ${key}`, accept: 'application/json' }, paths };
+  };
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+export const r2 = (n: number) => Math.round(n * 100) / 100;
+
+export class Rounds {
+  readonly targets: Target[] = [];
+
+  add(id: string, label: string, server: Server, plan: (i: number) => ConnectionPlan, pgDatabase?: string): Target {
+    track(server);
+    if (NICE !== undefined) os.setPriority(server.pid, NICE);
+    const t: Target = { id, label, server, plan, pgDatabase, rssIdleMiB: NaN, rssPeakMiB: 0, runs: [] };
+    this.targets.push(t);
+    return t;
+  }
+
+  get(id: string): Target {
+    const t = this.targets.find((x) => x.id === id);
+    if (!t) throw new Error(`no target ${id}`);
+    return t;
+  }
+
+  private async run(t: Target, durationS: number, record: boolean) {
+    const load1 = r2(os.loadavg()[0]!);
+    const stopRss = sampleRss(t.server.pid);
+    const load = { url: t.server.url, connections: SETTINGS.connections, plan: t.plan, durationS };
+    const { value: r, cpu } = await cpuDuring(t.server.pid, t.pgDatabase, async (): Promise<LoadResult & { loadgenCpuMs?: number }> =>
+      LOADGEN === 'wrk' ? runWrk(load) : runLoad(load),
+    );
+    if (r.loadgenCpuMs !== undefined) cpu.loadgen = r.loadgenCpuMs;
+    const rss = stopRss();
+    const bad = problems(r);
+    if (bad) throw new Error(`${t.label}: ${bad}; see ${t.server.logFile}`);
+    if (!record) return;
+    const per = (ms: number) => Math.round((ms * 1000) / r.requests);
+    const cpuUsPerReq = { server: per(cpu.server), postgres: per(cpu.postgres), redis: per(cpu.redis), loadgen: per(cpu.loadgen) };
+    t.runs.push({ ...r, load1, cpuUsPerReq });
+    t.rssPeakMiB = Math.max(t.rssPeakMiB, rss.peak);
+    console.log(
+      `  ${t.label.padEnd(34)} ${String(r.rps).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
+        `CPU/req: server ${cpuUsPerReq.server} us, postgres ${cpuUsPerReq.postgres} us, redis ${cpuUsPerReq.redis} us  (load avg ${load1})`,
+    );
+  }
+
+  /** Idle RSS, a warm-up per target, then ROUNDS rounds visiting every target (reversed every other round). */
+  async measure(): Promise<void> {
+    await sleep(2_000);
+    for (const t of this.targets) t.rssIdleMiB = rssMiB(t.server.pid);
+    for (const t of this.targets) if (SETTINGS.warmupS > 0) await this.run(t, SETTINGS.warmupS, false);
+    for (let round = 0; round < ROUNDS; round++) {
+      console.log(`round ${round + 1} of ${ROUNDS}`);
+      const order = round % 2 === 0 ? this.targets : [...this.targets].reverse();
+      for (const t of order) await this.run(t, SETTINGS.durationS, true);
+    }
+  }
+
+  summary() {
+    return this.targets.map((t) => ({
+      id: t.id,
+      target: t.label,
+      rps: Math.round(median(t.runs.map((r) => r.rps))),
+      p50: r2(median(t.runs.map((r) => r.p50))),
+      p90: r2(median(t.runs.map((r) => r.p90))),
+      p99: r2(median(t.runs.map((r) => r.p99))),
+      max: Math.max(...t.runs.map((r) => r.max)),
+      requests: t.runs.reduce((s, r) => s + r.requests, 0),
+      cpuUsPerReq: {
+        server: median(t.runs.map((r) => r.cpuUsPerReq.server)),
+        postgres: median(t.runs.map((r) => r.cpuUsPerReq.postgres)),
+        redis: median(t.runs.map((r) => r.cpuUsPerReq.redis)),
+        loadgen: median(t.runs.map((r) => r.cpuUsPerReq.loadgen)),
+      },
+      rssIdleMiB: t.rssIdleMiB,
+      rssPeakMiB: t.rssPeakMiB,
+      runs: t.runs,
+    }));
+  }
+
+  /** Ratio of two targets' req/s, per round (measured seconds apart) and the median of those. */
+  ratio(a: string, b: string): { median: number; rounds: number[] } {
+    const ta = this.get(a);
+    const tb = this.get(b);
+    const rounds = ta.runs.map((r, i) => r2(r.rps / tb.runs[i]!.rps));
+    return { median: r2(median(rounds)), rounds };
+  }
+
+  printSummary(showRss: (t: Target) => boolean = () => true) {
+    console.log('\nmedians over the rounds');
+    table(
+      this.summary().map((s) => ({
+        target: s.target,
+        'req/s': s.rps,
+        'p50 ms': s.p50,
+        'p90 ms': s.p90,
+        'p99 ms': s.p99,
+        'max ms': r2(s.max),
+        'server CPU us/req': s.cpuUsPerReq.server,
+        'pg CPU us/req': s.cpuUsPerReq.postgres,
+        'redis CPU us/req': s.cpuUsPerReq.redis,
+        'RSS idle MiB': showRss(this.get(s.id)) ? s.rssIdleMiB : '-',
+        'RSS peak under load MiB': showRss(this.get(s.id)) ? s.rssPeakMiB : '-',
+      })),
+    );
+  }
+
+  async stopAll() {
+    await Promise.all(this.targets.map((t) => t.server.stop()));
+  }
+}

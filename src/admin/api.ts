@@ -1,0 +1,58 @@
+import type { ApiKey, Plan } from '../auth/keys.js';
+import type { RollupResult, SeriesKey } from '../prices/rollup/index.js';
+
+/**
+ * Operator actions (API keys, migrations) as one interface with two implementations: in this
+ * process on an open database (src/admin/local.ts), or through the admin socket of the server
+ * process that owns an embedded DATA_DIR (src/admin/client.ts). The CLI does not care which.
+ */
+export interface AdminOps {
+  createKey(input: CreateKeyInput): Promise<CreatedKeyView>;
+  listKeys(accountId?: string): Promise<KeyView[]>;
+  /** The revoked key, or undefined when there is no such key. Revoking twice is harmless. */
+  revokeKey(id: string): Promise<KeyView | undefined>;
+  /**
+   * Rolls up price observations older than `olderThanDays` (docs/prices/HISTORY.md), for a
+   * bounded time per call: call again with `after` = the result's `next` until that is null.
+   */
+  rollupPrices(input: { olderThanDays: number; after?: SeriesKey | null }): Promise<RollupResult>;
+  /** Applies pending migrations; returns the names applied (empty when up to date). */
+  migrate(): Promise<string[]>;
+  /** Where the work is done, for messages: this process or the server that owns DATA_DIR. */
+  readonly via: { kind: 'direct' } | { kind: 'socket'; pid: number; socket: string };
+  close(): Promise<void>;
+}
+
+export interface CreateKeyInput {
+  plan: Plan;
+  name?: string | null;
+  accountId?: string | null;
+}
+
+/** An API key as shown to operators: never the key itself nor its hash. Times are RFC 3339. */
+export interface KeyView {
+  id: string;
+  account_id: string;
+  plan: Plan;
+  name: string | null;
+  key_prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** Returned once, at creation: the only time the key is ever shown. */
+export interface CreatedKeyView extends KeyView {
+  key: string;
+}
+
+export function toKeyView(k: ApiKey): KeyView {
+  return {
+    id: k.id,
+    account_id: k.account_id,
+    plan: k.plan,
+    name: k.name,
+    key_prefix: k.key_prefix,
+    created_at: new Date(k.created_at).toISOString(),
+    revoked_at: k.revoked_at ? new Date(k.revoked_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,34 @@
+import { createKey, listKeys, revokeKey } from '../auth/keys.js';
+import { migrate } from '../db/migrate.js';
+import type { Database } from '../db/types.js';
+import { rollupPrices } from '../prices/rollup/index.js';
+import { type AdminOps, type CreatedKeyView, toKeyView } from './api.js';
+
+/**
+ * Admin operations on a database opened by this process. `onRevoked` lets the server evict a
+ * revoked key from its own cache at once (other processes hear the NOTIFY that revokeKey sends).
+ * `close` closes the database only when `ownsDb` is set (the CLI's case).
+ */
+export function localAdmin(db: Database, opts: { onRevoked?: (keyId: string) => void; ownsDb?: boolean } = {}): AdminOps {
+  return {
+    via: { kind: 'direct' },
+    async createKey(input): Promise<CreatedKeyView> {
+      const k = await createKey(db, { plan: input.plan, name: input.name ?? null, accountId: input.accountId ?? null });
+      return { ...toKeyView(k), key: k.key };
+    },
+    async listKeys(accountId) {
+      return (await listKeys(db, accountId)).map(toKeyView);
+    },
+    async revokeKey(id) {
+      const k = await revokeKey(db, id);
+      if (k) opts.onRevoked?.(k.id);
+      return k ? toKeyView(k) : undefined;
+    },
+    // Well inside the admin socket's 120 s request timeout; the CLI calls again with `next`.
+    rollupPrices: (input) => rollupPrices(db, { olderThanDays: input.olderThanDays, after: input.after ?? undefined, budgetMs: 20_000 }),
+    migrate: () => migrate(db),
+    async close() {
+      if (opts.ownsDb) await db.close();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+import { performance } from 'node:perf_hooks';
+import type { Queryable } from '../db/types.js';
+import type { Extraction } from '../extraction/index.js';
+import type { BrowserFetchRequest } from '../fetcher/browser.js';
+import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
+import type { Extractor } from './extractor.js';
+import { type CandidateJson, type CheckErrorCode, type CheckRow, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
+import { type CheckTarget, recordCheck } from './sql.js';
+
+/** What fetching and reading a page gave, before anything is saved. */
+export interface CheckOutcome {
+  startedAt: Date;
+  /** When the page was received (or the fetch failed). */
+  checkedAt: Date;
+  durationMs: number;
+  ok: boolean;
+  /** The response, without its body; null when none came. */
+  fetch: Omit<FetchResult, 'body'> | null;
+  /** The response's status, also when the fetcher refused it (an HTTP error it reports by status). */
+  httpStatus: number | null;
+  extraction: Extraction | null;
+  /** Exact decimal text. */
+  price: string | null;
+  currency: string | null;
+  inStock: boolean | null;
+  source: string | null;
+  error: { code: CheckErrorCode; message: string } | null;
+  candidates: CandidateJson[];
+  /** The site asked us to come back no sooner than this (FetchError.retryAfterMs). */
+  retryAfterMs?: number;
+  /** A non-FetchError thrown by the fetcher or the extractor (a bug): for the caller to log. */
+  bug?: unknown;
+}
+
+/** What a check runs on: the page fetcher and the extraction engine (src/runtime.ts builds both). */
+export interface CheckEngine {
+  fetcher: Fetcher;
+  extractor: Extractor;
+}
+
+/** Thrown when the caller's signal aborted the check: nothing is to be recorded. */
+export class CheckAbortedError extends Error {
+  constructor() {
+    super('check aborted');
+    this.name = 'CheckAbortedError';
+  }
+}
+
+/**
+ * Fetches the page and reads its price: the part of a check that saves nothing, shared by
+ * scheduled checks, "check now" and the `POST /extract` dry run. Never throws except
+ * CheckAbortedError: every failure is an outcome with an error code.
+ *
+ * The price recorded is the extractor's chosen candidate; with none, the check fails with the
+ * extractor's reason (never a guess). The currency is the listing's override, else the one the
+ * page states; with neither, the check fails (`unknown_currency`).
+ */
+export async function performCheck(
+  { fetcher, extractor }: CheckEngine,
+  target: Omit<CheckTarget, 'id'>,
+  signal?: AbortSignal,
+): Promise<CheckOutcome> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const done = (o: Omit<CheckOutcome, 'startedAt' | 'checkedAt' | 'durationMs'>, checkedAt = new Date()): CheckOutcome => ({
+    startedAt,
+    checkedAt,
+    durationMs: Math.round(performance.now() - t0),
+    ...o,
+  });
+  const failed = (code: CheckErrorCode, message: string, rest: Partial<CheckOutcome> = {}) =>
+    done({ ok: false, fetch: null, httpStatus: rest.fetch?.status ?? null, extraction: null, price: null, currency: null, inStock: null, source: null, candidates: [], error: { code, message }, ...rest });
+
+  let page: FetchResult;
+  try {
+    const req: BrowserFetchRequest = {
+      url: target.url,
+      proxyUrl: target.proxy_url,
+      respectRobots: target.respect_robots,
+      renderJs: target.render_js,
+      // A browser waits for the element holding the price before it takes the page.
+      waitForSelector: target.render_js ? target.selector : null,
+      ...(signal ? { signal } : {}),
+    };
+    page = await fetcher.fetch(req);
+  } catch (err) {
+    if (signal?.aborted) throw new CheckAbortedError();
+    if (err instanceof FetchError) {
+      return failed(err.code, err.message, { httpStatus: err.status ?? null, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) });
+    }
+    return failed('internal', 'The page could not be fetched because of an internal error; it is logged', { bug: err });
+  }
+  if (signal?.aborted) throw new CheckAbortedError();
+  const checkedAt = new Date();
+  const { body, ...fetch } = page;
+  if (page.status >= 400) {
+    return failed('http_error', `The page answered HTTP ${page.status}`, { fetch, checkedAt });
+  }
+
+  let extraction: Extraction;
+  try {
+    extraction = await extractor.extract(body, {
+      ...(target.selector ? { selector: target.selector } : {}),
+      ...(target.currency_override ? { currencyOverride: target.currency_override } : {}),
+      baseUrl: page.finalUrl,
+    });
+  } catch (err) {
+    return failed('internal', 'The page could not be read because of an internal error; it is logged', { fetch, checkedAt, bug: err });
+  }
+  const candidates = extraction.candidates.slice(0, MAX_CANDIDATES).map((c) => toCandidateJson(c, c === extraction.chosen));
+  const inStock = (chosenInStock: boolean | undefined) =>
+    chosenInStock ?? (extraction.availability === 'unknown' ? null : extraction.availability === 'in_stock');
+  const chosen = extraction.chosen;
+  if (!chosen) {
+    return done(
+      {
+        ok: false,
+        fetch,
+        httpStatus: fetch.status,
+        extraction,
+        price: null,
+        currency: null,
+        inStock: inStock(undefined),
+        source: null,
+        candidates,
+        error: { code: 'no_price', message: extraction.failure ?? 'No price found on the page' },
+      },
+      checkedAt,
+    );
+  }
+  const currency = target.currency_override ?? chosen.currency ?? null;
+  if (currency === null) {
+    return done(
+      {
+        ok: false,
+        fetch,
+        httpStatus: fetch.status,
+        extraction,
+        price: null,
+        currency: null,
+        inStock: inStock(chosen.inStock),
+        source: chosen.source,
+        candidates,
+        error: {
+          code: 'unknown_currency',
+          message: `Found the price ${chosen.price} (${chosen.source}) but the page does not say its currency; set the listing's currency_override`,
+        },
+      },
+      checkedAt,
+    );
+  }
+  return done(
+    { ok: true, fetch, httpStatus: fetch.status, extraction, price: chosen.price, currency, inStock: inStock(chosen.inStock), source: chosen.source, candidates, error: null },
+    checkedAt,
+  );
+}
+
+/**
+ * Records an outcome for a listing `lockedBy` holds (src/checks/sql.ts): null when it no longer
+ * does, or the listing's url, selector or currency changed since the check began.
+ */
+export function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome) {
+  return recordCheck(db, {
+    listingId: target.id,
+    target,
+    lockedBy,
+    startedAt: outcome.startedAt,
+    checkedAt: outcome.checkedAt,
+    durationMs: outcome.durationMs,
+    ok: outcome.ok,
+    httpStatus: outcome.httpStatus,
+    finalUrl: outcome.fetch?.finalUrl ?? null,
+    price: outcome.price,
+    currency: outcome.currency,
+    inStock: outcome.inStock,
+    source: outcome.source,
+    errorCode: outcome.error?.code ?? null,
+    error: outcome.error?.message ?? null,
+    candidates: outcome.candidates,
+    retryAfterMs: outcome.retryAfterMs,
+  });
+}
+
+/**
+ * A whole check of a listing its caller holds the lock of: fetch and extract outside any
+ * transaction, then record the outcome in one statement. Returns the outcome and the recorded
+ * listing_checks row with the listing's new status, or null when the lock was lost meanwhile
+ * (nothing recorded).
+ */
+export async function runCheck(
+  deps: CheckEngine & { db: Queryable },
+  target: CheckTarget,
+  lockedBy: string,
+  signal?: AbortSignal,
+): Promise<{ outcome: CheckOutcome; row: (CheckRow & { listing_status: string }) | null }> {
+  const outcome = await performCheck(deps, target, signal);
+  return { outcome, row: await recordOutcome(deps.db, target, lockedBy, outcome) };
+}

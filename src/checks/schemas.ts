@@ -1,0 +1,216 @@
+import { type Static, Type } from 'typebox';
+import type { Candidate, CandidateSource } from '../extraction/index.js';
+import { FETCH_ERROR_CODES } from '../fetcher/types.js';
+import { Currency, HttpUrl, iso, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+
+/**
+ * The result of one check of a listing, as `POST /listings/{id}/check` returns it and as
+ * `GET /listings/{id}/checks` lists it (the listings routes use `CheckResultSchema` and
+ * `toCheckResult` from here, so both stay one shape). Also the shapes of `POST /extract`.
+ */
+
+/** Why a check failed: the fetcher's codes, then the ones a check adds. */
+export const CHECK_ERROR_CODES = [
+  ...FETCH_ERROR_CODES,
+  /** The page was fetched but holds no price the extractor trusts (`error.message` says why). */
+  'no_price',
+  /** A price was found but its currency is not stated: set the listing's `currency_override`. */
+  'unknown_currency',
+  /** A bug or a database failure while checking; logged. */
+  'internal',
+] as const;
+export type CheckErrorCode = (typeof CHECK_ERROR_CODES)[number];
+
+export const CANDIDATE_SOURCES = [
+  'selector',
+  'json-ld',
+  'microdata',
+  'rdfa',
+  'meta',
+  'platform:shopify',
+  'platform:woocommerce',
+  'platform:magento',
+  'platform:bigcommerce',
+] as const satisfies readonly CandidateSource[];
+// Fails to compile when the extractor gains a source this list lacks.
+const _allSources: (typeof CANDIDATE_SOURCES)[number] = '' as CandidateSource;
+void _allSources;
+
+export const AVAILABILITIES = ['in_stock', 'out_of_stock', 'preorder', 'unknown'] as const;
+
+/** At most this many candidates are kept per check (a category page can list hundreds). */
+export const MAX_CANDIDATES = 100;
+const MAX_TEXT = 1000;
+
+const SOURCE_DESCRIPTION = 'Where the price was found, in order of preference';
+const CandidateSourceSchema = Type.String({ enum: [...CANDIDATE_SOURCES], description: SOURCE_DESCRIPTION });
+
+/**
+ * One of `values` or null. (`Nullable` of src/http/fields.ts writes `type: ["string", "null"]`,
+ * which with an `enum` lacking null would refuse null; so null goes into the enum too.)
+ */
+const NullableEnum = <T extends string>(values: readonly T[], description: string) =>
+  Type.Unsafe<T | null>({ type: ['string', 'null'], enum: [...values, null], description });
+
+export const CandidateSchema = Type.Object(
+  {
+    price: Money('The price this source gives, as an exact decimal number'),
+    currency: Nullable({ ...Currency, description: 'Its currency, when known' }),
+    source: CandidateSourceSchema,
+    detail: Text(MAX_TEXT, 'Where in that source: JSON path, CSS selector, meta property, platform field'),
+    raw: Text(MAX_TEXT, 'The value as the page wrote it'),
+    availability: NullableEnum(AVAILABILITIES, 'Stock state this source gives; null: it gives none'),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'true: in stock; false: out of stock or pre-order; null: not stated' }),
+    range: Type.Union(
+      [Type.Object({ low: Money('Low end'), high: Money('High end') }, { additionalProperties: false }), Type.Null()],
+      { description: 'The price is the low end of this range (e.g. an AggregateOffer); null: a single price' },
+    ),
+    from: Type.Boolean({ description: 'The price is a starting price ("From $9.99")' }),
+    ignored: Nullable(Text(MAX_TEXT, "Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible")),
+    chosen: Type.Boolean({ description: 'The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded' }),
+  },
+  { title: 'PriceCandidate', additionalProperties: false },
+);
+export type CandidateJson = Static<typeof CandidateSchema>;
+
+/** Listing ids (`lst_...`, src/listings). */
+export const ListingIdSchema = ResourceId('lst');
+
+const ERROR_CODE_DESCRIPTION = 'Why the check failed, as a stable code (docs/MONITORING.md lists them); null when it succeeded';
+
+export const CheckResultSchema = Type.Object(
+  {
+    id: Type.String({ maxLength: 20, pattern: '^[0-9]+$', description: 'Id of this check within the log' }),
+    object: Type.Literal('listing_check'),
+    listing_id: ListingIdSchema,
+    started_at: Timestamp('When the check started (RFC 3339, UTC)'),
+    duration_ms: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }),
+    ok: Type.Boolean({ description: 'true: a price was found and recorded; false: see `error_code` and `error`' }),
+    http_status: Type.Union([Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }), Type.Null()], {
+      description: "Status of the page's response; null when none came (refused address, timeout, DNS failure)",
+    }),
+    final_url: Nullable(Text(8192, "The page's address after redirects")),
+    price: Type.Union([Money('The price recorded'), Type.Null()]),
+    currency: Nullable({ ...Currency, description: 'Currency of `price`' }),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state found; null: unknown' }),
+    source: NullableEnum(CANDIDATE_SOURCES, `${SOURCE_DESCRIPTION}: the source of \`price\``),
+    error_code: NullableEnum(CHECK_ERROR_CODES, ERROR_CODE_DESCRIPTION),
+    error: Nullable(Text(2000, 'Why the check failed, for a person')),
+    candidates: Type.Array(CandidateSchema, {
+      maxItems: MAX_CANDIDATES,
+      description: 'Every price found on the page, in order of preference, so you can see why one was chosen and pin a `selector`',
+    }),
+  },
+  { title: 'ListingCheck', additionalProperties: false },
+);
+export type CheckResult = Static<typeof CheckResultSchema>;
+
+/** A listing_checks row as the database returns it. */
+export interface CheckRow {
+  id: number;
+  listing_id: string;
+  started_at: Date;
+  duration_ms: number;
+  ok: boolean;
+  http_status: number | null;
+  final_url: string | null;
+  price: string | null;
+  currency: string | null;
+  in_stock: boolean | null;
+  source: string | null;
+  error_code: string | null;
+  error: string | null;
+  candidates: CandidateJson[];
+}
+
+/** A listing_checks row as the API shows it (`select *` gives every column this needs). */
+export function toCheckResult(r: CheckRow): CheckResult {
+  return {
+    id: String(r.id),
+    object: 'listing_check',
+    listing_id: r.listing_id,
+    started_at: iso(r.started_at),
+    duration_ms: r.duration_ms,
+    ok: r.ok,
+    http_status: r.http_status,
+    final_url: r.final_url,
+    price: r.price === null ? null : Number(r.price),
+    currency: r.currency,
+    in_stock: r.in_stock,
+    source: r.source as CheckResult['source'],
+    error_code: r.error_code as CheckResult['error_code'],
+    error: r.error,
+    candidates: r.candidates,
+  };
+}
+
+const clip = (s: string, max = MAX_TEXT) => (s.length > max ? `${s.slice(0, max - 1)}…` : s);
+
+/** An extractor candidate as the API shows it (and as listing_checks.candidates stores it). */
+export function toCandidateJson(c: Candidate, chosen: boolean): CandidateJson {
+  return {
+    price: Number(c.price),
+    currency: c.currency ?? null,
+    source: c.source,
+    detail: clip(c.detail),
+    raw: clip(c.raw),
+    availability: c.availability ?? null,
+    in_stock: c.inStock ?? null,
+    range: c.range ? { low: Number(c.range.low), high: Number(c.range.high) } : null,
+    from: c.from ?? false,
+    ignored: c.ignored === undefined ? null : clip(c.ignored),
+    chosen,
+  };
+}
+
+// ---- POST /extract ----
+
+export const ExtractRequestSchema = Type.Object(
+  {
+    url: HttpUrl('The page to fetch'),
+    selector: Type.Optional(Nullable(RequiredText(1000, 'CSS selector of the element that holds the price, tried before the page\'s structured data'))),
+    currency_override: Type.Optional(Nullable(Currency)),
+    respect_robots: Type.Optional(Type.Boolean({ default: true, description: 'Honour the site\'s robots.txt (default true)' })),
+    render_js: Type.Optional(Type.Boolean({ default: false, description: 'Fetch with a real browser (default false)' })),
+  },
+  { title: 'ExtractRequest', additionalProperties: false },
+);
+export type ExtractRequest = Static<typeof ExtractRequestSchema>;
+
+export const ExtractResultSchema = Type.Object(
+  {
+    object: Type.Literal('extraction'),
+    url: HttpUrl('The address asked for'),
+    ok: Type.Boolean({ description: 'true: a check of a listing with these settings would record `price`; false: see `error_code`' }),
+    error_code: NullableEnum(CHECK_ERROR_CODES, ERROR_CODE_DESCRIPTION),
+    error: Nullable(Text(2000, 'Why a check would fail, for a person')),
+    fetch: Type.Union(
+      [
+        Type.Object(
+          {
+            final_url: Text(8192, 'Address after redirects'),
+            status: Type.Integer({ format: 'int32', minimum: 100, maximum: 599, description: 'HTTP status' }),
+            content_type: Nullable(Text(200, 'Content-Type of the response')),
+            bytes: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_099_511_627_776, description: 'Size of the (decoded) body' }),
+            ms: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Time the fetch took' }),
+            redirects: Type.Array(Text(8192, 'A redirect followed'), { maxItems: 20 }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'The page response; null when none came (see `error`)' },
+    ),
+    price: Type.Union([Money('The price a check would record'), Type.Null()]),
+    currency: Nullable({ ...Currency, description: 'Currency of `price`' }),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state a check would record; null: unknown' }),
+    source: NullableEnum(CANDIDATE_SOURCES, `${SOURCE_DESCRIPTION}: the source of \`price\``),
+    availability: Type.String({ enum: [...AVAILABILITIES], description: 'Stock state read from the page' }),
+    chosen: Type.Union([CandidateSchema, Type.Null()], { description: 'The candidate a check would record; null: none' }),
+    candidates: Type.Array(CandidateSchema, { maxItems: MAX_CANDIDATES, description: 'Every price found, in order of preference' }),
+    failure: Nullable(Text(2000, 'Why the extractor chose nothing; null when it chose a price')),
+    notes: Type.Array(Text(2000, 'Something worth knowing: a selector that matched nothing, sources that disagree...'), { maxItems: 100 }),
+  },
+  { title: 'Extraction', additionalProperties: false },
+);
+export type ExtractResult = Static<typeof ExtractResultSchema>;

@@ -1,0 +1,88 @@
+import { AdminRequestError, AdminSocketUnreachableError } from '../admin/client.js';
+import { UnknownAccountError } from '../auth/keys.js';
+import { ConfigError } from '../config.js';
+import { DataDirInUseError } from '../db/data-dir-lock.js';
+import { DatabaseUnavailableError, isUnavailable } from '../db/types.js';
+
+/** Exit statuses of every command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** A failure whose message is ready to print as one line. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** Wrong command line: printed with a hint to --help, exit status 2. */
+export class UsageError extends CliError {
+  constructor(
+    message: string,
+    readonly helpCommand: string,
+  ) {
+    super(message, EXIT.usage);
+    this.name = 'UsageError';
+  }
+}
+
+/** DATABASE_URL without its password, for messages. */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    u.search = '';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+interface ErrnoLike {
+  code?: unknown;
+  syscall?: unknown;
+  address?: unknown;
+  port?: unknown;
+  severity?: unknown;
+  cause?: unknown;
+  message?: unknown;
+}
+
+/**
+ * One line that tells an operator what went wrong and what to look at, for the errors start-up
+ * and the commands can meet. Never a stack trace: that is for bugs, and LOG_LEVEL=debug shows it.
+ */
+export function describeError(err: unknown, env: { databaseUrl?: string | undefined; dataDir?: string } = {}): string {
+  if (err instanceof CliError) return err.message;
+  if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
+  if (err instanceof DataDirInUseError) {
+    const dir = env.dataDir ? `DATA_DIR ${env.dataDir}` : 'DATA_DIR';
+    return `${dir} is in use by another pricehound process (pid ${err.owner.pid}); stop it first, or set DATA_DIR to another directory`;
+  }
+  if (err instanceof UnknownAccountError) return `${err.message}: check the account id with \`pricehound keys list\``;
+  if (err instanceof AdminSocketUnreachableError) {
+    return `the server that owns DATA_DIR stopped answering on its admin socket ${err.socketPath} (${err.code}); is it shutting down?`;
+  }
+  if (err instanceof AdminRequestError) return `the server refused the request: ${err.message}`;
+
+  const e = (err ?? {}) as ErrnoLike;
+  const where = env.databaseUrl ? ` at ${redactUrl(env.databaseUrl)} (DATABASE_URL)` : '';
+  if (err instanceof DatabaseUnavailableError || isUnavailable(err)) {
+    const cause = (e.cause ?? err) as ErrnoLike;
+    return `cannot reach the database${where}: ${String(cause.message ?? e.message)}`;
+  }
+  if (e.syscall === 'listen' && typeof e.code === 'string') {
+    const addr = `${String(e.address ?? '')}:${String(e.port ?? '')}`;
+    const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : e.code;
+    return `cannot listen on ${addr}: ${why} (see PORT and HOST)`;
+  }
+  if (typeof e.severity === 'string' && typeof e.code === 'string') {
+    // an error reported by PostgreSQL itself: authentication, missing database, permissions ...
+    return `the database refused${where}: ${String(e.message)} (SQLSTATE ${e.code})`;
+  }
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && typeof e.message === 'string') return e.message;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import { loadConfig } from '../config.js';
+import { type Command, note, out, runCommand } from './command.js';
+import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
+import { migrateCommand } from './commands/migrate.js';
+import { pricesRollup } from './commands/prices.js';
+import { serveCommand, startCommand, workerCommand } from './commands/start.js';
+import { describeError, EXIT, UsageError } from './errors.js';
+
+/**
+ * The `pricehound` command (bin/pricehound.js runs the compiled copy of this file).
+ *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
+ * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
+ */
+const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup];
+
+function version(): string {
+  // package.json is two levels up from both src/cli and dist/cli.
+  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const HELP = `Usage: pricehound [command] [options]
+
+Self-hostable price monitoring service: an HTTP JSON API with API keys and per-key rate limits,
+and a worker that checks competitors' pages on schedule.
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
+  help [command]    Show help for a command
+
+Every command reads its configuration from the environment (PORT, HOST, DATA_DIR, DATABASE_URL,
+REDIS_URL, LOG_LEVEL, ...; see docs/OPERATIONS.md) and works on the same data as the server,
+also while the server runs. Run \`pricehound COMMAND --help\` for a command's options.
+
+Options:
+  -h, --help      show this help
+  -v, --version   print the version
+`;
+
+const KEYS_HELP = `Usage: pricehound keys create|list|revoke [options]
+
+Commands:
+${[keysCreate, keysList, keysRevoke].map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
+
+Run \`pricehound keys COMMAND --help\` for a command's options.
+`;
+
+const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
+
+/** Finds the command named by the leading words of argv; the rest are its arguments. */
+function resolve(argv: string[]): { cmd: Command; rest: string[] } | { help: string; ok: boolean } {
+  const [first, second] = argv;
+  if (first === undefined || (first.startsWith('-') && !isHelp(first))) return { cmd: startCommand, rest: argv };
+  if (first === 'keys') {
+    if (second === undefined || isHelp(second)) return { help: KEYS_HELP, ok: second !== undefined };
+    const cmd = COMMANDS.find((c) => c.name === `keys ${second}`);
+    if (!cmd) throw new UsageError(`unknown command "keys ${second}"`, 'keys');
+    return { cmd, rest: argv.slice(2) };
+  }
+  if (first === 'prices') {
+    const cmd = COMMANDS.find((c) => c.name === `prices ${second}`);
+    if (!cmd) throw new UsageError(second === undefined || isHelp(second) ? 'the prices command is: prices rollup' : `unknown command "prices ${second}"`, '');
+    return { cmd, rest: argv.slice(2) };
+  }
+  const cmd = COMMANDS.find((c) => c.name === first);
+  if (!cmd) throw new UsageError(`unknown command "${first}"`, '');
+  return { cmd, rest: argv.slice(1) };
+}
+
+async function main(argv: string[]): Promise<number | 'running'> {
+  const [first] = argv;
+  if (isHelp(first)) {
+    out(HELP);
+    return EXIT.ok;
+  }
+  if (first === '--version' || first === '-v') {
+    out(version());
+    return EXIT.ok;
+  }
+  if (first === 'help') {
+    const topic = argv.slice(1);
+    if (topic.length === 0) {
+      out(HELP);
+      return EXIT.ok;
+    }
+    return main([...topic, '--help']);
+  }
+  const found = resolve(argv);
+  if ('help' in found) {
+    (found.ok ? out : note)(found.help);
+    return found.ok ? EXIT.ok : EXIT.usage;
+  }
+  return runCommand(found.cmd, found.rest);
+}
+
+try {
+  const outcome = await main(process.argv.slice(2));
+  if (outcome !== 'running') process.exitCode = outcome;
+} catch (err) {
+  if (err instanceof UsageError) {
+    const scope = err.helpCommand ? `pricehound ${err.helpCommand}` : 'pricehound';
+    note(`${scope}: ${err.message} (see \`${scope} --help\`)`);
+  } else {
+    note(`pricehound: ${describeError(err, settingsForMessages())}`);
+    if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '')) note(String((err as Error)?.stack ?? err));
+  }
+  process.exitCode = err instanceof UsageError ? EXIT.usage : ((err as { exitCode?: number }).exitCode ?? EXIT.failure);
+}
+
+function settingsForMessages(): { databaseUrl?: string | undefined; dataDir?: string } {
+  try {
+    const config = loadConfig();
+    return { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,64 @@
+import type { Database, Queryable } from '../db/types.js';
+import { ERRORS, type ErrorDetail } from '../http/errors.js';
+import { newId } from '../ids.js';
+import type { CompetitorCreate, CompetitorUpdate } from './schemas.js';
+import { type CompetitorChanges, type CompetitorRow, insertCompetitor, lockCompetitorProxy, updateCompetitor } from './sql.js';
+import { domainOf, maskProxyUrl, proxyUrlProblem } from './urls.js';
+
+/** What the schema cannot say about a website and a proxy URL, as 422 details. */
+function urlProblems(body: { website?: string; proxy_url?: string | null }, keepsStoredProxy = false): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if (body.website !== undefined && domainOf(body.website) === undefined) {
+    details.push({ field: 'website', message: 'must name a host' });
+  }
+  if (typeof body.proxy_url === 'string' && !keepsStoredProxy) {
+    const problem = proxyUrlProblem(body.proxy_url);
+    if (problem) details.push({ field: 'proxy_url', message: problem });
+  }
+  return details;
+}
+
+export async function createCompetitor(db: Database, accountId: string, body: CompetitorCreate): Promise<CompetitorRow> {
+  const details = urlProblems(body);
+  if (details.length > 0) throw ERRORS.validation(details);
+  return insertCompetitor(db, accountId, {
+    id: newId('comp'),
+    name: body.name,
+    website: body.website,
+    domain: domainOf(body.website)!,
+    notes: body.notes ?? null,
+    proxy_url: body.proxy_url ?? null,
+  });
+}
+
+/**
+ * Only the fields sent change. A `proxy_url` equal to the masked form responses show keeps the
+ * stored URL, so a client that sends a competitor back as it read it does not overwrite the
+ * proxy's credentials with `****`.
+ */
+export async function changeCompetitor(db: Database, accountId: string, id: string, body: CompetitorUpdate): Promise<CompetitorRow> {
+  // Only a proxy URL with credentials can be the masked one; then the stored one is read (and
+  // locked, so a concurrent change cannot slip between the comparison and the update).
+  if (typeof body.proxy_url === 'string' && body.proxy_url.includes('@')) {
+    return db.transaction(async (tx) => {
+      const current = await lockCompetitorProxy(tx, accountId, id);
+      if (!current) throw ERRORS.notFound('Competitor');
+      const keep = current.proxy_url !== null && body.proxy_url === maskProxyUrl(current.proxy_url) && body.proxy_url !== current.proxy_url;
+      return applyChanges(tx, accountId, id, body, keep);
+    });
+  }
+  return applyChanges(db, accountId, id, body, false);
+}
+
+async function applyChanges(db: Queryable, accountId: string, id: string, body: CompetitorUpdate, keepProxy: boolean): Promise<CompetitorRow> {
+  const details = urlProblems(body, keepProxy);
+  if (details.length > 0) throw ERRORS.validation(details);
+  const changes: CompetitorChanges = { name: body.name, notes: body.notes, proxy_url: keepProxy ? undefined : body.proxy_url };
+  if (body.website !== undefined) {
+    changes.website = body.website;
+    changes.domain = domainOf(body.website)!;
+  }
+  const row = await updateCompetitor(db, accountId, id, changes);
+  if (!row) throw ERRORS.notFound('Competitor');
+  return row;
+}

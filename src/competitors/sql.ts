@@ -1,0 +1,241 @@
+import type { Queryable } from '../db/types.js';
+import { accountWhere } from '../db/where.js';
+import { iso } from '../http/fields.js';
+import type { Competitor, CompetitorAnalysis } from './schemas.js';
+import { maskProxyUrl } from './urls.js';
+
+/** Every competitor query of the API, as parameterised SQL, always scoped by account. */
+
+export interface CompetitorRow {
+  id: string;
+  account_id: string;
+  name: string;
+  website: string;
+  domain: string;
+  notes: string | null;
+  proxy_url: string | null;
+  listing_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id, account_id, name, website, domain, notes, proxy_url, created_at, updated_at';
+/** The listing count of the competitor in `alias`, by the listings_competitor index. */
+const listingCount = (alias: string) => `(select count(*)::int from listings l where l.competitor_id = ${alias}.id) as listing_count`;
+
+export function toCompetitor(r: CompetitorRow): Competitor {
+  return {
+    id: r.id,
+    object: 'competitor',
+    name: r.name,
+    website: r.website,
+    domain: r.domain,
+    notes: r.notes,
+    proxy_url: maskProxyUrl(r.proxy_url),
+    listing_count: Number(r.listing_count),
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export interface NewCompetitor {
+  id: string;
+  name: string;
+  website: string;
+  domain: string;
+  notes: string | null;
+  proxy_url: string | null;
+}
+
+export async function insertCompetitor(db: Queryable, accountId: string, c: NewCompetitor): Promise<CompetitorRow> {
+  const r = await db.query<CompetitorRow>(
+    `insert into competitors (account_id, id, name, website, domain, notes, proxy_url)
+     values ($1, $2, $3, $4, $5, $6, $7)
+     returning ${COLUMNS}, 0 as listing_count`,
+    [accountId, c.id, c.name, c.website, c.domain, c.notes, c.proxy_url],
+  );
+  return r.rows[0]!;
+}
+
+export async function getCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorRow | undefined> {
+  const r = await db.query<CompetitorRow>(
+    `select ${COLUMNS}, ${listingCount('c')} from competitors c where id = $1 and account_id = $2`,
+    [id, accountId],
+  );
+  return r.rows[0];
+}
+
+/** The stored (unmasked) proxy URL, locking the row until the transaction ends. */
+export async function lockCompetitorProxy(db: Queryable, accountId: string, id: string): Promise<{ proxy_url: string | null } | undefined> {
+  const r = await db.query<{ proxy_url: string | null }>(
+    'select proxy_url from competitors where id = $1 and account_id = $2 for update',
+    [id, accountId],
+  );
+  return r.rows[0];
+}
+
+const UPDATABLE = ['name', 'website', 'domain', 'notes', 'proxy_url'] as const;
+export type CompetitorChanges = Partial<Record<(typeof UPDATABLE)[number], string | null>>;
+
+/** Sets only the given fields. undefined when the competitor is not in this account. */
+export async function updateCompetitor(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  changes: CompetitorChanges,
+): Promise<CompetitorRow | undefined> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, accountId];
+  for (const col of UPDATABLE) {
+    if (changes[col] === undefined) continue;
+    params.push(changes[col]);
+    sets.push(`${col} = $${params.length}`);
+  }
+  if (sets.length === 0) return getCompetitor(db, accountId, id);
+  const r = await db.query<CompetitorRow>(
+    // Strictly later than before, as for products (src/products/sql.ts).
+    `update competitors c set ${sets.join(', ')}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+     where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
+    params,
+  );
+  return r.rows[0];
+}
+
+/** Listings and their observations go with it (foreign keys with on delete cascade). */
+export async function deleteCompetitor(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const r = await db.query('delete from competitors where id = $1 and account_id = $2', [id, accountId]);
+  return r.rowCount > 0;
+}
+
+const isTimestamp = (v: unknown) =>
+  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
+const isText = (v: unknown) => typeof v === 'string' && v.length <= 10_000 && !v.includes('\u0000');
+
+/** Sort keys, as in src/products/sql.ts: expression, cursor cast, value of a row, cursor check. */
+export const SORT_SQL: Record<
+  string,
+  { expr: string; cast: string; value: (r: CompetitorRow) => string; accepts: (v: unknown) => boolean }
+> = {
+  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
+  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
+  name: { expr: 'name collate "C"', cast: '::text collate "C"', value: (r) => r.name, accepts: isText },
+  domain: { expr: 'domain collate "C"', cast: '::text collate "C"', value: (r) => r.domain, accepts: isText },
+};
+
+export interface ListFilter {
+  domain?: string;
+  q?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function listCompetitors(
+  db: Queryable,
+  accountId: string,
+  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
+): Promise<CompetitorRow[]> {
+  const { params, where, add } = accountWhere(accountId);
+  const f = opts.filter;
+  if (f.domain !== undefined) add((p) => `domain = ${p}`, f.domain);
+  if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
+  if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
+  if (f.q !== undefined) add((p) => `(name ilike ${p} or website ilike ${p} or notes ilike ${p})`, `%${escapeLike(f.q)}%`);
+  const sort = SORT_SQL[opts.sortField]!;
+  if (opts.after) {
+    params.push(opts.after.value, opts.after.id);
+    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} ($${params.length - 1}${sort.cast}, $${params.length})`);
+  }
+  const dir = opts.descending ? 'desc' : 'asc';
+  params.push(opts.limit);
+  // The page is cut first, so the listing counts are computed for its rows only.
+  const r = await db.query<CompetitorRow>(
+    `select ${COLUMNS}, ${listingCount('c')} from (
+       select ${COLUMNS} from competitors
+        where ${where.join(' and ')}
+        order by ${sort.expr} ${dir}, id ${dir}
+        limit $${params.length}
+     ) c
+     order by ${sort.expr} ${dir}, id ${dir}`,
+    params,
+  );
+  return r.rows;
+}
+
+interface AnalysisRow {
+  listing_count: number;
+  product_count: number;
+  no_price: number;
+  out_of_stock: number;
+  other_currency: number;
+  /** null: the row over every currency. */
+  currency: string | null;
+  compared: number;
+  cheaper: number;
+  same: number;
+  more_expensive: number;
+  average_difference: string | null;
+  average_difference_percent: string | null;
+}
+
+/**
+ * Compares the latest price of each of the competitor's listings with its product's base_price,
+ * in one statement (one snapshot). Only prices in the product's own currency are compared, and
+ * not those of offers out of stock. undefined when the competitor is not in this account.
+ */
+export async function analyseCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorAnalysis | undefined> {
+  const r = await db.query<AnalysisRow>(
+    `with l as (
+       select l.product_id, l.last_price, l.in_stock, l.last_currency, p.base_price, p.currency,
+              l.last_price is not null and l.in_stock is not false and l.last_currency = p.currency as comparable
+         from listings l join products p on p.id = l.product_id
+        where l.competitor_id = $1 and l.account_id = $2
+     ),
+     totals as (
+       select count(*)::int as listing_count,
+              count(distinct product_id)::int as product_count,
+              (count(*) filter (where last_price is null))::int as no_price,
+              (count(*) filter (where last_price is not null and in_stock is false))::int as out_of_stock,
+              (count(*) filter (where last_price is not null and in_stock is not false and last_currency <> currency))::int as other_currency
+         from l
+     ),
+     groups as (
+       select currency,
+              count(*)::int as compared,
+              (count(*) filter (where last_price < base_price))::int as cheaper,
+              (count(*) filter (where last_price = base_price))::int as same,
+              (count(*) filter (where last_price > base_price))::int as more_expensive,
+              round(avg(last_price - base_price), 4)::text as average_difference,
+              round(avg((last_price - base_price) / base_price * 100) filter (where base_price > 0), 2)::text as average_difference_percent
+         from l where comparable
+        group by grouping sets ((currency), ())
+     )
+     select t.*, g.currency, g.compared, g.cheaper, g.same, g.more_expensive, g.average_difference, g.average_difference_percent
+       from competitors c cross join totals t left join groups g on true
+      where c.id = $1 and c.account_id = $2
+      order by g.currency nulls first`,
+    [id, accountId],
+  );
+  const total = r.rows.find((row) => row.currency === null);
+  if (!total) return undefined;
+  const comparison = (g: AnalysisRow) => ({
+    compared: Number(g.compared),
+    cheaper: Number(g.cheaper),
+    same: Number(g.same),
+    more_expensive: Number(g.more_expensive),
+    cheaper_share: Number(g.compared) > 0 ? Math.round((Number(g.cheaper) / Number(g.compared)) * 10_000) / 10_000 : null,
+    average_difference_percent: g.average_difference_percent === null ? null : Number(g.average_difference_percent),
+  });
+  return {
+    object: 'competitor_analysis',
+    competitor_id: id,
+    listing_count: Number(total.listing_count),
+    product_count: Number(total.product_count),
+    not_compared: { no_price: Number(total.no_price), out_of_stock: Number(total.out_of_stock), other_currency: Number(total.other_currency) },
+    overall: comparison(total),
+    by_currency: r.rows
+      .filter((g): g is AnalysisRow & { currency: string } => g.currency !== null)
+      .map((g) => ({ currency: g.currency, ...comparison(g), average_difference: Number(g.average_difference) })),
+  };
+}

@@ -1,0 +1,161 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+// package.json is one level up from both src/ and dist/ (this file is src/config.ts).
+const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Everything the process reads from its environment, validated once at start. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key we write, so several deployments (or test runs) can share a Redis. */
+  redisPrefix: string;
+  /** Connections in the PostgreSQL pool of each process. */
+  databasePoolSize: number;
+  logLevel: LogLevel;
+  /** Trust X-Forwarded-For from these proxies when working out the client address. */
+  trustProxy: boolean | string;
+  /** Failed authentication attempts allowed per client address per window. */
+  authFailureLimit: number;
+  authFailureWindowSeconds: number;
+  /** Maximum request body in bytes (batch endpoints allow `batchBodyLimit`). */
+  bodyLimit: number;
+  batchBodyLimit: number;
+  /** How long an API key lookup may be served from the in-process cache, in ms. */
+  keyCacheTtlMs: number;
+  /** Grace period for in-flight requests on SIGTERM before connections are cut, in ms. */
+  shutdownTimeoutMs: number;
+  /** Outbound requests (competitor pages, webhooks) may reach 127.0.0.1 and ::1. Tests and demos only. */
+  allowLoopbackTargets: boolean;
+  /** User-Agent of every outbound request. */
+  userAgent: string;
+  fetchTimeoutMs: number;
+  fetchMaxBytes: number;
+  fetchMaxRedirects: number;
+  /** Requests in flight to one domain at once, and the minimum gap between their starts. */
+  fetchDomainConcurrency: number;
+  fetchDomainDelayMs: number;
+  /** Checks one worker process runs at once. */
+  workerConcurrency: number;
+  /** Threads that read fetched pages (extraction); 0: on the event loop. Default 1 with 2+ cores. */
+  extractThreads: number;
+  /** Chromium for listings with render_js; unset: look in the usual places. */
+  chromiumPath: string | undefined;
+  /** Roll up price observations older than this many days, hourly; unset: never (docs/prices/HISTORY.md). */
+  priceRollupAfterDays: number | undefined;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A bad setting: the message names the variable and is meant to be printed as one line. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = str(env, name)?.toLowerCase();
+  if (raw === undefined) return def;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = str(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  if (/\s/.test(host)) throw new ConfigError('HOST', `is not a host name or address: "${host}"`);
+
+  const trustRaw = str(env, 'TRUST_PROXY');
+  let trustProxy: boolean | string = false;
+  if (trustRaw !== undefined) {
+    const lower = trustRaw.toLowerCase();
+    trustProxy = lower === 'true' ? true : lower === 'false' ? false : trustRaw;
+  }
+
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host,
+    dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'pricehound:',
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    logLevel: logLevel as LogLevel,
+    trustProxy,
+    authFailureLimit: int(env, 'AUTH_FAILURE_LIMIT', 100, 1, 1_000_000),
+    authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 3600, 1, 86_400),
+    bodyLimit: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
+    batchBodyLimit: int(env, 'BATCH_BODY_LIMIT_BYTES', 10_485_760, 1024, 1_073_741_824),
+    keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    allowLoopbackTargets: bool(env, 'ALLOW_LOOPBACK_TARGETS', false),
+    userAgent: str(env, 'USER_AGENT') ?? `pricehound/${version} (self-hosted price monitoring)`,
+    fetchTimeoutMs: int(env, 'FETCH_TIMEOUT_MS', 15_000, 100, 300_000),
+    fetchMaxBytes: int(env, 'FETCH_MAX_BYTES', 5_242_880, 1024, 104_857_600),
+    fetchMaxRedirects: int(env, 'FETCH_MAX_REDIRECTS', 5, 0, 20),
+    fetchDomainConcurrency: int(env, 'FETCH_DOMAIN_CONCURRENCY', 2, 1, 100),
+    fetchDomainDelayMs: int(env, 'FETCH_DOMAIN_DELAY_MS', 1_000, 0, 600_000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16, 1, 1000),
+    extractThreads: int(env, 'EXTRACT_THREADS', os.availableParallelism() >= 2 ? 1 : 0, 0, 64),
+    chromiumPath: str(env, 'CHROMIUM_PATH'),
+    priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
+  };
+}
+
+/** Parse the config or print the one-line reason and exit: used by every CLI entry point. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`pricehound: invalid configuration: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

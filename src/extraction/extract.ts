@@ -1,0 +1,171 @@
+/**
+ * extractPrices: the price, currency and stock state of the product a page is about.
+ *
+ * Sources, in order of preference (every price found is listed in `candidates` with its source
+ * and where it came from, so a user can see why one was chosen and pin a selector):
+ *   1. The listing's CSS selector, when it yields a readable price. If it matches nothing or only
+ *      unreadable text, that is noted and the automatic sources below decide.
+ *   2. schema.org JSON-LD: the main Product's offer (see json-ld.ts for which product and which
+ *      offer: the URL's variant, in-stock single offers before AggregateOffer price/lowPrice, sale
+ *      before list price).
+ *   3. schema.org microdata, then RDFa (`itemprop`/`property` price, content before text).
+ *   4. Open Graph / product meta tags (`product:sale_price:amount`, `product:price:amount`,
+ *      `og:price:amount`).
+ *   5. Shop platform markup: Shopify, WooCommerce, Magento, BigCommerce (platforms/*.ts).
+ * The chosen price is the first candidate not marked `ignored`. Candidates are ignored when
+ * they are list/strikethrough/compare-at prices, unit prices, another product's or variant's
+ * price, a zero placeholder, or platform prices outside the product block that disagree.
+ * There is no "first number on the page" fallback: with no trusted source, extraction fails and
+ * `failure` says what was looked for, so the check records nothing rather than a wrong number.
+ *
+ * Currency: `currencyOverride` when given (it replaces every candidate's currency); else the
+ * currency the structured source states; else the symbol or code in the text (with the page's
+ * structured currency settling '$', '¥', 'kr'); else, for text sources, the page's currency.
+ *
+ * Availability: from the chosen candidate's source, else the first source that states one
+ * (JSON-LD, microdata, meta, platform data), else the add-to-cart button ("Sold out",
+ * "Ausverkauft", "Pre-order", disabled), else 'unknown'.
+ *
+ * Cost: the page is parsed once, streaming, with no DOM (scan.ts); a DOM is built only when the
+ * listing has a selector, and then the automatic sources read that DOM instead of a second parse.
+ */
+import { load } from 'cheerio/slim';
+import { availabilityFromButton, type Availability } from './availability.js';
+import { normaliseCurrencyCode } from './currency.js';
+import { compareDecimals } from './decimal.js';
+import { fromJsonLd } from './json-ld.js';
+import { fromMeta } from './meta.js';
+import { fromMicrodata } from './microdata.js';
+import { fromBigCommerce } from './platforms/bigcommerce.js';
+import { fromMagento } from './platforms/magento.js';
+import { fromShopify } from './platforms/shopify.js';
+import { fromWooCommerce } from './platforms/woocommerce.js';
+import { MAX_NESTING, parseDocument, scanDocument, scanPage } from './scan.js';
+import { fromSelector } from './selector.js';
+import type { SourceContext, SourceResult } from './source.js';
+import type { Candidate, ExtractOptions, Extraction } from './types.js';
+
+/** Why the input is not an HTML page, or undefined when it looks like one. */
+function notHtml(input: string): string | undefined {
+  const head = input.slice(0, 4096).trimStart();
+  if (head === '') return 'the page is empty';
+  if (head.startsWith('%PDF')) return 'the response is a PDF document, not an HTML page';
+  if (head.includes('\u0000')) return 'the response is binary data, not an HTML page';
+  if (head.startsWith('{') || head.startsWith('[')) {
+    try {
+      JSON.parse(input);
+      return 'the response is JSON, not an HTML page';
+    } catch {
+      // not JSON after all; fall through
+    }
+  }
+  if (!/<[a-zA-Z!?/]/.test(input.slice(0, 65_536))) return 'the response is plain text, not an HTML page (no markup found)';
+  return undefined;
+}
+
+function toUrl(u: string | undefined, base?: URL): URL | undefined {
+  if (!u) return undefined;
+  try {
+    return new URL(u, base);
+  } catch {
+    return undefined;
+  }
+}
+
+export function extractPrices(html: string, options: ExtractOptions = {}): Extraction {
+  const notes: string[] = [];
+  const override = normaliseCurrencyCode(options.currencyOverride);
+  if (options.currencyOverride && !override) {
+    notes.push(`the currency override ${JSON.stringify(options.currencyOverride)} is not an ISO 4217 code and was ignored`);
+  }
+  const input = typeof html === 'string' ? html : '';
+  const bad = notHtml(input);
+  if (bad) return { candidates: [], availability: 'unknown', failure: bad, notes };
+
+  const selector = options.selector?.trim();
+  const dom = selector ? parseDocument(input) : undefined;
+  const $ = dom ? load(dom.root) : undefined;
+  const scan = dom ? scanDocument(dom.root) : scanPage(input);
+  if (scan.truncated || dom?.truncated) {
+    notes.push(`the page nests elements more than ${MAX_NESTING} deep; only the part before that was read`);
+  }
+  const base = toUrl(options.baseUrl);
+  const pageUrl = base ?? toUrl(scan.canonical);
+  const ctx = (currency: string | undefined): SourceContext => ({ pageUrl, hints: { currency, locale: options.locale } });
+
+  // Structured sources first: they state the page's currency, which reading text needs.
+  const ld = fromJsonLd(scan.jsonLd, ctx(override));
+  const meta = fromMeta(scan);
+  let pageCurrency = override ?? ld.currency ?? meta.currency;
+  const micro = fromMicrodata(scan, ctx(pageCurrency));
+  pageCurrency ??= micro.currency;
+  const shopify = fromShopify(scan, ctx(pageCurrency));
+  const bigcommerce = fromBigCommerce(scan, ctx(pageCurrency));
+  pageCurrency ??= shopify.currency ?? bigcommerce.currency;
+  const woo = fromWooCommerce(scan, ctx(pageCurrency));
+  const magento = fromMagento(scan, ctx(pageCurrency));
+  const sources: SourceResult[] = [ld, micro, meta, shopify, woo, magento, bigcommerce];
+  for (const s of sources) notes.push(...s.notes);
+
+  const sel = selector && $ ? fromSelector($, selector, ctx(pageCurrency)) : undefined;
+  if (sel) notes.push(...sel.notes);
+
+  const candidates: Candidate[] = [...(sel?.candidates ?? []), ...sources.flatMap((s) => s.candidates)];
+  if (override) {
+    const replaced = new Set(candidates.map((c) => c.currency).filter((c): c is string => !!c && c !== override));
+    if (replaced.size) notes.push(`the currency override ${override} replaces ${[...replaced].join(', ')} found on the page`);
+    for (const c of candidates) c.currency = override;
+  }
+  const chosen = candidates.find((c) => !c.ignored);
+
+  const button = scan.buttons[0];
+  const buttonAvailability = button
+    ? availabilityFromButton(button.text || button.attrs.value || button.attrs['aria-label'] || '', button.attrs.disabled !== undefined || button.attrs['aria-disabled'] === 'true')
+    : undefined;
+  const availability: Availability =
+    chosen?.availability ?? sources.map((s) => s.availability).find((a) => a !== undefined) ?? buttonAvailability ?? 'unknown';
+
+  if (chosen) {
+    if (sel?.problem) notes.push(`${sel.problem}; used the ${chosen.source} price instead`);
+    const disagree = candidates.filter(
+      (c) =>
+        !c.ignored &&
+        c.source !== chosen.source &&
+        compareDecimals(c.price, chosen.price) !== 0 &&
+        (!c.currency || !chosen.currency || c.currency === chosen.currency),
+    );
+    if (disagree.length) {
+      notes.push(
+        `sources disagree: chose ${chosen.price} from ${chosen.source}, but ${disagree
+          .slice(0, 3)
+          .map((c) => `${c.source} says ${c.price}`)
+          .join(', ')}; pin a CSS selector if the chosen price is wrong`,
+      );
+    }
+    if (chosen.range) notes.push(`the chosen price is the low end of a range (${chosen.range.low} – ${chosen.range.high})`);
+    else if (chosen.from) notes.push('the chosen price is a starting price ("from")');
+    if (!chosen.currency) notes.push('no currency found on the page; set the listing\'s currency override');
+    return { chosen, candidates, availability, notes };
+  }
+
+  let failure: string;
+  if (candidates.length) {
+    // "another product's price ("X")" -> counted once per kind of reason.
+    const counts = new Map<string, number>();
+    for (const c of candidates) {
+      const why = (c.ignored ?? '').replace(/ \(.*\)$/, '');
+      counts.set(why, (counts.get(why) ?? 0) + 1);
+    }
+    const reasons = [...counts].slice(0, 3).map(([why, n]) => `${n} × ${why}`);
+    const context = ld.missing && !/^no JSON-LD/.test(ld.missing) ? ` (${ld.missing})` : '';
+    failure = `no price for this page's product: found ${candidates.length} price${candidates.length > 1 ? 's' : ''}, none usable: ${reasons.join('; ')}${context}`;
+  } else {
+    const missing = [ld.missing, micro.missing, meta.missing];
+    const platform = [shopify, woo, magento, bigcommerce].map((s) => s.missing).filter(Boolean);
+    missing.push(...(platform.length ? platform : ['no known shop platform markup']));
+    failure = `no price found: ${missing.filter(Boolean).join(', ')}`;
+  }
+  failure = sel?.problem ? `${sel.problem}, and ${failure}; check the selector` : `${failure}; set a CSS selector for the price`;
+  if (scan.truncated || dom?.truncated) failure += ` (only the part of the page nested less than ${MAX_NESTING} deep was read)`;
+  return { candidates, availability, failure, notes };
+}

@@ -1,0 +1,93 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authHook } from '../auth/hook.js';
+import { checkRoutes } from '../checks/index.js';
+import { competitorRoutes } from '../competitors/index.js';
+import { exchangeRateRoutes } from '../exchange-rates/index.js';
+import { listingRoutes } from '../listings/index.js';
+import { registerHealth } from '../ops/health.js';
+import { registerMetrics } from '../ops/metrics.js';
+import { registerOpenApi } from '../openapi/plugin.js';
+import { priceRoutes } from '../prices/index.js';
+import { productRoutes } from '../products/index.js';
+import { usageRoutes } from '../usage/routes.js';
+import type { AppContext } from './context.js';
+import { registerCors } from './cors.js';
+import { errorHandler, frameworkErrors } from './error-handler.js';
+import { registerEtag } from './etag.js';
+import { registerIdempotency } from './idempotency.js';
+import { registerJsonParser } from './json-parser.js';
+import { RequestLogController } from './log-controller.js';
+import { registerNotFound } from './not-found.js';
+import { genReqId } from './request-id.js';
+import { validatorCompiler } from './validation.js';
+
+export interface BuildOptions {
+  logger?: FastifyServerOptions['loggerInstance'] | boolean;
+}
+
+/** The API routes; mounted under /api/v1 (canonical) and /v1 (the spec's usage example). */
+async function apiV1(app: FastifyInstance) {
+  app.addHook('onRequest', authHook(app.ctx));
+  registerIdempotency(app, app.ctx.db);
+  await app.register(productRoutes);
+  await app.register(competitorRoutes);
+  await app.register(listingRoutes);
+  await app.register(usageRoutes);
+  await app.register(checkRoutes);
+  await app.register(priceRoutes);
+  await app.register(exchangeRateRoutes);
+}
+
+/**
+ * Builds the HTTP app around already-opened services. The server (src/server.ts) and the tests
+ * both use this; it opens nothing itself.
+ */
+export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
+  const { config } = ctx;
+  const app = Fastify({
+    ...(typeof opts.logger === 'object' ? { loggerInstance: opts.logger } : { logger: opts.logger ?? false }),
+    genReqId,
+    frameworkErrors,
+    logController: new RequestLogController(),
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // The serializer's own ajv only needs to know our formats exist; values are validated on input.
+    serializerOpts: { ajv: { formats: { money: true, iso4217: true } } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('ctx', ctx);
+  app.decorateRequest('principal', null as never);
+  app.decorateRequest('idempotencyKey', undefined);
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  registerJsonParser(app);
+  registerNotFound(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  // After the request-id hook and on the root, before any route: see src/http/cors.ts.
+  await registerCors(app);
+  registerEtag(app);
+
+  // /v1 aliases get their own operationIds so the OpenAPI document stays valid.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { operationId?: string } | undefined;
+    if (route.url.startsWith('/v1/') && schema?.operationId) {
+      route.schema = { ...schema, operationId: `${schema.operationId}V1Alias` };
+    }
+  });
+
+  await registerOpenApi(app);
+  registerHealth(app);
+  registerMetrics(app);
+  await app.register(apiV1, { prefix: '/api/v1' });
+  await app.register(apiV1, { prefix: '/v1' });
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;

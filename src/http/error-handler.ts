@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnavailable } from '../db/types.js';
+import { addCorsHeaders } from './cors.js';
+import { ApiError, ERRORS, type ErrorCode, ERROR_CODES } from './errors.js';
+import { toDetails } from './validation.js';
+
+const BY_STATUS: Record<number, ErrorCode> = Object.fromEntries(
+  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
+) as Record<number, ErrorCode>;
+
+/** Anything thrown -> ApiError. The only place where errors become HTTP. */
+export function toApiError(err: FastifyError | Error, request: FastifyRequest): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as FastifyError & { validation?: unknown[]; validationContext?: string };
+  if (Array.isArray(e.validation)) {
+    const ctx = e.validationContext;
+    const details = toDetails(e.validation as never);
+    if (ctx === 'params') return ERRORS.notFound();
+    return ERRORS.validation(details, ctx === 'querystring' ? 'The query has invalid parameters' : undefined);
+  }
+  switch (e.code) {
+    // A path segment too long to be any id names nothing (Fastify's own answer would be 414).
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return ERRORS.routeNotFound(request.method, (request.url.split('?')[0] ?? '/').slice(0, 200));
+    case 'FST_ERR_BAD_URL':
+      return ERRORS.invalidRequest('The URL is not correctly percent-encoded');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return ERRORS.unsupportedMediaType(request.headers['content-type']);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return ERRORS.payloadTooLarge(request.routeOptions.bodyLimit ?? 0);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return ERRORS.invalidJson();
+  }
+  if (err instanceof SyntaxError) return ERRORS.invalidJson();
+  if (isUnavailable(err)) return ERRORS.unavailable();
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const code = BY_STATUS[status] ?? 'invalid_request';
+    return new ApiError(code, e.message || 'Bad request');
+  }
+  return new ApiError('internal', 'Internal server error; the request id identifies it in our logs');
+}
+
+export function errorHandler(this: unknown, err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  const apiError = toApiError(err, request);
+  if (apiError.status >= 500) {
+    request.log.error({ err }, 'request failed');
+  } else if (!(err instanceof ApiError)) {
+    request.log.info({ code: apiError.code, reason: err.message }, 'request rejected');
+  }
+  if (apiError.headers) reply.headers(apiError.headers);
+  return reply.code(apiError.status).send(errorBody(apiError, request.id));
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a malformed or over-long
+ * URL) would otherwise get Fastify's own body instead of ours. No onRequest hook runs for them,
+ * so the headers those hooks put on every other response are set here.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('X-Request-Id', request.id);
+  addCorsHeaders(reply);
+  return errorHandler(err, request, reply);
+}
+
+export function errorBody(e: ApiError, requestId: string) {
+  return {
+    error: e.message,
+    status: e.status,
+    code: e.code,
+    ...(e.details && e.details.length > 0 ? { details: e.details } : {}),
+    request_id: requestId,
+  };
+}

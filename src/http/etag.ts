@@ -1,0 +1,31 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+
+// The one-shot crypto.hash (Node 20.12+) costs about half of createHash().update().digest():
+// ~0.5 against ~1 us for a product, and the hash was the largest cost of ours on a GET in the
+// CPU profile under load (docs/BENCHMARKS.md). Same digest either way.
+const sha1 =
+  typeof crypto.hash === 'function'
+    ? (data: string | Buffer) => crypto.hash('sha1', data, 'base64url')
+    : (data: string | Buffer) => crypto.createHash('sha1').update(data).digest('base64url');
+
+/**
+ * ETag on successful GET responses and 304 for a matching If-None-Match (spec part 8 rule 4:
+ * "cache responses"). Written here rather than with @fastify/etag because that plugin tags and
+ * 304s every method and status, and a PUT or an error must never answer 304.
+ */
+export function registerEtag(app: FastifyInstance) {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const etag = `W/"${sha1(payload)}"`;
+    reply.header('ETag', etag);
+    const inm = request.headers['if-none-match'];
+    if (inm && (inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag.slice(2)))) {
+      reply.code(304);
+      reply.removeHeader('content-length');
+      return '';
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,121 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../db/types.js';
+import { ERRORS } from './errors.js';
+
+/**
+ * `Idempotency-Key` on POST (spec part 8 rule 4, "retry with exponential waits"). The first
+ * request with a key claims it before the handler runs and stores its response before that
+ * response is sent; a retry with the same key and body within 24 hours gets the stored
+ * response (marked `Idempotent-Replayed: true`). The same key with another body, or while the
+ * first request is still running, is a 409. 5xx results are not stored, so they can be retried.
+ * Requests that fail validation (422, whether from the schema or from the handler) are not stored
+ * either, so the corrected request can reuse its key.
+ */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+/** A claim older than this with no stored response belongs to a request that died. */
+const ABANDONED_AFTER_MS = 60_000;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** POST routes that honour Idempotency-Key. */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyKey?: string;
+  }
+}
+
+function stable(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stable(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function fingerprint(request: FastifyRequest): string {
+  // /v1/x and /api/v1/x are one endpoint.
+  const path = (request.url.split('?')[0] ?? '').replace(/^\/api(?=\/v1\/)/, '');
+  return crypto.createHash('sha256').update(`${request.method} ${path}\n${stable(request.body)}`).digest('hex');
+}
+
+interface Stored {
+  fingerprint: string;
+  status: number | null;
+  body: string | null;
+  headers: Record<string, string> | null;
+  created_at: Date;
+}
+
+export function registerIdempotency(app: FastifyInstance, db: Database) {
+  app.addHook('preHandler', async (request, reply) => {
+    if (!request.routeOptions.config.idempotent) return;
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined) return;
+    const key = Array.isArray(raw) ? raw[0] : raw;
+    if (!key || !KEY_PATTERN.test(key)) {
+      throw ERRORS.validation([{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }], 'Invalid Idempotency-Key header');
+    }
+    const accountId = request.principal.accountId;
+    const fp = fingerprint(request);
+    const claimed = await db.query(
+      `insert into idempotency_keys (account_id, key, fingerprint) values ($1, $2, $3)
+       on conflict (account_id, key) do update
+         set fingerprint = excluded.fingerprint, status = null, body = null, headers = null, created_at = now()
+         where idempotency_keys.created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'
+            or (idempotency_keys.status is null and idempotency_keys.created_at < now() - $4::interval)
+       returning key`,
+      [accountId, key, fp, `${ABANDONED_AFTER_MS} milliseconds`],
+    );
+    if (claimed.rows.length > 0) {
+      request.idempotencyKey = key;
+      return;
+    }
+    const found = await db.query<Stored>(
+      'select fingerprint, status, body, headers, created_at from idempotency_keys where account_id = $1 and key = $2',
+      [accountId, key],
+    );
+    const stored = found.rows[0];
+    if (!stored) throw ERRORS.conflict('The Idempotency-Key is being reused concurrently; retry');
+    if (stored.fingerprint !== fp) {
+      throw ERRORS.conflict('This Idempotency-Key was already used with a different request', [
+        { field: 'Idempotency-Key', message: 'was used for another method, path or body' },
+      ]);
+    }
+    if (stored.status === null) {
+      throw ERRORS.conflict('A request with this Idempotency-Key is still being processed; retry later');
+    }
+    reply.headers({ ...(stored.headers ?? {}), 'Idempotent-Replayed': 'true', 'Content-Type': 'application/json; charset=utf-8' });
+    return reply.code(stored.status).send(stored.body ?? '');
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const key = request.idempotencyKey;
+    if (!key) return payload;
+    request.idempotencyKey = undefined;
+    const accountId = request.principal.accountId;
+    // 5xx: may be retried. 422: nothing was done and the request must change to succeed, so
+    // the fixed request may reuse the key (an atomic batch refuses its items in the handler).
+    if (reply.statusCode >= 500 || reply.statusCode === 422) {
+      await db.query('delete from idempotency_keys where account_id = $1 and key = $2', [accountId, key]);
+      return payload;
+    }
+    const location = reply.getHeader('location');
+    await db.query('update idempotency_keys set status = $3, body = $4, headers = $5 where account_id = $1 and key = $2', [
+      accountId,
+      key,
+      reply.statusCode,
+      typeof payload === 'string' ? payload : '',
+      JSON.stringify(location ? { Location: String(location) } : {}),
+    ]);
+    return payload;
+  });
+}
+
+export async function deleteExpiredIdempotencyKeys(db: Database): Promise<number> {
+  const r = await db.query(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`);
+  return r.rowCount;
+}

@@ -1,0 +1,165 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import type { FastifySchemaCompiler } from 'fastify';
+import { type ErrorDetail } from './errors.js';
+import { NO_NUL, NOT_BLANK } from './fields.js';
+
+// ajv-formats ships CJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+/** ISO 4217 code, any case on input (handlers upper-case it). */
+export function isCurrency(value: string): boolean {
+  return /^[A-Za-z]{3}$/.test(value) && CURRENCIES.has(value.toUpperCase());
+}
+
+/**
+ * Money: a JSON number with at most 4 decimal places. Checked on the number's shortest decimal
+ * text, which is exact for the up to 15 significant digits our bounds (< 1e11) allow; ajv's
+ * multipleOf works in binary floating point and would misjudge large values.
+ */
+export function isMoney(value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const text = String(value);
+  if (/e/i.test(text)) {
+    const [mantissa = '', exp = '0'] = text.toLowerCase().split('e');
+    const decimals = (mantissa.split('.')[1]?.length ?? 0) - Number(exp);
+    return decimals <= 4;
+  }
+  return (text.split('.')[1]?.length ?? 0) <= 4;
+}
+
+const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+
+/**
+ * RFC 3339 date-time (ajv-formats' check), minus year 0000: RFC 3339 allows it, PostgreSQL
+ * does not ("date/time field value out of range"), and it would fail there as a 500.
+ */
+export function isDateTime(value: string): boolean {
+  return rfc3339.validate(value) && !value.startsWith('0000');
+}
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+    messages: true,
+  });
+  addFormats(ajv);
+  ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
+  ajv.addFormat('money', { type: 'number', validate: isMoney });
+  ajv.addFormat('iso4217', { type: 'string', validate: isCurrency });
+  return ajv;
+}
+
+// Bodies are never coerced ("19.99" is not a number); query strings and params are text by nature.
+const bodyAjv = makeAjv(false);
+const textAjv = makeAjv(true);
+
+const cache = new WeakMap<object, ValidateFunction>();
+
+export function compileBodyValidator(schema: object): ValidateFunction {
+  let v = cache.get(schema);
+  if (!v) {
+    v = bodyAjv.compile(schema);
+    cache.set(schema, v);
+  }
+  return v;
+}
+
+// Numbers in a query string or path must be written as numbers. ajv's coercion alone takes
+// anything JavaScript's Number() does: " 5", "0x10", "1e2" as a limit.
+const INTEGER_TEXT = /^-?\d+$/;
+const NUMBER_TEXT = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
+/** Top-level properties of an object schema that are numbers, with the text each must match. */
+function numericProperties(schema: object): [string, RegExp, string][] {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(props).flatMap(([name, s]): [string, RegExp, string][] =>
+    s.type === 'integer' ? [[name, INTEGER_TEXT, 'integer']] : s.type === 'number' ? [[name, NUMBER_TEXT, 'number']] : [],
+  );
+}
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const validate = httpPart === 'body' ? compileBodyValidator(schema) : textAjv.compile(schema);
+  const numeric = httpPart === 'body' ? [] : numericProperties(schema);
+  return (data: unknown) => {
+    const textErrors: ErrorObject[] = [];
+    for (const [name, re, type] of numeric) {
+      const v = (data as Record<string, unknown> | null)?.[name];
+      if (typeof v === 'string' && !re.test(v)) {
+        textErrors.push({ keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type }, message: `must be ${type}` });
+      }
+    }
+    if (validate(data) && textErrors.length === 0) return { value: data };
+    const err = Object.assign(new Error('validation failed'), { validation: [...textErrors, ...(validate.errors ?? [])] });
+    return { error: err };
+  };
+};
+
+function fieldPath(instancePath: string, prefix: string): string {
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let out = prefix;
+  for (const p of parts) out = /^\d+$/.test(p) ? `${out}[${p}]` : out ? `${out}.${p}` : p;
+  return out;
+}
+
+function describe(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'type':
+      return `must be ${p.type === 'integer' ? 'an integer' : `of type ${String(p.type).replace(',', ' or ')}`}`;
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'format':
+      if (p.format === 'money') return 'must be an amount with at most 4 decimal places';
+      if (p.format === 'iso4217') return 'must be an ISO 4217 currency code such as USD or EUR';
+      if (p.format === 'uri') return 'must be an absolute URL';
+      if (p.format === 'date-time') return 'must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z';
+      return `must be a valid ${String(p.format)}`;
+    case 'minLength':
+      return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
+    case 'maxLength':
+      return `must be at most ${String(p.limit)} characters`;
+    case 'enum':
+      return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'pattern':
+      if (p.pattern === NOT_BLANK) return 'must not be blank or contain NUL characters';
+      if (p.pattern === NO_NUL) return 'must not contain NUL characters';
+      if (String(p.pattern).includes('[Hh][Tt][Tt][Pp]')) return 'must be an http or https URL';
+      return 'has an invalid format';
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+/**
+ * Ajv errors -> field-level details, one per field (the first, most basic problem wins).
+ * `anyOf` noise from nullable fields is dropped in favour of the concrete branch error.
+ */
+export function toDetails(errors: ErrorObject[], prefix = ''): ErrorDetail[] {
+  const seen = new Map<string, ErrorDetail>();
+  for (const e of errors) {
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf' || e.keyword === 'if') continue;
+    const p = e.params as Record<string, unknown>;
+    let field = fieldPath(e.instancePath, prefix);
+    if (e.keyword === 'required') field = field ? `${field}.${String(p.missingProperty)}` : String(p.missingProperty);
+    if (e.keyword === 'additionalProperties') field = field ? `${field}.${String(p.additionalProperty)}` : String(p.additionalProperty);
+    // For a nullable field ("string or null"), the `type: null` branch error adds nothing.
+    if (e.keyword === 'type' && p.type === 'null' && seen.has(field)) continue;
+    const prev = seen.get(field);
+    if (prev && !(prev.message.includes('null'))) continue;
+    seen.set(field, { field: field || '(body)', message: describe(e) });
+  }
+  return [...seen.values()];
+}

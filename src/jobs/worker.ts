@@ -1,0 +1,280 @@
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Extractor } from '../checks/extractor.js';
+import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from '../checks/run-check.js';
+import type { CheckRow } from '../checks/schemas.js';
+import { type CheckTarget, unlockListing } from '../checks/sql.js';
+import type { Database } from '../db/types.js';
+import type { Fetcher } from '../fetcher/types.js';
+import { claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './sql.js';
+
+export interface CheckWorkerOptions {
+  db: Database;
+  fetcher: Fetcher;
+  extractor: Extractor;
+  log: Logger;
+  /** Checks in flight at once (WORKER_CONCURRENCY). */
+  concurrency: number;
+  /** How often an idle worker looks for due listings, in ms. NOTIFY wakes it sooner. */
+  pollIntervalMs?: number;
+  /** How long a claim holds a listing, in s; renewed every third of it while the check runs. */
+  leaseSeconds?: number;
+  /** Defaults to host:pid:random. */
+  workerId?: string;
+}
+
+/** Emitted after every check this worker ran. */
+export interface CheckFinished {
+  listingId: string;
+  outcome: CheckOutcome;
+  /** The recorded row with the listing's new status; null when the lease was lost (nothing recorded). */
+  row: (CheckRow & { listing_status: string }) | null;
+}
+
+interface WorkerEvents {
+  /** A check finished and was recorded (or found its lease lost). */
+  checked: [CheckFinished];
+  /** A claim took these listings. */
+  claimed: [string[]];
+  /** A claim found nothing due and no check is running. */
+  idle: [];
+  /** Leases of running checks were renewed: the ids still held. */
+  renewed: [string[]];
+  /** A check or a claim failed on the database (logged too); the worker carries on. */
+  error: [Error];
+}
+
+interface RunningCheck {
+  abort: AbortController;
+  /** Past the fetch: the outcome is being written (aborting would change nothing). */
+  recording: boolean;
+  done: Promise<void>;
+}
+
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+export const DEFAULT_LEASE_SECONDS = 60;
+/** After a claim fails (database down), wait this long before the next, doubling up to 30 s. */
+const CLAIM_RETRY_MS = 500;
+
+/**
+ * Runs scheduled checks: claims due listings (src/jobs/sql.ts) up to `concurrency` at a time,
+ * runs each (src/checks/run-check.ts) and claims again as slots free up.
+ *
+ * Wake-ups: after a claim that filled every free slot there may be more due, so the worker
+ * claims again as soon as a quarter of its slots are free (or none is busy): a claim costs
+ * PostgreSQL ~0.4 ms of CPU whatever it takes, so claiming one listing per finished check
+ * spent more on claims than on recording (bench/checks.ts: 0.5 ms less database CPU per check
+ * and ~30% more checks/s with batches of 4 at WORKER_CONCURRENCY 16). Otherwise the worker
+ * sleeps until the next poll (one cheap index probe per interval while idle, and a claim of
+ * whatever is free) or a NOTIFY on LISTINGS_DUE_CHANNEL.
+ *
+ * Leases: every third of the lease, the leases of running checks are renewed in one statement;
+ * a check whose lease was taken over meanwhile is aborted (its result would not be recorded).
+ *
+ * stop(): no more claims; running checks get `graceMs` to finish and be recorded, the rest are
+ * aborted and their listings given back due at once for another worker.
+ */
+export class CheckWorker extends EventEmitter<WorkerEvents> {
+  readonly id: string;
+  readonly concurrency: number;
+  private readonly db: Database;
+  private readonly engine: CheckEngine;
+  private readonly log: Logger;
+  private readonly pollIntervalMs: number;
+  private readonly leaseSeconds: number;
+  private readonly running = new Map<string, RunningCheck>();
+  private stopping = false;
+  private loop: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  /** The last claim filled every free slot: claim again as soon as one frees. */
+  private moreDue = true;
+  /** A NOTIFY came, or the poll interval passed: claim at the next free slot. */
+  private pollDue = true;
+  private nextPollAt = 0;
+  private wake: (() => void) | undefined;
+  private claimFailures = 0;
+  /** Free slots that make a claim worth its statement while checks still run. */
+  private readonly claimBatch: number;
+
+  constructor(opts: CheckWorkerOptions) {
+    super();
+    this.db = opts.db;
+    this.engine = { fetcher: opts.fetcher, extractor: opts.extractor };
+    this.log = opts.log;
+    this.concurrency = opts.concurrency;
+    this.pollIntervalMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.leaseSeconds = opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    this.claimBatch = Math.max(1, Math.ceil(this.concurrency / 4));
+    this.id = opts.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+    // 'error' without a listener would throw; the log already has it.
+    this.on('error', () => undefined);
+  }
+
+  /** Checks running now. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.loop) return;
+    this.unlisten = await this.db.listen(
+      LISTINGS_DUE_CHANNEL,
+      () => this.poke(),
+      () => this.poke(), // notifications may have been missed while the connection was down
+    );
+    const renewEvery = Math.max(100, (this.leaseSeconds * 1000) / 3);
+    this.renewTimer = setInterval(() => void this.renew(), renewEvery);
+    this.renewTimer.unref();
+    this.loop = this.run();
+  }
+
+  /** Look for due listings now (what a NOTIFY does). */
+  poke(): void {
+    this.pollDue = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.concurrency - this.running.size;
+      if (Date.now() >= this.nextPollAt) this.pollDue = true;
+      // More due: claim once a batch of slots is free (or nothing runs). A poll or a NOTIFY
+      // claims whatever is free.
+      const batchFree = free >= this.claimBatch || this.running.size === 0;
+      if (free > 0 && (this.pollDue || (this.moreDue && batchFree))) {
+        this.pollDue = false;
+        this.nextPollAt = Date.now() + this.pollIntervalMs;
+        let claimed: CheckTarget[];
+        try {
+          claimed = await claimDueListings(this.db, this.id, free, this.leaseSeconds);
+          this.claimFailures = 0;
+        } catch (err) {
+          this.claimFailures++;
+          this.log.warn({ err, worker_id: this.id }, 'claiming due listings failed; will retry');
+          this.emit('error', err as Error);
+          this.moreDue = false;
+          this.nextPollAt = Date.now() + Math.min(30_000, CLAIM_RETRY_MS * 2 ** Math.min(this.claimFailures - 1, 6));
+          await this.sleep();
+          continue;
+        }
+        if (this.stopping) {
+          // Claimed while stop() was called: hand these straight back (not the running ones).
+          await releaseLeases(this.db, this.id, claimed.map((l) => l.id)).catch(() => undefined);
+          break;
+        }
+        for (const target of claimed) this.startCheck(target);
+        if (claimed.length > 0) this.emit('claimed', claimed.map((l) => l.id));
+        this.moreDue = claimed.length === free;
+        if (claimed.length === 0 && this.running.size === 0) this.emit('idle');
+        if (this.moreDue) continue;
+      }
+      await this.sleep();
+    }
+  }
+
+  /**
+   * Until a slot frees, a NOTIFY, stop(), or (while a slot is free) the next poll. With every
+   * slot busy there is no timer: only a finished check can make room to claim.
+   */
+  private sleep(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = this.running.size < this.concurrency ? setTimeout(() => this.wake?.(), Math.max(0, this.nextPollAt - Date.now())) : undefined;
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private startCheck(target: CheckTarget): void {
+    const entry: RunningCheck = { abort: new AbortController(), recording: false, done: Promise.resolve() };
+    const run = async () => {
+      const outcome = await performCheck(this.engine, target, entry.abort.signal);
+      entry.recording = true;
+      const row = await recordOutcome(this.db, target, this.id, outcome);
+      if (outcome.bug) this.log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
+      if (!row) {
+        // Taken over (then this changes nothing), or deleted or re-pointed meanwhile: give it back.
+        this.log.info({ listing_id: target.id, worker_id: this.id }, 'listing changed or taken over during its check; result discarded');
+        await unlockListing(this.db, target.id, this.id);
+      }
+      this.log.debug(
+        { listing_id: target.id, ok: outcome.ok, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },
+        'check finished',
+      );
+      this.emit('checked', { listingId: target.id, outcome, row });
+    };
+    entry.done = run()
+      .catch((err: unknown) => {
+        if (err instanceof CheckAbortedError) return;
+        // Recording failed (database down): the lease expires and another claim retries it.
+        this.log.error({ err, listing_id: target.id }, 'recording a check failed; it will be retried when its lease expires');
+        this.emit('error', err as Error);
+      })
+      .finally(() => {
+        this.running.delete(target.id);
+        this.wake?.();
+      });
+    this.running.set(target.id, entry);
+  }
+
+  private async renew(): Promise<void> {
+    const ids = [...this.running.keys()];
+    if (ids.length === 0) return;
+    try {
+      const stillHeld = await renewLeases(this.db, this.id, ids, this.leaseSeconds);
+      const held = new Set(stillHeld);
+      for (const id of ids) {
+        // Finished meanwhile (and recorded, which cleared the lock), or taken over.
+        const entry = this.running.get(id);
+        if (entry && !entry.recording && !held.has(id)) {
+          this.log.warn({ listing_id: id, worker_id: this.id }, 'lease taken over by another worker; abandoning the check');
+          entry.abort.abort();
+        }
+      }
+      this.emit('renewed', stillHeld);
+    } catch (err) {
+      this.log.warn({ err, worker_id: this.id }, 'renewing leases failed; will retry');
+    }
+  }
+
+  /**
+   * Stops claiming, gives running checks up to `graceMs` to finish and be recorded, aborts the
+   * rest and gives their listings back. Resolves once nothing of the worker is left running.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (!this.loop || this.stopping) {
+      await this.loop;
+      return;
+    }
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+    await this.unlisten?.().catch(() => undefined);
+    const pending = [...this.running.values()];
+    if (pending.length > 0) {
+      this.log.info({ running: pending.length, grace_ms: graceMs }, 'worker stopping: letting running checks finish');
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        Promise.all(pending.map((p) => p.done)).then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        this.log.warn({ running: this.running.size }, 'worker stopping: abandoning the checks still running');
+        for (const p of this.running.values()) p.abort.abort();
+        await Promise.all([...this.running.values()].map((p) => p.done));
+      }
+    }
+    clearInterval(this.renewTimer);
+    const released = await releaseLeases(this.db, this.id).catch((err: unknown) => {
+      this.log.warn({ err }, 'could not give back the listings of abandoned checks; their leases will expire');
+      return 0;
+    });
+    if (released > 0) this.log.info({ released }, 'gave back the listings of abandoned checks');
+  }
+}

@@ -1,0 +1,127 @@
+import { load } from 'cheerio/slim';
+import type { Database, Queryable } from '../db/types.js';
+import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
+import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { notifyListingsDue } from '../jobs/sql.js';
+import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
+import {
+  diagnoseListingRefs,
+  findListingIdByUrl,
+  getListing,
+  insertListing,
+  type ListingChanges,
+  type ListingRow,
+  updateListing,
+} from './sql.js';
+
+const URL_CONSTRAINT = 'listings_product_url_key';
+
+// An empty document to compile selectors against: the same engine (cheerio's css-select) the
+// extraction runs them with, so a selector accepted here is one a check can use.
+const empty = load('');
+
+/**
+ * Why the extraction could not use `selector`, or undefined when it can. `<` is refused outright:
+ * cheerio reads a string holding a tag as HTML to create, not as a selector to match.
+ */
+export function selectorProblem(selector: string): string | undefined {
+  if (selector.includes('<')) return 'must be a CSS selector, not HTML (it contains "<")';
+  try {
+    empty.root().find(selector);
+  } catch (err) {
+    const reason = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
+    return `is not a valid CSS selector: ${reason}`;
+  }
+  return undefined;
+}
+
+/** The 422 detail of a `selector` the extraction could not use; [] for a usable one or none (also POST /extract's). */
+export function checkSelector(selector: string | null | undefined): ErrorDetail[] {
+  if (typeof selector !== 'string') return [];
+  const problem = selectorProblem(selector);
+  return problem ? [{ field: 'selector', message: problem }] : [];
+}
+
+async function urlConflict(db: Queryable, accountId: string, productId: string, url: string): Promise<ApiError> {
+  const owner = await findListingIdByUrl(db, accountId, productId, url);
+  return ERRORS.conflict('The product already has a listing with this URL', [
+    { field: 'url', message: owner ? `is already monitored for this product by listing ${owner}` : 'is already monitored for this product' },
+  ]);
+}
+
+const isForeignKeyViolation = (err: unknown) => (err as { code?: unknown } | null)?.code === PG_FOREIGN_KEY_VIOLATION;
+
+/**
+ * A product or competitor that is not in the account is a 422 naming the field, the same for
+ * one that never existed and for another account's (docs/API-DECISIONS.md, "Listings").
+ */
+async function refusal(db: Queryable, accountId: string, body: ListingCreate): Promise<ApiError> {
+  const competitorId = body.competitor_id ?? null;
+  const refs = await diagnoseListingRefs(db, accountId, body.product_id, competitorId);
+  const details: ErrorDetail[] = [];
+  if (!refs.product) details.push({ field: 'product_id', message: 'is not a product of this account' });
+  if (competitorId !== null && !refs.competitor) details.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
+  if (details.length === 0 && body.url === undefined && refs.productUrl === null) {
+    details.push({ field: 'url', message: 'is required: the product has no url to monitor' });
+  }
+  // Only a concurrent change (a product deleted meanwhile, its url cleared) gets here without one.
+  if (details.length === 0) details.push({ field: 'product_id', message: 'changed while the listing was created; try again' });
+  return ERRORS.validation(details);
+}
+
+export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
+  const details = checkSelector(body.selector);
+  const competitorId = body.competitor_id ?? null;
+  if (competitorId !== null && body.url === undefined) details.push({ field: 'url', message: 'is required for a competitor\'s listing' });
+  if (details.length > 0) throw ERRORS.validation(details);
+  let row: ListingRow | undefined;
+  try {
+    row = await insertListing(db, accountId, {
+      id: newId('lst'),
+      product_id: body.product_id,
+      competitor_id: competitorId,
+      url: body.url ?? null,
+      selector: body.selector ?? null,
+      currency_override: body.currency_override?.toUpperCase() ?? null,
+      check_interval_seconds: body.check_interval_seconds ?? INTERVAL_DEFAULT,
+      enabled: body.enabled ?? true,
+      respect_robots: body.respect_robots ?? true,
+      render_js: body.render_js ?? false,
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, URL_CONSTRAINT)) {
+      const url = body.url ?? (await diagnoseListingRefs(db, accountId, body.product_id, null)).productUrl;
+      throw url === null ? err : await urlConflict(db, accountId, body.product_id, url);
+    }
+    if (isForeignKeyViolation(err)) throw await refusal(db, accountId, body);
+    throw err;
+  }
+  if (!row) throw await refusal(db, accountId, body);
+  // Due at once: wake the workers instead of leaving it to their next poll.
+  if (row.enabled) await notifyListingsDue(db);
+  return row;
+}
+
+/** Fields whose change makes the listing due now (src/listings/sql.ts, updateListing). */
+const RESCHEDULING_FIELDS = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js'] as const;
+
+export async function changeListing(db: Database, accountId: string, id: string, body: ListingUpdate): Promise<ListingRow> {
+  const details = checkSelector(body.selector);
+  if (details.length > 0) throw ERRORS.validation(details);
+  const changes: ListingChanges = { ...body };
+  if (typeof body.currency_override === 'string') changes.currency_override = body.currency_override.toUpperCase();
+  try {
+    const row = await updateListing(db, accountId, id, changes);
+    if (!row) throw ERRORS.notFound('Listing');
+    // It may have become due now; a notification when it did not costs the workers one probe.
+    if (row.enabled && (body.enabled === true || RESCHEDULING_FIELDS.some((f) => body[f] !== undefined))) await notifyListingsDue(db);
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err, URL_CONSTRAINT) && body.url !== undefined) {
+      const listing = await getListing(db, accountId, id);
+      if (listing) throw await urlConflict(db, accountId, listing.product_id, body.url);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,330 @@
+import type { CheckRow } from '../checks/schemas.js';
+import { domainOf, withinDomain } from '../competitors/urls.js';
+import type { Queryable } from '../db/types.js';
+import { accountWhere } from '../db/where.js';
+import { iso } from '../http/fields.js';
+import type { Listing } from './schemas.js';
+
+/** Every listing query of the API, as parameterised SQL, always scoped by account. */
+
+export interface ListingRow {
+  id: string;
+  account_id: string;
+  product_id: string;
+  competitor_id: string | null;
+  url: string;
+  selector: string | null;
+  currency_override: string | null;
+  check_interval_seconds: number;
+  enabled: boolean;
+  respect_robots: boolean;
+  render_js: boolean;
+  status: Listing['status'];
+  last_checked_at: Date | null;
+  last_success_at: Date | null;
+  last_price: string | null;
+  last_currency: string | null;
+  in_stock: boolean | null;
+  last_error: string | null;
+  consecutive_failures: number;
+  next_check_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  /** The competitor's domain (null for our own pages), for the domain warning. */
+  competitor_domain: string | null;
+}
+
+const COLUMNS = [
+  'id',
+  'account_id',
+  'product_id',
+  'competitor_id',
+  'url',
+  'selector',
+  'currency_override',
+  'check_interval_seconds',
+  'enabled',
+  'respect_robots',
+  'render_js',
+  'status',
+  'last_checked_at',
+  'last_success_at',
+  'last_price',
+  'last_currency',
+  'in_stock',
+  'last_error',
+  'consecutive_failures',
+  'next_check_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** The listing columns of table alias `alias`, e.g. for a join. */
+export const listingColumns = (alias: string) => COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+/** The competitor's domain of the listing in `alias`, for toListing's warning. */
+export const competitorDomain = (alias: string) =>
+  `(select c.domain from competitors c where c.id = ${alias}.competitor_id) as competitor_domain`;
+
+/** What a listing's response says about the row; the one place the row becomes the resource. */
+export function toListing(r: ListingRow): Listing {
+  const warnings: Listing['warnings'] = [];
+  if (r.competitor_domain !== null) {
+    const host = domainOf(r.url);
+    if (host !== undefined && !withinDomain(host, r.competitor_domain) && !withinDomain(r.competitor_domain, host)) {
+      warnings.push({
+        code: 'domain_mismatch',
+        message: `the URL's domain ${host} is not the competitor's domain ${r.competitor_domain}; check that the listing belongs to this competitor`,
+      });
+    }
+  }
+  return {
+    id: r.id,
+    object: 'listing',
+    product_id: r.product_id,
+    competitor_id: r.competitor_id,
+    url: r.url,
+    selector: r.selector,
+    currency_override: r.currency_override,
+    check_interval_seconds: Number(r.check_interval_seconds),
+    enabled: r.enabled,
+    respect_robots: r.respect_robots,
+    render_js: r.render_js,
+    status: r.status,
+    last_checked_at: r.last_checked_at === null ? null : iso(r.last_checked_at),
+    last_success_at: r.last_success_at === null ? null : iso(r.last_success_at),
+    last_price: r.last_price === null ? null : Number(r.last_price),
+    last_currency: r.last_currency,
+    in_stock: r.in_stock,
+    last_error: r.last_error,
+    consecutive_failures: Number(r.consecutive_failures),
+    next_check_at: r.enabled ? iso(r.next_check_at) : null,
+    warnings,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export interface NewListing {
+  id: string;
+  product_id: string;
+  competitor_id: string | null;
+  /** null: our own page at the product's url. */
+  url: string | null;
+  selector: string | null;
+  currency_override: string | null;
+  check_interval_seconds: number;
+  enabled: boolean;
+  respect_robots: boolean;
+  render_js: boolean;
+}
+
+/**
+ * Inserts the listing if its product (and competitor, when one is named) belong to the account
+ * and it has a URL (its own or, for our own page, the product's); one statement, so a product
+ * deleted meanwhile cannot slip in between a check and the insert. undefined when any of that
+ * fails: `diagnoseListingRefs` says which.
+ */
+export async function insertListing(db: Queryable, accountId: string, l: NewListing): Promise<ListingRow | undefined> {
+  const r = await db.query<ListingRow>(
+    `insert into listings (account_id, id, product_id, competitor_id, url, selector, currency_override,
+                           check_interval_seconds, enabled, respect_robots, render_js)
+     select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11
+       from products p
+      where p.id = $3 and p.account_id = $1
+        and coalesce($5::text, p.url) is not null
+        and ($4::text is null or exists (select 1 from competitors c where c.id = $4::text and c.account_id = $1))
+     returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+    [
+      accountId,
+      l.id,
+      l.product_id,
+      l.competitor_id,
+      l.url,
+      l.selector,
+      l.currency_override,
+      l.check_interval_seconds,
+      l.enabled,
+      l.respect_robots,
+      l.render_js,
+    ],
+  );
+  return r.rows[0];
+}
+
+/** Whether the product and competitor a new listing names exist in the account, and the product's url. */
+export async function diagnoseListingRefs(
+  db: Queryable,
+  accountId: string,
+  productId: string,
+  competitorId: string | null,
+): Promise<{ product: boolean; productUrl: string | null; competitor: boolean }> {
+  const r = await db.query<{ product: boolean; product_url: string | null; competitor: boolean }>(
+    `select exists (select 1 from products where id = $1 and account_id = $3) as product,
+            (select url from products where id = $1 and account_id = $3) as product_url,
+            exists (select 1 from competitors where id = $2 and account_id = $3) as competitor`,
+    [productId, competitorId, accountId],
+  );
+  const row = r.rows[0]!;
+  return { product: row.product, productUrl: row.product_url, competitor: row.competitor };
+}
+
+/** The listing of `productId` at `url`, if any (for the 409 of a duplicate). */
+export async function findListingIdByUrl(db: Queryable, accountId: string, productId: string, url: string): Promise<string | undefined> {
+  const r = await db.query<{ id: string }>('select id from listings where product_id = $1 and url = $2 and account_id = $3', [
+    productId,
+    url,
+    accountId,
+  ]);
+  return r.rows[0]?.id;
+}
+
+export async function getListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
+  const r = await db.query<ListingRow>(
+    `select ${listingColumns('l')}, ${competitorDomain('l')} from listings l where l.id = $1 and l.account_id = $2`,
+    [id, accountId],
+  );
+  return r.rows[0];
+}
+
+const UPDATABLE = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'enabled', 'respect_robots', 'render_js'] as const;
+export type ListingChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | boolean | null>>;
+/** Settings that change what a check does: changing one schedules a check now. */
+const RESCHEDULING = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js'] as const;
+
+/**
+ * Sets only the given fields. A value that differs from the stored one in a setting that changes
+ * what a check does (or enabling a disabled listing) also makes the listing due now, so the
+ * change shows in its state at the next free worker instead of up to 30 days later; sending a
+ * setting unchanged reschedules nothing. undefined when the listing is not in this account.
+ */
+export async function updateListing(db: Queryable, accountId: string, id: string, changes: ListingChanges): Promise<ListingRow | undefined> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, accountId];
+  const differs: string[] = [];
+  for (const col of UPDATABLE) {
+    if (changes[col] === undefined) continue;
+    params.push(changes[col]);
+    const p = `$${params.length}`;
+    sets.push(`${col} = ${p}`);
+    if ((RESCHEDULING as readonly string[]).includes(col)) differs.push(`${col} is distinct from ${p}`);
+    if (col === 'enabled') differs.push(`(not enabled and ${p})`);
+  }
+  if (sets.length === 0) return getListing(db, accountId, id);
+  const reschedule = differs.length > 0 ? `, next_check_at = case when ${differs.join(' or ')} then now() else next_check_at end` : '';
+  const r = await db.query<ListingRow>(
+    // Strictly later than before, as for products (src/products/sql.ts). The right-hand sides
+    // read the row as it was before this update.
+    `update listings set ${sets.join(', ')}${reschedule},
+            updated_at = greatest(now(), updated_at + interval '1 millisecond')
+      where id = $1 and account_id = $2
+      returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+    params,
+  );
+  return r.rows[0];
+}
+
+/** Its check log goes with it; observed prices stay in the price history (their listing_id becomes null). */
+export async function deleteListing(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const r = await db.query('delete from listings where id = $1 and account_id = $2', [id, accountId]);
+  return r.rowCount > 0;
+}
+
+const isTimestamp = (v: unknown) =>
+  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
+
+/** Sort keys, as in src/products/sql.ts: expression, cursor cast, value of a row, cursor check. */
+export const SORT_SQL: Record<string, { expr: string; cast: string; value: (r: ListingRow) => string; accepts: (v: unknown) => boolean }> = {
+  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
+  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
+  next_check_at: { expr: 'next_check_at', cast: '::timestamptz', value: (r) => iso(r.next_check_at), accepts: isTimestamp },
+};
+
+export interface ListFilter {
+  product_id?: string;
+  competitor_id?: string;
+  own?: boolean;
+  status?: string;
+  enabled?: boolean;
+  created_after?: string;
+  created_before?: string;
+}
+
+export async function listListings(
+  db: Queryable,
+  accountId: string,
+  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
+): Promise<ListingRow[]> {
+  const { params, where, add } = accountWhere(accountId);
+  const f = opts.filter;
+  if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
+  if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
+  if (f.own !== undefined) where.push(f.own ? 'competitor_id is null' : 'competitor_id is not null');
+  if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
+  if (f.enabled !== undefined) add((p) => `enabled = ${p}`, f.enabled);
+  if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
+  if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
+  const sort = SORT_SQL[opts.sortField]!;
+  if (opts.after) {
+    params.push(opts.after.value, opts.after.id);
+    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} ($${params.length - 1}${sort.cast}, $${params.length})`);
+  }
+  const dir = opts.descending ? 'desc' : 'asc';
+  params.push(opts.limit);
+  // The page is cut first, so competitor domains are looked up for its rows only.
+  const r = await db.query<ListingRow>(
+    `select ${listingColumns('l')}, ${competitorDomain('l')} from (
+       select ${COLUMNS.join(', ')} from listings
+        where ${where.join(' and ')}
+        order by ${sort.expr} ${dir}, id ${dir}
+        limit $${params.length}
+     ) l
+     order by l.${sort.expr} ${dir}, l.id ${dir}`,
+    params,
+  );
+  return r.rows;
+}
+
+/** Whether a product, competitor or listing is in the account: the 404 of a nested list that came back empty. */
+export async function ownsResource(
+  db: Queryable,
+  accountId: string,
+  table: 'products' | 'competitors' | 'listings',
+  id: string,
+): Promise<boolean> {
+  const r = await db.query(`select 1 from ${table} where id = $1 and account_id = $2`, [id, accountId]);
+  return r.rows.length > 0;
+}
+
+/** A check cursor's value is a start time and its id a bigint's digits (checked before either reaches SQL). */
+export const isCheckCursor = (v: unknown) => isTimestamp(v);
+export const isCheckId = (id: string) => /^[1-9][0-9]{0,17}$/.test(id);
+
+/** A page of the listing's check log, newest first. */
+export async function listChecks(
+  db: Queryable,
+  accountId: string,
+  listingId: string,
+  opts: { ok?: boolean; after?: { value: unknown; id: string }; limit: number },
+): Promise<CheckRow[]> {
+  const params: unknown[] = [listingId, accountId];
+  const where = ['k.listing_id = $1', 'l.account_id = $2'];
+  if (opts.ok !== undefined) {
+    params.push(opts.ok);
+    where.push(`k.ok = $${params.length}`);
+  }
+  if (opts.after) {
+    params.push(opts.after.value, opts.after.id);
+    where.push(`(k.started_at, k.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`);
+  }
+  params.push(opts.limit);
+  const r = await db.query<CheckRow>(
+    `select k.id, k.listing_id, k.started_at, k.duration_ms, k.ok, k.http_status, k.final_url, k.price, k.currency,
+            k.in_stock, k.source, k.error_code, k.error, k.candidates
+       from listing_checks k join listings l on l.id = k.listing_id
+      where ${where.join(' and ')}
+      order by k.started_at desc, k.id desc
+      limit $${params.length}`,
+    params,
+  );
+  return r.rows;
+}

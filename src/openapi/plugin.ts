@@ -1,0 +1,151 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
+import { createRequire } from 'node:module';
+import { finishDocument } from './components.js';
+import { ALIAS_TAG, documentRoute } from './operation.js';
+
+const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+export const DOCS_PREFIX = '/docs';
+
+const DESCRIPTION = `Price monitoring over HTTP and JSON: products now; competitors, price history, alerts and
+webhooks as they arrive.
+
+**Authentication.** Every \`/api/v1\` and \`/v1\` operation needs \`Authorization: Bearer <API key>\`
+(keys are made with \`pricehound keys create\`). A missing, malformed, unknown or revoked key is a
+401 with \`WWW-Authenticate: Bearer\`. Operations marked without security (health, readiness,
+metrics, this document) need no key.
+
+**Rate limits.** Per key and UTC hour: free 1000, starter 10000, business 100000 requests. Every
+authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
+\`X-RateLimit-Reset\`; over the limit the answer is 429 with \`Retry-After\` and the
+\`RateLimitExceeded\` body. Failed authentications are limited per client address: a 401 carries
+the same three headers describing that address's failure budget (failures per window, failures
+left, end of the window), and once it is used up the address gets 429 until the window ends.
+
+**CORS.** Every response carries \`Access-Control-Allow-Origin: *\` and lets scripts read the
+headers this document lists; a preflight \`OPTIONS\` is answered 204 on every path, without a key.
+Keys go in a header and the API uses no cookies, so any web origin may call it with a key it holds.
+
+**Errors** are JSON in the \`Error\` shape with a stable \`code\` and the \`request_id\` that is
+also in the \`X-Request-Id\` header. An unknown path is a 404; a known path with a method it does
+not list is a 405 with an \`Allow\` header (\`components.responses.MethodNotAllowed\`). Both are
+answered before authentication.
+
+**Caching and retries.** GET responses carry a weak \`ETag\`; send it in \`If-None-Match\` to get a
+304. POSTs accept an \`Idempotency-Key\` so a retry never acts twice.
+
+**Paths.** Every \`/api/v1\` path also answers under \`/v1\` (tag "${ALIAS_TAG}"); a trailing
+slash is ignored; every GET also answers HEAD. Request bodies are JSON up to 1 MiB (batch
+endpoints 10 MiB; operators may change both).`;
+
+/** Every route Fastify registered, as method and URL (HEAD routes Fastify adds for GETs included). */
+export type RouteList = { method: string; url: string }[];
+const registered = new WeakMap<FastifyInstance, RouteList>();
+
+/** The routes registered on `app` after registerOpenApi, for checking that the document covers them. */
+export function registeredRoutes(app: FastifyInstance): RouteList {
+  return registered.get(app) ?? [];
+}
+
+/**
+ * OpenAPI 3.1 generated from the route schemas that also validate and serialise, served at
+ * /api/v1/openapi.json, with interactive docs at /docs. Register before any route.
+ * What every route of a kind shares (headers, 304, 500, idempotency) is added by
+ * ./operation.ts; ./components.ts turns repeated shapes into components.
+ */
+export async function registerOpenApi(app: FastifyInstance) {
+  const routes: RouteList = [];
+  registered.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of ([] as HTTPMethods[]).concat(route.method)) routes.push({ method, url: route.url });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'pricehound API',
+        version: pkg.version,
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+        contact: { name: 'The operator of this pricehound deployment' },
+      },
+      // Relative to this document: the deployment that serves it, whatever its host.
+      servers: [
+        {
+          url: '/',
+          description: 'This deployment (production, staging, test or local: whichever serves this document)',
+          'x-internal': false,
+        } as { url: string; description: string },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key (`ph_live_...`) from `pricehound keys create`, sent as `Authorization: Bearer <key>`',
+          },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+      tags: [
+        { name: 'Products', description: 'Monitored products (spec part 4)' },
+        { name: 'Competitors', description: 'Competitors whose prices are tracked, and how their prices compare with ours' },
+        { name: 'Listings', description: 'Pages where a product\'s price is checked on a schedule (a competitor\'s or our own shop\'s), with their state and check log' },
+        { name: 'Prices', description: 'Price observations, history and trends of products (docs/PRICES.md)' },
+        { name: 'Usage', description: 'Rate-limit usage of the calling key' },
+        { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },
+        { name: ALIAS_TAG, description: 'The same operations under `/v1` instead of `/api/v1`' },
+      ],
+    },
+    transform: documentRoute,
+    transformObject: (doc) => ('openapiObject' in doc ? finishDocument(doc.openapiObject as Record<string, unknown>) : doc.swaggerObject),
+  });
+
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    // Load the canonical document rather than swagger-ui's own copy at /docs/json.
+    uiConfig: { urls: [{ url: OPENAPI_PATH, name: 'pricehound API v1' }], deepLinking: true, validatorUrl: null },
+    staticCSP: true,
+    // Everything is served from here: no third-party hosts (the validator badge is off), and no
+    // upgrade-insecure-requests, which would break the page on a plain-http deployment.
+    transformStaticCSP: (header) =>
+      header
+        .split(';')
+        .map((d) => d.trim().replace(/ (https:|validator\.swagger\.io)(?= |$)/g, ''))
+        .filter((d) => d !== '' && d !== 'upgrade-insecure-requests')
+        .join('; '),
+  });
+
+  let body: string | undefined;
+  app.get(
+    OPENAPI_PATH,
+    {
+      logLevel: 'warn',
+      schema: {
+        operationId: 'getOpenApi',
+        summary: 'This OpenAPI 3.1 document',
+        description: 'Generated from the same schemas that validate requests; the interactive version is at `/docs`.',
+        tags: ['Operations'],
+        security: [],
+        response: {
+          200: {
+            type: 'object',
+            title: 'OpenApiDocument',
+            description: 'An OpenAPI 3.1 document',
+            required: ['openapi', 'info', 'paths'],
+            properties: { openapi: { type: 'string', maxLength: 20, pattern: '^3\\.1\\.\\d+$' } },
+            additionalProperties: true,
+          },
+        },
+      },
+    },
+    async (_request, reply) => {
+      body ??= JSON.stringify(app.swagger());
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
+}

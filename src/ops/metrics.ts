@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import client from 'prom-client';
+
+/**
+ * Prometheus metrics at /metrics: request counts and latency histograms by method, route
+ * pattern and status, plus Node's default process metrics. One registry per app instance, so
+ * tests that build several apps in a process do not collide.
+ */
+export function registerMetrics(app: FastifyInstance) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'pricehound_' });
+  const labelNames = ['method', 'route', 'status_code'] as const;
+  const requests = new client.Counter({
+    name: 'pricehound_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new client.Histogram({
+    name: 'pricehound_http_request_duration_seconds',
+    help: 'Time from request start to response end, by method, route pattern and status',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    // Unmatched paths share one label so scanners cannot blow up the series count.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.get(
+    '/metrics',
+    {
+      logLevel: 'warn',
+      schema: {
+        operationId: 'getMetrics',
+        summary: 'Prometheus metrics',
+        description:
+          'Request counts and latency histograms by method, route pattern and status, plus process metrics, in the ' +
+          'Prometheus text format. No API key needed: expose it only where your Prometheus can reach it.',
+        tags: ['Operations'],
+        produces: ['text/plain'],
+        security: [],
+        response: { 200: { type: 'string', maxLength: 10_000_000, description: 'Prometheus text exposition format' } },
+      },
+    },
+    async (_request, reply) => {
+      reply.type(registry.contentType);
+      return registry.metrics();
+    },
+  );
+  return registry;
+}

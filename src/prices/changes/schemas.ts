@@ -1,0 +1,74 @@
+import { type Static, Type } from 'typebox';
+import { Currency, MAX_MONEY, Money, ResourceId, Timestamp } from '../../http/fields.js';
+import { CursorQuery, LimitQuery, listOf } from '../../http/schemas.js';
+import { InStock } from '../ingest/schemas.js';
+
+const Side = (which: string) =>
+  Type.Object(
+    {
+      price: Money(`The ${which} price`),
+      currency: Currency,
+      in_stock: InStock,
+      observed_at: Timestamp(`When the ${which} price was seen (RFC 3339, UTC)`),
+    },
+    { additionalProperties: false, description: `The series' ${which} latest observation` },
+  );
+
+export const PriceChangeSchema = Type.Object(
+  {
+    id: ResourceId('pchg'),
+    object: Type.Literal('price_change', {
+      description: 'A series\' new latest observation that differs from the one before it in price, currency or stock',
+    }),
+    product_id: ResourceId('prod'),
+    competitor_id: Type.Union([ResourceId('comp'), Type.Null()], { description: 'null: our own price' }),
+    listing_id: Type.Union([ResourceId('lst'), Type.Null()], { description: 'The page the new price was seen on, if any' }),
+    observation_id: ResourceId('obs'),
+    old: Side('previous'),
+    new: Side('new'),
+    change: Type.Union(
+      [
+        Type.Object(
+          {
+            amount: Type.Number({
+              minimum: -MAX_MONEY,
+              maximum: MAX_MONEY,
+              description: 'new price - old price, exact to 4 decimal places; negative: the price fell; 0: only the stock changed',
+            }),
+            percent: Type.Union([Type.Number({ minimum: -100, maximum: 1e17 }), Type.Null()], {
+              description: 'amount as a percentage of the old price, rounded to 2 decimal places (half away from zero); null when the old price was 0',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'How much the price moved; null when the currency changed (amounts in two currencies are never subtracted)' },
+    ),
+    source: Type.String({ enum: ['scrape', 'api'], description: 'Where the new observation came from: a check (`scrape`) or POST /prices (`api`)' }),
+    created_at: Timestamp('When the change was recorded (RFC 3339, UTC)'),
+  },
+  { title: 'PriceChange', additionalProperties: false },
+);
+export type PriceChange = Static<typeof PriceChangeSchema>;
+
+export const PriceChangeListSchema = listOf(PriceChangeSchema, 'PriceChangeList');
+
+export const PriceChangeQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(LimitQuery),
+    cursor: Type.Optional(CursorQuery),
+    product_id: Type.Optional(ResourceId('prod')),
+    competitor_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        pattern: '^(own|comp_[0-9A-Za-z]+)$',
+        description: 'A competitor\'s id, or `own` for our own prices',
+      }),
+    ),
+    since: Type.Optional(Timestamp('Changes observed at or after this instant')),
+    until: Type.Optional(Timestamp('Changes observed before this instant')),
+  },
+  { additionalProperties: false },
+);
+export type PriceChangeQuery = Static<typeof PriceChangeQuerySchema>;

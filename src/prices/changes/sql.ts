@@ -1,0 +1,89 @@
+import type { Queryable } from '../../db/types.js';
+import { accountWhere } from '../../db/where.js';
+import { iso } from '../../http/fields.js';
+import { observationId } from '../ingest/sql.js';
+import type { PriceChange } from './schemas.js';
+
+/** Reading price_changes (written by the trigger of migrations/0003_prices.sql, never here). */
+
+export interface PriceChangeRow {
+  id: number;
+  product_id: string;
+  competitor_id: string | null;
+  listing_id: string | null;
+  observation_id: number;
+  old_price: string;
+  old_currency: string;
+  old_in_stock: boolean | null;
+  old_observed_at: Date;
+  new_price: string;
+  new_currency: string;
+  new_in_stock: boolean | null;
+  observed_at: Date;
+  source: string;
+  created_at: Date;
+  change_amount: string | null;
+  change_percent: string | null;
+}
+
+export const changeId = (id: number | string) => `pchg_${id}`;
+
+export function toPriceChange(r: PriceChangeRow): PriceChange {
+  return {
+    id: changeId(r.id),
+    object: 'price_change',
+    product_id: r.product_id,
+    competitor_id: r.competitor_id,
+    listing_id: r.listing_id,
+    observation_id: observationId(r.observation_id),
+    old: { price: Number(r.old_price), currency: r.old_currency, in_stock: r.old_in_stock, observed_at: iso(r.old_observed_at) },
+    new: { price: Number(r.new_price), currency: r.new_currency, in_stock: r.new_in_stock, observed_at: iso(r.observed_at) },
+    change:
+      r.change_amount === null ? null : { amount: Number(r.change_amount), percent: r.change_percent === null ? null : Number(r.change_percent) },
+    source: r.source as PriceChange['source'],
+    created_at: iso(r.created_at),
+  };
+}
+
+export interface ChangeFilter {
+  product_id?: string;
+  /** A competitor's id, or null for our own prices. */
+  competitor_id?: string | null;
+  since?: string;
+  until?: string;
+}
+
+/**
+ * A page of the account's changes, newest first (by id, which only grows). The amount and the
+ * percentage are computed here in numeric, so they are exact (the percentage rounded half away
+ * from zero to 2 places); both are null when the currency changed.
+ */
+export async function listPriceChanges(
+  db: Queryable,
+  accountId: string,
+  opts: { filter: ChangeFilter; beforeId?: string; limit: number },
+): Promise<PriceChangeRow[]> {
+  const { params, where, add } = accountWhere(accountId);
+  const f = opts.filter;
+  if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
+  if (f.competitor_id === null) where.push('competitor_id is null');
+  else if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
+  if (f.since !== undefined) add((p) => `observed_at >= ${p}::timestamptz`, f.since);
+  if (f.until !== undefined) add((p) => `observed_at < ${p}::timestamptz`, f.until);
+  if (opts.beforeId !== undefined) add((p) => `id < ${p}::bigint`, opts.beforeId);
+  params.push(opts.limit);
+  const r = await db.query<PriceChangeRow>(
+    `/* listPriceChanges */
+     select id, product_id, competitor_id, listing_id, observation_id, old_price, old_currency, old_in_stock, old_observed_at,
+            new_price, new_currency, new_in_stock, observed_at, source, created_at,
+            case when old_currency = new_currency then new_price - old_price end as change_amount,
+            case when old_currency = new_currency and old_price <> 0
+                 then round((new_price - old_price) * 100 / old_price, 2) end as change_percent
+       from price_changes
+      where ${where.join(' and ')}
+      order by id desc
+      limit $${params.length}`,
+    params,
+  );
+  return r.rows;
+}

@@ -1,0 +1,73 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { iso } from '../../../http/fields.js';
+import { errorResponses, withHeaders } from '../../../http/schemas.js';
+import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../csv.js';
+import { historyRange } from '../params.js';
+import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';
+import { bucketRows, rawAfter, rawRows } from '../service.js';
+import type { BucketRow, HistoryParams, ObservationRow } from '../sql.js';
+import { normaliseCompetitorParam } from './get-price-history.js';
+
+const BUCKET_HEADER = ['competitor_id', 'competitor_name', 'currency', 'start', 'end', 'open', 'close', 'min', 'max', 'average', 'count'];
+const RAW_HEADER = ['observed_at', 'competitor_id', 'competitor_name', 'listing_id', 'price', 'currency', 'in_stock', 'source', 'samples', 'price_sum', 'id'];
+
+/** Rows per query of a raw export: each page is a short statement, and only one page is held at a time. */
+export const CSV_PAGE_ROWS = 5000;
+
+const num = (v: string | number | null) => (v === null ? null : Number(v));
+
+function bucketCells(r: BucketRow): CsvValue[] {
+  return [r.competitor_id, r.competitor_name, r.currency, iso(r.start!), iso(r.end!), num(r.open), num(r.close), num(r.min), num(r.max), num(r.average), num(r.count)];
+}
+
+function rawCells(r: ObservationRow): CsvValue[] {
+  return [iso(r.observed_at), r.competitor_id, r.competitor_name, r.listing_id, num(r.price), r.currency, r.in_stock, r.source, num(r.samples), num(r.price_sum), `obs_${r.id}`];
+}
+
+/** The raw rows after `first`, a page per query, until the range is exhausted. */
+async function* rawPages(load: (after: ReturnType<typeof rawAfter>) => Promise<ObservationRow[]>, first: ObservationRow[]) {
+  let page = first;
+  for (;;) {
+    yield page.map(rawCells);
+    const last = page[page.length - 1];
+    if (page.length < CSV_PAGE_ROWS || !last) return;
+    page = await load(rawAfter(last));
+  }
+}
+
+export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/products/:id/prices.csv',
+    {
+      preValidation: normaliseCompetitorParam,
+      schema: {
+        operationId: 'exportPriceHistoryCsv',
+        summary: 'Export a product\'s price history as CSV',
+        description:
+          'The same parameters and data as `GET /products/{id}/prices`, as a CSV file: one row per bucket (empty ' +
+          'buckets included) or, with `interval=raw`, per observation, all of them (no pages; large exports are ' +
+          'streamed). Text cells that a spreadsheet would run as a formula get a leading `\'`. See docs/prices/HISTORY.md.',
+        tags: ['Prices'],
+        produces: ['text/csv'],
+        params: ProductIdParams,
+        querystring: HistoryCsvQuerySchema,
+        response: {
+          200: withHeaders(PriceHistoryCsvSchema as never, 'The history as CSV (text/csv; charset=utf-8)', contentDispositionHeader),
+          ...errorResponses(404, 422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const range = historyRange(request.query);
+      const p: HistoryParams = { productId: request.params.id, accountId: request.principal.accountId, ...range };
+      const filename = `${p.productId}-prices-${range.interval}.csv`;
+      if (range.interval !== 'raw') {
+        const rows = (await bucketRows(app.ctx.db, { ...p, interval: range.interval })).filter((r) => r.start !== null);
+        return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
+      }
+      const load = (after?: ReturnType<typeof rawAfter>) => rawRows(app.ctx.db, p, { after, limit: CSV_PAGE_ROWS });
+      const first = await load(); // before the headers go out: a 404 is still possible here
+      return csvHeaders(reply, filename).send(csvStream(RAW_HEADER, rawPages(load, first)));
+    },
+  );
+};

@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { iso } from '../../../http/fields.js';
+import { errorResponses, withHeaders } from '../../../http/schemas.js';
+import { historyRange, splitCompetitorParam } from '../params.js';
+import {
+  HistoryQuerySchema,
+  PriceHistoryBucketsSchema,
+  PriceHistoryObservationsSchema,
+  PriceHistorySchema,
+  ProductIdParams,
+  RAW_LIMIT_DEFAULT,
+} from '../schemas.js';
+import { bucketRows, decodeRawCursor, encodeRawCursor, rawAfter, rawRows, refusePagingOfBuckets } from '../service.js';
+import { toObservation, toSeries } from '../sql.js';
+
+// Fastify types a serialization schema as a plain record; TypeBox schemas are that at run time.
+const BUCKETS_SHAPE = PriceHistoryBucketsSchema as unknown as Record<string, unknown>;
+const OBSERVATIONS_SHAPE = PriceHistoryObservationsSchema as unknown as Record<string, unknown>;
+
+/** `competitor_id` may be repeated or comma-separated; the schema sees one list. */
+export async function normaliseCompetitorParam(request: { query: unknown }) {
+  const q = request.query as Record<string, unknown>;
+  if (q.competitor_id !== undefined) q.competitor_id = splitCompetitorParam(q.competitor_id);
+}
+
+export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/products/:id/prices',
+    {
+      preValidation: normaliseCompetitorParam,
+      schema: {
+        operationId: 'getPriceHistory',
+        summary: 'Get a product\'s price history',
+        description:
+          'Per series (our own shop, each competitor; one entry per currency a series used) the buckets of the range ' +
+          '(`interval` hour, day, week or month, calendar buckets in `tz`) with open, close, min, max, average and ' +
+          'count, empty buckets included with count 0; or, with `interval=raw`, the observations themselves, oldest ' +
+          'first, a page at a time. Another account\'s product is a 404. See docs/prices/HISTORY.md.',
+        tags: ['Prices'],
+        params: ProductIdParams,
+        querystring: HistoryQuerySchema,
+        response: { 200: withHeaders(PriceHistorySchema, 'The history'), ...errorResponses(404, 422) },
+      },
+    },
+    // The documented 200 is an anyOf of the two shapes; serialised through it, fast-json-stringify
+    // would validate the whole answer (thousands of buckets) with ajv to pick the branch. Each
+    // branch knows its shape, so it serialises with that shape's own compiled serializer.
+    async (request, reply) => {
+      const q = request.query;
+      const range = historyRange(q);
+      const p = { productId: request.params.id, accountId: request.principal.accountId, ...range };
+      const head = { object: 'price_history' as const, product_id: p.productId, tz: range.tz };
+      if (range.interval !== 'raw') {
+        refusePagingOfBuckets(q, range.interval);
+        const rows = await bucketRows(app.ctx.db, { ...p, interval: range.interval });
+        const first = rows[0]!;
+        reply.serializer(reply.compileSerializationSchema(BUCKETS_SHAPE, '200'));
+        return { ...head, interval: range.interval, from: iso(first.range_start), to: iso(first.range_end), series: toSeries(rows) };
+      }
+      const limit = q.limit ?? RAW_LIMIT_DEFAULT;
+      const after = q.cursor ? decodeRawCursor(q.cursor) : undefined;
+      const rows = await rawRows(app.ctx.db, p, { after, limit: limit + 1 });
+      const hasMore = rows.length > limit;
+      const page = hasMore ? rows.slice(0, limit) : rows;
+      const last = page[page.length - 1];
+      reply.serializer(reply.compileSerializationSchema(OBSERVATIONS_SHAPE, '200'));
+      return {
+        ...head,
+        interval: 'raw' as const,
+        from: iso(range.from),
+        to: iso(range.to),
+        data: page.map(toObservation),
+        pagination: { limit, has_more: hasMore, next_cursor: hasMore && last ? encodeRawCursor(rawAfter(last)) : null },
+      };
+    },
+  );
+};

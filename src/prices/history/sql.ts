@@ -1,0 +1,233 @@
+import type { Queryable } from '../../db/types.js';
+import { iso } from '../../http/fields.js';
+import { observationId } from '../ingest/sql.js';
+import type { HistoryRange, SeriesFilter } from './params.js';
+import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
+
+/**
+ * The history's SQL (docs/prices/HISTORY.md). Each request is one statement, which also says
+ * whether the product is the account's (no row at all: 404), so a history costs one round trip.
+ * The builders are exported so the benchmark runs exactly the SQL the endpoint runs.
+ */
+
+export interface HistoryParams extends HistoryRange {
+  productId: string;
+  accountId: string;
+}
+
+export interface SqlQuery {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/** The series condition on `price_observations o`; `$n` is the next free parameter. */
+function seriesCondition(filter: SeriesFilter | null, values: unknown[]): string {
+  if (!filter) return '';
+  const parts: string[] = [];
+  if (filter.competitorIds.length > 0) {
+    values.push(filter.competitorIds);
+    parts.push(`o.competitor_id = any($${values.length}::text[])`);
+  }
+  if (filter.own) parts.push('o.competitor_id is null');
+  return `and (${parts.join(' or ')})`;
+}
+
+/**
+ * The end of the bucket starting at `start`. Hours are absolute (every whole-hour offset zone
+ * shares them); days, weeks and months are steps of the calendar in the zone ($5), so a day
+ * with a DST change is 23 or 25 hours long. PostgreSQL 15 has no three-argument date_add, hence
+ * the round trip through local time.
+ */
+const bucketEnd = (unit: BucketUnit, start: string) =>
+  unit === 'hour' ? `(${start} + interval '1 hour')` : `((${start} at time zone $5::text) + interval '1 ${unit}') at time zone $5::text`;
+
+/** Every bucket of the range: the one holding `from` to the one holding the last instant before `to`. */
+function bucketsSql(unit: BucketUnit): string {
+  return unit === 'hour'
+    ? `select n, s as start, s + interval '1 hour' as "end"
+         from b, generate_series(b.first_start, b.last_start, interval '1 hour') with ordinality as l (s, n)`
+    : `select n, l at time zone $5::text as start, (l + interval '1 ${unit}') at time zone $5::text as "end"
+         from b, generate_series(b.first_start at time zone $5::text, b.last_start at time zone $5::text, interval '1 ${unit}')
+              with ordinality as t (l, n)`;
+}
+
+/**
+ * Bucketed history: per series and currency, every bucket of the range with open, close, min,
+ * max, count and average. Counts and sums honour rolled-up rows (`samples`, `price_sum`); the
+ * average is rounded half up to 4 decimals in exact integer arithmetic (prices are never
+ * negative, so half up is half away from zero). Rows: one per (series, currency, bucket), our
+ * own series ('' as its key) first, then by competitor id, currency and start; a product with
+ * no observations in the range gives one row of nulls; another account's product, none.
+ */
+export function historyQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
+  const unit = p.interval;
+  const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
+  const series = seriesCondition(p.series, values);
+  // The widened bounds are also given as plain parameters (a bucket is at most 31 days and a
+  // zone's offset under a day), so the planner sees the range and reads the product's rows
+  // through price_observations_series_time rather than every product's rows of the period.
+  const text = `
+    with b as (
+      select date_trunc('${unit}', $3::timestamptz, $5::text) as first_start,
+             date_trunc('${unit}', $4::timestamptz - interval '1 microsecond', $5::text) as last_start
+    ),
+    g as (${bucketsSql(unit)}),
+    gs as (select array_agg(start order by n) as starts from g),
+    -- The bucket of each row by binary search over the starts: no time zone work per row.
+    o as (
+      select coalesce(o.competitor_id, '') as series, o.currency, o.price, o.samples,
+             coalesce(o.price_sum, o.price * o.samples) as total, o.observed_at, o.id,
+             width_bucket(o.observed_at, gs.starts) as n
+        from b, gs, price_observations o
+       where o.product_id = $1 and o.account_id = $2
+         and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
+         and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
+         ${series}
+    ),
+    s as (select distinct series, currency from o),
+    -- Every bucket of every series: the observations plus one empty row per (series, bucket), grouped once.
+    x as (
+      select series, currency, n, price, samples, total, observed_at, id from o
+      union all
+      select s.series, s.currency, g.n, null, 0, 0, null, null from s cross join g
+    ),
+    a as (
+      select series, currency, n,
+             (array_agg(price order by observed_at, id) filter (where id is not null))[1] as open,
+             (array_agg(price order by observed_at desc, id desc) filter (where id is not null))[1] as close,
+             min(price) as min, max(price) as max, sum(samples) as count, sum(total) as total
+        from x
+       group by series, currency, n
+    )
+    select p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
+           nullif(a.series, '') as competitor_id, c.name as competitor_name, a.currency,
+           g.start, g."end", a.open, a.close, a.min, a.max, coalesce(a.count, 0) as count,
+           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end as average
+      from products p
+     cross join b
+      left join (a join g on g.n = a.n) on true
+      left join competitors c on c.id = nullif(a.series, '')
+     where p.id = $1 and p.account_id = $2
+     order by a.series collate "C", a.currency collate "C", a.n`;
+  return { name: 'price_history_buckets', text, values };
+}
+
+export interface BucketRow {
+  product_id: string;
+  range_start: Date;
+  range_end: Date;
+  competitor_id: string | null;
+  competitor_name: string | null;
+  currency: string | null;
+  start: Date | null;
+  end: Date | null;
+  open: string | null;
+  close: string | null;
+  min: string | null;
+  max: string | null;
+  count: number | string;
+  average: string | null;
+}
+
+const money = (v: string | null) => (v === null ? null : Number(v));
+
+/** Rows of historyQuery as the API's series (rows come grouped by series, then by start). */
+export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
+  const out: PriceHistoryBuckets['series'] = [];
+  let current: PriceHistoryBuckets['series'][number] | undefined;
+  for (const r of rows) {
+    if (r.currency === null || r.start === null || r.end === null) continue;
+    if (!current || current.competitor_id !== r.competitor_id || current.currency !== r.currency) {
+      current = { competitor_id: r.competitor_id, currency: r.currency, buckets: [] };
+      out.push(current);
+    }
+    current.buckets.push({
+      start: iso(r.start),
+      end: iso(r.end),
+      open: money(r.open),
+      close: money(r.close),
+      min: money(r.min),
+      max: money(r.max),
+      average: money(r.average),
+      count: Number(r.count),
+    });
+  }
+  return out;
+}
+
+export interface ObservationRow {
+  product_id: string;
+  id: number | string | null;
+  competitor_id: string | null;
+  competitor_name: string | null;
+  listing_id: string | null;
+  price: string;
+  currency: string;
+  in_stock: boolean | null;
+  observed_at: Date;
+  source: 'scrape' | 'api';
+  samples: number;
+  price_sum: string;
+}
+
+/** Where a raw page continues: after this (observed_at, id). */
+export interface RawAfter {
+  observedAt: string;
+  id: string;
+}
+
+/**
+ * A page of raw observations in [from, to), oldest first by (observed_at, id) across series.
+ * The product row comes with it: no row at all is another account's product; one row with a
+ * null id is a product with nothing (more) in the range.
+ */
+export function rawQuery(p: HistoryParams, page: { after?: RawAfter | undefined; limit: number }): SqlQuery {
+  const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString()];
+  const series = seriesCondition(p.series, values);
+  let after = '';
+  if (page.after) {
+    values.push(page.after.observedAt, page.after.id);
+    const [at, id] = [values.length - 1, values.length];
+    after = `and o.observed_at >= $${at}::timestamptz and (o.observed_at > $${at}::timestamptz or o.id > $${id}::bigint)`;
+  }
+  values.push(page.limit);
+  const text = `
+    select p.id as product_id, o.id, o.competitor_id, c.name as competitor_name, o.listing_id, o.price, o.currency,
+           o.in_stock, o.observed_at, o.source, o.samples, o.price_sum
+      from products p
+      left join lateral (
+        select o.id, o.competitor_id, o.listing_id, o.price, o.currency, o.in_stock, o.observed_at, o.source, o.samples,
+               coalesce(o.price_sum, o.price * o.samples) as price_sum
+          from price_observations o
+         where o.product_id = p.id and o.account_id = p.account_id
+           and o.observed_at >= $3::timestamptz and o.observed_at < $4::timestamptz
+           ${series} ${after}
+         order by o.observed_at, o.id
+         limit $${values.length}
+      ) o on true
+      left join competitors c on c.id = o.competitor_id
+     where p.id = $1 and p.account_id = $2
+     order by o.observed_at, o.id`;
+  return { name: 'price_history_raw', text, values };
+}
+
+export function toObservation(r: ObservationRow): HistoryObservation {
+  return {
+    id: observationId(r.id!), // rawRows drops the product-only row, whose id is null
+    competitor_id: r.competitor_id,
+    listing_id: r.listing_id,
+    price: Number(r.price),
+    currency: r.currency,
+    in_stock: r.in_stock,
+    observed_at: iso(r.observed_at),
+    source: r.source,
+    samples: Number(r.samples),
+    price_sum: Number(r.price_sum),
+  };
+}
+
+/** Runs a builder's query: the one way the routes reach the database. */
+export async function runQuery<T>(db: Queryable, q: SqlQuery): Promise<T[]> {
+  return (await db.query<T>(q.text, q.values)).rows;
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { iso } from '../../../http/fields.js';
+import { errorResponses, withHeaders } from '../../../http/schemas.js';
+import { checkListFilters, ProductCatalogueQuerySchema } from '../../../products/schemas.js';
+import { listProducts, type MonitoringColumns, type ProductRow, SORT_SQL } from '../../../products/sql.js';
+import { contentDispositionHeader, csvHeaders, csvStream, type CsvValue } from '../../csv.js';
+
+/** Products per query: each page is one short statement, and only one page is held at a time. */
+export const CATALOGUE_PAGE_ROWS = 500;
+
+export const CATALOGUE_HEADER = [
+  'id', 'sku', 'name', 'brand', 'category', 'currency', 'base_price', 'own_price', 'own_price_source',
+  'lowest_competitor_price', 'average_competitor_price', 'highest_competitor_price', 'cheapest_competitor_id',
+  'cheapest_competitor_name', 'rank', 'price_index', 'competitors_compared', 'competitors_left_out', 'listing_count',
+  'last_checked_at',
+] as const;
+
+const CatalogueCsvSchema = {
+  type: 'string',
+  pattern: '^id,sku,name,',
+  // Every product of the account, streamed: bounded by the catalogue, not by a byte count.
+  maxLength: Number.MAX_SAFE_INTEGER,
+  description:
+    `RFC 4180 CSV, UTF-8, CRLF line ends, a header row first: ${CATALOGUE_HEADER.join(', ')}. Amounts are in the ` +
+    'product\'s currency; empty cells are nulls. Text cells a spreadsheet would run as a formula get a leading `\'`.',
+};
+
+type Row = ProductRow & MonitoringColumns;
+const num = (v: string | null) => (v === null ? null : Number(v));
+
+function cells(r: Row): CsvValue[] {
+  return [
+    r.id, r.sku, r.name, r.brand, r.category, r.currency, Number(r.base_price), num(r.pos_own_price),
+    r.pos_own_observed ? 'observation' : 'base_price', num(r.pos_lowest), num(r.pos_average), num(r.pos_highest),
+    r.pos_cheapest_id, r.pos_cheapest_name, r.pos_rank, num(r.pos_price_index), Number(r.pos_compared),
+    Number(r.pos_left_out), Number(r.listing_count), r.last_checked_at ? iso(r.last_checked_at) : null,
+  ];
+}
+
+export const exportCatalogueRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/products.csv',
+    {
+      schema: {
+        operationId: 'exportProductCatalogueCsv',
+        summary: 'Export the catalogue with latest positions as CSV',
+        description:
+          'Every product of the account matching the filters of `GET /products` (same parameters and sort, no pages), ' +
+          'one row each with our price, the lowest, average and highest compared competitor price, the cheapest ' +
+          'competitor, our rank and price index, as `monitoring.position` and `GET /products/{id}/trends` define them ' +
+          '(docs/prices/TRENDS.md). Streamed, a page of products per query.',
+        tags: ['Prices'],
+        produces: ['text/csv'],
+        querystring: ProductCatalogueQuerySchema,
+        response: {
+          200: withHeaders(CatalogueCsvSchema as never, 'The catalogue as CSV (text/csv; charset=utf-8)', contentDispositionHeader),
+          ...errorResponses(422),
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      checkListFilters(q);
+      const sort = q.sort ?? '-created_at';
+      const descending = sort.startsWith('-');
+      const sortField = descending ? sort.slice(1) : sort;
+      const key = SORT_SQL[sortField]!;
+      const load = (after?: { value: unknown; id: string }) =>
+        listProducts(app.ctx.db, request.principal.accountId, {
+          filter: { ...q, currency: q.currency?.toUpperCase() },
+          sortField,
+          descending,
+          after,
+          limit: CATALOGUE_PAGE_ROWS,
+        });
+      async function* pages(first: Row[]) {
+        let page = first;
+        for (;;) {
+          yield page.map(cells);
+          const last = page[page.length - 1];
+          if (page.length < CATALOGUE_PAGE_ROWS || !last) return;
+          page = await load({ value: key.value(last), id: last.id });
+        }
+      }
+      const first = await load(); // before the headers go out: a failure is still a JSON error here
+      return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, pages(first)));
+    },
+  );
+};

@@ -1,0 +1,17 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { batchCreateProductsRoute } from './routes/batch-create-products.js';
+import { createProductRoute } from './routes/create-product.js';
+import { deleteProductRoute } from './routes/delete-product.js';
+import { getProductRoute } from './routes/get-product.js';
+import { listProductsRoute } from './routes/list-products.js';
+import { updateProductRoute } from './routes/update-product.js';
+
+/** /products: spec part 4, endpoints 1-5, plus batch create and PATCH. */
+export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(listProductsRoute);
+  await app.register(createProductRoute);
+  await app.register(batchCreateProductsRoute);
+  await app.register(getProductRoute);
+  await app.register(updateProductRoute);
+  await app.register(deleteProductRoute);
+};

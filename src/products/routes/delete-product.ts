@@ -1,0 +1,25 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ERRORS } from '../../http/errors.js';
+import { errorResponses, NoContent, withHeaders } from '../../http/schemas.js';
+import { ProductIdParams } from '../schemas.js';
+import { deleteProduct } from '../sql.js';
+
+export const deleteProductRoute: FastifyPluginAsyncTypebox = async (app) => {
+  app.delete(
+    '/products/:id',
+    {
+      schema: {
+        operationId: 'deleteProduct',
+        summary: 'Delete a product',
+        description: 'Removes the product from monitoring, with everything that belongs to it.',
+        tags: ['Products'],
+        params: ProductIdParams,
+        response: { 204: withHeaders(NoContent as never, 'Deleted'), ...errorResponses(404) },
+      },
+    },
+    async (request, reply) => {
+      if (!(await deleteProduct(app.ctx.db, request.principal.accountId, request.params.id))) throw ERRORS.notFound('Product');
+      return reply.code(204).send();
+    },
+  );
+};

@@ -1,0 +1,283 @@
+import type { Queryable } from '../db/types.js';
+import { accountWhere } from '../db/where.js';
+import { iso } from '../http/fields.js';
+import { type PositionColumns, POSITION_SQL, toPosition } from '../prices/trends/position.js';
+import type { Product } from './schemas.js';
+
+/** Every product query of the API, as parameterised SQL, always scoped by account. */
+
+export interface ProductRow {
+  id: string;
+  account_id: string;
+  name: string;
+  brand: string | null;
+  sku: string | null;
+  category: string | null;
+  description: string | null;
+  base_price: string;
+  currency: string;
+  url: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The monitoring summary (MONITORING_SQL) beside a product's columns. Absent on rows that come
+ * straight from an INSERT: a product that did not exist a moment ago has no listings.
+ */
+export interface MonitoringColumns extends PositionColumns {
+  listing_count: number;
+  last_checked_at: Date | null;
+  lowest_price: string | null;
+  lowest_currency: string | null;
+  lowest_competitor_id: string | null;
+  lowest_listing_id: string | null;
+  lowest_observed_at: Date | null;
+}
+
+export const PRODUCT_COLUMNS =
+  'id, account_id, name, brand, sku, category, description, base_price, currency, url, created_at, updated_at';
+
+const qualified = (alias: string) => PRODUCT_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
+
+/**
+ * The monitoring summary of the product in `p`, in the same statement as the product: two index
+ * probes of listings_product per product (so lists add no query per row). The lowest competitor
+ * price is the lowest latest price of an enabled competitor listing in the product's own
+ * currency (never converted) whose offer was not last seen out of stock. The position compares
+ * the latest price of each of its series, converted with the account's rates (POSITION_SQL).
+ */
+const MONITORING_SQL = {
+  columns: `m.listing_count, m.last_checked_at, lo.last_price as lowest_price, lo.last_currency as lowest_currency,
+            lo.competitor_id as lowest_competitor_id, lo.listing_id as lowest_listing_id, lo.last_success_at as lowest_observed_at,
+            ${POSITION_SQL.columns}`,
+  joins: `cross join lateral (
+            select count(*)::int as listing_count, max(l.last_checked_at) as last_checked_at
+              from listings l where l.product_id = p.id
+          ) m
+          left join lateral (
+            select l.last_price, l.last_currency, l.competitor_id, l.id as listing_id, l.last_success_at
+              from listings l
+             where l.product_id = p.id and l.competitor_id is not null and l.enabled and l.last_price is not null
+               and l.last_currency = p.currency and l.in_stock is not false
+             order by l.last_price, l.id
+             limit 1
+          ) lo on true
+          ${POSITION_SQL.joins}`,
+};
+
+export function toProduct(r: ProductRow & Partial<MonitoringColumns>): Product {
+  const lowest =
+    r.lowest_price !== null && r.lowest_price !== undefined && r.lowest_competitor_id && r.lowest_listing_id && r.lowest_currency
+      ? {
+          price: Number(r.lowest_price),
+          currency: r.lowest_currency,
+          competitor_id: r.lowest_competitor_id,
+          listing_id: r.lowest_listing_id,
+          observed_at: r.lowest_observed_at ? iso(r.lowest_observed_at) : null,
+        }
+      : null;
+  return {
+    id: r.id,
+    object: 'product',
+    name: r.name,
+    brand: r.brand,
+    sku: r.sku,
+    category: r.category,
+    description: r.description,
+    base_price: Number(r.base_price),
+    currency: r.currency,
+    url: r.url,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    monitoring: {
+      listing_count: Number(r.listing_count ?? 0),
+      lowest_competitor_price: lowest,
+      last_checked_at: r.last_checked_at ? iso(r.last_checked_at) : null,
+      position: toPosition(r),
+    },
+  };
+}
+
+export interface NewProduct {
+  id: string;
+  name: string;
+  brand: string | null;
+  sku: string | null;
+  category: string | null;
+  description: string | null;
+  base_price: number;
+  currency: string;
+  url: string | null;
+}
+
+const NEW_COLUMNS = ['id', 'name', 'brand', 'sku', 'category', 'description', 'base_price', 'currency', 'url'] as const;
+
+export async function insertProduct(db: Queryable, accountId: string, p: NewProduct): Promise<ProductRow> {
+  const r = await db.query<ProductRow>(
+    `insert into products (account_id, ${NEW_COLUMNS.join(', ')})
+     values ($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10)
+     returning ${PRODUCT_COLUMNS}`,
+    [accountId, ...NEW_COLUMNS.map((c) => (c === 'base_price' ? String(p.base_price) : p[c]))],
+  );
+  return r.rows[0]!;
+}
+
+/**
+ * Inserts many products in one statement. Rows whose SKU is taken (by an existing product) are
+ * skipped; the caller compares the returned ids with what it sent.
+ */
+export async function insertProducts(db: Queryable, accountId: string, items: NewProduct[]): Promise<ProductRow[]> {
+  if (items.length === 0) return [];
+  const cols = NEW_COLUMNS.map((c) => items.map((p) => (c === 'base_price' ? String(p.base_price) : p[c])));
+  const r = await db.query<ProductRow>(
+    `insert into products (account_id, ${NEW_COLUMNS.join(', ')})
+     select $1, u.* from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                $8::numeric[], $9::text[], $10::text[])
+       as u (${NEW_COLUMNS.join(', ')})
+     on conflict (account_id, sku) do nothing
+     returning ${PRODUCT_COLUMNS}`,
+    [accountId, ...cols],
+  );
+  return r.rows;
+}
+
+/** The product with its monitoring summary, in one statement. */
+/** GET /products/{id}'s one statement ($1 id, $2 account); bench/servers/minimal.ts runs it too. */
+export const PRODUCT_BY_ID_SQL = `select ${qualified('p')}, ${MONITORING_SQL.columns}
+       from products p ${MONITORING_SQL.joins}
+      where p.id = $1 and p.account_id = $2`;
+
+export async function getProduct(db: Queryable, accountId: string, id: string): Promise<(ProductRow & MonitoringColumns) | undefined> {
+  const r = await db.query<ProductRow & MonitoringColumns>(PRODUCT_BY_ID_SQL, [id, accountId]);
+  return r.rows[0];
+}
+
+export async function findProductIdBySku(db: Queryable, accountId: string, sku: string): Promise<string | undefined> {
+  const r = await db.query<{ id: string }>('select id from products where account_id = $1 and sku = $2', [accountId, sku]);
+  return r.rows[0]?.id;
+}
+
+const UPDATABLE = ['name', 'brand', 'sku', 'category', 'description', 'base_price', 'currency', 'url'] as const;
+export type ProductChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | null>>;
+
+/** Sets only the given fields. undefined when the product is not in this account. */
+export async function updateProduct(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  changes: ProductChanges,
+): Promise<(ProductRow & MonitoringColumns) | undefined> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, accountId];
+  for (const col of UPDATABLE) {
+    if (!(col in changes) || changes[col] === undefined) continue;
+    const v = changes[col];
+    params.push(col === 'base_price' ? String(v) : v);
+    sets.push(`${col} = $${params.length}${col === 'base_price' ? '::numeric' : ''}`);
+  }
+  if (sets.length === 0) return getProduct(db, accountId, id);
+  const r = await db.query<ProductRow & MonitoringColumns>(
+    // Strictly later than before even within one millisecond (timestamps keep 3 digits), so
+    // clients syncing by updated_at never miss a change. The summary is read in the same
+    // statement (against the new currency).
+    `with p as (
+       update products set ${sets.join(', ')}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+        where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}
+     )
+     select ${qualified('p')}, ${MONITORING_SQL.columns} from p ${MONITORING_SQL.joins}`,
+    params,
+  );
+  return r.rows[0];
+}
+
+export async function deleteProduct(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const r = await db.query('delete from products where id = $1 and account_id = $2', [id, accountId]);
+  return r.rowCount > 0;
+}
+
+/** What a cursor may carry for each kind of sort column: exactly what `value` below produces. */
+const isTimestamp = (v: unknown) =>
+  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
+const isNumeric = (v: unknown) => typeof v === 'string' && /^\d{1,15}(\.\d{1,4})?$/.test(v);
+const isText = (v: unknown) => typeof v === 'string' && v.length <= 10_000 && !v.includes('\u0000');
+
+/**
+ * Sort keys: the SQL expression, the cast its cursor value needs, how to read that value from a
+ * row and how to check one that comes back in a cursor. Text sorts bytewise.
+ */
+export const SORT_SQL: Record<
+  string,
+  { expr: string; cast: string; value: (r: ProductRow) => string | number | null; accepts: (v: unknown) => boolean }
+> = {
+  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
+  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
+  base_price: { expr: 'base_price', cast: '::numeric', value: (r) => r.base_price, accepts: isNumeric },
+  name: { expr: 'name collate "C"', cast: '::text collate "C"', value: (r) => r.name, accepts: isText },
+  sku: { expr: `coalesce(sku, '') collate "C"`, cast: '::text collate "C"', value: (r) => r.sku ?? '', accepts: isText },
+  brand: { expr: `coalesce(brand, '') collate "C"`, cast: '::text collate "C"', value: (r) => r.brand ?? '', accepts: isText },
+  category: {
+    expr: `coalesce(category, '') collate "C"`,
+    cast: '::text collate "C"',
+    value: (r) => r.category ?? '',
+    accepts: isText,
+  },
+};
+
+export interface ListFilter {
+  category?: string;
+  brand?: string;
+  sku?: string;
+  currency?: string;
+  min_price?: number;
+  max_price?: number;
+  q?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function listProducts(
+  db: Queryable,
+  accountId: string,
+  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
+): Promise<(ProductRow & MonitoringColumns)[]> {
+  const { params, where, add } = accountWhere(accountId);
+  const f = opts.filter;
+  if (f.category !== undefined) add((p) => `category = ${p}`, f.category);
+  if (f.brand !== undefined) add((p) => `brand = ${p}`, f.brand);
+  if (f.sku !== undefined) add((p) => `sku = ${p}`, f.sku);
+  if (f.currency !== undefined) add((p) => `currency = ${p}`, f.currency);
+  if (f.min_price !== undefined) add((p) => `base_price >= ${p}::numeric`, String(f.min_price));
+  if (f.max_price !== undefined) add((p) => `base_price <= ${p}::numeric`, String(f.max_price));
+  if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
+  if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
+  if (f.q !== undefined) {
+    add(
+      (p) => `(name ilike ${p} or brand ilike ${p} or sku ilike ${p} or description ilike ${p})`,
+      `%${escapeLike(f.q)}%`,
+    );
+  }
+  const sort = SORT_SQL[opts.sortField]!;
+  if (opts.after) {
+    params.push(opts.after.value, opts.after.id);
+    const v = `$${params.length - 1}${sort.cast}`;
+    const i = `$${params.length}`;
+    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} (${v}, ${i})`);
+  }
+  const dir = opts.descending ? 'desc' : 'asc';
+  params.push(opts.limit);
+  // The page is cut first, so the summaries are computed for its rows only.
+  const r = await db.query<ProductRow & MonitoringColumns>(
+    `select ${qualified('p')}, ${MONITORING_SQL.columns} from (
+       select ${PRODUCT_COLUMNS} from products
+        where ${where.join(' and ')}
+        order by ${sort.expr} ${dir}, id ${dir}
+        limit $${params.length}
+     ) p ${MONITORING_SQL.joins}
+     order by ${sort.expr} ${dir}, p.id ${dir}`,
+    params,
+  );
+  return r.rows;
+}

@@ -1,0 +1,93 @@
+/**
+ * Fixed-window counters aligned to multiples of the window since the epoch (for one hour: the
+ * top of the UTC hour).
+ */
+export interface WindowState {
+  /** Requests counted in this window (this one included, for a hit). */
+  count: number;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the window ends. */
+  reset: number;
+  allowed: boolean;
+}
+
+/** One counter: what it counts, its limit and its window length. */
+export interface Window {
+  key: string;
+  limit: number;
+  seconds: number;
+}
+
+export type Outcome = { blocked: WindowState; state?: undefined } | { blocked?: undefined; state: WindowState };
+
+export interface RateLimiter {
+  /**
+   * If `guard` has reached its limit, answer `{ blocked }` and count nothing. Otherwise count one
+   * request against `window` (`hit`) or just read it (`peek`). One round trip to the store.
+   */
+  take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome>;
+  /** Count one against `window` (failed authentications). */
+  hit(window: Window): Promise<WindowState>;
+  close(): Promise<void>;
+}
+
+export function windowStart(nowMs: number, seconds: number): number {
+  const w = seconds * 1000;
+  return Math.floor(nowMs / w) * w;
+}
+
+export function stateOf(count: number, w: Window, startMs: number, counted = true): WindowState {
+  return {
+    count,
+    limit: w.limit,
+    remaining: Math.max(0, w.limit - count),
+    reset: Math.floor(startMs / 1000) + w.seconds,
+    allowed: counted ? count <= w.limit : count < w.limit,
+  };
+}
+
+/** Counters in this process's memory: exact for one API process. */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { start: number; end: number; count: number }>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  private current(w: Window, create: boolean) {
+    const start = windowStart(this.now(), w.seconds);
+    const k = `${w.seconds}:${w.key}`;
+    let c = this.windows.get(k);
+    if (!c || c.start !== start) {
+      c = { start, end: start + w.seconds * 1000, count: 0 };
+      if (create) this.windows.set(k, c);
+    }
+    return c;
+  }
+
+  async take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome> {
+    const g = this.current(guard, false);
+    if (g.count >= guard.limit) return { blocked: stateOf(g.count, guard, g.start) };
+    const c = this.current(window, mode === 'hit');
+    if (mode === 'hit') c.count++;
+    return { state: stateOf(c.count, window, c.start, mode === 'hit') };
+  }
+
+  async hit(window: Window): Promise<WindowState> {
+    const c = this.current(window, true);
+    c.count++;
+    return stateOf(c.count, window, c.start);
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [k, c] of this.windows) if (c.end <= now) this.windows.delete(k);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+}

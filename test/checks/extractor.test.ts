@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createExtractor } from '../../src/checks/extractor.js';
+import { extractPrices } from '../../src/extraction/index.js';
+import { manifest, page } from '../extraction/helpers/fixtures.js';
+
+/** The extraction thread gives exactly what extractPrices gives on the calling thread. */
+
+describe('extraction thread', () => {
+  const threaded = createExtractor(2);
+  after(() => threaded.close());
+
+  it('reads every fixture page as extractPrices does, many pages at once', { timeout: 60_000 }, async () => {
+    const cases = manifest().concat(manifest().map((c) => ({ ...c, options: { ...c.options, currencyOverride: 'CHF' } })));
+    const results = await Promise.all(cases.map((c) => threaded.extract(page(c.file), c.options ?? {})));
+    cases.forEach((c, i) => {
+      const expected = extractPrices(page(c.file), c.options ?? {});
+      assert.deepEqual(results[i], expected, c.file);
+      // `chosen` is still the same object as its entry in `candidates`.
+      if (results[i]!.chosen) assert.ok(results[i]!.candidates.includes(results[i]!.chosen!), c.file);
+    });
+  });
+
+  it('0 threads reads on the calling thread', async () => {
+    const inline = createExtractor(0);
+    const html = page('jsonld-basic.html');
+    assert.deepEqual(await inline.extract(html, {}), extractPrices(html, {}));
+    await inline.close();
+  });
+
+  it('can be closed and closed again', async () => {
+    const x = createExtractor(1);
+    await x.extract(page('jsonld-basic.html'), {});
+    await x.close();
+    await x.close();
+  });
+});

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parsePrice, type PriceHints } from '../../src/extraction/index.js';
+
+function ok(text: string, hints?: PriceHints) {
+  const r = parsePrice(text, hints);
+  assert.ok(r.ok, `expected ${JSON.stringify(text)} to parse, got ${r.ok ? '' : r.reason}`);
+  return r;
+}
+
+function fails(text: string, hints?: PriceHints): string {
+  const r = parsePrice(text, hints);
+  assert.equal(r.ok, false, `expected ${JSON.stringify(text)} to be refused, got ${JSON.stringify(r)}`);
+  return r.ok ? '' : r.reason;
+}
+
+describe('parsePrice: formats shops write', () => {
+  const table: Array<[string, string, string | undefined]> = [
+    ['1.299,00 €', '1299.00', 'EUR'],
+    ['$1,299.00', '1299.00', 'USD'],
+    ["CHF 1'299.–", '1299', 'CHF'],
+    ['CHF 1’299.50', '1299.50', 'CHF'],
+    ['1 299,00 zł', '1299.00', 'PLN'],
+    ['1\u00a0299,00\u00a0zł', '1299.00', 'PLN'],
+    ['1\u202f299,00\u00a0zł', '1299.00', 'PLN'],
+    ['R$ 260,00', '260.00', 'BRL'],
+    ['¥1,299', '1299', 'JPY'],
+    ['￥１，２９９', '1299', 'JPY'],
+    ['1,299円', '1299', 'JPY'],
+    ['£12', '12', 'GBP'],
+    ['12,-', '12', undefined],
+    ['12,– €', '12', 'EUR'],
+    ['€ 9,99*', '9.99', 'EUR'],
+    ['EUR 1.299', '1299', 'EUR'],
+    ['1.299 EUR', '1299', 'EUR'],
+    ['US$ 12.50', '12.50', 'USD'],
+    ['A$149.95', '149.95', 'AUD'],
+    ['C$ 12', '12', 'CAD'],
+    ['$1,299.00 USD', '1299.00', 'USD'],
+    ['₹1,29,999.00', '129999.00', 'INR'],
+    ['Rs. 1,299', '1299', 'INR'],
+    ['1 299 Kč', '1299', 'CZK'],
+    ['12 990 Ft', '12990', 'HUF'],
+    ['129,99 lei', '129.99', 'RON'],
+    ['₩12,900', '12900', 'KRW'],
+    ['€.99', '0.99', 'EUR'],
+    ['Preis: 19,95 € inkl. MwSt.', '19.95', 'EUR'],
+    ['1299.00', '1299.00', undefined],
+  ];
+  for (const [text, amount, currency] of table) {
+    it(`reads ${JSON.stringify(text)} as ${amount} ${currency ?? '(no currency)'}`, () => {
+      const r = ok(text);
+      assert.equal(r.amount, amount);
+      assert.equal(r.currency, currency);
+    });
+  }
+
+  it('keeps the decimals as written and never goes through floating point', () => {
+    assert.equal(ok('$19.90').amount, '19.90');
+    assert.equal(ok('0,10 €').amount, '0.10');
+    assert.equal(ok('$99,999,999,999.9999').amount, '99999999999.9999');
+  });
+});
+
+describe('parsePrice: "1,299" and "1.299" (one separator followed by three digits)', () => {
+  it('reads a lone three-digit group as thousands by default', () => {
+    assert.equal(ok('1,299').amount, '1299');
+    assert.equal(ok('1.299').amount, '1299');
+  });
+
+  it('reads one or two digits after a lone separator as decimals', () => {
+    assert.equal(ok('1,29').amount, '1.29');
+    assert.equal(ok('12.5').amount, '12.5');
+    assert.equal(ok('1.2345').amount, '1.2345');
+  });
+
+  it('reads it as decimals when the integer part is 0 or longer than three digits', () => {
+    assert.equal(ok('0,299').amount, '0.299');
+    assert.equal(ok('1299.000').amount, '1299.000');
+  });
+
+  it('follows a locale or decimal hint', () => {
+    assert.equal(ok('1,299', { locale: 'de-DE' }).amount, '1.299');
+    assert.equal(ok('1.299', { locale: 'de-DE' }).amount, '1299');
+    assert.equal(ok('1.299', { locale: 'en-US' }).amount, '1.299');
+    assert.equal(ok('1.299', { decimal: '.' }).amount, '1.299');
+    assert.equal(ok('1,299', { decimal: '.' }).amount, '1299');
+  });
+
+  it('follows the currency: no minor unit means thousands, three decimals means decimal', () => {
+    assert.equal(ok('12.990', { currency: 'CLP', decimal: '.' }).amount, '12990');
+    assert.equal(ok('1.299 KWD').amount, '1.299');
+    assert.equal(ok('1.299', { currency: 'KWD' }).amount, '1.299');
+  });
+
+  it('lets the text decide when both separators appear, whatever the hint', () => {
+    assert.equal(ok('1.299,00', { decimal: '.' }).amount, '1299.00');
+    assert.equal(ok('1,299.00', { locale: 'de-DE' }).amount, '1299.00');
+  });
+
+  it('refuses malformed groupings instead of guessing', () => {
+    assert.match(fails('1,2,3'), /not a well-formed number/);
+    assert.match(fails('12.34.5'), /not a well-formed number/);
+  });
+});
+
+describe('parsePrice: currency symbols and hints', () => {
+  it('reads $ as USD unless the page currency is another dollar', () => {
+    assert.equal(ok('$12').currency, 'USD');
+    assert.equal(ok('$12', { currency: 'CAD' }).currency, 'CAD');
+    assert.equal(ok('$12', { currency: 'AUD' }).currency, 'AUD');
+    assert.equal(ok('$12', { currency: 'EUR' }).currency, 'USD');
+  });
+
+  it('reads ¥ as JPY unless the page says CNY', () => {
+    assert.equal(ok('¥1,299').currency, 'JPY');
+    assert.equal(ok('¥1,299', { currency: 'CNY' }).currency, 'CNY');
+  });
+
+  it('leaves kr unresolved without a hint and says why', () => {
+    const r = ok('1 299 kr');
+    assert.equal(r.amount, '1299');
+    assert.equal(r.currency, undefined);
+    assert.equal(r.currencyText, 'kr');
+    assert.match(r.notes.join(' '), /SEK, NOK, DKK, ISK/);
+    assert.equal(ok('1 299 kr', { currency: 'NOK' }).currency, 'NOK');
+    assert.equal(ok('kr. 1.299,00', { currency: 'DKK' }).currency, 'DKK');
+  });
+
+  it('does not read upper-case words as currency codes', () => {
+    const r = ok('NOW 15');
+    assert.equal(r.amount, '15');
+    assert.equal(r.currency, undefined);
+  });
+
+  it('takes a single currency named elsewhere in the text', () => {
+    const r = ok('Price in EUR: 12,99');
+    assert.equal(r.amount, '12.99');
+    assert.equal(r.currency, 'EUR');
+  });
+});
+
+describe('parsePrice: several numbers in one text', () => {
+  it('takes the low bound of a range and says it is a range', () => {
+    const r = ok('$10 - $20');
+    assert.equal(r.amount, '10');
+    assert.deepEqual(r.range, { low: '10', high: '20' });
+    assert.deepEqual(ok('10,00 € – 20,00 €').range, { low: '10.00', high: '20.00' });
+    assert.deepEqual(ok('od 10 do 20 zł').range, { low: '10', high: '20' });
+  });
+
+  it('takes the current price of a was/now pair in either order', () => {
+    const a = ok('Was $20 Now $15');
+    assert.equal(a.amount, '15');
+    assert.match(a.notes.join(' '), /\$20/);
+    assert.equal(ok('Now $15 (was $20)').amount, '15');
+    assert.equal(ok('9,99 € statt 12,99 €').amount, '9.99');
+    assert.equal(ok('De R$ 300,00 por R$ 260,00').amount, '260.00');
+    assert.equal(ok('Original price was: £20.00. Current price is: £15.00.').amount, '15.00');
+    assert.equal(ok('通常価格 4,400円 販売価格 3,980円').amount, '3980');
+    assert.equal(ok('statt CHF 1\'499.– CHF 1\'299.–').amount, '1299');
+  });
+
+  it('marks a starting price', () => {
+    const r = ok('From $9.99');
+    assert.equal(r.amount, '9.99');
+    assert.equal(r.from, true);
+    assert.equal(ok('ab 9,99 €').from, true);
+    assert.equal(ok('à partir de 9,99 €').from, true);
+    assert.equal(ok('$9.99').from, undefined);
+  });
+
+  it('ignores unit prices, savings, percentages, instalments and quantities', () => {
+    assert.equal(ok('9,99 € (1 kg = 4,99 €)').amount, '9.99');
+    assert.equal(ok('$12.99 ($0.50/oz)').amount, '12.99');
+    assert.equal(ok('$79.00 Save $20.00').amount, '79.00');
+    assert.equal(ok('$79.00 (20% off)').amount, '79.00');
+    assert.equal(ok('R$ 260,00 ou 10x de R$ 26,00 sem juros').amount, '260.00');
+    assert.equal(ok('iPhone 15 128GB $999').amount, '999');
+  });
+
+  it('refuses texts that hold no price of their own', () => {
+    assert.match(fails('4,99 €/kg'), /unit price/);
+    assert.match(fails('Save $5'), /saving/);
+    assert.match(fails('2 for $10'), /multi-buy/);
+    assert.match(fails('128GB'), /quantity or model number/);
+    assert.match(fails('UVP 12,99 €'), /old price/);
+  });
+
+  it('refuses to guess between two prices nothing tells apart', () => {
+    assert.match(fails('$20.00 $15.00'), /several prices/);
+  });
+
+  it('accepts repeated identical prices', () => {
+    assert.equal(ok('$15.00 $15.00').amount, '15.00');
+  });
+});
+
+describe('parsePrice: values that are not prices', () => {
+  it('refuses text without a number', () => {
+    assert.match(fails('Call for price'), /holds no number/);
+    assert.match(fails('Ausverkauft'), /holds no number/);
+    assert.match(fails(''), /empty/);
+    assert.match(fails('   \u00a0 '), /empty/);
+  });
+
+  it('refuses negative amounts', () => {
+    assert.match(fails('-$5'), /negative/);
+    assert.match(fails('−5,00 €'), /negative/);
+    assert.match(fails('€ -5'), /negative/);
+  });
+
+  it('refuses absurd amounts and sub-precision digits', () => {
+    assert.match(fails('$999,999,999,999.00'), /too large/);
+    assert.match(fails('$1.23456'), /decimal places/);
+    assert.equal(ok('$1.230000').amount, '1.2300');
+  });
+
+  it('refuses a whole paragraph', () => {
+    assert.match(fails('Lorem ipsum $5 '.repeat(40)), /too long/);
+  });
+
+  it('returns zero as zero (callers decide what a zero price means)', () => {
+    assert.equal(ok('0,00 €').amount, '0.00');
+  });
+});

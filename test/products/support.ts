@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import type { TestApp } from '../helpers/app.js';
+
+/** Helpers shared by the products tests (not a test file itself: no `.test.ts`). */
+
+export type Headers = Record<string, string>;
+
+export interface ProductJson {
+  id: string;
+  object: 'product';
+  name: string;
+  brand: string | null;
+  sku: string | null;
+  category: string | null;
+  description: string | null;
+  base_price: number;
+  currency: string;
+  url: string | null;
+  created_at: string;
+  updated_at: string;
+  monitoring: {
+    listing_count: number;
+    lowest_competitor_price: { price: number; currency: string; competitor_id: string; listing_id: string; observed_at: string | null } | null;
+    last_checked_at: string | null;
+    position: {
+      own_price: number | null;
+      own_price_source: 'observation' | 'base_price';
+      competitors_compared: number;
+      competitors_left_out: number;
+      rank: number | null;
+      price_index: number | null;
+    };
+  };
+}
+
+export interface ErrorJson {
+  error: string;
+  status: number;
+  code: string;
+  details?: { field: string; message: string }[];
+  request_id: string;
+}
+
+export const PREFIXES = ['/api/v1', '/v1'] as const;
+
+export async function createProduct(t: TestApp, headers: Headers, body: Record<string, unknown> = {}, prefix = '/api/v1') {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `${prefix}/products`,
+    headers,
+    payload: { name: 'Widget', base_price: 10, currency: 'USD', ...body },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json<ProductJson>();
+}
+
+/** Products of an account, counted in the database itself. */
+export async function countProducts(t: TestApp, accountId: string): Promise<number> {
+  const r = await t.rt.db.query<{ n: number | string }>('select count(*)::int as n from products where account_id = $1', [accountId]);
+  return Number(r.rows[0]!.n);
+}
+
+/** Every row of an account, as the database holds it, for before/after comparisons. */
+export async function snapshot(t: TestApp, accountId: string): Promise<unknown[]> {
+  const r = await t.rt.db.query(
+    `select id, name, brand, sku, category, description, base_price::text as base_price, currency, url,
+            created_at, updated_at
+       from products where account_id = $1 order by id`,
+    [accountId],
+  );
+  return r.rows;
+}
+
+/** Asserts the standard error body and returns it. */
+export function expectError(res: LightMyRequestResponse, status: number, code: string): ErrorJson {
+  assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  const body = res.json<ErrorJson>();
+  assert.equal(body.status, status);
+  assert.equal(body.code, code);
+  assert.equal(typeof body.error, 'string');
+  assert.ok(body.error.length > 0);
+  assert.equal(typeof body.request_id, 'string');
+  assertNoLeaks(res.body);
+  return body;
+}
+
+/** No stack traces, SQL or driver internals in a response body. */
+export function assertNoLeaks(body: string) {
+  for (const pattern of [/\bat .+:\d+:\d+/, /node_modules/, /\bselect\b.+\bfrom\b/i, /\binsert into\b/i, /\bupdate \w+ set\b/i, /syntax error at/i, /violates/i, /\bpg_/, /SQLSTATE/i, /stack/i]) {
+    assert.doesNotMatch(body, pattern, `response leaks internals: ${body.slice(0, 500)}`);
+  }
+}
+
+export function fieldsOf(body: ErrorJson): string[] {
+  return (body.details ?? []).map((d) => d.field).sort();
+}
