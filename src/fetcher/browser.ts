@@ -96,6 +96,7 @@ export type RobotsCheck = (url: string, signal?: AbortSignal, proxyUrl?: string 
  */
 export interface HostLimiter {
   acquire(host: string, signal?: AbortSignal): Promise<() => void>;
+  markStarted?(host: string): void;
   pause?(host: string, ms: number, status: number): void;
 }
 
@@ -429,6 +430,7 @@ class ChromiumFetcher implements BrowserFetcher {
         const release = await this.slots.acquire(req.signal);
         try {
           const browser = await abortable(this.ensureBrowser(), req.signal);
+          this.limiter?.markStarted?.(url.hostname);
           return await this.render(browser, req, url, started);
         } finally {
           release();

@@ -167,6 +167,16 @@ export class DomainLimiter {
     );
   }
 
+  /**
+   * The request granted at `host` goes out now. The delay counts from here as well as from the
+   * grant, so time spent between the two (a busy event loop, a browser starting) cannot shorten
+   * the gap the site sees between requests.
+   */
+  markStarted(host: string): void {
+    const s = this.hosts.get(host);
+    if (s) s.nextStart = Math.max(s.nextStart, this.now() + Math.max(this.delayMs, s.minDelayMs));
+  }
+
   /** Nothing starts at `host` for `ms` (a 429/503 with Retry-After). Pauses only extend. */
   pause(host: string, ms: number, status: number): void {
     const s = this.state(host);

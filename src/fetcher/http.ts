@@ -293,6 +293,7 @@ class HttpFetcherImpl implements HttpFetcher {
             timer.unref();
           }
           this.opts.onRequest?.({ url: current.href, purpose: o.purpose, proxied: Boolean(o.proxyUrl) });
+          this.limiter.markStarted(current.hostname);
           const res = await dispatcher.request({
             origin: current.origin,
             path: current.pathname + current.search,

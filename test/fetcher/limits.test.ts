@@ -222,6 +222,24 @@ describe('DomainLimiter (unit)', () => {
     await assert.rejects(p, { message: 'closed' });
   });
 
+  test('the delay counts from when the request went out, not only from its grant', async () => {
+    let now = 1_000;
+    const l = new DomainLimiter({ concurrency: 2, delayMs: 150, now: () => now });
+    (await l.acquire('h'))(); // granted at 1 000
+    now = 1_040; // the event loop was busy: the request only goes out 40 ms later
+    l.markStarted('h');
+    now = 1_160; // 160 ms after the grant but 120 ms after the request went out
+    const p = l.acquire('h');
+    assert.deepEqual(l.stats('h'), { active: 0, queued: 1 }, 'still waiting for 1 190');
+    l.close(new Error('closed'));
+    await assert.rejects(p, { message: 'closed' });
+    const l2 = new DomainLimiter({ concurrency: 2, delayMs: 150, now: () => now });
+    (await l2.acquire('h'))();
+    now += 150;
+    l2.markStarted('unknown-host'); // a host the limiter never granted is ignored
+    (await l2.acquire('h'))(); // without markStarted, the grant alone sets the gap
+  });
+
   test('pauses only extend', () => {
     let now = 0;
     const l = new DomainLimiter({ concurrency: 1, delayMs: 0, now: () => now });
