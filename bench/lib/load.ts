@@ -14,6 +14,13 @@ export interface LoadOptions {
   plan: (i: number) => ConnectionPlan;
   /** Requests per second over all connections (open-loop); unset = as fast as answers come. */
   overallRate?: number;
+  /**
+   * Think time (wrk only): each connection waits this many ms between receiving an answer and
+   * sending its next request, so the offered load is about connections / (thinkMs + latency)
+   * req/s, below saturation. The latency recorded excludes it. Unset or 0 = no wait (closed loop
+   * at saturation).
+   */
+  thinkMs?: number;
 }
 
 export interface LoadResult {
@@ -40,6 +47,7 @@ const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
 
 /** Runs autocannon in this process and summarises it. */
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  if (opts.thinkMs) throw new Error('autocannon has no think time; use wrk (BENCH_LOADGEN=wrk)');
   let next = 0;
   let lat = new Float64Array(1 << 18);
   let n = 0;

@@ -26,6 +26,16 @@ if (NICE !== undefined) os.setPriority(NICE);
 /** One measured run; cpuUsPerReq is CPU time per answered request, in microseconds. */
 export type Run = LoadResult & { load1: number; cpuUsPerReq: { server: number; postgres: number; redis: number; loadgen: number } };
 
+/**
+ * The phase at a set load (Rounds.measureAtSetLoad): the think time each connection waits between
+ * an answer and its next request, the rate it aims at (connections / thinkMs) and the runs.
+ */
+export interface SetLoad {
+  thinkMs: number;
+  targetRps: number;
+  runs: Run[];
+}
+
 export interface Target {
   id: string;
   label: string;
@@ -35,7 +45,10 @@ export interface Target {
   pgDatabase?: string;
   rssIdleMiB: number;
   rssPeakMiB: number;
+  /** Runs at saturation (measure). */
   runs: Run[];
+  /** Set by measureAtSetLoad for the targets it measures. */
+  setLoad?: SetLoad;
 }
 
 /** Each connection: its own key (round robin) and 20 product ids it cycles through. */
@@ -56,6 +69,24 @@ export const median = (xs: number[]) => {
 };
 export const r2 = (n: number) => Math.round(n * 100) / 100;
 
+/** Medians over runs (max: the largest), as in Rounds.summary. */
+function medians(runs: Run[]) {
+  return {
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: r2(median(runs.map((r) => r.p50))),
+    p90: r2(median(runs.map((r) => r.p90))),
+    p99: r2(median(runs.map((r) => r.p99))),
+    max: Math.max(...runs.map((r) => r.max)),
+    requests: runs.reduce((s, r) => s + r.requests, 0),
+    cpuUsPerReq: {
+      server: median(runs.map((r) => r.cpuUsPerReq.server)),
+      postgres: median(runs.map((r) => r.cpuUsPerReq.postgres)),
+      redis: median(runs.map((r) => r.cpuUsPerReq.redis)),
+      loadgen: median(runs.map((r) => r.cpuUsPerReq.loadgen)),
+    },
+  };
+}
+
 export class Rounds {
   readonly targets: Target[] = [];
 
@@ -73,10 +104,11 @@ export class Rounds {
     return t;
   }
 
-  private async run(t: Target, durationS: number, record: boolean) {
+  /** One run of t; recorded into t.runs, or into setLoad.runs (with its think time) when given. */
+  private async run(t: Target, durationS: number, record: boolean, setLoad?: SetLoad) {
     const load1 = r2(os.loadavg()[0]!);
     const stopRss = sampleRss(t.server.pid);
-    const load = { url: t.server.url, connections: SETTINGS.connections, plan: t.plan, durationS };
+    const load = { url: t.server.url, connections: SETTINGS.connections, plan: t.plan, durationS, ...(setLoad ? { thinkMs: setLoad.thinkMs } : {}) };
     const { value: r, cpu } = await cpuDuring(t.server.pid, t.pgDatabase, async (): Promise<LoadResult & { loadgenCpuMs?: number }> =>
       LOADGEN === 'wrk' ? runWrk(load) : runLoad(load),
     );
@@ -87,10 +119,15 @@ export class Rounds {
     if (!record) return;
     const per = (ms: number) => Math.round((ms * 1000) / r.requests);
     const cpuUsPerReq = { server: per(cpu.server), postgres: per(cpu.postgres), redis: per(cpu.redis), loadgen: per(cpu.loadgen) };
-    t.runs.push({ ...r, load1, cpuUsPerReq });
-    t.rssPeakMiB = Math.max(t.rssPeakMiB, rss.peak);
+    if (setLoad) {
+      setLoad.runs.push({ ...r, load1, cpuUsPerReq });
+    } else {
+      // "RSS peak under load" is the saturated phase's.
+      t.runs.push({ ...r, load1, cpuUsPerReq });
+      t.rssPeakMiB = Math.max(t.rssPeakMiB, rss.peak);
+    }
     console.log(
-      `  ${t.label.padEnd(34)} ${String(r.rps).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
+      `  ${t.label.padEnd(34)} ${setLoad ? `think ${setLoad.thinkMs} ms  ` : ''}${String(r.rps).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
         `CPU/req: server ${cpuUsPerReq.server} us, postgres ${cpuUsPerReq.postgres} us, redis ${cpuUsPerReq.redis} us  (load avg ${load1})`,
     );
   }
@@ -100,10 +137,31 @@ export class Rounds {
     await sleep(2_000);
     for (const t of this.targets) t.rssIdleMiB = rssMiB(t.server.pid);
     for (const t of this.targets) if (SETTINGS.warmupS > 0) await this.run(t, SETTINGS.warmupS, false);
+    await this.rounds(this.targets, (t) => this.run(t, SETTINGS.durationS, true));
+  }
+
+  /**
+   * The same rounds (ROUNDS x BENCH_DURATION per target, interleaved, order reversed every other
+   * round) at a set load: each target that pace() gives a think time is measured with it (wrk
+   * only); the others are left out. No warm-up: it follows measure(), on warm servers.
+   */
+  async measureAtSetLoad(pace: (t: Target) => { thinkMs: number; targetRps: number } | undefined): Promise<void> {
+    if (LOADGEN !== 'wrk') throw new Error('a set load needs wrk (think time per connection); BENCH_LOADGEN=wrk');
+    const targets: Target[] = [];
+    for (const t of this.targets) {
+      const p = pace(t);
+      if (!p) continue;
+      t.setLoad = { thinkMs: p.thinkMs, targetRps: p.targetRps, runs: [] };
+      targets.push(t);
+    }
+    await this.rounds(targets, (t) => this.run(t, SETTINGS.durationS, true, t.setLoad));
+  }
+
+  private async rounds(targets: Target[], run: (t: Target) => Promise<void>) {
     for (let round = 0; round < ROUNDS; round++) {
       console.log(`round ${round + 1} of ${ROUNDS}`);
-      const order = round % 2 === 0 ? this.targets : [...this.targets].reverse();
-      for (const t of order) await this.run(t, SETTINGS.durationS, true);
+      const order = round % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) await run(t);
     }
   }
 
@@ -111,22 +169,18 @@ export class Rounds {
     return this.targets.map((t) => ({
       id: t.id,
       target: t.label,
-      rps: Math.round(median(t.runs.map((r) => r.rps))),
-      p50: r2(median(t.runs.map((r) => r.p50))),
-      p90: r2(median(t.runs.map((r) => r.p90))),
-      p99: r2(median(t.runs.map((r) => r.p99))),
-      max: Math.max(...t.runs.map((r) => r.max)),
-      requests: t.runs.reduce((s, r) => s + r.requests, 0),
-      cpuUsPerReq: {
-        server: median(t.runs.map((r) => r.cpuUsPerReq.server)),
-        postgres: median(t.runs.map((r) => r.cpuUsPerReq.postgres)),
-        redis: median(t.runs.map((r) => r.cpuUsPerReq.redis)),
-        loadgen: median(t.runs.map((r) => r.cpuUsPerReq.loadgen)),
-      },
+      ...medians(t.runs),
       rssIdleMiB: t.rssIdleMiB,
       rssPeakMiB: t.rssPeakMiB,
       runs: t.runs,
     }));
+  }
+
+  /** Like summary(), for the targets measured at a set load. */
+  setLoadSummary() {
+    return this.targets.flatMap((t) =>
+      t.setLoad ? [{ id: t.id, target: t.label, thinkMs: t.setLoad.thinkMs, targetRps: t.setLoad.targetRps, ...medians(t.setLoad.runs), runs: t.setLoad.runs }] : [],
+    );
   }
 
   /** Ratio of two targets' req/s, per round (measured seconds apart) and the median of those. */
@@ -137,8 +191,8 @@ export class Rounds {
     return { median: r2(median(rounds)), rounds };
   }
 
-  printSummary(showRss: (t: Target) => boolean = () => true) {
-    console.log('\nmedians over the rounds');
+  printSummary(showRss: (t: Target) => boolean = () => true, title = 'medians over the rounds') {
+    console.log(`\n${title}`);
     table(
       this.summary().map((s) => ({
         target: s.target,
@@ -152,6 +206,22 @@ export class Rounds {
         'redis CPU us/req': s.cpuUsPerReq.redis,
         'RSS idle MiB': showRss(this.get(s.id)) ? s.rssIdleMiB : '-',
         'RSS peak under load MiB': showRss(this.get(s.id)) ? s.rssPeakMiB : '-',
+      })),
+    );
+  }
+
+  printSetLoadSummary(title = 'medians over the rounds, at a set load') {
+    console.log(`\n${title}`);
+    table(
+      this.setLoadSummary().map((s) => ({
+        target: s.target,
+        'think ms': s.thinkMs,
+        'target req/s': s.targetRps,
+        'achieved req/s': s.rps,
+        'p50 ms': s.p50,
+        'p90 ms': s.p90,
+        'p99 ms': s.p99,
+        'max ms': r2(s.max),
       })),
     );
   }
