@@ -61,10 +61,16 @@ describe('Redis counters', { skip }, () => {
       const responses = await Promise.all(
         Array.from({ length: 200 }, () => t.app.inject({ method: 'GET', url: '/api/v1/products/not-an-id', headers: k.headers })),
       );
-      const remaining = responses.map((r) => rateHeaders(r.headers).remaining).sort((a, b) => a - b);
-      assert.deepEqual(remaining, Array.from({ length: 200 }, (_, i) => 800 + i));
+      const remaining = responses.map((r) => rateHeaders(r.headers).remaining);
+      assert.equal(new Set(remaining).size, 200, 'no Remaining value twice');
+      // If the burst spans a second boundary the key is hot and takes a leased block
+      // (src/ratelimit/leases.ts): the Remaining values may then skip the block's unused counts,
+      // but the counts handed out are still exactly the 200 requests.
+      assert.ok(Math.min(...remaining) >= 1000 - 200 - 32 && Math.max(...remaining) === 999);
+      const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: k.headers });
+      assert.equal(usage.json<{ used: number }>().used, 200);
       const counter = (await redisKeys()).find((e) => e.k.endsWith(`:key:${k.keyId}`));
-      assert.equal(counter?.v, 200);
+      assert.ok(counter && counter.v >= 200 && counter.v <= 232, `counter ${counter?.v}`);
     });
   });
 });
