@@ -84,7 +84,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
 
   await registerOpenApi(app);
   registerHealth(app);
-  registerMetrics(app);
+  registerMetrics(app, ctx.limiter);
   await app.register(apiV1, { prefix: '/api/v1' });
   await app.register(apiV1, { prefix: '/v1' });
   return app;

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
+import type { RateLimiter } from '../ratelimit/limiter.js';
 
 /**
  * Prometheus metrics at /metrics: request counts and latency histograms by method, route
- * pattern and status, plus Node's default process metrics. One registry per app instance, so
+ * pattern and status, plus Node's default process metrics, and with Redis the rate limiter's
+ * round trips against requests counted from leased blocks. One registry per app instance, so
  * tests that build several apps in a process do not collide.
  */
-export function registerMetrics(app: FastifyInstance) {
+export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'pricehound_' });
   const labelNames = ['method', 'route', 'status_code'] as const;
@@ -23,6 +25,29 @@ export function registerMetrics(app: FastifyInstance) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+
+  const stats = (limiter as { stats?: { redisCalls: number; leasedCounts: number } } | undefined)?.stats;
+  if (stats) {
+    const counterOf = (name: string, help: string, read: () => number) => {
+      let seen = 0;
+      return new client.Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          const now = read();
+          this.inc(now - seen);
+          seen = now;
+        },
+      });
+    };
+    counterOf('pricehound_ratelimit_redis_calls_total', 'Script calls the rate limiter made to Redis (each counts a batch of requests)', () => stats.redisCalls);
+    counterOf(
+      'pricehound_ratelimit_leased_counts_total',
+      'Requests counted from a block of counts leased from Redis, without a round trip (src/ratelimit/leases.ts)',
+      () => stats.leasedCounts,
+    );
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     // Unmatched paths share one label so scanners cannot blow up the series count.

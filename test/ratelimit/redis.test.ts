@@ -71,6 +71,10 @@ describe('Redis counters', { skip }, () => {
       assert.equal(usage.json<{ used: number }>().used, 200);
       const counter = (await redisKeys()).find((e) => e.k.endsWith(`:key:${k.keyId}`));
       assert.ok(counter && counter.v >= 200 && counter.v <= 232, `counter ${counter?.v}`);
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const calls = Number(/^pricehound_ratelimit_redis_calls_total (\d+)$/m.exec(metrics)?.[1]);
+      assert.ok(calls >= 1 && calls <= 210, `redis calls ${calls}: at most one per check, fewer when batched`);
+      assert.match(metrics, /^pricehound_ratelimit_leased_counts_total \d+$/m);
     });
   });
 });
