@@ -26,7 +26,7 @@ export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
     registers: [registry],
   });
 
-  const stats = (limiter as { stats?: { redisCalls: number; leasedCounts: number } } | undefined)?.stats;
+  const stats = limiter?.stats;
   if (stats) {
     const counterOf = (name: string, help: string, read: () => number) => {
       let seen = 0;

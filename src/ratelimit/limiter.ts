@@ -29,6 +29,8 @@ export interface RateLimiter {
   take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome>;
   /** Count one against `window` (failed authentications). */
   hit(window: Window): Promise<WindowState>;
+  /** Work done so far, for /metrics (only limiters that lease counts from a shared store have it). */
+  readonly stats?: { redisCalls: number; leasedCounts: number };
   close(): Promise<void>;
 }
 

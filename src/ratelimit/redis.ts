@@ -320,15 +320,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     }
     const epoch = this.guards.epoch;
     try {
-      const [flag, first, , g] = await this.send({
-        guardKey,
-        key,
-        guardLimit: guard.limit,
-        expireAt: start + window.seconds * 1000 + 60_000,
-        mode,
-        limit: window.limit,
-        wanted: 1,
-      });
+      const [flag, first, , g] = await this.send(this.counterOp(key, window, start, mode, 1, guardKey, guard.limit));
       this.recovered();
       if (g === 0) this.guards.set(guardKey, gStart + guard.seconds * 1000, epoch);
       if (flag === -1) return { blocked: stateOf(first, guard, gStart) };
@@ -340,6 +332,12 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     }
   }
 
+  /** One op on `key` (the counter of `window` starting at `start`), checked against a guard if given. */
+  private counterOp(key: string, window: Window, start: number, mode: Op['mode'], wanted: number, guardKey = '', guardLimit = 0): Omit<Op, 'resolve' | 'reject'> {
+    // The counter outlives its window by a minute: clocks of different processes may disagree.
+    return { guardKey, key, guardLimit, expireAt: start + window.seconds * 1000 + 60_000, mode, limit: window.limit, wanted };
+  }
+
   /**
    * Asks Redis for the next block of a hot key's counts, if it is time to (LeaseBook.refillSize);
    * returns the pending answer, or undefined when none was asked for. A failed ask is left to
@@ -348,15 +346,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private refill(key: string, window: Window, start: number): Promise<void> | undefined {
     const size = this.leases.refillSize(key);
     if (size === 0) return undefined;
-    const asked = this.send({
-      guardKey: '',
-      key,
-      guardLimit: 0,
-      expireAt: start + window.seconds * 1000 + 60_000,
-      mode: 'hit',
-      limit: window.limit,
-      wanted: size,
-    }).then(
+    const asked = this.send(this.counterOp(key, window, start, 'hit', size)).then(
       ([, first, last]) => this.leases.granted(key, first, last),
       () => undefined,
     );
@@ -372,15 +362,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     const key = this.keyOf(window, start);
     this.guards.dirty(key);
     try {
-      const [, count] = await this.send({
-        guardKey: '',
-        key,
-        guardLimit: 0,
-        expireAt: start + window.seconds * 1000 + 60_000,
-        mode: 'fail',
-        limit: window.limit,
-        wanted: 1,
-      });
+      const [, count] = await this.send(this.counterOp(key, window, start, 'fail', 1));
       this.recovered();
       return stateOf(count, window, start);
     } catch (err) {
