@@ -110,8 +110,9 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
       running.app = app;
       // A keep-alive connection whose request was already in progress when we began to stop is
       // closed after its response, rather than lingering until the timeout.
-      app.addHook('onSend', async (_request, reply) => {
-        if (stopping) reply.header('Connection', 'close');
+      app.addHook('onSend', (_request, reply, payload, done) => {
+        if (stopping) reply.header('connection', 'close');
+        done(null, payload);
       });
       await app.listen({ port: config.port, host: config.host });
     }

@@ -1,8 +1,8 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import type { AppContext } from '../http/context.js';
-import type { Window, WindowState } from '../ratelimit/limiter.js';
-import { looksLikeKey } from './keys.js';
+import type { Outcome, Window, WindowState } from '../ratelimit/limiter.js';
+import { looksLikeKey, type Principal } from './keys.js';
 
 const HOUR = 3600;
 
@@ -18,7 +18,9 @@ function bearer(header: string | undefined): string | undefined {
  * of the calling address (as GitHub reports its unauthenticated limit).
  */
 function rateLimitHeaders(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'remaining' | 'reset'>) {
-  return reply.header('X-RateLimit-Limit', s.limit).header('X-RateLimit-Remaining', s.remaining).header('X-RateLimit-Reset', s.reset);
+  // Lower-case names: Fastify lower-cases every name anyway, and one already in lower case is
+  // stored without making a new string per response.
+  return reply.header('x-ratelimit-limit', s.limit).header('x-ratelimit-remaining', s.remaining).header('x-ratelimit-reset', s.reset);
 }
 
 /** An address over its failed-authentication budget: the spec's 429, headers describing that budget. */
@@ -88,40 +90,78 @@ class BlockedAddresses {
  * for a hot key, none: src/ratelimit/leases.ts).
  * Routes with `config.countsTowardLimit: false` (GET /usage) are authenticated and get the
  * headers but are neither counted nor refused for the key's limit.
+ *
+ * A callback hook, not an async one: a request whose key is cached and whose count needs no
+ * round trip (in-memory counters, or a leased block) goes on synchronously, with no promise and
+ * no microtask hop; only lookups and round trips wait. A hook that answers (429) does not call
+ * `done`, as Fastify asks of callback hooks that reply.
  */
-export function authHook(ctx: AppContext): onRequestAsyncHookHandler {
+export function authHook(ctx: AppContext): onRequestHookHandler {
   const { limiter, keys, usage, config } = ctx;
   const blocked = new BlockedAddresses();
-  return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
-    const guard: Window = { key: `authfail:${request.ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };
-    const blockedUntil = blocked.get(request.ip, Math.floor(Date.now() / 1000));
-    if (blockedUntil !== undefined) return addressBlocked(reply, { limit: guard.limit, reset: blockedUntil });
 
-    const key = bearer(request.headers.authorization);
+  /** The limiter's answer for a known key: headers, usage, 429 or not. True when the request goes on. */
+  function admit(request: FastifyRequest, reply: FastifyReply, principal: Principal, outcome: Outcome, counts: boolean): boolean {
+    if (outcome.blocked) {
+      blocked.set(request.ip, outcome.blocked.reset);
+      addressBlocked(reply, outcome.blocked);
+      return false;
+    }
+    const s = outcome.state;
+    request.principal = principal;
+    rateLimitHeaders(reply, s);
+    if (!counts) return true;
+    usage.record(principal.keyId, Date.now(), s.allowed);
+    if (!s.allowed) {
+      tooManyRequests(reply, s);
+      return false;
+    }
+    return true;
+  }
+
+  const take = (principal: Principal, guard: Window, counts: boolean) =>
+    limiter.take({ key: `key:${principal.keyId}`, limit: principal.limit, seconds: HOUR }, guard, counts ? 'hit' : 'peek');
+
+  /** A key not in the cache (or none, or a malformed one): look it up, count a failure. */
+  async function lookUp(request: FastifyRequest, reply: FastifyReply, key: string | undefined, guard: Window): Promise<boolean> {
     const principal = key && looksLikeKey(key) ? await keys.resolve(key) : undefined;
-
     if (!principal) {
       const failures = await limiter.hit(guard);
       if (!failures.allowed) {
         blocked.set(request.ip, failures.reset);
-        return addressBlocked(reply, failures);
+        addressBlocked(reply, failures);
+        return false;
       }
       rateLimitHeaders(reply, failures);
       throw unauthorized(request, key);
     }
-
     const counts = request.routeOptions.config.countsTowardLimit !== false;
-    const outcome = await limiter.take({ key: `key:${principal.keyId}`, limit: principal.limit, seconds: HOUR }, guard, counts ? 'hit' : 'peek');
-    if (outcome.blocked) {
-      blocked.set(request.ip, outcome.blocked.reset);
-      return addressBlocked(reply, outcome.blocked);
-    }
+    return admit(request, reply, principal, await take(principal, guard, counts), counts);
+  }
 
-    const s = outcome.state;
-    request.principal = principal;
-    rateLimitHeaders(reply, s);
-    if (!counts) return;
-    usage.record(principal.keyId, Date.now(), s.allowed);
-    if (!s.allowed) return tooManyRequests(reply, s);
+  return function authenticate(request, reply, done) {
+    const ip = request.ip;
+    const blockedUntil = blocked.get(ip, Math.floor(Date.now() / 1000));
+    if (blockedUntil !== undefined) {
+      addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil });
+      return;
+    }
+    const guard: Window = { key: `authfail:${ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };
+    const goOn = (proceed: boolean) => {
+      if (proceed) done();
+    };
+    const key = bearer(request.headers.authorization);
+    const principal = key && looksLikeKey(key) ? keys.cached(key) : undefined;
+    if (!principal) {
+      lookUp(request, reply, key, guard).then(goOn, done);
+      return;
+    }
+    const counts = request.routeOptions.config.countsTowardLimit !== false;
+    const outcome = take(principal, guard, counts);
+    if (outcome instanceof Promise) {
+      outcome.then((o) => goOn(admit(request, reply, principal, o, counts)), done);
+      return;
+    }
+    goOn(admit(request, reply, principal, outcome, counts));
   };
 }

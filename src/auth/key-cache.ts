@@ -44,6 +44,12 @@ export class KeyResolver extends EventEmitter<Events> {
     await this.unlisten?.();
   }
 
+  /** The key's principal if it is cached and fresh (no query); undefined otherwise. */
+  cached(key: string): Principal | undefined {
+    const hit = this.cache.get(hashKey(key));
+    return hit && hit.expires > Date.now() ? hit.principal : undefined;
+  }
+
   async resolve(key: string): Promise<Principal | undefined> {
     const hash = hashKey(key);
     const hit = this.cache.get(hash);

@@ -67,8 +67,9 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   registerJsonParser(app);
   registerNotFound(app);
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
   });
   // After the request-id hook and on the root, before any route: see src/http/cors.ts.
   await registerCors(app);

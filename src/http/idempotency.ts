@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import type { Database } from '../db/types.js';
 import { ERRORS } from './errors.js';
 
@@ -50,9 +50,12 @@ interface Stored {
   created_at: Date;
 }
 
+/**
+ * Adds the claim (preHandler) and the store (onSend) to the routes marked `idempotent`, ahead of
+ * their own hooks; other routes run neither, so a GET pays nothing for them.
+ */
 export function registerIdempotency(app: FastifyInstance, db: Database) {
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config.idempotent) return;
+  const claim: preHandlerAsyncHookHandler = async (request, reply) => {
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0] : raw;
@@ -90,9 +93,9 @@ export function registerIdempotency(app: FastifyInstance, db: Database) {
     }
     reply.headers({ ...(stored.headers ?? {}), 'Idempotent-Replayed': 'true', 'Content-Type': 'application/json; charset=utf-8' });
     return reply.code(stored.status).send(stored.body ?? '');
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const store: onSendHookHandler = async (request, reply, payload) => {
     const key = request.idempotencyKey;
     if (!key) return payload;
     request.idempotencyKey = undefined;
@@ -112,6 +115,13 @@ export function registerIdempotency(app: FastifyInstance, db: Database) {
       JSON.stringify(location ? { Location: String(location) } : {}),
     ]);
     return payload;
+  };
+
+  const list = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [claim, ...list(route.preHandler)];
+    route.onSend = [store, ...list(route.onSend)];
   });
 }
 

@@ -24,9 +24,12 @@ export type Outcome = { blocked: WindowState; state?: undefined } | { blocked?: 
 export interface RateLimiter {
   /**
    * If `guard` has reached its limit, answer `{ blocked }` and count nothing. Otherwise count one
-   * request against `window` (`hit`) or just read it (`peek`). One round trip to the store.
+   * request against `window` (`hit`) or just read it (`peek`). At most one round trip to the
+   * store; answered without one (not a promise) when the limiter can: the in-memory counters
+   * always, Redis for a hot key counting from a leased block. The request path then goes on
+   * without a microtask hop (src/auth/hook.ts).
    */
-  take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome>;
+  take(window: Window, guard: Window, mode: 'hit' | 'peek'): Outcome | Promise<Outcome>;
   /** Count one against `window` (failed authentications). */
   hit(window: Window): Promise<WindowState>;
   /** Work done so far, for /metrics (only limiters that lease counts from a shared store have it). */
@@ -70,7 +73,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return c;
   }
 
-  async take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome> {
+  take(window: Window, guard: Window, mode: 'hit' | 'peek'): Outcome {
     const g = this.current(guard, false);
     if (g.count >= guard.limit) return { blocked: stateOf(g.count, guard, g.start) };
     const c = this.current(window, mode === 'hit');

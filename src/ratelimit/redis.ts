@@ -293,7 +293,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     }
   }
 
-  async take(window: Window, guard: Window, mode: 'hit' | 'peek'): Promise<Outcome> {
+  take(window: Window, guard: Window, mode: 'hit' | 'peek'): Outcome | Promise<Outcome> {
     if (!this.useRedis()) return this.fallback.take(window, guard, mode);
     const now = Date.now();
     const start = windowStart(now, window.seconds);
@@ -303,21 +303,27 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     if (mode === 'hit') {
       this.leases.note(key, start + window.seconds * 1000);
       if (this.subscribed && this.guards.has(guardKey, now)) {
-        let n = this.leases.take(key);
-        if (n === undefined) {
-          const refill = this.leases.refilling(key) ?? this.refill(key, window, start);
-          if (refill) {
-            await refill;
-            n = this.leases.take(key);
-          }
-        }
-        if (n !== undefined) {
-          this.stats.leasedCounts++;
-          this.refill(key, window, start);
-          return { state: stateOf(n, window, start) };
+        const leased = this.fromLease(key, window, start);
+        if (leased !== undefined) return leased;
+        const refill = this.leases.refilling(key) ?? this.refill(key, window, start);
+        if (refill) {
+          return refill.then(() => this.fromLease(key, window, start) ?? this.roundTrip(window, guard, mode, key, start, guardKey, gStart));
         }
       }
     }
+    return this.roundTrip(window, guard, mode, key, start, guardKey, gStart);
+  }
+
+  /** A count from this process's block of `key`, if it holds one (and the next block asked for when due). */
+  private fromLease(key: string, window: Window, start: number): Outcome | undefined {
+    const n = this.leases.take(key);
+    if (n === undefined) return undefined;
+    this.stats.leasedCounts++;
+    this.refill(key, window, start);
+    return { state: stateOf(n, window, start) };
+  }
+
+  private async roundTrip(window: Window, guard: Window, mode: 'hit' | 'peek', key: string, start: number, guardKey: string, gStart: number): Promise<Outcome> {
     const epoch = this.guards.epoch;
     try {
       const [flag, first, , g] = await this.send(this.counterOp(key, window, start, mode, 1, guardKey, guard.limit));
