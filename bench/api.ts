@@ -23,7 +23,7 @@
  *    time + latency). The p99 < 10 ms target (PostgreSQL) is judged on this phase; the saturated
  *    p99 is still printed and written.
  *
- * Env: BENCH_DB=pg|pglite|pg,pglite  BENCH_DURATION=10  BENCH_WARMUP=3  BENCH_ROUNDS=3
+ * Env: BENCH_DB=pg|pglite|pg,pglite  BENCH_DURATION=3  BENCH_WARMUP=3  BENCH_ROUNDS=10
  *      BENCH_CONNECTIONS=50  BENCH_SET_LOAD=0 (skip phase 2)  BENCH_LOADGEN=wrk|autocannon
  *      BENCH_NICE=-10  BENCH_PROFILE=1 (CPU profile of the real servers into
  *      bench/results/profiles/)  BENCH_LOG_LEVEL (the real server's LOG_LEVEL; default info)
@@ -33,7 +33,7 @@ import path from 'node:path';
 import { PLANS } from '../src/auth/keys.js';
 import { cleanup, DATABASES, env, machine, minimalServerArgs, realServerArgs, SETTINGS, table, workDir, writeResult } from './lib/common.js';
 import { startServer } from './lib/proc.js';
-import { LOADGEN, NICE, plans, r2, Rounds, ROUNDS } from './lib/rounds.js';
+import { LOADGEN, NICE, plans, r2, Rounds, ROUNDS, SLICE_S } from './lib/rounds.js';
 import { PG_BENCH_DB, pgUrl, recreatePgDatabase, REDIS_URL, seed } from './lib/seed.js';
 
 const KEYS = SETTINGS.connections; // one key per connection, so no key nears its hourly limit
@@ -50,7 +50,7 @@ const runId = Date.now();
 
 try {
   console.log(
-    `bench:api  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SETTINGS.durationS} s per target ` +
+    `bench:api  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SLICE_S} s per target ` +
       `(after a ${SETTINGS.warmupS} s warm-up each); work dir ${dir}`,
   );
   rounds.add('c', 'c: bare Fastify', await startServer({ name: 'bare', args: minimalServerArgs('bare'), env: { MODE: 'bare' }, logFile: logs('bare') }), plans(undefined));
@@ -119,7 +119,7 @@ try {
     console.log(
       `\nlatency at a set load: ${SETTINGS.connections} connections, think time per connection for half of b's ` +
         `saturated req/s (${DATABASES.map((db) => `${LABEL[db]} ${pace[db]!.target_rps} req/s = ${pace[db]!.think_ms} ms`).join(', ')}; ` +
-        `c as ${pace.pg ? LABEL.pg : LABEL.pglite}), ${ROUNDS} rounds of ${SETTINGS.durationS} s per target`,
+        `c as ${pace.pg ? LABEL.pg : LABEL.pglite}), ${ROUNDS} rounds of ${SLICE_S} s per target`,
     );
     await rounds.measureAtSetLoad((t) => {
       const p = paceOf.get(t.id);
@@ -161,7 +161,7 @@ try {
   const pgSet = setLoadSummary.find((s) => s.id === 'a-pg');
   writeResult(process.env.BENCH_RESULT_NAME ?? 'api', {
     machine: machine(),
-    settings: { ...SETTINGS, rounds: ROUNDS, nice: NICE ?? 0, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', setLoad: SET_LOAD },
+    settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', setLoad: SET_LOAD },
     summary,
     ratios,
     at_set_load: setLoadSkipped
@@ -170,7 +170,7 @@ try {
           method:
             `wrk, ${SETTINGS.connections} connections, each waiting think_ms between an answer and its next request; ` +
             "think_ms = connections / target_rps * 1000, target_rps = half of b's median saturated req/s for that database " +
-            `(c: ${pace.pg ? LABEL.pg : LABEL.pglite}'s); medians over ${ROUNDS} interleaved rounds of ${SETTINGS.durationS} s`,
+            `(c: ${pace.pg ? LABEL.pg : LABEL.pglite}'s); medians over ${ROUNDS} interleaved rounds of ${SLICE_S} s`,
           pace: Object.fromEntries(DATABASES.map((db) => [LABEL[db], pace[db]])),
           summary: setLoadSummary,
           p99_target:

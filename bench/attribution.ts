@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cleanup, DATABASES, machine, minimalServerArgs, REAL_SERVER, realServerArgs, SETTINGS, workDir, writeResult } from './lib/common.js';
 import { startServer } from './lib/proc.js';
-import { NICE, plans, Rounds, ROUNDS } from './lib/rounds.js';
+import { NICE, plans, Rounds, ROUNDS, SLICE_S } from './lib/rounds.js';
 import { PG_BENCH_DB, pgUrl, recreatePgDatabase, REDIS_URL, seed } from './lib/seed.js';
 
 const dir = workDir('attribution');
@@ -25,7 +25,7 @@ const rounds = new Rounds();
 const runId = Date.now();
 
 try {
-  console.log(`bench:attribution  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SETTINGS.durationS} s per target; work dir ${dir}`);
+  console.log(`bench:attribution  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SLICE_S} s per target; work dir ${dir}`);
   for (const db of DATABASES) {
     const dataDir = path.join(dir, `data-${db}`);
     if (db === 'pg') await recreatePgDatabase();
@@ -86,7 +86,7 @@ try {
   }
   console.log('\nratio to the minimal route, per round');
   for (const [k, v] of Object.entries(ratios)) console.log(`  ${k.padEnd(34)} ${v.join(' ')}`);
-  writeResult(process.env.BENCH_RESULT_NAME ?? 'attribution', { machine: machine(), settings: { ...SETTINGS, rounds: ROUNDS, nice: NICE ?? 0 }, summary: rounds.summary(), ratios });
+  writeResult(process.env.BENCH_RESULT_NAME ?? 'attribution', { machine: machine(), settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0 }, summary: rounds.summary(), ratios });
 } finally {
   await rounds.stopAll();
   cleanup(dir);

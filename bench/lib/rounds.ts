@@ -12,7 +12,18 @@ import { runWrk, wrkAvailable } from './wrk.js';
  */
 export const LOADGEN = (process.env.BENCH_LOADGEN ?? (wrkAvailable() ? 'wrk' : 'autocannon')) as 'wrk' | 'autocannon';
 
-export const ROUNDS = Math.max(1, Math.floor(env('BENCH_ROUNDS', 3)));
+/**
+ * Rounds of short measurements rather than a few long ones. On this 2-core VM the speed of the
+ * whole machine drifts by up to ±50 % over tens of seconds (the same query's PostgreSQL CPU per
+ * request moved between 79 and 239 µs within one run), so a ratio of two measurements is only as
+ * good as they are close in time. Ten rounds of 3 s per target (the same 30 s as three of 10 s)
+ * put a and b seconds apart and give the median ten ratios instead of three. A control with two
+ * identical builds: medians 0.83 against 0.68 with 3 rounds of 8 s, 0.76 against 0.74 with 10 of
+ * 3 s (docs/BENCHMARKS.md, session 4).
+ */
+export const ROUNDS = Math.max(1, Math.floor(env('BENCH_ROUNDS', 10)));
+/** Seconds per measurement in a round (BENCH_DURATION). */
+export const SLICE_S = env('BENCH_DURATION', 3);
 const PATHS_PER_CONNECTION = 20;
 
 /**
@@ -137,11 +148,11 @@ export class Rounds {
     await sleep(2_000);
     for (const t of this.targets) t.rssIdleMiB = rssMiB(t.server.pid);
     for (const t of this.targets) if (SETTINGS.warmupS > 0) await this.run(t, SETTINGS.warmupS, false);
-    await this.rounds(this.targets, (t) => this.run(t, SETTINGS.durationS, true));
+    await this.rounds(this.targets, (t) => this.run(t, SLICE_S, true));
   }
 
   /**
-   * The same rounds (ROUNDS x BENCH_DURATION per target, interleaved, order reversed every other
+   * The same rounds (ROUNDS x SLICE_S per target, interleaved, order reversed every other
    * round) at a set load: each target that pace() gives a think time is measured with it (wrk
    * only); the others are left out. No warm-up: it follows measure(), on warm servers.
    */
@@ -154,7 +165,7 @@ export class Rounds {
       t.setLoad = { thinkMs: p.thinkMs, targetRps: p.targetRps, runs: [] };
       targets.push(t);
     }
-    await this.rounds(targets, (t) => this.run(t, SETTINGS.durationS, true, t.setLoad));
+    await this.rounds(targets, (t) => this.run(t, SLICE_S, true, t.setLoad));
   }
 
   private async rounds(targets: Target[], run: (t: Target) => Promise<void>) {
