@@ -147,21 +147,18 @@ export function authHook(ctx: AppContext): onRequestHookHandler {
       return;
     }
     const guard: Window = { key: `authfail:${ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };
-    const goOn = (proceed: boolean) => {
-      if (proceed) done();
-    };
     const key = bearer(request.headers.authorization);
     const principal = key && looksLikeKey(key) ? keys.cached(key) : undefined;
     if (!principal) {
-      lookUp(request, reply, key, guard).then(goOn, done);
+      lookUp(request, reply, key, guard).then((proceed) => proceed && done(), done);
       return;
     }
     const counts = request.routeOptions.config.countsTowardLimit !== false;
     const outcome = take(principal, guard, counts);
     if (outcome instanceof Promise) {
-      outcome.then((o) => goOn(admit(request, reply, principal, o, counts)), done);
+      outcome.then((o) => admit(request, reply, principal, o, counts) && done(), done);
       return;
     }
-    goOn(admit(request, reply, principal, outcome, counts));
+    if (admit(request, reply, principal, outcome, counts)) done();
   };
 }

@@ -44,17 +44,21 @@ export class KeyResolver extends EventEmitter<Events> {
     await this.unlisten?.();
   }
 
+  private fresh(hash: string, now: number): Principal | undefined {
+    const hit = this.cache.get(hash);
+    return hit && hit.expires > now ? hit.principal : undefined;
+  }
+
   /** The key's principal if it is cached and fresh (no query); undefined otherwise. */
   cached(key: string): Principal | undefined {
-    const hit = this.cache.get(hashKey(key));
-    return hit && hit.expires > Date.now() ? hit.principal : undefined;
+    return this.fresh(hashKey(key), Date.now());
   }
 
   async resolve(key: string): Promise<Principal | undefined> {
     const hash = hashKey(key);
-    const hit = this.cache.get(hash);
     const now = Date.now();
-    if (hit && hit.expires > now) return hit.principal;
+    const hit = this.fresh(hash, now);
+    if (hit) return hit;
     const generation = this.generation;
     const principal = await findActiveKeyByHash(this.db, hash);
     if (principal && this.ttlMs > 0 && generation === this.generation) {
