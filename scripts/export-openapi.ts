@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import { OPENAPI_PATH } from '../src/openapi/plugin.js';
 import { createRuntime } from '../src/runtime.js';
 

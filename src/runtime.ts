@@ -8,7 +8,7 @@ import type { Database } from './db/types.js';
 import { createBrowserFetcher, routeRenderJs } from './fetcher/browser.js';
 import { createHttpFetcher } from './fetcher/http.js';
 import type { Fetcher } from './fetcher/types.js';
-import type { AppContext } from './http/context.js';
+import type { AppContext } from './context.js';
 import { deleteExpiredIdempotencyKeys } from './http/idempotency.js';
 import { startRollupJob } from './prices/rollup/job.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit/limiter.js';

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import type { AppContext } from '../http/context.js';
-import type { Outcome, Window, WindowState } from '../ratelimit/limiter.js';
+import type { Config } from '../config.js';
+import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/limiter.js';
+import type { UsageRecorder } from '../usage/recorder.js';
+import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
 
 const HOUR = 3600;
@@ -96,8 +98,14 @@ class BlockedAddresses {
  * no microtask hop; only lookups and round trips wait. A hook that answers (429) does not call
  * `done`, as Fastify asks of callback hooks that reply.
  */
-export function authHook(ctx: AppContext): onRequestHookHandler {
-  const { limiter, keys, usage, config } = ctx;
+export interface AuthDeps {
+  limiter: RateLimiter;
+  keys: KeyResolver;
+  usage: UsageRecorder;
+  config: Pick<Config, 'authFailureLimit' | 'authFailureWindowSeconds'>;
+}
+
+export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestHookHandler {
   const blocked = new BlockedAddresses();
 
   /** The limiter's answer for a known key: headers, usage, 429 or not. True when the request goes on. */

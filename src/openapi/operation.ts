@@ -39,7 +39,7 @@ const replayable = (status: string) => status.startsWith('2') || status === '404
 /**
  * @fastify/swagger `transform`: adds to one route's schema what the app-wide hooks do to every
  * route of its kind, so that no route has to repeat it and none can forget it:
- * - every response: `X-Request-Id` (src/http/app.ts) and `Access-Control-Allow-Origin` (src/http/cors.ts);
+ * - every response: `X-Request-Id` (src/app.ts) and `Access-Control-Allow-Origin` (src/http/cors.ts);
  *   500 with the Error body (src/http/error-handler.ts);
  * - GET: `If-None-Match`, `ETag` on 200 and the 304 answer (src/http/etag.ts);
  * - `config.idempotent` POSTs: `Idempotency-Key` and `Idempotent-Replayed` (src/http/idempotency.ts);

@@ -2,7 +2,7 @@ import { after, before } from 'node:test';
 import pino from 'pino';
 import { createKey, type Plan } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
-import { buildApp, type App } from '../../src/http/app.js';
+import { buildApp, type App } from '../../src/app.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { testStorage, type TestStorage } from './database.js';
 

@@ -6,7 +6,7 @@ import { newId } from '../../src/ids.js';
 import { type CheckFinished, CheckWorker, type CheckWorkerOptions } from '../../src/jobs/worker.js';
 import { createKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import { createRuntime } from '../../src/runtime.js';
 import type { TestApp } from '../helpers/app.js';
 import { testStorage } from '../helpers/database.js';

@@ -3,7 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { isCurrency, isMoney } from '../../src/http/validation.js';
-import type { App } from '../../src/http/app.js';
+import type { App } from '../../src/app.js';
 
 /** Reading the OpenAPI document in tests (not a test file itself: no `.test.ts`). */
 

@@ -1,11 +1,11 @@
-import type { Principal } from '../auth/keys.js';
-import type { KeyResolver } from '../auth/key-cache.js';
-import type { Config } from '../config.js';
-import type { Extractor } from '../checks/extractor.js';
-import type { Database } from '../db/types.js';
-import type { Fetcher } from '../fetcher/types.js';
-import type { RateLimiter } from '../ratelimit/limiter.js';
-import type { UsageRecorder } from '../usage/recorder.js';
+import type { Principal } from './auth/keys.js';
+import type { KeyResolver } from './auth/key-cache.js';
+import type { Config } from './config.js';
+import type { Extractor } from './checks/extractor.js';
+import type { Database } from './db/types.js';
+import type { Fetcher } from './fetcher/types.js';
+import type { RateLimiter } from './ratelimit/limiter.js';
+import type { UsageRecorder } from './usage/recorder.js';
 
 /** The long-lived services a request handler may use, built once per process (src/server.ts). */
 export interface AppContext {
