@@ -2,8 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { listExchangeRatesRoute } from './routes/list-exchange-rates.js';
 import { deleteExchangeRateRoute, getExchangeRateRoute, putExchangeRateRoute } from './routes/pair-routes.js';
 
-export { ExchangeRates, convertedAmountSql, loadExchangeRates } from './convert.js';
-
 /** /exchange-rates: the rates an account sets for comparing prices across currencies (docs/prices/INGESTION.md). */
 export const exchangeRateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(listExchangeRatesRoute);

@@ -1,6 +1,6 @@
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
-import { isCurrency } from '../http/validation.js';
-import { decimalShape, numberToDecimal } from './decimal.js';
+import { isCurrency } from '../money/currency.js';
+import { decimalShape, numberToDecimal } from '../money/decimal.js';
 import { RATE_DECIMALS, RATE_DIGITS } from './schemas.js';
 
 /**

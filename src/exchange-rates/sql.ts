@@ -1,5 +1,8 @@
 import type { Queryable } from '../db/types.js';
+import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
+import { type PageRequest, pageSql } from '../lists/page.js';
+import type { SortKey } from '../lists/sort.js';
 import type { ExchangeRate } from './schemas.js';
 
 /** Every exchange-rate query of the API, always scoped by account. */
@@ -66,30 +69,34 @@ export async function deleteExchangeRate(db: Queryable, accountId: string, base:
   return r.rowCount > 0;
 }
 
-/** A page of the account's rates in (base, quote) order, after the pair `after` when given. */
+const isCode = (v: unknown): v is string => typeof v === 'string' && /^[A-Z]{3}$/.test(v);
+
+/** Rates have one order, by base then quote: the cursor holds the last pair. */
+export const RATE_SORTS = {
+  'base,quote': {
+    expr: 'base',
+    cast: '',
+    value: (r) => r.base,
+    accepts: isCode,
+    tiebreak: { expr: 'quote', cast: '', of: (r) => r.quote, accepts: isCode },
+  },
+} satisfies Record<string, SortKey<ExchangeRateRow>>;
+
+/** A page of the account's rates in (base, quote) order. */
 export async function listExchangeRates(
   db: Queryable,
   accountId: string,
-  opts: { base?: string; quote?: string; after?: { base: string; quote: string }; limit: number },
+  f: { base?: string | undefined; quote?: string | undefined },
+  page: PageRequest<ExchangeRateRow>,
 ): Promise<ExchangeRateRow[]> {
-  const params: unknown[] = [accountId];
-  const where = ['account_id = $1'];
-  if (opts.base !== undefined) {
-    params.push(opts.base);
-    where.push(`base = $${params.length}`);
-  }
-  if (opts.quote !== undefined) {
-    params.push(opts.quote);
-    where.push(`quote = $${params.length}`);
-  }
-  if (opts.after) {
-    params.push(opts.after.base, opts.after.quote);
-    where.push(`(base, quote) > ($${params.length - 1}, $${params.length})`);
-  }
-  params.push(opts.limit);
+  const { params, where, add } = accountWhere(accountId);
+  if (f.base !== undefined) add((p) => `base = ${p}`, f.base.toUpperCase());
+  if (f.quote !== undefined) add((p) => `quote = ${p}`, f.quote.toUpperCase());
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
   const r = await db.query<ExchangeRateRow>(
     `/* listExchangeRates */ select ${COLUMNS} from exchange_rates where ${where.join(' and ')}
-      order by base, quote limit $${params.length}`,
+      order by ${keyset.orderBy} limit ${keyset.limit}`,
     params,
   );
   return r.rows;

@@ -5,31 +5,7 @@
  * ISK all use it), so it needs a hint.
  */
 
-const ISO_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
-
-/** A well-formed, known ISO 4217 code in upper case, or undefined. */
-export function normaliseCurrencyCode(code: unknown): string | undefined {
-  if (typeof code !== 'string') return undefined;
-  const c = code.trim().toUpperCase();
-  return ISO_CODES.has(c) ? c : undefined;
-}
-
-const minorDigitsCache = new Map<string, number>();
-
-/** Decimal places of the currency's minor unit: 2 for EUR, 0 for JPY, 3 for KWD. */
-export function minorDigits(code: string | undefined): number | undefined {
-  if (!code) return undefined;
-  let d = minorDigitsCache.get(code);
-  if (d === undefined) {
-    try {
-      d = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
-    } catch {
-      d = 2;
-    }
-    minorDigitsCache.set(code, d);
-  }
-  return d;
-}
+import { isIsoCode } from '../money/currency.js';
 
 interface SymbolInfo {
   /** The code the symbol means when the page says nothing else; undefined when ambiguous. */
@@ -139,7 +115,7 @@ export function resolveMarker(marker: string, hint?: string): ResolvedMarker | u
     if (info.default) return { currency: info.default };
     return { ambiguous: info.shared ?? [] };
   }
-  if (/^[A-Z]{3}$/.test(marker) && ISO_CODES.has(marker) && (!CODE_WORDS.has(marker) || marker === hint)) {
+  if (/^[A-Z]{3}$/.test(marker) && isIsoCode(marker) && (!CODE_WORDS.has(marker) || marker === hint)) {
     return { currency: marker };
   }
   return undefined;

@@ -31,8 +31,8 @@
  */
 import { load } from 'cheerio/slim';
 import { availabilityFromButton, type Availability } from './availability.js';
-import { normaliseCurrencyCode } from './currency.js';
-import { compareDecimals } from './decimal.js';
+import { normaliseCurrencyCode } from '../money/currency.js';
+import { compareDecimals } from '../money/decimal.js';
 import { fromJsonLd } from './json-ld.js';
 import { fromMeta } from './meta.js';
 import { fromMicrodata } from './microdata.js';

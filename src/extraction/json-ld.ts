@@ -16,7 +16,7 @@
  * unit prices are listed as ignored; a ListPrice is used only when the offer has nothing else.
  */
 import { availabilityFromValue, type Availability } from './availability.js';
-import { normaliseCurrencyCode } from './currency.js';
+import { normaliseCurrencyCode } from '../money/currency.js';
 import { asArray, isObject, parseJsonLd, type JsonObject } from './json.js';
 import {
   AVAILABILITY_RANK,

@@ -5,7 +5,7 @@
  * `product:availability` / `og:availability`.
  */
 import { availabilityFromValue } from './availability.js';
-import { normaliseCurrencyCode } from './currency.js';
+import { normaliseCurrencyCode } from '../money/currency.js';
 import type { PageScan } from './scan.js';
 import { makeCandidate, quote, readMachinePrice, type SourceResult } from './source.js';
 import type { Candidate } from './types.js';

@@ -7,7 +7,7 @@
  * outside any Product are chosen only when they all agree.
  */
 import { availabilityFromValue, type Availability } from './availability.js';
-import { normaliseCurrencyCode } from './currency.js';
+import { normaliseCurrencyCode } from '../money/currency.js';
 import type { MicroProp, MicroScope, PageScan } from './scan.js';
 import {
   AVAILABILITY_RANK,
@@ -21,7 +21,7 @@ import {
   type SourceResult,
 } from './source.js';
 import type { Candidate } from './types.js';
-import { compareDecimals } from './decimal.js';
+import { compareDecimals } from '../money/decimal.js';
 
 const NOT_CURRENT: ReadonlySet<string> = new Set(['strikethroughprice', 'msrp', 'srp', 'invoiceprice', 'minimumadvertisedprice']);
 

@@ -28,8 +28,9 @@
  * - Negative amounts and amounts beyond 99 999 999 999.9999 or with more than 4 decimal places
  *   are refused; zero is returned as "0" (callers decide whether a zero price means anything).
  */
-import { makeDecimal, compareDecimals } from './decimal.js';
-import { MARKER_ANYWHERE, MARKER_AT_END, MARKER_AT_START, minorDigits, normaliseCurrencyCode, resolveMarker } from './currency.js';
+import { makeDecimal, compareDecimals } from '../money/decimal.js';
+import { MARKER_ANYWHERE, MARKER_AT_END, MARKER_AT_START, resolveMarker } from './currency.js';
+import { minorDigits, normaliseCurrencyCode } from '../money/currency.js';
 
 export interface PriceHints {
   /** The page's or listing's currency: settles '$', '¥', '£', 'kr', 'Rs' and "1,299"-style ambiguity. */

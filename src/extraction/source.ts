@@ -1,6 +1,6 @@
 /** What every extraction source returns, and helpers for turning values into candidates. */
 import { inStockOf, type Availability } from './availability.js';
-import { decimalFromNumber, isZeroDecimal } from './decimal.js';
+import { decimalFromNumber, isZeroDecimal } from '../money/decimal.js';
 import { parsePrice, type PriceHints } from './parse-price.js';
 import type { Candidate, CandidateSource } from './types.js';
 

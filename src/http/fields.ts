@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
+import { MAX_MONEY, MONEY_DECIMALS } from '../money/decimal.js';
 
 /**
  * Field builders shared by every resource. Strings refuse NUL (PostgreSQL text cannot hold it)
@@ -31,10 +32,18 @@ export const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
 export const OrNull = <T extends TSchema & { type: string }>(schema: T, extra: Record<string, unknown> = {}) =>
   Type.Unsafe<Static<T> | null>({ ...schema, ...extra, type: [schema.type, 'null'] });
 
-export const MAX_MONEY = 99_999_999_999.9999;
-
 export const Money = (description: string) =>
-  Type.Number({ format: 'money', minimum: 0, maximum: MAX_MONEY, description: `${description}. At most 4 decimal places.` });
+  Type.Number({ format: 'money', minimum: 0, maximum: MAX_MONEY, description: `${description}. At most ${MONEY_DECIMALS} decimal places.` });
+
+/**
+ * An amount converted into another currency: rounded to 4 decimals, but with a large rate it can
+ * exceed the bounds of a stored price, hence no `maximum`. Null when no rate converts it.
+ */
+export const ConvertedMoney = (description: string) =>
+  OrNull(Type.Number({ minimum: 0, description: `${description}. At most ${MONEY_DECIMALS} decimal places.` }));
+
+/** A computed number that may be negative (a change, a percentage, an index), or null. */
+export const SignedAmount = (description: string) => OrNull(Type.Number({ description }));
 
 export const Currency = Type.String({
   format: 'iso4217',

@@ -2,34 +2,13 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FastifySchemaCompiler } from 'fastify';
+import { isCurrency } from '../money/currency.js';
+import { isMoney } from '../money/decimal.js';
 import { type ErrorDetail } from './errors.js';
 import { NO_NUL, NOT_BLANK } from './fields.js';
 
 // ajv-formats ships CJS; under NodeNext its default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
-
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
-
-/** ISO 4217 code, any case on input (handlers upper-case it). */
-export function isCurrency(value: string): boolean {
-  return /^[A-Za-z]{3}$/.test(value) && CURRENCIES.has(value.toUpperCase());
-}
-
-/**
- * Money: a JSON number with at most 4 decimal places. Checked on the number's shortest decimal
- * text, which is exact for the up to 15 significant digits our bounds (< 1e11) allow; ajv's
- * multipleOf works in binary floating point and would misjudge large values.
- */
-export function isMoney(value: number): boolean {
-  if (!Number.isFinite(value)) return false;
-  const text = String(value);
-  if (/e/i.test(text)) {
-    const [mantissa = '', exp = '0'] = text.toLowerCase().split('e');
-    const decimals = (mantissa.split('.')[1]?.length ?? 0) - Number(exp);
-    return decimals <= 4;
-  }
-  return (text.split('.')[1]?.length ?? 0) <= 4;
-}
 
 const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
-import { isCurrency, isMoney } from '../../src/http/validation.js';
+import { isCurrency } from '../../src/money/currency.js';
+import { isMoney } from '../../src/money/decimal.js';
 import type { App } from '../../src/app.js';
 
 /** Reading the OpenAPI document in tests (not a test file itself: no `.test.ts`). */

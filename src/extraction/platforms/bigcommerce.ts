@@ -6,7 +6,7 @@
  * non-sale prices are listed, never chosen.
  */
 import { type Availability } from '../availability.js';
-import { normaliseCurrencyCode } from '../currency.js';
+import { normaliseCurrencyCode } from '../../money/currency.js';
 import { isObject, jsonObjectAt, type JsonObject } from '../json.js';
 import { F_BC_MAIN, type PageScan } from '../scan.js';
 import { makeCandidate, quote, rawText, readMachinePrice, readTextPrice, type SourceContext, type SourceResult } from '../source.js';

@@ -1,4 +1,4 @@
-import { compareDecimals } from '../decimal.js';
+import { compareDecimals } from '../../money/decimal.js';
 import type { Candidate } from '../types.js';
 
 /**

@@ -7,8 +7,8 @@
  * names, else the first available one, else the first; other variants are listed as ignored.
  */
 import { type Availability } from '../availability.js';
-import { normaliseCurrencyCode } from '../currency.js';
-import { decimalFromMinorUnits, decimalFromPlainString, compareDecimals } from '../decimal.js';
+import { normaliseCurrencyCode } from '../../money/currency.js';
+import { decimalFromMinorUnits, decimalFromPlainString, compareDecimals } from '../../money/decimal.js';
 import { isObject, jsonObjectAt, type JsonObject } from '../json.js';
 import { F_PRICE_REGULAR, F_SHOPIFY_MAIN, type PageScan, type ScanElement } from '../scan.js';
 import { makeCandidate, quote, rawText, readTextPrice, variantParam, type SourceContext, type SourceResult, type ValueRead } from '../source.js';

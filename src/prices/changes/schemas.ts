@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { Currency, MAX_MONEY, Money, ResourceId, Timestamp } from '../../http/fields.js';
-import { CursorQuery, LimitQuery, listOf } from '../../http/schemas.js';
+import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
+import { MAX_MONEY } from '../../money/decimal.js';
+import { CursorQuery, LimitQuery, listOf } from '../../lists/schemas.js';
 import { InStock } from '../ingest/schemas.js';
 
 const Side = (which: string) =>

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { Currency, MAX_MONEY, Money, ResourceId, Timestamp } from '../../http/fields.js';
-import { CursorQuery, PaginationSchema } from '../../http/schemas.js';
+import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
+import { MAX_MONEY } from '../../money/decimal.js';
+import { CursorQuery, PaginationSchema } from '../../lists/schemas.js';
 
 export const INTERVALS = ['raw', 'hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { convertedAmountSql, ExchangeRates, loadExchangeRates } from '../../src/exchange-rates/index.js';
-import { divideRounded, multiplyRounded, numberToDecimal } from '../../src/exchange-rates/decimal.js';
+import { convertedSql, ExchangeRates, loadExchangeRates, rateJoin } from '../../src/money/convert.js';
+import { divideRounded, multiplyRounded, numberToDecimal } from '../../src/money/decimal.js';
 import { useTestApp } from '../helpers/app.js';
 
-describe('exchange rates: exact conversion', () => {
+describe('money: exact conversion, in SQL and in JavaScript', () => {
   const t = useTestApp();
 
   it('multiplies and divides exactly, rounding once to 4 places half away from zero', () => {
@@ -45,7 +45,7 @@ describe('exchange rates: exact conversion', () => {
     assert.equal(rates.convert(19.99, 'JPY', 'JPY'), '19.9900');
   });
 
-  it('loads an account\'s rates, and the SQL form converts to the same digits on this database', async () => {
+  it('loads an account\'s rates, and the SQL form converts to the same digits on this database, rounding included', async () => {
     const { headers, accountId } = await t.newKey();
     const other = await t.newKey();
     for (const [pair, rate] of [['EUR/USD', 1.0825], ['USD/JPY', 151.234567891234], ['GBP/EUR', 1.17], ['CHF/EUR', 0.000000000001]] as const) {
@@ -61,8 +61,9 @@ describe('exchange rates: exact conversion', () => {
     const pairs = [['EUR', 'USD'], ['USD', 'EUR'], ['USD', 'JPY'], ['JPY', 'USD'], ['EUR', 'GBP'], ['EUR', 'CHF'], ['CHF', 'EUR'], ['EUR', 'EUR'], ['EUR', 'JPY']];
     const cases = amounts.flatMap((a) => pairs.map(([from, to]) => ({ a, from: from!, to: to! })));
     const r = await t.rt.db.query<{ converted: string | null }>(
-      `select ${convertedAmountSql('u.amount', 'u.from_currency', 'u.to_currency', '$1')}::text as converted
+      `select ${convertedSql('u.amount', 'fx', 'u.from_currency', 'u.to_currency')}::text as converted
          from unnest($2::numeric[], $3::text[], $4::text[]) with ordinality as u (amount, from_currency, to_currency, n)
+         ${rateJoin('fx', '$1', 'u.from_currency', 'u.to_currency')}
         order by u.n`,
       [accountId, cases.map((c) => c.a), cases.map((c) => c.from), cases.map((c) => c.to)],
     );

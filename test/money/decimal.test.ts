@@ -7,7 +7,7 @@ import {
   decimalFromPlainString,
   isZeroDecimal,
   makeDecimal,
-} from '../../src/extraction/decimal.js';
+} from '../../src/money/decimal.js';
 
 function value(r: { ok: true; value: string } | { ok: false; reason: string }): string {
   assert.ok(r.ok, r.ok ? '' : r.reason);
