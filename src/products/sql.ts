@@ -1,8 +1,11 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { type PositionColumns, POSITION_SQL, toPosition } from '../prices/trends/position.js';
-import type { Product } from './schemas.js';
+import { containsPattern } from '../lists/filters.js';
+import { type PageRequest, pageSql } from '../lists/page.js';
+import { numericKey, type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { POSITION_COLUMNS, type PositionColumns, positionSql, toPosition } from '../position/sql.js';
+import type { Product, PRODUCT_SORT_FIELDS } from './schemas.js';
 
 /** Every product query of the API, as parameterised SQL, always scoped by account. */
 
@@ -45,12 +48,12 @@ const qualified = (alias: string) => PRODUCT_COLUMNS.split(', ').map((c) => `${a
  * probes of listings_product per product (so lists add no query per row). The lowest competitor
  * price is the lowest latest price of an enabled competitor listing in the product's own
  * currency (never converted) whose offer was not last seen out of stock. The position compares
- * the latest price of each of its series, converted with the account's rates (POSITION_SQL).
+ * the latest price of each of its series, converted with the account's rates (src/position).
  */
 const MONITORING_SQL = {
   columns: `m.listing_count, m.last_checked_at, lo.last_price as lowest_price, lo.last_currency as lowest_currency,
             lo.competitor_id as lowest_competitor_id, lo.listing_id as lowest_listing_id, lo.last_success_at as lowest_observed_at,
-            ${POSITION_SQL.columns}`,
+            ${POSITION_COLUMNS}`,
   joins: `cross join lateral (
             select count(*)::int as listing_count, max(l.last_checked_at) as last_checked_at
               from listings l where l.product_id = p.id
@@ -63,7 +66,7 @@ const MONITORING_SQL = {
              order by l.last_price, l.id
              limit 1
           ) lo on true
-          ${POSITION_SQL.joins}`,
+          cross join lateral ${positionSql('p')} pos`,
 };
 
 export function toProduct(r: ProductRow & Partial<MonitoringColumns>): Product {
@@ -196,87 +199,64 @@ export async function deleteProduct(db: Queryable, accountId: string, id: string
   return r.rowCount > 0;
 }
 
-/** What a cursor may carry for each kind of sort column: exactly what `value` below produces. */
-const isTimestamp = (v: unknown) =>
-  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
-const isNumeric = (v: unknown) => typeof v === 'string' && /^\d{1,15}(\.\d{1,4})?$/.test(v);
-const isText = (v: unknown) => typeof v === 'string' && v.length <= 10_000 && !v.includes('\u0000');
-
-/**
- * Sort keys: the SQL expression, the cast its cursor value needs, how to read that value from a
- * row and how to check one that comes back in a cursor. Text sorts bytewise.
- */
-export const SORT_SQL: Record<
-  string,
-  { expr: string; cast: string; value: (r: ProductRow) => string | number | null; accepts: (v: unknown) => boolean }
-> = {
-  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
-  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
-  base_price: { expr: 'base_price', cast: '::numeric', value: (r) => r.base_price, accepts: isNumeric },
-  name: { expr: 'name collate "C"', cast: '::text collate "C"', value: (r) => r.name, accepts: isText },
-  sku: { expr: `coalesce(sku, '') collate "C"`, cast: '::text collate "C"', value: (r) => r.sku ?? '', accepts: isText },
-  brand: { expr: `coalesce(brand, '') collate "C"`, cast: '::text collate "C"', value: (r) => r.brand ?? '', accepts: isText },
-  category: {
-    expr: `coalesce(category, '') collate "C"`,
-    cast: '::text collate "C"',
-    value: (r) => r.category ?? '',
-    accepts: isText,
-  },
-};
+/** The sort keys of GET /products and /products.csv; text sorts bytewise. */
+export const PRODUCT_SORTS = {
+  created_at: timestampKey('created_at', (r) => r.created_at),
+  updated_at: timestampKey('updated_at', (r) => r.updated_at),
+  base_price: numericKey('base_price', (r) => r.base_price),
+  name: textKey('name', (r) => r.name),
+  sku: textKey('sku', (r) => r.sku, true),
+  brand: textKey('brand', (r) => r.brand, true),
+  category: textKey('category', (r) => r.category, true),
+} satisfies Record<(typeof PRODUCT_SORT_FIELDS)[number], SortKey<ProductRow>>;
 
 export interface ListFilter {
-  category?: string;
-  brand?: string;
-  sku?: string;
-  currency?: string;
-  min_price?: number;
-  max_price?: number;
-  q?: string;
-  created_after?: string;
-  created_before?: string;
+  category?: string | undefined;
+  brand?: string | undefined;
+  sku?: string | undefined;
+  currency?: string | undefined;
+  min_price?: number | undefined;
+  max_price?: number | undefined;
+  q?: string | undefined;
+  created_after?: string | undefined;
+  created_before?: string | undefined;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
+/**
+ * A page of the account's products with their monitoring summaries. `cheapestName` adds the
+ * cheapest compared competitor's name (`pos_cheapest_name`), which only the CSV shows.
+ */
 export async function listProducts(
   db: Queryable,
   accountId: string,
-  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
-): Promise<(ProductRow & MonitoringColumns)[]> {
+  f: ListFilter,
+  page: PageRequest<ProductRow>,
+  opts: { cheapestName?: boolean } = {},
+): Promise<(ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null })[]> {
   const { params, where, add } = accountWhere(accountId);
-  const f = opts.filter;
   if (f.category !== undefined) add((p) => `category = ${p}`, f.category);
   if (f.brand !== undefined) add((p) => `brand = ${p}`, f.brand);
   if (f.sku !== undefined) add((p) => `sku = ${p}`, f.sku);
-  if (f.currency !== undefined) add((p) => `currency = ${p}`, f.currency);
+  if (f.currency !== undefined) add((p) => `currency = ${p}`, f.currency.toUpperCase());
   if (f.min_price !== undefined) add((p) => `base_price >= ${p}::numeric`, String(f.min_price));
   if (f.max_price !== undefined) add((p) => `base_price <= ${p}::numeric`, String(f.max_price));
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
   if (f.q !== undefined) {
-    add(
-      (p) => `(name ilike ${p} or brand ilike ${p} or sku ilike ${p} or description ilike ${p})`,
-      `%${escapeLike(f.q)}%`,
-    );
+    add((p) => `(name ilike ${p} or brand ilike ${p} or sku ilike ${p} or description ilike ${p})`, containsPattern(f.q));
   }
-  const sort = SORT_SQL[opts.sortField]!;
-  if (opts.after) {
-    params.push(opts.after.value, opts.after.id);
-    const v = `$${params.length - 1}${sort.cast}`;
-    const i = `$${params.length}`;
-    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} (${v}, ${i})`);
-  }
-  const dir = opts.descending ? 'desc' : 'asc';
-  params.push(opts.limit);
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
+  const cheapestName = opts.cheapestName ? ', (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name' : '';
   // The page is cut first, so the summaries are computed for its rows only.
   const r = await db.query<ProductRow & MonitoringColumns>(
-    `select ${qualified('p')}, ${MONITORING_SQL.columns} from (
+    `select ${qualified('p')}, ${MONITORING_SQL.columns}${cheapestName} from (
        select ${PRODUCT_COLUMNS} from products
         where ${where.join(' and ')}
-        order by ${sort.expr} ${dir}, id ${dir}
-        limit $${params.length}
+        order by ${keyset.orderBy}
+        limit ${keyset.limit}
      ) p ${MONITORING_SQL.joins}
-     order by ${sort.expr} ${dir}, p.id ${dir}`,
+     order by ${keyset.orderBy}`,
     params,
   );
   return r.rows;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attachment, csvCell, csvRow, csvStream, csvText } from '../../src/prices/csv.js';
+import { attachment, csvCell, csvRow, csvStream, csvText } from '../../src/http/csv.js';
 
-describe('prices csv helpers', () => {
+describe('csv helpers', () => {
   it('quotes cells holding commas, quotes, CR or LF, and doubles inner quotes (RFC 4180)', () => {
     assert.equal(csvCell('plain'), 'plain');
     assert.equal(csvCell('a,b'), '"a,b"');

@@ -2,40 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createCompetitor } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
-import { createProduct, expectError } from '../products/support.js';
-import { HOUR, observe, setRate } from './trends-support.js';
+import { parseCsv } from '../helpers/csv.js';
+import { createProduct, expectError } from './support.js';
+import { HOUR, observe, setRate } from '../prices/trends-support.js';
 
-/** RFC 4180: quoted cells may hold commas, CRLF and doubled quotes. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (ch === '\r' && text[i + 1] === '\n') {
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-      i++;
-    } else cell += ch;
-  }
-  assert.equal(cell + row.join(''), '', 'the file ends with CRLF');
-  return rows;
-}
-
-describe('prices: catalogue CSV', () => {
+describe('products: catalogue CSV', () => {
   const t = useTestApp();
 
   it('writes one row per product with its latest position, as text/csv with a file name', async () => {

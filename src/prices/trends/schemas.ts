@@ -1,16 +1,8 @@
 import { type Static, Type } from 'typebox';
-import { Currency, Money, Nullable, OrNull, ResourceId, Text, Timestamp } from '../../http/fields.js';
+import { ConvertedMoney, Currency, Money, Nullable, ResourceId, SignedAmount, Text, Timestamp } from '../../http/fields.js';
 import { RANGES } from './sql.js';
 
 /** GET /products/{id}/trends (docs/prices/TRENDS.md defines every field). */
-
-/**
- * An amount converted into the product's currency: rounded to 4 decimals, but with a large rate
- * it can exceed the bounds of a stored price, hence no `maximum`.
- */
-const Converted = (description: string) => OrNull(Type.Number({ minimum: 0, description: `${description}. At most 4 decimal places.` }));
-
-const Amount = (description: string) => OrNull(Type.Number({ description }));
 
 const PriceAt = Type.Union(
   [
@@ -28,10 +20,10 @@ const PriceAt = Type.Union(
 
 const Change = Type.Object(
   {
-    from: Amount('The price at now minus the period (the latest observation at or before it); null: none so early'),
+    from: SignedAmount('The price at now minus the period (the latest observation at or before it); null: none so early'),
     from_currency: Nullable(Type.String({ minLength: 3, maxLength: 3, pattern: '^[A-Z]{3}$', description: 'Its currency' })),
-    amount: Amount('price now - from, in the series\' currency; null when there is no `from` or its currency differs'),
-    percent: Amount('amount / from x 100, 2 decimals; null when `amount` is null or `from` is 0'),
+    amount: SignedAmount('price now - from, in the series\' currency; null when there is no `from` or its currency differs'),
+    percent: SignedAmount('amount / from x 100, 2 decimals; null when `amount` is null or `from` is 0'),
   },
   { additionalProperties: false },
 );
@@ -43,14 +35,14 @@ export const ChangesSchema = Type.Union(
 
 const Range = Type.Object(
   {
-    average: Amount('Time-weighted average price over the time the series had a price in stock or of unknown stock in the range'),
+    average: SignedAmount('Time-weighted average price over the time the series had a price in stock or of unknown stock in the range'),
     lowest: PriceAt,
     highest: PriceAt,
     current_is_lowest: Type.Union([Type.Boolean(), Type.Null()], {
       description: 'The current price is not above `lowest` (and is not out of stock); null when the series is out of stock now',
     }),
     observations: Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Observations made in the range (rolled-up rows count their samples)' }),
-    out_of_stock_share: Amount('Share of the time with known stock in the range that the offer was out of stock, 0-1, 4 decimals; null: stock never known'),
+    out_of_stock_share: SignedAmount('Share of the time with known stock in the range that the offer was out of stock, 0-1, 4 decimals; null: stock never known'),
   },
   { additionalProperties: false },
 );
@@ -76,7 +68,7 @@ export const OwnPositionSchema = Type.Object(
     source: Type.String({ enum: ['observation', 'base_price'], description: 'Where `price` comes from: our own series\' latest observation, else the product\'s base_price' }),
     price: Money('Our current price'),
     currency: Currency,
-    price_in_product_currency: Converted('`price` in the product\'s currency; null when no exchange rate allows it'),
+    price_in_product_currency: ConvertedMoney('`price` in the product\'s currency; null when no exchange rate allows it'),
     in_stock: Type.Union([Type.Boolean(), Type.Null()]),
     observed_at: Nullable(Timestamp('When it was observed; null for base_price')),
     listing_id: Nullable(ResourceId('lst')),
@@ -96,7 +88,7 @@ export const CompetitorPositionSchema = Type.Object(
     in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'null: unknown' }),
     observed_at: Timestamp('When it was observed'),
     listing_id: Nullable(ResourceId('lst')),
-    price_in_product_currency: Converted('`price` in the product\'s currency; null when no exchange rate allows it'),
+    price_in_product_currency: ConvertedMoney('`price` in the product\'s currency; null when no exchange rate allows it'),
     compared: Type.String({
       enum: ['yes', 'out_of_stock', 'no_rate'],
       description: 'Whether this price is in the comparison, or why it is left out',
@@ -118,13 +110,13 @@ export const ComparisonSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
-    lowest: Converted('Lowest compared price, in the product\'s currency'),
-    average: Converted('Mean of the compared prices (4 decimals)'),
-    highest: Converted('Highest compared price'),
+    lowest: ConvertedMoney('Lowest compared price, in the product\'s currency'),
+    average: ConvertedMoney('Mean of the compared prices (4 decimals)'),
+    highest: ConvertedMoney('Highest compared price'),
     rank: Type.Union([Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647 }), Type.Null()], {
       description: 'Our place among us and the compared competitors, cheapest first: 1 + the competitors strictly cheaper than us (ties share a place); null when none is compared or our price has no rate',
     }),
-    price_index: Amount('Our price / average x 100, 2 decimals; null when there is no average, it is 0, or our price has no rate'),
+    price_index: SignedAmount('Our price / average x 100, 2 decimals; null when there is no average, it is 0, or our price has no rate'),
     cheapest: Type.Union(
       [
         Type.Object(
@@ -171,22 +163,3 @@ export type Changes = Static<typeof ChangesSchema>;
 
 export const TrendsQuerySchema = Type.Object({}, { additionalProperties: false });
 
-/** The compact position every product carries in `monitoring.position` (src/prices/trends/position.ts). */
-export const ProductPositionSchema = Type.Object(
-  {
-    own_price: Converted('Our current price in the product\'s currency: our own series\' latest observation, else base_price; null when our latest is in a currency no rate converts'),
-    own_price_source: Type.String({ enum: ['observation', 'base_price'], description: 'Where `own_price` comes from' }),
-    competitors_compared: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Competitors whose latest price is compared (in stock or unknown, convertible)' }),
-    competitors_left_out: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Competitors with a price left out: out of stock or no exchange rate' }),
-    rank: OrNull(Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647 }), {
-      description: '1 + the compared competitors strictly cheaper than us (ties share a place); null when none is compared or our price has no rate',
-    }),
-    price_index: Amount('own_price / average compared price x 100, 2 decimals; null when it cannot be computed'),
-  },
-  {
-    title: 'ProductPosition',
-    additionalProperties: false,
-    description: 'Where our price stands among the competitors\' latest prices, as GET /products/{id}/trends computes it',
-  },
-);
-export type ProductPosition = Static<typeof ProductPositionSchema>;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/types.js';
-import { converted, rateJoin } from './currency.js';
+import { convertedSql, rateJoin } from '../../money/convert.js';
+import { positionSql } from '../../position/sql.js';
 
 /**
  * The trends of one product in ONE statement (docs/prices/TRENDS.md): the latest price of each
@@ -67,38 +68,16 @@ l as (
   select s.competitor_id, coalesce(s.competitor_id, '') as series, c.name as competitor_name,
          s.latest_price, s.latest_currency, s.latest_in_stock, s.latest_observed_at, s.latest_listing_id, s.first_observed_at,
          fx.rate, fx.inverse,
-         ${converted('s.latest_price', 'fx', 's.latest_currency', 'p.currency')} as converted
+         ${convertedSql('s.latest_price', 'fx', 's.latest_currency', 'p.currency')} as converted
     from p
     join price_series s on s.product_id = p.id
     left join competitors c on c.id = s.competitor_id
     ${rateJoin('fx', 'p.account_id', 's.latest_currency', 'p.currency')}
    where s.latest_observed_at is not null
 ),
--- Our own price: our series' latest (in the product's currency, NULL without a rate), else base_price.
-me as (
-  select case when own.series is null then p.base_price else own.converted end as own
-    from p left join l own on own.competitor_id is null
-),
--- The comparison of the competitors' latest prices (docs/prices/TRENDS.md, "Position").
+-- The product's position (src/position): the comparison of the competitors' latest prices.
 k as (
-  select count(*) filter (where cmp)::int as compared,
-         count(*) filter (where competitor_id is not null and latest_in_stock is false)::int as left_out_of_stock,
-         count(*) filter (where competitor_id is not null and latest_in_stock is not false and converted is null)::int as left_no_rate,
-         count(*) filter (where competitor_id is not null and latest_in_stock)::int as in_stock,
-         count(*) filter (where competitor_id is not null and latest_in_stock is false)::int as out_of_stock,
-         count(*) filter (where competitor_id is not null and latest_in_stock is null)::int as stock_unknown,
-         min(converted) filter (where cmp) as lowest,
-         round(avg(converted) filter (where cmp), 4) as average,
-         max(converted) filter (where cmp) as highest,
-         (array_agg(competitor_id order by converted, competitor_id) filter (where cmp))[1] as cheapest_id,
-         (count(*) filter (where cmp and converted = lo))::int - 1 as cheapest_tied,
-         case when count(*) filter (where cmp) > 0 and me.own is not null then 1 + count(*) filter (where cmp and converted < me.own) end::int as rank,
-         round(me.own / nullif(avg(converted) filter (where cmp), 0) * 100, 2) as price_index
-    from me left join (
-           select l.*, min(l.converted) filter (where l.cmp) over () as lo
-             from (select l.*, l.competitor_id is not null and l.latest_in_stock is not false and l.converted is not null as cmp from l) l
-         ) l on true
-   group by me.own
+  select pos.* from p cross join lateral ${positionSql('p')} pos
 ),
 -- Every observation of the product with the start of the next one of its series (its price
 -- holds until then), in the index's order.
@@ -117,7 +96,7 @@ o as (
          coalesce(ob.price_sum / ob.samples, ob.price)::float8 as mean_price,
          ob.currency = l.latest_currency and ob.in_stock is not false as priced,
          -- l's rate is the one of the series' latest currency: only those observations convert.
-         case when ob.currency = l.latest_currency then ${converted('ob.price', 'l', 'ob.currency', '(select currency from p)')} end as converted
+         case when ob.currency = l.latest_currency then ${convertedSql('ob.price', 'l', 'ob.currency', '(select currency from p)')} end as converted
     from ob join l on l.series = ob.series
 ),
 a as (
@@ -138,13 +117,13 @@ a as (
 select p.id as product_id, p.currency as product_currency, p.base_price::text as base_price, now() as as_of,
        k.compared, k.left_out_of_stock, k.left_no_rate, k.in_stock, k.out_of_stock, k.stock_unknown,
        k.lowest::text as lowest, k.average::text as average, k.highest::text as highest, k.cheapest_id, k.cheapest_tied,
-       k.rank, k.price_index::text as price_index, me.own::text as own_price,
+       k.rank, k.price_index::text as price_index, k.own_price::text as own_price,
        l.competitor_id, l.competitor_name, l.latest_price::text as latest_price, l.latest_currency, l.latest_in_stock,
        l.latest_observed_at, l.latest_listing_id, l.first_observed_at, l.converted::text as converted,
        a.series, a.low_ever, a.high_ever, a.price_since, a.cheaper_until,
        ${RANGES.map((d) => ['avg', 'low', 'high', 'n', 'oos'].map((x) => `a.${x}_${d}`).join(', ')).join(',\n       ')},
        ${periodKeys.map(periodColumns).join(',\n       ')}
-  from p cross join me cross join k
+  from p cross join k
   left join l on true
   left join a on a.series = l.series
  order by l.competitor_id nulls first`;

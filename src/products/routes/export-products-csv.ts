@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { iso } from '../../../http/fields.js';
-import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { checkListFilters, ProductCatalogueQuerySchema } from '../../../products/schemas.js';
-import { listProducts, type MonitoringColumns, type ProductRow, SORT_SQL } from '../../../products/sql.js';
-import { contentDispositionHeader, csvHeaders, csvStream, type CsvValue } from '../../csv.js';
+import { contentDispositionHeader, csvHeaders, csvStream, type CsvValue } from '../../http/csv.js';
+import { iso } from '../../http/fields.js';
+import { eachPage, type PageRequest, pageRequest } from '../../lists/page.js';
+import { errorResponses, withHeaders } from '../../http/schemas.js';
+import { checkListFilters, ProductCatalogueQuerySchema } from '../schemas.js';
+import { listProducts, type MonitoringColumns, PRODUCT_SORTS, type ProductRow } from '../sql.js';
 
 /** Products per query: each page is one short statement, and only one page is held at a time. */
 export const CATALOGUE_PAGE_ROWS = 500;
@@ -25,19 +26,19 @@ const CatalogueCsvSchema = {
     'product\'s currency; empty cells are nulls. Text cells a spreadsheet would run as a formula get a leading `\'`.',
 };
 
-type Row = ProductRow & MonitoringColumns;
+type Row = ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null };
 const num = (v: string | null) => (v === null ? null : Number(v));
 
 function cells(r: Row): CsvValue[] {
   return [
     r.id, r.sku, r.name, r.brand, r.category, r.currency, Number(r.base_price), num(r.pos_own_price),
     r.pos_own_observed ? 'observation' : 'base_price', num(r.pos_lowest), num(r.pos_average), num(r.pos_highest),
-    r.pos_cheapest_id, r.pos_cheapest_name, r.pos_rank, num(r.pos_price_index), Number(r.pos_compared),
+    r.pos_cheapest_id, r.pos_cheapest_name ?? null, r.pos_rank, num(r.pos_price_index), Number(r.pos_compared),
     Number(r.pos_left_out), Number(r.listing_count), r.last_checked_at ? iso(r.last_checked_at) : null,
   ];
 }
 
-export const exportCatalogueRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/products.csv',
     {
@@ -49,7 +50,7 @@ export const exportCatalogueRoute: FastifyPluginAsyncTypebox = async (app) => {
           'one row each with our price, the lowest, average and highest compared competitor price, the cheapest ' +
           'competitor, our rank and price index, as `monitoring.position` and `GET /products/{id}/trends` define them ' +
           '(docs/prices/TRENDS.md). Streamed, a page of products per query.',
-        tags: ['Prices'],
+        tags: ['Products'],
         produces: ['text/csv'],
         querystring: ProductCatalogueQuerySchema,
         response: {
@@ -61,29 +62,14 @@ export const exportCatalogueRoute: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const q = request.query;
       checkListFilters(q);
-      const sort = q.sort ?? '-created_at';
-      const descending = sort.startsWith('-');
-      const sortField = descending ? sort.slice(1) : sort;
-      const key = SORT_SQL[sortField]!;
-      const load = (after?: { value: unknown; id: string }) =>
-        listProducts(app.ctx.db, request.principal.accountId, {
-          filter: { ...q, currency: q.currency?.toUpperCase() },
-          sortField,
-          descending,
-          after,
-          limit: CATALOGUE_PAGE_ROWS,
-        });
-      async function* pages(first: Row[]) {
-        let page = first;
-        for (;;) {
-          yield page.map(cells);
-          const last = page[page.length - 1];
-          if (page.length < CATALOGUE_PAGE_ROWS || !last) return;
-          page = await load({ value: key.value(last), id: last.id });
-        }
-      }
-      const first = await load(); // before the headers go out: a failure is still a JSON error here
-      return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, pages(first)));
+      const load = (page: PageRequest<ProductRow>) => listProducts(app.ctx.db, request.principal.accountId, q, page, { cheapestName: true });
+      const page = pageRequest({ sort: q.sort, limit: CATALOGUE_PAGE_ROWS }, PRODUCT_SORTS, '-created_at');
+      const first = await load(page); // before the headers go out: a failure is still a JSON error here
+      return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, rowsOf(eachPage(page, load, first))));
     },
   );
 };
+
+async function* rowsOf(pages: AsyncIterable<Row[]>) {
+  for await (const page of pages) yield page.map(cells);
+}
