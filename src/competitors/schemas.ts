@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { Currency, HttpUrl, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf } from '../http/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 const fields = {
   name: RequiredText(200, 'Competitor name'),
@@ -63,19 +63,13 @@ export type Competitor = Static<typeof CompetitorSchema>;
 
 export const CompetitorListSchema = listOf(CompetitorSchema, 'CompetitorList');
 
-export const COMPETITOR_SORTS = ['created_at', 'updated_at', 'name', 'domain'] as const;
+export const COMPETITOR_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'domain'] as const;
 
 export const CompetitorListQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
-    sort: Type.Optional(
-      Type.String({
-        enum: COMPETITOR_SORTS.flatMap((f) => [f, `-${f}`]),
-        default: '-created_at',
-        description: 'Sort field; prefix with `-` for descending. Ties are broken by id.',
-      }),
-    ),
+    sort: Type.Optional(SortQuery(COMPETITOR_SORT_FIELDS, '-created_at')),
     domain: Type.Optional(
       Type.String({
         minLength: 1,

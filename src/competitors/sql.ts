@@ -1,7 +1,10 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import type { Competitor, CompetitorAnalysis } from './schemas.js';
+import { containsPattern } from '../lists/filters.js';
+import { type PageRequest, pageSql } from '../lists/page.js';
+import { type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import type { Competitor, CompetitorAnalysis, COMPETITOR_SORT_FIELDS } from './schemas.js';
 import { maskProxyUrl } from './urls.js';
 
 /** Every competitor query of the API, as parameterised SQL, always scoped by account. */
@@ -107,57 +110,38 @@ export async function deleteCompetitor(db: Queryable, accountId: string, id: str
   return r.rowCount > 0;
 }
 
-const isTimestamp = (v: unknown) =>
-  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
-const isText = (v: unknown) => typeof v === 'string' && v.length <= 10_000 && !v.includes('\u0000');
-
-/** Sort keys, as in src/products/sql.ts: expression, cursor cast, value of a row, cursor check. */
-export const SORT_SQL: Record<
-  string,
-  { expr: string; cast: string; value: (r: CompetitorRow) => string; accepts: (v: unknown) => boolean }
-> = {
-  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
-  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
-  name: { expr: 'name collate "C"', cast: '::text collate "C"', value: (r) => r.name, accepts: isText },
-  domain: { expr: 'domain collate "C"', cast: '::text collate "C"', value: (r) => r.domain, accepts: isText },
-};
+/** The sort keys of GET /competitors; text sorts bytewise. */
+export const COMPETITOR_SORTS = {
+  created_at: timestampKey('created_at', (r) => r.created_at),
+  updated_at: timestampKey('updated_at', (r) => r.updated_at),
+  name: textKey('name', (r) => r.name),
+  domain: textKey('domain', (r) => r.domain),
+} satisfies Record<(typeof COMPETITOR_SORT_FIELDS)[number], SortKey<CompetitorRow>>;
 
 export interface ListFilter {
-  domain?: string;
-  q?: string;
-  created_after?: string;
-  created_before?: string;
+  domain?: string | undefined;
+  q?: string | undefined;
+  created_after?: string | undefined;
+  created_before?: string | undefined;
 }
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-export async function listCompetitors(
-  db: Queryable,
-  accountId: string,
-  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
-): Promise<CompetitorRow[]> {
+export async function listCompetitors(db: Queryable, accountId: string, f: ListFilter, page: PageRequest<CompetitorRow>): Promise<CompetitorRow[]> {
   const { params, where, add } = accountWhere(accountId);
-  const f = opts.filter;
   if (f.domain !== undefined) add((p) => `domain = ${p}`, f.domain);
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
-  if (f.q !== undefined) add((p) => `(name ilike ${p} or website ilike ${p} or notes ilike ${p})`, `%${escapeLike(f.q)}%`);
-  const sort = SORT_SQL[opts.sortField]!;
-  if (opts.after) {
-    params.push(opts.after.value, opts.after.id);
-    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} ($${params.length - 1}${sort.cast}, $${params.length})`);
-  }
-  const dir = opts.descending ? 'desc' : 'asc';
-  params.push(opts.limit);
+  if (f.q !== undefined) add((p) => `(name ilike ${p} or website ilike ${p} or notes ilike ${p})`, containsPattern(f.q));
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
   // The page is cut first, so the listing counts are computed for its rows only.
   const r = await db.query<CompetitorRow>(
     `select ${COLUMNS}, ${listingCount('c')} from (
        select ${COLUMNS} from competitors
         where ${where.join(' and ')}
-        order by ${sort.expr} ${dir}, id ${dir}
-        limit $${params.length}
+        order by ${keyset.orderBy}
+        limit ${keyset.limit}
      ) c
-     order by ${sort.expr} ${dir}, id ${dir}`,
+     order by ${keyset.orderBy}`,
     params,
   );
   return r.rows;

@@ -16,7 +16,7 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
     const ctx = e.validationContext;
     const details = toDetails(e.validation as never);
     if (ctx === 'params') return ERRORS.notFound();
-    return ERRORS.validation(details, ctx === 'querystring' ? 'The query has invalid parameters' : undefined);
+    return ctx === 'querystring' ? ERRORS.invalidQuery(details) : ERRORS.validation(details);
   }
   switch (e.code) {
     // A path segment too long to be any id names nothing (Fastify's own answer would be 414).

@@ -59,5 +59,7 @@ export const ERRORS = {
     ),
   validation: (details: ErrorDetail[], message = 'The request has invalid fields') =>
     new ApiError('validation_failed', message, details),
+  /** A query string that parses but asks for something invalid: the same 422 as a query the schema refuses. */
+  invalidQuery: (details: ErrorDetail[]) => new ApiError('validation_failed', 'The query has invalid parameters', details),
   unavailable: (message = 'The service is temporarily unavailable; retry shortly') => new ApiError('unavailable', message),
 } as const;

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, HttpUrl, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
 import { CheckResultSchema } from '../checks/schemas.js';
-import { CursorQuery, LimitQuery, listOf } from '../http/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 export const INTERVAL_MIN = 300;
 export const INTERVAL_MAX = 2_592_000;
@@ -119,20 +119,14 @@ export type Listing = Static<typeof ListingSchema>;
 
 export const ListingListSchema = listOf(ListingSchema, 'ListingList');
 
-export const LISTING_SORTS = ['created_at', 'updated_at', 'next_check_at'] as const;
+export const LISTING_SORT_FIELDS = ['created_at', 'updated_at', 'next_check_at'] as const;
 
 const BooleanQuery = (description: string) => Type.Boolean({ description: `${description} (\`true\` or \`false\`)` });
 
 const listQuery = {
   limit: Type.Optional(LimitQuery),
   cursor: Type.Optional(CursorQuery),
-  sort: Type.Optional(
-    Type.String({
-      enum: LISTING_SORTS.flatMap((f) => [f, `-${f}`]),
-      default: '-created_at',
-      description: 'Sort field; prefix with `-` for descending. Ties are broken by id.',
-    }),
-  ),
+  sort: Type.Optional(SortQuery(LISTING_SORT_FIELDS, '-created_at')),
   status: Type.Optional(Status),
   enabled: Type.Optional(BooleanQuery('Only enabled or only disabled listings')),
   created_after: Type.Optional(Timestamp('Created at or after this instant')),

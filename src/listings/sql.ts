@@ -3,7 +3,9 @@ import { domainOf, withinDomain } from '../competitors/urls.js';
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import type { Listing } from './schemas.js';
+import { type PageRequest, pageSql } from '../lists/page.js';
+import { type SortKey, timestampKey } from '../lists/sort.js';
+import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
 
 /** Every listing query of the API, as parameterised SQL, always scoped by account. */
 
@@ -229,33 +231,25 @@ export async function deleteListing(db: Queryable, accountId: string, id: string
   return r.rowCount > 0;
 }
 
-const isTimestamp = (v: unknown) =>
-  typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !v.startsWith('0000') && Number.isFinite(Date.parse(v));
-
-/** Sort keys, as in src/products/sql.ts: expression, cursor cast, value of a row, cursor check. */
-export const SORT_SQL: Record<string, { expr: string; cast: string; value: (r: ListingRow) => string; accepts: (v: unknown) => boolean }> = {
-  created_at: { expr: 'created_at', cast: '::timestamptz', value: (r) => iso(r.created_at), accepts: isTimestamp },
-  updated_at: { expr: 'updated_at', cast: '::timestamptz', value: (r) => iso(r.updated_at), accepts: isTimestamp },
-  next_check_at: { expr: 'next_check_at', cast: '::timestamptz', value: (r) => iso(r.next_check_at), accepts: isTimestamp },
-};
+/** The sort keys of the listing lists. */
+export const LISTING_SORTS = {
+  created_at: timestampKey('created_at', (r) => r.created_at),
+  updated_at: timestampKey('updated_at', (r) => r.updated_at),
+  next_check_at: timestampKey('next_check_at', (r) => r.next_check_at),
+} satisfies Record<(typeof LISTING_SORT_FIELDS)[number], SortKey<ListingRow>>;
 
 export interface ListFilter {
-  product_id?: string;
-  competitor_id?: string;
-  own?: boolean;
-  status?: string;
-  enabled?: boolean;
-  created_after?: string;
-  created_before?: string;
+  product_id?: string | undefined;
+  competitor_id?: string | undefined;
+  own?: boolean | undefined;
+  status?: string | undefined;
+  enabled?: boolean | undefined;
+  created_after?: string | undefined;
+  created_before?: string | undefined;
 }
 
-export async function listListings(
-  db: Queryable,
-  accountId: string,
-  opts: { filter: ListFilter; sortField: string; descending: boolean; after?: { value: unknown; id: string }; limit: number },
-): Promise<ListingRow[]> {
+export async function listListings(db: Queryable, accountId: string, f: ListFilter, page: PageRequest<ListingRow>): Promise<ListingRow[]> {
   const { params, where, add } = accountWhere(accountId);
-  const f = opts.filter;
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
   if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
   if (f.own !== undefined) where.push(f.own ? 'competitor_id is null' : 'competitor_id is not null');
@@ -263,67 +257,49 @@ export async function listListings(
   if (f.enabled !== undefined) add((p) => `enabled = ${p}`, f.enabled);
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
-  const sort = SORT_SQL[opts.sortField]!;
-  if (opts.after) {
-    params.push(opts.after.value, opts.after.id);
-    where.push(`(${sort.expr}, id) ${opts.descending ? '<' : '>'} ($${params.length - 1}${sort.cast}, $${params.length})`);
-  }
-  const dir = opts.descending ? 'desc' : 'asc';
-  params.push(opts.limit);
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
   // The page is cut first, so competitor domains are looked up for its rows only.
   const r = await db.query<ListingRow>(
     `select ${listingColumns('l')}, ${competitorDomain('l')} from (
        select ${COLUMNS.join(', ')} from listings
         where ${where.join(' and ')}
-        order by ${sort.expr} ${dir}, id ${dir}
-        limit $${params.length}
+        order by ${keyset.orderBy}
+        limit ${keyset.limit}
      ) l
-     order by l.${sort.expr} ${dir}, l.id ${dir}`,
+     order by ${keyset.orderBy}`,
     params,
   );
   return r.rows;
 }
 
-/** Whether a product, competitor or listing is in the account: the 404 of a nested list that came back empty. */
-export async function ownsResource(
-  db: Queryable,
-  accountId: string,
-  table: 'products' | 'competitors' | 'listings',
-  id: string,
-): Promise<boolean> {
-  const r = await db.query(`select 1 from ${table} where id = $1 and account_id = $2`, [id, accountId]);
-  return r.rows.length > 0;
-}
+const isCheckId = (id: string) => /^[1-9][0-9]{0,17}$/.test(id);
 
-/** A check cursor's value is a start time and its id a bigint's digits (checked before either reaches SQL). */
-export const isCheckCursor = (v: unknown) => isTimestamp(v);
-export const isCheckId = (id: string) => /^[1-9][0-9]{0,17}$/.test(id);
+/** The check log's one order, newest first; its tiebreak is the check's bigint id. */
+export const CHECK_LOG_SORTS = {
+  started_at: {
+    ...timestampKey<CheckRow>('k.started_at', (r) => r.started_at),
+    tiebreak: { expr: 'k.id', cast: '::bigint', of: (r) => String(r.id), accepts: isCheckId },
+  },
+} satisfies Record<string, SortKey<CheckRow>>;
 
-/** A page of the listing's check log, newest first. */
-export async function listChecks(
-  db: Queryable,
-  accountId: string,
-  listingId: string,
-  opts: { ok?: boolean; after?: { value: unknown; id: string }; limit: number },
-): Promise<CheckRow[]> {
+/** A page of the listing's check log. */
+export async function listChecks(db: Queryable, accountId: string, listingId: string, ok: boolean | undefined, page: PageRequest<CheckRow>): Promise<CheckRow[]> {
   const params: unknown[] = [listingId, accountId];
   const where = ['k.listing_id = $1', 'l.account_id = $2'];
-  if (opts.ok !== undefined) {
-    params.push(opts.ok);
+  if (ok !== undefined) {
+    params.push(ok);
     where.push(`k.ok = $${params.length}`);
   }
-  if (opts.after) {
-    params.push(opts.after.value, opts.after.id);
-    where.push(`(k.started_at, k.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`);
-  }
-  params.push(opts.limit);
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
   const r = await db.query<CheckRow>(
     `select k.id, k.listing_id, k.started_at, k.duration_ms, k.ok, k.http_status, k.final_url, k.price, k.currency,
             k.in_stock, k.source, k.error_code, k.error, k.candidates
        from listing_checks k join listings l on l.id = k.listing_id
       where ${where.join(' and ')}
-      order by k.started_at desc, k.id desc
-      limit $${params.length}`,
+      order by ${keyset.orderBy}
+      limit ${keyset.limit}`,
     params,
   );
   return r.rows;

@@ -1,4 +1,4 @@
-import { ERRORS } from './errors.js';
+import { ERRORS } from '../http/errors.js';
 
 /**
  * Opaque keyset cursors: base64url JSON of the sort it belongs to and the last row's sort value

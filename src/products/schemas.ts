@@ -1,8 +1,9 @@
 import { type Static, Type } from 'typebox';
-import { ERRORS } from '../http/errors.js';
+import { batchBodySchema, batchResultSchema } from '../batches/schemas.js';
 import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf } from '../http/schemas.js';
-import { ProductPositionSchema } from '../prices/trends/schemas.js';
+import { checkRange } from '../lists/filters.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { ProductPositionSchema } from '../position/schemas.js';
 
 const fields = {
   name: RequiredText(200, 'Product name'),
@@ -100,19 +101,13 @@ export type Product = Static<typeof ProductSchema>;
 
 export const ProductListSchema = listOf(ProductSchema, 'ProductList');
 
-export const PRODUCT_SORTS = ['created_at', 'updated_at', 'name', 'base_price', 'sku', 'brand', 'category'] as const;
+export const PRODUCT_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'base_price', 'sku', 'brand', 'category'] as const;
 
 export const ProductListQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
-    sort: Type.Optional(
-      Type.String({
-        enum: PRODUCT_SORTS.flatMap((f) => [f, `-${f}`]),
-        default: '-created_at',
-        description: 'Sort field; prefix with `-` for descending. Ties are broken by id.',
-      }),
-    ),
+    sort: Type.Optional(SortQuery(PRODUCT_SORT_FIELDS, '-created_at')),
     category: Type.Optional(Text(100, 'Exact category')),
     brand: Type.Optional(Text(100, 'Exact brand')),
     sku: Type.Optional(Text(100, 'Exact SKU')),
@@ -128,13 +123,9 @@ export const ProductListQuerySchema = Type.Object(
 export type ProductListQuery = Static<typeof ProductListQuerySchema>;
 
 /** The checks across filters that a schema cannot say; GET /products and GET /products.csv both run them. */
-export function checkListFilters(q: Pick<ProductListQuery, 'min_price' | 'max_price' | 'created_after' | 'created_before'>): void {
-  if (q.min_price !== undefined && q.max_price !== undefined && q.min_price > q.max_price) {
-    throw ERRORS.validation([{ field: 'min_price', message: 'must not be greater than max_price' }]);
-  }
-  if (q.created_after && q.created_before && Date.parse(q.created_after) >= Date.parse(q.created_before)) {
-    throw ERRORS.validation([{ field: 'created_after', message: 'must be before created_before' }]);
-  }
+export function checkListFilters(q: ProductListQuery): void {
+  checkRange(q, 'min_price', 'max_price');
+  checkRange(q, 'created_after', 'created_before');
 }
 
 /** GET /products.csv: the filters and sort of GET /products, without pages (the file holds every product). */
@@ -142,44 +133,11 @@ export const ProductCatalogueQuerySchema = Type.Omit(ProductListQuerySchema, ['l
 
 export const ProductIdParams = Type.Object({ id: ResourceId('prod') });
 
-export const BATCH_MAX = 1000;
-
-export const ProductBatchSchema = Type.Object(
-  {
-    products: Type.Array(ProductCreateSchema, { minItems: 1, maxItems: BATCH_MAX }),
-    atomic: Type.Optional(
-      Type.Boolean({ default: false, description: 'true: create all or none (422 with every item\'s problems when any fails)' }),
-    ),
-  },
-  { title: 'ProductBatchCreate', additionalProperties: false },
+export const ProductBatchSchema = batchBodySchema(
+  'products',
+  ProductCreateSchema,
+  'ProductBatchCreate',
+  'true: create all or none (422, or 409 when every failure is a SKU conflict, with every item\'s problems when any fails)',
 );
 
-/** A failed item of a batch (also POST /prices, src/prices/ingest). */
-export const BatchItemErrorSchema = Type.Object(
-  {
-    code: Type.String({ maxLength: 50 }),
-    error: Type.String({ maxLength: 2000 }),
-    details: Type.Optional(Type.Array(Type.Object({ field: Type.String({ maxLength: 300 }), message: Type.String({ maxLength: 1000 }) }), { maxItems: 100 })),
-  },
-  { additionalProperties: false },
-);
-
-export const ProductBatchResultSchema = Type.Object(
-  {
-    data: Type.Array(
-      Type.Object(
-        {
-          index: Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX - 1 }),
-          status: Type.Integer({ format: 'int32', enum: [201, 409, 422] }),
-          product: Type.Optional(ProductSchema),
-          error: Type.Optional(BatchItemErrorSchema),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: BATCH_MAX },
-    ),
-    created: Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX }),
-    failed: Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX }),
-  },
-  { title: 'ProductBatchResult', additionalProperties: false },
-);
+export const ProductBatchResultSchema = batchResultSchema('product', ProductSchema, { values: [201, 409, 422] }, 'ProductBatchResult');

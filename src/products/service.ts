@@ -1,9 +1,9 @@
 import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation } from '../db/types.js';
-import type { ApiError} from '../http/errors.js';
-import { ERRORS, type ErrorDetail } from '../http/errors.js';
+import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
+import { type ApiError, ERRORS } from '../http/errors.js';
 import { newId } from '../ids.js';
-import type { ProductCreate, ProductUpdate } from './schemas.js';
+import { type ProductCreate, ProductCreateSchema, type ProductUpdate } from './schemas.js';
 import {
   findProductIdBySku,
   insertProduct,
@@ -60,53 +60,50 @@ export async function changeProduct(db: Database, accountId: string, id: string,
   }
 }
 
-export type BatchItemResult =
-  | { index: number; status: 201; row: ProductRow }
-  | { index: number; status: 409 | 422; code: string; error: string; details: ErrorDetail[] };
-
 /** Thrown inside the batch transaction to roll it back when an atomic batch has a failure. */
 class AtomicBatchFailed extends Error {}
 
+const BATCH_WORDS = { resources: 'products', nothing: 'nothing was created' };
+
+const skuTaken = (index: number, owner: string | undefined): ItemFailure => ({
+  index,
+  status: 409,
+  code: 'conflict',
+  error: 'A product with this SKU already exists in this account',
+  details: [{ field: 'sku', message: owner ? `is already used by product ${owner}` : 'is already used' }],
+});
+
 /**
- * Creates products in one statement. `invalid` holds the items that already failed schema
- * validation (index -> details). With `atomic`, any failure creates nothing and throws a 422
- * (or 409 when every failure is a SKU conflict) listing each failed item.
+ * Creates products in one statement (POST /products/batch): each item validated on its own, a
+ * SKU repeated within the batch or already taken is that item's 409. With `atomic`, any failure
+ * creates nothing and throws one error listing each failed item.
  */
-export async function createProductsBatch(
-  db: Database,
-  accountId: string,
-  items: unknown[],
-  invalid: Map<number, ErrorDetail[]>,
-  atomic: boolean,
-): Promise<BatchItemResult[]> {
-  const results: BatchItemResult[] = [];
+export async function createProductsBatch(db: Database, accountId: string, items: unknown[], atomic: boolean): Promise<ItemResult<ProductRow>[]> {
+  const invalid = invalidItems(items, ProductCreateSchema);
+  const results: ItemResult<ProductRow>[] = [];
   const toInsert: { index: number; p: NewProduct }[] = [];
   const skus = new Map<string, number>();
   items.forEach((item, index) => {
     const details = invalid.get(index);
-    if (details) {
-      results.push({ index, status: 422, code: 'validation_failed', error: 'The item has invalid fields', details });
-      return;
-    }
+    if (details) return results.push(invalidItem(index, details));
     const p = toNewProduct(item as ProductCreate);
     if (p.sku !== null) {
       const first = skus.get(p.sku);
       if (first !== undefined) {
-        results.push({
+        return results.push({
           index,
           status: 409,
           code: 'conflict',
           error: 'The SKU appears more than once in this batch',
           details: [{ field: 'sku', message: `is the same as item ${first}` }],
         });
-        return;
       }
       skus.set(p.sku, index);
     }
     toInsert.push({ index, p });
   });
 
-  if (atomic && results.length > 0) throw batchError(results);
+  if (atomic && results.length > 0) throw atomicBatchError(results, 'products', BATCH_WORDS);
 
   try {
     await db.transaction(async (tx) => {
@@ -115,36 +112,13 @@ export async function createProductsBatch(
       for (const { index, p } of toInsert) {
         const row = byId.get(p.id);
         if (row) results.push({ index, status: 201, row });
-        else {
-          const owner = p.sku ? await findProductIdBySku(tx, accountId, p.sku) : undefined;
-          results.push({
-            index,
-            status: 409,
-            code: 'conflict',
-            error: 'A product with this SKU already exists in this account',
-            details: [{ field: 'sku', message: owner ? `is already used by product ${owner}` : 'is already used' }],
-          });
-        }
+        else results.push(skuTaken(index, p.sku ? await findProductIdBySku(tx, accountId, p.sku) : undefined));
       }
-      if (atomic && results.some((r) => r.status !== 201)) throw new AtomicBatchFailed();
+      if (atomic && results.some(isFailure)) throw new AtomicBatchFailed();
     });
   } catch (err) {
-    if (err instanceof AtomicBatchFailed) throw batchError(results);
+    if (err instanceof AtomicBatchFailed) throw atomicBatchError(results, 'products', BATCH_WORDS);
     throw err;
   }
-  return results.sort((a, b) => a.index - b.index);
-}
-
-function batchError(results: BatchItemResult[]): ApiError {
-  const failed = results.filter((r): r is Extract<BatchItemResult, { status: 409 | 422 }> => r.status !== 201);
-  const details = failed
-    .sort((a, b) => a.index - b.index)
-    .flatMap((r) =>
-      // '(body)' is the item itself (e.g. not an object): name it by its index alone.
-      r.details.map((d) => ({ field: d.field === '(body)' ? `products[${r.index}]` : `products[${r.index}].${d.field}`, message: d.message })),
-    );
-  const allConflicts = failed.every((r) => r.status === 409);
-  return allConflicts
-    ? ERRORS.conflict(`${failed.length} item(s) conflict with existing products; nothing was created`, details)
-    : ERRORS.validation(details, `${failed.length} item(s) are invalid; nothing was created`);
+  return results;
 }

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CompetitorIdParams } from '../../competitors/schemas.js';
-import { ERRORS } from '../../http/errors.js';
+import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
+import { nestedPage } from '../../lists/page.js';
 import { listingPage } from '../pagination.js';
 import { CompetitorListingsQuerySchema, ListingListSchema } from '../schemas.js';
-import { ownsResource } from '../sql.js';
 
 export const listCompetitorListingsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -23,10 +23,7 @@ export const listCompetitorListingsRoute: FastifyPluginAsyncTypebox = async (app
     async (request) => {
       const { accountId } = request.principal;
       const page = await listingPage(app.ctx.db, accountId, request.query, { competitor_id: request.params.id });
-      if (page.data.length === 0 && !(await ownsResource(app.ctx.db, accountId, 'competitors', request.params.id))) {
-        throw ERRORS.notFound('Competitor');
-      }
-      return page;
+      return nestedPage(page, () => accountOwns(app.ctx.db, accountId, 'competitors', request.params.id), 'Competitor');
     },
   );
 };

@@ -1,13 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { toCheckResult } from '../../checks/schemas.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
-import { ERRORS } from '../../http/errors.js';
+import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
+import { nestedPage, pageOf, pageRequest } from '../../lists/page.js';
 import { ListingCheckListSchema, ListingCheckQuerySchema, ListingIdParams } from '../schemas.js';
-import { isCheckCursor, isCheckId, listChecks, ownsResource } from '../sql.js';
-
-/** Cursors of the check log carry this in place of a sort: the log has one order. */
-const ORDER = '-started_at';
+import { CHECK_LOG_SORTS, listChecks } from '../sql.js';
 
 export const listListingChecksRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -28,27 +25,10 @@ export const listListingChecksRoute: FastifyPluginAsyncTypebox = async (app) => 
     },
     async (request) => {
       const { accountId } = request.principal;
-      const q = request.query;
-      const limit = q.limit ?? 20;
-      const after = q.cursor ? decodeCursor(q.cursor, ORDER, isCheckCursor) : undefined;
-      if (after && !isCheckId(after.id)) {
-        throw ERRORS.invalidRequest('The cursor is not valid; pass next_cursor from a previous page unchanged', [
-          { field: 'cursor', message: 'is not a cursor this API issued' },
-        ]);
-      }
-      const rows = (await listChecks(app.ctx.db, accountId, request.params.id, { ok: q.ok, after, limit: limit + 1 })).map(toCheckResult);
-      if (rows.length === 0 && !(await ownsResource(app.ctx.db, accountId, 'listings', request.params.id))) throw ERRORS.notFound('Listing');
-      const hasMore = rows.length > limit;
-      const page = hasMore ? rows.slice(0, limit) : rows;
-      const last = page[page.length - 1];
-      return {
-        data: page,
-        pagination: {
-          limit,
-          has_more: hasMore,
-          next_cursor: hasMore && last ? encodeCursor({ sort: ORDER, value: last.started_at, id: last.id }) : null,
-        },
-      };
+      const { db } = app.ctx;
+      const page = pageRequest(request.query, CHECK_LOG_SORTS, '-started_at');
+      const checks = pageOf(await listChecks(db, accountId, request.params.id, request.query.ok, page), page, toCheckResult);
+      return nestedPage(checks, () => accountOwns(db, accountId, 'listings', request.params.id), 'Listing');
     },
   );
 };

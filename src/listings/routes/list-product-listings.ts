@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ERRORS } from '../../http/errors.js';
+import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
+import { nestedPage } from '../../lists/page.js';
 import { ProductIdParams } from '../../products/schemas.js';
 import { listingPage } from '../pagination.js';
 import { ListingListSchema, ProductListingsQuerySchema } from '../schemas.js';
-import { ownsResource } from '../sql.js';
 
 export const listProductListingsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -23,11 +23,7 @@ export const listProductListingsRoute: FastifyPluginAsyncTypebox = async (app) =
     async (request) => {
       const { accountId } = request.principal;
       const page = await listingPage(app.ctx.db, accountId, request.query, { product_id: request.params.id });
-      // An empty page may mean no such product: only then is it worth a second query.
-      if (page.data.length === 0 && !(await ownsResource(app.ctx.db, accountId, 'products', request.params.id))) {
-        throw ERRORS.notFound('Product');
-      }
-      return page;
+      return nestedPage(page, () => accountOwns(app.ctx.db, accountId, 'products', request.params.id), 'Product');
     },
   );
 };

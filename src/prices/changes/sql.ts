@@ -1,6 +1,8 @@
 import type { Queryable } from '../../db/types.js';
 import { accountWhere } from '../../db/where.js';
 import { iso } from '../../http/fields.js';
+import { type PageRequest, pageSql } from '../../lists/page.js';
+import type { SortKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { PriceChange } from './schemas.js';
 
@@ -46,32 +48,38 @@ export function toPriceChange(r: PriceChangeRow): PriceChange {
 }
 
 export interface ChangeFilter {
-  product_id?: string;
+  product_id?: string | undefined;
   /** A competitor's id, or null for our own prices. */
-  competitor_id?: string | null;
-  since?: string;
-  until?: string;
+  competitor_id?: string | null | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
 }
+
+/** Changes have one order, newest first by id (which only grows): the cursor holds the last id's digits. */
+export const CHANGE_SORTS = {
+  id: {
+    expr: 'id',
+    cast: '::bigint',
+    value: (r) => String(r.id),
+    accepts: (v) => typeof v === 'string' && /^[1-9][0-9]{0,17}$/.test(v),
+    tiebreak: { expr: null, cast: '', of: (r) => changeId(r.id), accepts: () => true },
+  },
+} satisfies Record<string, SortKey<PriceChangeRow>>;
 
 /**
  * A page of the account's changes, newest first (by id, which only grows). The amount and the
  * percentage are computed here in numeric, so they are exact (the percentage rounded half away
  * from zero to 2 places); both are null when the currency changed.
  */
-export async function listPriceChanges(
-  db: Queryable,
-  accountId: string,
-  opts: { filter: ChangeFilter; beforeId?: string; limit: number },
-): Promise<PriceChangeRow[]> {
+export async function listPriceChanges(db: Queryable, accountId: string, f: ChangeFilter, page: PageRequest<PriceChangeRow>): Promise<PriceChangeRow[]> {
   const { params, where, add } = accountWhere(accountId);
-  const f = opts.filter;
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
   if (f.competitor_id === null) where.push('competitor_id is null');
   else if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
   if (f.since !== undefined) add((p) => `observed_at >= ${p}::timestamptz`, f.since);
   if (f.until !== undefined) add((p) => `observed_at < ${p}::timestamptz`, f.until);
-  if (opts.beforeId !== undefined) add((p) => `id < ${p}::bigint`, opts.beforeId);
-  params.push(opts.limit);
+  const keyset = pageSql(page, params);
+  if (keyset.after) where.push(keyset.after);
   const r = await db.query<PriceChangeRow>(
     `/* listPriceChanges */
      select id, product_id, competitor_id, listing_id, observation_id, old_price, old_currency, old_in_stock, old_observed_at,
@@ -81,8 +89,8 @@ export async function listPriceChanges(
                  then round((new_price - old_price) * 100 / old_price, 2) end as change_percent
        from price_changes
       where ${where.join(' and ')}
-      order by id desc
-      limit $${params.length}`,
+      order by ${keyset.orderBy}
+      limit ${keyset.limit}`,
     params,
   );
   return r.rows;

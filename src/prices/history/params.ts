@@ -21,7 +21,7 @@ export interface HistoryRange {
 const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
 const LATEST = Date.parse('9000-01-01T00:00:00Z');
 
-const invalid = (field: string, message: string) => ERRORS.validation([{ field, message }], 'The query has invalid parameters');
+const invalid = (field: string, message: string) => ERRORS.invalidQuery([{ field, message }]);
 
 /**
  * The canonical IANA name of a zone Node's ICU data knows, or undefined. The canonical name
@@ -61,7 +61,7 @@ function instants(q: HistoryCsvQuery): { from?: number; to?: number } {
     if (!Number.isFinite(t) || t < EARLIEST || t >= LATEST) details.push({ field, message: 'must be between 1970-01-01 and 9000-01-01' });
     out[field] = t;
   }
-  if (details.length > 0) throw ERRORS.validation(details, 'The query has invalid parameters');
+  if (details.length > 0) throw ERRORS.invalidQuery(details);
   return out;
 }
 

@@ -1,9 +1,8 @@
 import type { Queryable } from '../../db/types.js';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { ERRORS } from '../../http/errors.js';
-import { iso } from '../../http/fields.js';
+import type { PageRequest } from '../../lists/page.js';
 import type { BucketUnit } from './schemas.js';
-import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, rawQuery, type RawAfter, type SqlQuery } from './sql.js';
+import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, rawQuery, type SqlQuery } from './sql.js';
 
 /** PostgreSQL's "invalid_parameter_value", which is what an unknown time zone name raises. */
 const PG_INVALID_PARAMETER_VALUE = '22023';
@@ -18,7 +17,7 @@ async function run<T>(db: Queryable, q: SqlQuery): Promise<T[]> {
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (e.code === PG_INVALID_PARAMETER_VALUE && /time zone/i.test(e.message ?? '')) {
-      throw ERRORS.validation([{ field: 'tz', message: 'is not a time zone the database knows' }], 'The query has invalid parameters');
+      throw ERRORS.invalidQuery([{ field: 'tz', message: 'is not a time zone the database knows' }]);
     }
     throw err;
   }
@@ -32,33 +31,16 @@ export async function bucketRows(db: Queryable, p: HistoryParams & { interval: B
 }
 
 /** A page of raw observations (see rawQuery); 404 when the product is not the account's. */
-export async function rawRows(db: Queryable, p: HistoryParams, page: { after?: RawAfter | undefined; limit: number }): Promise<ObservationRow[]> {
+export async function rawRows(db: Queryable, p: HistoryParams, page: PageRequest<ObservationRow>): Promise<ObservationRow[]> {
   const rows = await run<ObservationRow>(db, rawQuery(p, page));
   if (rows.length === 0) throw ERRORS.notFound('Product');
   return rows.filter((r) => r.id !== null);
 }
-
-/** Cursors of raw pages carry this in place of a sort: raw mode has one order. */
-const RAW_ORDER = 'observed_at';
-const isIsoInstant = (v: unknown) => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(v) && Number.isFinite(Date.parse(v));
-
-export function decodeRawCursor(text: string): RawAfter {
-  const c = decodeCursor(text, RAW_ORDER, isIsoInstant);
-  if (!/^[1-9][0-9]{0,17}$/.test(c.id)) {
-    throw ERRORS.invalidRequest('The cursor is not valid; pass next_cursor from a previous page unchanged', [
-      { field: 'cursor', message: 'is not a cursor this API issued' },
-    ]);
-  }
-  return { observedAt: c.value as string, id: c.id };
-}
-
-export const rawAfter = (r: ObservationRow): RawAfter => ({ observedAt: iso(r.observed_at), id: String(r.id) });
-export const encodeRawCursor = (a: RawAfter) => encodeCursor({ sort: RAW_ORDER, value: a.observedAt, id: a.id });
 
 /** `limit` and `cursor` page raw answers only; sent with buckets they are a mistake worth saying. */
 export function refusePagingOfBuckets(q: { limit?: number | undefined; cursor?: string | undefined }, interval: string): void {
   const details = (['limit', 'cursor'] as const)
     .filter((f) => q[f] !== undefined)
     .map((field) => ({ field, message: `is only for interval=raw, not interval=${interval}` }));
-  if (details.length > 0) throw ERRORS.validation(details, 'The query has invalid parameters');
+  if (details.length > 0) throw ERRORS.invalidQuery(details);
 }

@@ -1,5 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
+import { type PageRequest, pageSql } from '../../lists/page.js';
+import { type SortKey, timestampKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
@@ -172,26 +174,25 @@ export interface ObservationRow {
 }
 
 /** Where a raw page continues: after this (observed_at, id). */
-export interface RawAfter {
-  observedAt: string;
-  id: string;
-}
+/** Raw observations have one order, oldest first, ties by id. */
+export const RAW_SORTS = {
+  observed_at: {
+    ...timestampKey<ObservationRow>('o.observed_at', (r) => r.observed_at),
+    tiebreak: { expr: 'o.id', cast: '::bigint', of: (r) => String(r.id), accepts: (id) => /^[1-9][0-9]{0,17}$/.test(id) },
+  },
+} satisfies Record<string, SortKey<ObservationRow>>;
 
 /**
  * A page of raw observations in [from, to), oldest first by (observed_at, id) across series.
  * The product row comes with it: no row at all is another account's product; one row with a
  * null id is a product with nothing (more) in the range.
  */
-export function rawQuery(p: HistoryParams, page: { after?: RawAfter | undefined; limit: number }): SqlQuery {
+export function rawQuery(p: HistoryParams, page: PageRequest<ObservationRow>): SqlQuery {
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString()];
   const series = seriesCondition(p.series, values);
-  let after = '';
-  if (page.after) {
-    values.push(page.after.observedAt, page.after.id);
-    const [at, id] = [values.length - 1, values.length];
-    after = `and o.observed_at >= $${at}::timestamptz and (o.observed_at > $${at}::timestamptz or o.id > $${id}::bigint)`;
-  }
-  values.push(page.limit);
+  // Expanded: the series index (product_id, competitor_id, observed_at) holds no id.
+  const keyset = pageSql(page, values, { expanded: true });
+  const after = keyset.after ? `and ${keyset.after}` : '';
   const text = `
     select p.id as product_id, o.id, o.competitor_id, c.name as competitor_name, o.listing_id, o.price, o.currency,
            o.in_stock, o.observed_at, o.source, o.samples, o.price_sum
@@ -203,8 +204,8 @@ export function rawQuery(p: HistoryParams, page: { after?: RawAfter | undefined;
          where o.product_id = p.id and o.account_id = p.account_id
            and o.observed_at >= $3::timestamptz and o.observed_at < $4::timestamptz
            ${series} ${after}
-         order by o.observed_at, o.id
-         limit $${values.length}
+         order by ${keyset.orderBy}
+         limit ${keyset.limit}
       ) o on true
       left join competitors c on c.id = o.competitor_id
      where p.id = $1 and p.account_id = $2

@@ -1,9 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Money, Nullable, ResourceId, Timestamp } from '../../http/fields.js';
-import { BatchItemErrorSchema } from '../../products/schemas.js';
+import { batchBodySchema, batchResultSchema } from '../../batches/schemas.js';
 
-/** POST /prices: up to this many observations per request, like POST /products/batch. */
-export const INGEST_MAX = 1000;
 /** observed_at may be at most this far ahead of the server's clock (clients' clocks drift). */
 export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 /** No observation before this instant: older ones are typos (a year 0201), not price history. */
@@ -62,36 +60,16 @@ export const PriceObservationSchema = Type.Object(
 );
 export type PriceObservation = Static<typeof PriceObservationSchema>;
 
-export const IngestBatchSchema = Type.Object(
-  {
-    observations: Type.Array(ObservationCreateSchema, { minItems: 1, maxItems: INGEST_MAX }),
-    atomic: Type.Optional(
-      Type.Boolean({ default: false, description: 'true: record all or none (422 with every item\'s problems when any fails)' }),
-    ),
-  },
-  { title: 'PriceObservationBatch', additionalProperties: false },
+export const IngestBatchSchema = batchBodySchema(
+  'observations',
+  ObservationCreateSchema,
+  'PriceObservationBatch',
+  'true: record all or none (422 with every item\'s problems when any fails)',
 );
 
-export const IngestResultSchema = Type.Object(
-  {
-    data: Type.Array(
-      Type.Object(
-        {
-          index: Type.Integer({ format: 'int32', minimum: 0, maximum: INGEST_MAX - 1 }),
-          status: Type.Integer({
-            format: 'int32',
-            enum: [201, 404, 422],
-            description: '201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields',
-          }),
-          observation: Type.Optional(PriceObservationSchema),
-          error: Type.Optional(BatchItemErrorSchema),
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: INGEST_MAX },
-    ),
-    created: Type.Integer({ format: 'int32', minimum: 0, maximum: INGEST_MAX }),
-    failed: Type.Integer({ format: 'int32', minimum: 0, maximum: INGEST_MAX }),
-  },
-  { title: 'PriceObservationBatchResult', additionalProperties: false },
+export const IngestResultSchema = batchResultSchema(
+  'observation',
+  PriceObservationSchema,
+  { values: [201, 404, 422], description: '201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields' },
+  'PriceObservationBatchResult',
 );

@@ -1,11 +1,12 @@
 import type { Database } from '../../db/types.js';
-import { type ApiError, ERRORS, type ErrorDetail } from '../../http/errors.js';
-import { EARLIEST_OBSERVED_AT, FUTURE_TOLERANCE_MS, type ObservationCreate } from './schemas.js';
+import { atomicBatchError, invalidItem, invalidItems, type ItemResult } from '../../batches/batch.js';
+import type { ErrorDetail } from '../../http/errors.js';
+import { EARLIEST_OBSERVED_AT, FUTURE_TOLERANCE_MS, type ObservationCreate, ObservationCreateSchema } from './schemas.js';
 import { insertObservations, lockReferences, type NewObservation, type ObservationRow, type References } from './sql.js';
 
-export type IngestItemResult =
-  | { index: number; status: 201; row: ObservationRow }
-  | { index: number; status: 404 | 422; code: 'not_found' | 'validation_failed'; error: string; details: ErrorDetail[] };
+export type IngestItemResult = ItemResult<ObservationRow>;
+
+const BATCH_WORDS = { resources: 'observations', nothing: 'nothing was recorded' };
 
 const EARLIEST_MS = Date.parse(EARLIEST_OBSERVED_AT);
 
@@ -18,14 +19,6 @@ function observedAtProblem(text: string, nowMs: number): string | undefined {
   if (t > nowMs + FUTURE_TOLERANCE_MS) return 'must not be more than 5 minutes in the future';
   return undefined;
 }
-
-const invalidItem = (index: number, details: ErrorDetail[]): IngestItemResult => ({
-  index,
-  status: 422,
-  code: 'validation_failed',
-  error: 'The item has invalid fields',
-  details,
-});
 
 /**
  * An item whose ids are all in the account, as the row to insert; or its failure: 404 for an id
@@ -71,19 +64,13 @@ function resolve(index: number, item: ObservationCreate, refs: References, obser
 }
 
 /**
- * Records a batch of observations (POST /prices): the ids of all items checked in one statement,
- * every valid item inserted in one more, both in one short transaction. `invalid` holds the
- * items that already failed schema validation (index -> details). With `atomic`, any failure
- * records nothing and throws one 422 listing every failed item's problems.
+ * Records a batch of observations (POST /prices): each item validated on its own, the ids of all
+ * items checked in one statement, every valid item inserted in one more, both in one short
+ * transaction. With `atomic`, any failure records nothing and throws one 422 listing every
+ * failed item's problems.
  */
-export async function ingestObservations(
-  db: Database,
-  accountId: string,
-  items: unknown[],
-  invalid: Map<number, ErrorDetail[]>,
-  atomic: boolean,
-  now: Date,
-): Promise<IngestItemResult[]> {
+export async function ingestObservations(db: Database, accountId: string, items: unknown[], atomic: boolean, now: Date): Promise<IngestItemResult[]> {
+  const invalid = invalidItems(items, ObservationCreateSchema);
   const results: IngestItemResult[] = [];
   const candidates: { index: number; item: ObservationCreate; observedAt: string }[] = [];
   const nowMs = now.getTime();
@@ -97,7 +84,7 @@ export async function ingestObservations(
     candidates.push({ index, item, observedAt: item.observed_at ?? requestTime });
   });
   if (candidates.length === 0) {
-    if (atomic) throw batchError(results);
+    if (atomic) throw atomicBatchError(results, 'observations', BATCH_WORDS);
     return results;
   }
 
@@ -120,7 +107,7 @@ export async function ingestObservations(
       else toInsert.push({ index, row: r });
     }
     // Thrown inside the transaction, so it rolls back (though nothing was written yet).
-    if (atomic && results.length > 0) throw batchError(results);
+    if (atomic && results.length > 0) throw atomicBatchError(results, 'observations', BATCH_WORDS);
     const rows = await insertObservations(tx, accountId, toInsert.map((t) => t.row));
     toInsert.forEach(({ index, row }, i) => {
       const got = rows[i];
@@ -130,17 +117,5 @@ export async function ingestObservations(
       results.push({ index, status: 201, row: got });
     });
   });
-  return results.sort((a, b) => a.index - b.index);
-}
-
-/** One 422 for an atomic batch: each failed item's problems, named `observations[i].field`. */
-function batchError(results: IngestItemResult[]): ApiError {
-  const failed = results.filter((r): r is Exclude<IngestItemResult, { status: 201 }> => r.status !== 201).sort((a, b) => a.index - b.index);
-  const details = failed.flatMap((r) =>
-    r.details.map((d) => ({
-      field: d.field === '(body)' ? `observations[${r.index}]` : `observations[${r.index}].${d.field}`,
-      message: d.message,
-    })),
-  );
-  return ERRORS.validation(details, `${failed.length} item(s) are invalid; nothing was recorded`);
+  return results;
 }

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
+import { pageOf, pageRequest } from '../../lists/page.js';
 import { checkListFilters, ProductListQuerySchema, ProductListSchema } from '../schemas.js';
-import { listProducts, SORT_SQL, toProduct } from '../sql.js';
+import { listProducts, PRODUCT_SORTS, toProduct } from '../sql.js';
 
 export const listProductsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -19,30 +19,9 @@ export const listProductsRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const q = request.query;
-      const sort = q.sort ?? '-created_at';
-      const descending = sort.startsWith('-');
-      const sortField = descending ? sort.slice(1) : sort;
       checkListFilters(q);
-      const limit = q.limit ?? 20;
-      const after = q.cursor ? decodeCursor(q.cursor, sort, SORT_SQL[sortField]!.accepts) : undefined;
-      const rows = await listProducts(app.ctx.db, request.principal.accountId, {
-        filter: { ...q, currency: q.currency?.toUpperCase() },
-        sortField,
-        descending,
-        after,
-        limit: limit + 1,
-      });
-      const hasMore = rows.length > limit;
-      const page = hasMore ? rows.slice(0, limit) : rows;
-      const last = page[page.length - 1];
-      return {
-        data: page.map(toProduct),
-        pagination: {
-          limit,
-          has_more: hasMore,
-          next_cursor: hasMore && last ? encodeCursor({ sort, value: SORT_SQL[sortField]!.value(last), id: last.id }) : null,
-        },
-      };
+      const page = pageRequest(q, PRODUCT_SORTS, '-created_at');
+      return pageOf(await listProducts(app.ctx.db, request.principal.accountId, q, page), page, toProduct);
     },
   );
 };

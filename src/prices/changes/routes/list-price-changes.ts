@@ -1,15 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { decodeCursor, encodeCursor } from '../../../http/cursor.js';
+import { accountOwns } from '../../../db/ownership.js';
 import { ERRORS } from '../../../http/errors.js';
-import { keysetPage } from '../../../http/page.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { ownsResource } from '../../../listings/sql.js';
+import { checkRange } from '../../../lists/filters.js';
+import { pageOf, pageRequest } from '../../../lists/page.js';
 import { PriceChangeListSchema, PriceChangeQuerySchema } from '../schemas.js';
-import { changeId, listPriceChanges, toPriceChange } from '../sql.js';
-
-/** Cursors carry this in place of a sort: changes have one order, newest id first. Their value is the last id's digits. */
-const ORDER = '-id';
-const ID_TEXT = /^[1-9][0-9]{0,17}$/;
+import { CHANGE_SORTS, listPriceChanges, toPriceChange } from '../sql.js';
 
 export const listPriceChangesRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -30,24 +26,18 @@ export const listPriceChangesRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const { accountId } = request.principal;
+      const { db } = app.ctx;
       const q = request.query;
-      if (q.since && q.until && Date.parse(q.since) >= Date.parse(q.until)) {
-        throw ERRORS.validation([{ field: 'since', message: 'must be before until' }], 'The query has invalid parameters');
-      }
-      const limit = q.limit ?? 20;
-      const after = q.cursor ? decodeCursor(q.cursor, ORDER, (v) => typeof v === 'string' && ID_TEXT.test(v)) : undefined;
+      checkRange(q, 'since', 'until');
       const competitorId = q.competitor_id === 'own' ? null : q.competitor_id;
-      const rows = await listPriceChanges(app.ctx.db, accountId, {
-        filter: { product_id: q.product_id, competitor_id: competitorId, since: q.since, until: q.until },
-        beforeId: after ? String(after.value) : undefined,
-        limit: limit + 1,
-      });
+      const page = pageRequest(q, CHANGE_SORTS, '-id');
+      const rows = await listPriceChanges(db, accountId, { ...q, competitor_id: competitorId }, page);
       // An empty page may mean a filter names something not in the account: only then is it worth asking.
       if (rows.length === 0) {
-        if (q.product_id && !(await ownsResource(app.ctx.db, accountId, 'products', q.product_id))) throw ERRORS.notFound('Product');
-        if (competitorId && !(await ownsResource(app.ctx.db, accountId, 'competitors', competitorId))) throw ERRORS.notFound('Competitor');
+        if (q.product_id && !(await accountOwns(db, accountId, 'products', q.product_id))) throw ERRORS.notFound('Product');
+        if (competitorId && !(await accountOwns(db, accountId, 'competitors', competitorId))) throw ERRORS.notFound('Competitor');
       }
-      return keysetPage(rows, limit, toPriceChange, (last) => encodeCursor({ sort: ORDER, value: String(last.id), id: changeId(last.id) }));
+      return pageOf(rows, page, toPriceChange);
     },
   );
 };

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../csv.js';
+import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
+import { eachPage, type PageRequest, pageRequest } from '../../../lists/page.js';
 import { historyRange } from '../params.js';
 import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';
-import { bucketRows, rawAfter, rawRows } from '../service.js';
-import type { BucketRow, HistoryParams, ObservationRow } from '../sql.js';
+import { bucketRows, rawRows } from '../service.js';
+import { type BucketRow, type HistoryParams, type ObservationRow, RAW_SORTS } from '../sql.js';
 import { normaliseCompetitorParam } from './get-price-history.js';
 
 const BUCKET_HEADER = ['competitor_id', 'competitor_name', 'currency', 'start', 'end', 'open', 'close', 'min', 'max', 'average', 'count'];
@@ -24,15 +25,8 @@ function rawCells(r: ObservationRow): CsvValue[] {
   return [iso(r.observed_at), r.competitor_id, r.competitor_name, r.listing_id, num(r.price), r.currency, r.in_stock, r.source, num(r.samples), num(r.price_sum), `obs_${r.id}`];
 }
 
-/** The raw rows after `first`, a page per query, until the range is exhausted. */
-async function* rawPages(load: (after: ReturnType<typeof rawAfter>) => Promise<ObservationRow[]>, first: ObservationRow[]) {
-  let page = first;
-  for (;;) {
-    yield page.map(rawCells);
-    const last = page[page.length - 1];
-    if (page.length < CSV_PAGE_ROWS || !last) return;
-    page = await load(rawAfter(last));
-  }
+async function* rawCsvRows(pages: AsyncIterable<ObservationRow[]>) {
+  for await (const page of pages) yield page.map(rawCells);
 }
 
 export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -65,9 +59,10 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
         const rows = (await bucketRows(app.ctx.db, { ...p, interval: range.interval })).filter((r) => r.start !== null);
         return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
       }
-      const load = (after?: ReturnType<typeof rawAfter>) => rawRows(app.ctx.db, p, { after, limit: CSV_PAGE_ROWS });
-      const first = await load(); // before the headers go out: a 404 is still possible here
-      return csvHeaders(reply, filename).send(csvStream(RAW_HEADER, rawPages(load, first)));
+      const load = (page: PageRequest<ObservationRow>) => rawRows(app.ctx.db, p, page);
+      const page = pageRequest({ limit: CSV_PAGE_ROWS }, RAW_SORTS, 'observed_at');
+      const first = await load(page); // before the headers go out: a 404 is still possible here
+      return csvHeaders(reply, filename).send(csvStream(RAW_HEADER, rawCsvRows(eachPage(page, load, first))));
     },
   );
 };

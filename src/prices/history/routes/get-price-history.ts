@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
+import { pageOf, pageRequest } from '../../../lists/page.js';
 import { historyRange, splitCompetitorParam } from '../params.js';
 import {
   HistoryQuerySchema,
@@ -10,8 +11,8 @@ import {
   ProductIdParams,
   RAW_LIMIT_DEFAULT,
 } from '../schemas.js';
-import { bucketRows, decodeRawCursor, encodeRawCursor, rawAfter, rawRows, refusePagingOfBuckets } from '../service.js';
-import { toObservation, toSeries } from '../sql.js';
+import { bucketRows, rawRows, refusePagingOfBuckets } from '../service.js';
+import { RAW_SORTS, toObservation, toSeries } from '../sql.js';
 
 // Fastify types a serialization schema as a plain record; TypeBox schemas are that at run time.
 const BUCKETS_SHAPE = PriceHistoryBucketsSchema as unknown as Record<string, unknown>;
@@ -57,21 +58,10 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
         reply.serializer(reply.compileSerializationSchema(BUCKETS_SHAPE, '200'));
         return { ...head, interval: range.interval, from: iso(first.range_start), to: iso(first.range_end), series: toSeries(rows) };
       }
-      const limit = q.limit ?? RAW_LIMIT_DEFAULT;
-      const after = q.cursor ? decodeRawCursor(q.cursor) : undefined;
-      const rows = await rawRows(app.ctx.db, p, { after, limit: limit + 1 });
-      const hasMore = rows.length > limit;
-      const page = hasMore ? rows.slice(0, limit) : rows;
-      const last = page[page.length - 1];
+      const page = pageRequest(q, RAW_SORTS, 'observed_at', RAW_LIMIT_DEFAULT);
+      const rows = await rawRows(app.ctx.db, p, page);
       reply.serializer(reply.compileSerializationSchema(OBSERVATIONS_SHAPE, '200'));
-      return {
-        ...head,
-        interval: 'raw' as const,
-        from: iso(range.from),
-        to: iso(range.to),
-        data: page.map(toObservation),
-        pagination: { limit, has_more: hasMore, next_cursor: hasMore && last ? encodeRawCursor(rawAfter(last)) : null },
-      };
+      return { ...head, interval: 'raw' as const, from: iso(range.from), to: iso(range.to), ...pageOf(rows, page, toObservation) };
     },
   );
 };

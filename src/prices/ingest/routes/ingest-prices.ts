@@ -1,30 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import type { ErrorDetail } from '../../../http/errors.js';
+import { batchAnswer, batchRoute } from '../../../batches/batch.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { compileBodyValidator, toDetails, validatorCompiler } from '../../../http/validation.js';
-import { INGEST_MAX, IngestBatchSchema, IngestResultSchema, ObservationCreateSchema } from '../schemas.js';
+import { IngestBatchSchema, IngestResultSchema } from '../schemas.js';
 import { ingestObservations } from '../service.js';
 import { toObservation } from '../sql.js';
 
-// The route validates only the envelope, so one bad item is reported as that item's result
-// instead of failing the whole request; items are checked below with ObservationCreateSchema.
-const Envelope = Type.Object(
-  {
-    observations: Type.Array(Type.Unknown(), { minItems: 1, maxItems: INGEST_MAX }),
-    atomic: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
 export const ingestPricesRoute: FastifyPluginAsyncTypebox = async (app) => {
-  const validateItem = compileBodyValidator(ObservationCreateSchema);
   app.post(
     '/prices',
     {
-      bodyLimit: app.ctx.config.batchBodyLimit,
-      config: { idempotent: true },
-      validatorCompiler: (req) => validatorCompiler(req.httpPart === 'body' ? { ...req, schema: Envelope } : req),
+      ...batchRoute('observations', app.ctx.config.batchBodyLimit),
       schema: {
         operationId: 'ingestPrices',
         summary: 'Record up to 1000 price observations',
@@ -43,22 +28,9 @@ export const ingestPricesRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const now = new Date();
-      const body = request.body as { observations: unknown[]; atomic?: boolean };
-      const invalid = new Map<number, ErrorDetail[]>();
-      body.observations.forEach((item, i) => {
-        if (!validateItem(item)) invalid.set(i, toDetails(validateItem.errors ?? []));
-      });
-      const results = await ingestObservations(app.ctx.db, request.principal.accountId, body.observations, invalid, body.atomic ?? false, now);
-      const created = results.filter((r) => r.status === 201).length;
-      return {
-        data: results.map((r) =>
-          r.status === 201
-            ? { index: r.index, status: r.status, observation: toObservation(r.row) }
-            : { index: r.index, status: r.status, error: { code: r.code, error: r.error, details: r.details } },
-        ),
-        created,
-        failed: results.length - created,
-      };
+      const { observations, atomic } = request.body as { observations: unknown[]; atomic?: boolean };
+      const results = await ingestObservations(app.ctx.db, request.principal.accountId, observations, atomic ?? false, now);
+      return batchAnswer(results, 'observation', toObservation);
     },
   );
 };
