@@ -6,7 +6,7 @@ import { type AdminServer, startAdminServer } from './admin/server.js';
 import type { Config } from './config.js';
 import { adminSocketPath, DataDirInUseError } from './db/data-dir-lock.js';
 import { type App, buildApp } from './app.js';
-import { releaseStaleLeases } from './jobs/sql.js';
+import { releaseStaleLeases } from './checks/leases.js';
 import { CheckWorker } from './jobs/worker.js';
 import { type CoreRuntime, createCoreRuntime, createRuntime, type Runtime } from './runtime.js';
 

@@ -5,7 +5,8 @@ import type { BrowserFetchRequest } from '../fetcher/browser.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
 import { type CandidateJson, type CheckErrorCode, type CheckRow, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
-import { type CheckTarget, recordCheck } from './sql.js';
+import type { CheckTarget } from './leases.js';
+import { recordCheck } from './sql.js';
 
 /** What fetching and reading a page gave, before anything is saved. */
 export interface CheckOutcome {

@@ -3,12 +3,11 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Extractor } from '../checks/extractor.js';
+import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases, unlockListing } from '../checks/leases.js';
 import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from '../checks/run-check.js';
 import type { CheckRow } from '../checks/schemas.js';
-import { type CheckTarget, unlockListing } from '../checks/sql.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
-import { claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './sql.js';
 
 export interface CheckWorkerOptions {
   db: Database;
@@ -59,7 +58,7 @@ export const DEFAULT_LEASE_SECONDS = 60;
 const CLAIM_RETRY_MS = 500;
 
 /**
- * Runs scheduled checks: claims due listings (src/jobs/sql.ts) up to `concurrency` at a time,
+ * Runs scheduled checks: claims due listings (src/checks/leases.ts) up to `concurrency` at a time,
  * runs each (src/checks/run-check.ts) and claims again as slots free up.
  *
  * Wake-ups: after a claim that filled every free slot there may be more due, so the worker

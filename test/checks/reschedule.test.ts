@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CheckResult } from '../../src/checks/schemas.js';
 import { runCheck } from '../../src/checks/run-check.js';
-import { claimDueListings, renewLeases } from '../../src/jobs/sql.js';
+import { claimDueListings, renewLeases } from '../../src/checks/leases.js';
 import type { Listing } from '../../src/listings/schemas.js';
 import { countRows, listingState, useMonitoringTest } from '../jobs/support.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { claimDueListings } from '../../src/checks/leases.js';
 import { recordCheck } from '../../src/checks/sql.js';
-import { claimDueListings } from '../../src/jobs/sql.js';
 import type { CheckFinished } from '../../src/jobs/worker.js';
 import { countRows, insertListing, listingState, nextCheck, startWorker, useMonitoringTest } from './support.js';
 

@@ -6,7 +6,7 @@ import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { CheckAbortedError, runCheck } from '../run-check.js';
 import { CheckResultSchema, ListingIdSchema, toCheckResult } from '../schemas.js';
-import { lockListingForCheck, unlockListing } from '../sql.js';
+import { lockListingForCheck, unlockListing } from '../leases.js';
 
 /** This process, in the lock holder of a check run by the API (`api:host:pid:random`). */
 const HOLDER = `api:${os.hostname()}:${process.pid}`;
