@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { adminSocketPath, DataDirInUseError } from './db/data-dir-lock.js';
 import { type App, buildApp } from './app.js';
 import { releaseStaleLeases } from './checks/leases.js';
-import { CheckWorker } from './jobs/worker.js';
+import { CheckWorker } from './checks/worker.js';
 import { type CoreRuntime, createCoreRuntime, createRuntime, type Runtime } from './runtime.js';
 
 /** After SHUTDOWN_TIMEOUT_MS connections are cut; this much later the process exits regardless. */

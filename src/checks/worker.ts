@@ -2,12 +2,12 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Extractor } from '../checks/extractor.js';
-import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases, unlockListing } from '../checks/leases.js';
-import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from '../checks/run-check.js';
-import type { CheckRow } from '../checks/schemas.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
+import type { Extractor } from './extractor.js';
+import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases, unlockListing } from './leases.js';
+import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from './run-check.js';
+import type { CheckRow } from './schemas.js';
 
 export interface CheckWorkerOptions {
   db: Database;
