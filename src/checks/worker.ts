@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
-import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases, unlockListing } from './leases.js';
-import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from './run-check.js';
-import type { CheckRow } from './schemas.js';
+import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './leases.js';
+import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
+import type { RecordedCheck } from './sql.js';
 
 export interface CheckWorkerOptions {
   db: Database;
@@ -29,7 +29,7 @@ export interface CheckFinished {
   listingId: string;
   outcome: CheckOutcome;
   /** The recorded row with the listing's new status; null when the lease was lost (nothing recorded). */
-  row: (CheckRow & { listing_status: string }) | null;
+  row: RecordedCheck | null;
 }
 
 interface WorkerEvents {
@@ -79,7 +79,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   readonly id: string;
   readonly concurrency: number;
   private readonly db: Database;
-  private readonly engine: CheckEngine;
+  private readonly engine: CheckEngine & { db: Database };
   private readonly log: Logger;
   private readonly pollIntervalMs: number;
   private readonly leaseSeconds: number;
@@ -101,7 +101,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   constructor(opts: CheckWorkerOptions) {
     super();
     this.db = opts.db;
-    this.engine = { fetcher: opts.fetcher, extractor: opts.extractor };
+    this.engine = { db: opts.db, fetcher: opts.fetcher, extractor: opts.extractor };
     this.log = opts.log;
     this.concurrency = opts.concurrency;
     this.pollIntervalMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
@@ -192,14 +192,13 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   private startCheck(target: CheckTarget): void {
     const entry: RunningCheck = { abort: new AbortController(), recording: false, done: Promise.resolve() };
     const run = async () => {
-      const outcome = await performCheck(this.engine, target, entry.abort.signal);
-      entry.recording = true;
-      const row = await recordOutcome(this.db, target, this.id, outcome);
-      if (outcome.bug) this.log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
+      const { outcome, row } = await runCheck(this.engine, target, this.id, this.log, {
+        signal: entry.abort.signal,
+        onRecording: () => (entry.recording = true),
+      });
       if (!row) {
-        // Taken over (then this changes nothing), or deleted or re-pointed meanwhile: give it back.
+        // Taken over, or deleted or re-pointed meanwhile: runCheck gave it back.
         this.log.info({ listing_id: target.id, worker_id: this.id }, 'listing changed or taken over during its check; result discarded');
-        await unlockListing(this.db, target.id, this.id);
       }
       this.log.debug(
         { listing_id: target.id, ok: outcome.ok, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },
