@@ -9,8 +9,6 @@ import { createBrowserFetcher, routeRenderJs } from './fetcher/browser.js';
 import { createHttpFetcher } from './fetcher/http.js';
 import type { Fetcher } from './fetcher/types.js';
 import type { AppContext } from './context.js';
-import { deleteExpiredIdempotencyKeys } from './http/idempotency.js';
-import { startRollupJob } from './prices/rollup/job.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
 import { UsageRecorder } from './usage/recorder.js';
 
@@ -110,13 +108,6 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
     const usage = new UsageRecorder(db, (err) => log.warn({ err }, 'usage flush failed; will retry'));
     usage.start();
     closers.unshift(() => usage.stop());
-
-    const sweeper = setInterval(() => {
-      deleteExpiredIdempotencyKeys(db).catch((err: unknown) => log.warn({ err }, 'idempotency key cleanup failed'));
-    }, 10 * 60_000);
-    sweeper.unref();
-    closers.push(async () => clearInterval(sweeper));
-    closers.push(startRollupJob(db, config.priceRollupAfterDays, log));
 
     let closed: Promise<void> | undefined;
     return {

@@ -6,8 +6,8 @@ import { type AdminServer, startAdminServer } from './admin/server.js';
 import type { Config } from './config.js';
 import { adminSocketPath, DataDirInUseError } from './db/data-dir-lock.js';
 import { type App, buildApp } from './app.js';
-import { releaseStaleLeases } from './jobs/sql.js';
-import { CheckWorker } from './jobs/worker.js';
+import type { BackgroundWork } from './jobs/background.js';
+import { startBackgroundWork } from './jobs/tasks.js';
 import { type CoreRuntime, createCoreRuntime, createRuntime, type Runtime } from './runtime.js';
 
 /** After SHUTDOWN_TIMEOUT_MS connections are cut; this much later the process exits regardless. */
@@ -53,7 +53,8 @@ interface Running {
   rt: Runtime | CoreRuntime;
   app: App | undefined;
   admin: AdminServer | undefined;
-  worker: CheckWorker | undefined;
+  /** The background tasks of the process's roles (src/jobs/tasks.ts): the check worker, timers. */
+  background: BackgroundWork | undefined;
 }
 
 /**
@@ -61,8 +62,9 @@ interface Running {
  * SIGTERM/SIGINT.
  *
  * Start-up: open and migrate the database (with the embedded one, taking DATA_DIR's lock), open
- * the admin socket (embedded only: the CLI's way in while we hold DATA_DIR), start the worker,
- * then listen. Failures are thrown for the CLI to print as one line; whatever was opened is
+ * the admin socket (embedded only: the CLI's way in while we hold DATA_DIR), start the background
+ * work of the process's roles (src/jobs/tasks.ts: the check worker, the API's timers), then
+ * listen. Failures are thrown for the CLI to print as one line; whatever was opened is
  * closed first. A worker-only process needs DATABASE_URL (src/cli/commands/start.ts checks).
  *
  * Shutdown: stop accepting connections and claiming checks at once, let requests and checks in
@@ -87,22 +89,15 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   });
   const started = Date.now();
   const rt = roles.api ? await openRuntime(config, log) : await createCoreRuntime(config, log);
-  const running: Running = { rt, app: undefined, admin: undefined, worker: undefined };
+  const running: Running = { rt, app: undefined, admin: undefined, background: undefined };
   let stopping = false;
   try {
     if (roles.api && rt.db.kind === 'pglite') {
       const api = rt as Runtime;
       running.admin = await startAdminServer(localAdmin(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, adminSocketPath(config.dataDir));
     }
-    if (roles.worker) {
-      // The embedded database has one owner, us: a lease found now was left by a run that died.
-      if (rt.db.kind === 'pglite') {
-        const released = await releaseStaleLeases(rt.db);
-        if (released > 0) log.info({ released }, 'released the leases a previous run left behind');
-      }
-      running.worker = new CheckWorker({ db: rt.db, fetcher: rt.fetcher, extractor: rt.extractor, log, concurrency: config.workerConcurrency });
-      await running.worker.start();
-    } else if (rt.db.kind === 'pglite') {
+    running.background = await startBackgroundWork(rt, roles, log);
+    if (!roles.worker && rt.db.kind === 'pglite') {
       log.warn('serve runs the API only, and with the embedded database no `pricehound worker` can run beside it: no listing will be checked on schedule; use `pricehound start`');
     }
     if (roles.api) {
@@ -117,7 +112,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
       await app.listen({ port: config.port, host: config.host });
     }
   } catch (err) {
-    await running.worker?.stop(0).catch(() => undefined);
+    await running.background?.stop(0).catch(() => undefined);
     await running.app?.close().catch(() => undefined);
     await running.admin?.close().catch(() => undefined);
     await rt.close();
@@ -130,7 +125,9 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
       redis: roles.api ? Boolean(config.redisUrl) : undefined,
       admin_socket: running.admin?.socketPath,
       api: roles.api,
-      worker: running.worker ? { id: running.worker.id, concurrency: running.worker.concurrency } : false,
+      // The check worker's id and concurrency (its task in src/jobs/tasks.ts says so); false without one.
+      worker: false,
+      ...running.background.ready,
     },
     roles.api ? 'pricehound ready' : 'pricehound worker ready',
   );
@@ -153,7 +150,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   process.on('SIGINT', stop);
 }
 
-async function shutdown({ app, admin, rt, worker }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
+async function shutdown({ app, admin, rt, background }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
   // Closing the listener first makes new connections fail at once (Fastify's close, below, does
   // it too, but only after its hooks have run).
   app?.server.close();
@@ -173,9 +170,9 @@ async function shutdown({ app, admin, rt, worker }: Running, config: Config, log
   }, config.shutdownTimeoutMs + CLOSE_GRACE_MS);
   deadline.unref();
 
-  // The worker's grace is the same timeout: checks still running then are abandoned and their
-  // listings given back for another worker (or the next start) to check.
-  await Promise.all([app?.close(), admin?.close(), worker?.stop(config.shutdownTimeoutMs)]);
+  // Background work gets the same timeout: the worker's checks still running then are abandoned
+  // and their listings given back for another worker (or the next start) to check.
+  await Promise.all([app?.close(), admin?.close(), background?.stop(config.shutdownTimeoutMs)]);
   clearTimeout(cut);
   await rt.close(); // flushes usage counts, closes the database and releases DATA_DIR
   clearTimeout(deadline);

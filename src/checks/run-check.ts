@@ -1,11 +1,13 @@
 import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
 import type { Queryable } from '../db/types.js';
 import type { Extraction } from '../extraction/index.js';
 import type { BrowserFetchRequest } from '../fetcher/browser.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
-import { type CandidateJson, type CheckErrorCode, type CheckRow, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
-import { type CheckTarget, recordCheck } from './sql.js';
+import { type CheckTarget, unlockListing } from './leases.js';
+import { type CandidateJson, type CheckErrorCode, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
+import { type RecordedCheck, recordCheck } from './sql.js';
 
 /** What fetching and reading a page gave, before anything is saved. */
 export interface CheckOutcome {
@@ -159,7 +161,7 @@ export async function performCheck(
  * Records an outcome for a listing `lockedBy` holds (src/checks/sql.ts): null when it no longer
  * does, or the listing's url, selector or currency changed since the check began.
  */
-export function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome) {
+function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome): Promise<RecordedCheck | null> {
   return recordCheck(db, {
     listingId: target.id,
     target,
@@ -181,18 +183,39 @@ export function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: stri
   });
 }
 
+export interface RunCheckOptions {
+  /** Abandons the check while the page is fetched: runCheck throws CheckAbortedError, nothing is recorded. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Called once the page has been read, as recording begins: from then on aborting changes
+   * nothing (the worker stops treating a lost lease as a reason to abort).
+   */
+  onRecording?: (() => void) | undefined;
+}
+
 /**
- * A whole check of a listing its caller holds the lock of: fetch and extract outside any
- * transaction, then record the outcome in one statement. Returns the outcome and the recorded
- * listing_checks row with the listing's new status, or null when the lock was lost meanwhile
- * (nothing recorded).
+ * A whole check of a listing its caller holds the lock of, the one path of scheduled checks
+ * (src/checks/worker.ts) and "check now" (src/checks/check-now.ts): fetch and extract outside
+ * any transaction, then record the outcome in one statement. Returns the outcome and the
+ * recorded listing_checks row with the listing's new status, or null when nothing was recorded:
+ * the lock was lost, or the listing was deleted or re-pointed meanwhile; the listing is then
+ * given back (a no-op for a lock taken over). An internal error of the fetcher or the extractor
+ * is recorded as a failed check and logged here.
+ *
+ * Throws CheckAbortedError when `signal` aborted the fetch, and whatever the database threw;
+ * the lock is then the caller's to give back or to let expire.
  */
 export async function runCheck(
   deps: CheckEngine & { db: Queryable },
   target: CheckTarget,
   lockedBy: string,
-  signal?: AbortSignal,
-): Promise<{ outcome: CheckOutcome; row: (CheckRow & { listing_status: string }) | null }> {
-  const outcome = await performCheck(deps, target, signal);
-  return { outcome, row: await recordOutcome(deps.db, target, lockedBy, outcome) };
+  log: Pick<Logger, 'error'>,
+  opts: RunCheckOptions = {},
+): Promise<{ outcome: CheckOutcome; row: RecordedCheck | null }> {
+  const outcome = await performCheck(deps, target, opts.signal);
+  opts.onRecording?.();
+  const row = await recordOutcome(deps.db, target, lockedBy, outcome);
+  if (outcome.bug) log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
+  if (!row) await unlockListing(deps.db, target.id, lockedBy);
+  return { outcome, row };
 }

@@ -1,10 +1,11 @@
 import type { Queryable } from '../db/types.js';
+import type { CheckTarget } from './leases.js';
 import type { CandidateJson, CheckErrorCode, CheckRow } from './schemas.js';
 
 /**
- * The database side of a check: locking one listing for a check run now (the API's "check
- * now"), and recording a finished check. Scheduled claiming lives in src/jobs/sql.ts. Each
- * statement starts with a comment naming it, which pg_stat_activity and pg_stat_statements show.
+ * Recording a finished check. Who holds a listing (claims, leases, the lock of "check now")
+ * is src/checks/leases.ts. The statement starts with a comment naming it, which
+ * pg_stat_activity and pg_stat_statements show.
  *
  * The rules (docs/MONITORING.md):
  * - A check recorded as failed adds one to consecutive_failures; at FLAG_AFTER_FAILURES in a
@@ -31,51 +32,8 @@ export const BACKOFF_CAP_SECONDS = 86_400;
 export const JITTER_MAX_SECONDS = 900;
 export const CHECKS_KEPT = 50;
 
-/** What a check needs to know about its listing (the claim and the manual lock return it). */
-export interface CheckTarget {
-  id: string;
-  url: string;
-  selector: string | null;
-  currency_override: string | null;
-  respect_robots: boolean;
-  render_js: boolean;
-  /** The competitor's proxy, if any. */
-  proxy_url: string | null;
-}
-
-/** The columns of CheckTarget, for a RETURNING clause on `listings l`. */
-export const CHECK_TARGET_COLUMNS = `l.id, l.url, l.selector, l.currency_override, l.respect_robots, l.render_js,
-  (select c.proxy_url from competitors c where c.id = l.competitor_id) as proxy_url`;
-
-/**
- * Takes the lock of one listing of the account for a check run now, if nobody holds it.
- * 'locked': a worker (or another "check now") holds it; null: no such listing in the account.
- * The condition on the lock is on the updated row itself, so of two concurrent callers the
- * second re-reads the row the first locked (READ COMMITTED re-check) and gets 'locked'.
- * An enabled listing's next_check_at moves to the lease's end with the lock, as a worker's claim
- * does, so that recordCheck can tell a reschedule by the user during the check (see above).
- */
-export async function lockListingForCheck(
-  db: Queryable,
-  accountId: string,
-  listingId: string,
-  lockedBy: string,
-  leaseSeconds: number,
-): Promise<CheckTarget | 'locked' | null> {
-  const r = await db.query<CheckTarget>(
-    `/* lockListingForCheck */
-     update listings l
-        set locked_by = $3, locked_until = now() + make_interval(secs => $4::float8),
-            next_check_at = case when l.enabled then now() + make_interval(secs => $4::float8) else l.next_check_at end
-      where l.id = $1 and l.account_id = $2
-        and (l.locked_until is null or l.locked_until <= now())
-     returning ${CHECK_TARGET_COLUMNS}`,
-    [listingId, accountId, lockedBy, leaseSeconds],
-  );
-  if (r.rows[0]) return r.rows[0];
-  const exists = await db.query(`/* listingExists */ select 1 from listings where id = $1 and account_id = $2`, [listingId, accountId]);
-  return exists.rows.length > 0 ? 'locked' : null;
-}
+/** A recorded listing_checks row, with the listing's status after it. */
+export type RecordedCheck = CheckRow & { listing_status: string };
 
 export interface CheckRecord {
   listingId: string;
@@ -123,8 +81,8 @@ const DELAY = `(case when $3::boolean then l.check_interval_seconds::float8
  * The prune runs on the statement's snapshot, which does not see the row inserted beside it,
  * so it keeps CHECKS_KEPT - 1 older rows plus the new one.
  */
-export async function recordCheck(db: Queryable, c: CheckRecord): Promise<(CheckRow & { listing_status: string }) | null> {
-  const r = await db.query<CheckRow & { listing_status: string }>(
+export async function recordCheck(db: Queryable, c: CheckRecord): Promise<RecordedCheck | null> {
+  const r = await db.query<RecordedCheck>(
     `/* recordCheck */
      with updated as (
        update listings l set
@@ -191,20 +149,4 @@ export async function recordCheck(db: Queryable, c: CheckRecord): Promise<(Check
     ],
   );
   return r.rows[0] ?? null;
-}
-
-/**
- * Gives up a lock without recording anything (a check abandoned at shutdown, an aborted request,
- * a result discarded because the listing changed). The listing is due at once unless the user
- * rescheduled it meanwhile (then their time stands): the check it was locked for did not happen.
- */
-export async function unlockListing(db: Queryable, listingId: string, lockedBy: string): Promise<void> {
-  await db.query(
-    `/* unlockListing */
-     update listings
-        set locked_by = null, locked_until = null,
-            next_check_at = case when enabled and next_check_at = locked_until then now() else next_check_at end
-      where id = $1 and locked_by = $2`,
-    [listingId, lockedBy],
-  );
 }

@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { notifyListingsDue } from '../jobs/sql.js';
+import { notifyListingsDue } from '../checks/leases.js';
 import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
   diagnoseListingRefs,

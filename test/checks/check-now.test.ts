@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CheckResult } from '../../src/checks/schemas.js';
-import { claimDueListings } from '../../src/jobs/sql.js';
+import { claimDueListings } from '../../src/checks/leases.js';
 import { countRows, createCompetitor, insertListing, listingState, useMonitoringTest } from '../jobs/support.js';
 
 /** POST /api/v1/listings/{id}/check: a check run now, through the real HTTP pipeline. */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import pino from 'pino';
 import type { CheckResult } from '../../src/checks/schemas.js';
 import { runCheck } from '../../src/checks/run-check.js';
-import { claimDueListings, renewLeases } from '../../src/jobs/sql.js';
+import { claimDueListings, renewLeases } from '../../src/checks/leases.js';
 import type { Listing } from '../../src/listings/schemas.js';
 import { countRows, listingState, useMonitoringTest } from '../jobs/support.js';
 
@@ -16,6 +17,7 @@ import { countRows, listingState, useMonitoringTest } from '../jobs/support.js';
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 const WORKER = 'reschedule-worker';
+const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 async function createListing(key: string, body: Record<string, unknown> = {}): Promise<{ id: string; url: string }> {
   const url = `${t.site.url}/hold/${key}`;
@@ -57,7 +59,7 @@ async function claim(id: string) {
  */
 async function checkHeld(target: Awaited<ReturnType<typeof claim>>, key: string) {
   const arrived = t.site.waitForRequests(1, (r) => r.path === `/hold/${key}`);
-  const done = runCheck({ db: t.rt.db, fetcher: t.rt.fetcher, extractor: t.rt.extractor }, target, WORKER);
+  const done = runCheck({ db: t.rt.db, fetcher: t.rt.fetcher, extractor: t.rt.extractor }, target, WORKER, log);
   await arrived;
   return { done };
 }

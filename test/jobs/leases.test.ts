@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { claimDueListings } from '../../src/checks/leases.js';
 import { recordCheck } from '../../src/checks/sql.js';
-import { claimDueListings } from '../../src/jobs/sql.js';
-import type { CheckFinished } from '../../src/jobs/worker.js';
+import type { CheckFinished } from '../../src/checks/worker.js';
 import { countRows, insertListing, listingState, nextCheck, startWorker, useMonitoringTest } from './support.js';
 
 /** Leases: claims that exclude each other, expire when their worker dies, renew while it lives. */

@@ -3,7 +3,7 @@ import { after, before } from 'node:test';
 import pino from 'pino';
 import type { Queryable } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
-import { type CheckFinished, CheckWorker, type CheckWorkerOptions } from '../../src/jobs/worker.js';
+import { type CheckFinished, CheckWorker, type CheckWorkerOptions } from '../../src/checks/worker.js';
 import { createKey } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';

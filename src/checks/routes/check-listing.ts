@@ -1,22 +1,8 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { CheckAbortedError, runCheck } from '../run-check.js';
+import { checkListingNow } from '../check-now.js';
 import { CheckResultSchema, ListingIdSchema, toCheckResult } from '../schemas.js';
-import { lockListingForCheck, unlockListing } from '../sql.js';
-
-/** This process, in the lock holder of a check run by the API (`api:host:pid:random`). */
-const HOLDER = `api:${os.hostname()}:${process.pid}`;
-
-/**
- * How long a check run now may hold its listing: enough for the page fetch (robots.txt first,
- * then the page, each up to FETCH_TIMEOUT_MS), at least a minute. The check is aborted a few
- * seconds before, so the lease never expires under a check still running.
- */
-export const manualLeaseSeconds = (fetchTimeoutMs: number) => Math.max(60, Math.ceil((3 * fetchTimeoutMs) / 1000));
 
 export const checkListingRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -40,27 +26,6 @@ export const checkListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => {
-      const { db, fetcher, extractor, config } = app.ctx;
-      const lockedBy = `${HOLDER}:${crypto.randomBytes(6).toString('hex')}`;
-      const lease = manualLeaseSeconds(config.fetchTimeoutMs);
-      const target = await lockListingForCheck(db, request.principal.accountId, request.params.id, lockedBy, lease);
-      if (target === null) throw ERRORS.notFound('Listing');
-      if (target === 'locked') throw ERRORS.conflict('The listing is being checked right now; try again in a moment');
-      try {
-        const { outcome, row } = await runCheck({ db, fetcher, extractor }, target, lockedBy, AbortSignal.timeout((lease - 5) * 1000));
-        if (outcome.bug) request.log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
-        if (!row) {
-          // Deleted, or its url, selector or currency changed while we checked: nothing recorded.
-          await unlockListing(db, target.id, lockedBy);
-          throw ERRORS.conflict('The listing was changed or deleted during the check; nothing was recorded');
-        }
-        return toCheckResult(row);
-      } catch (err) {
-        await unlockListing(db, target.id, lockedBy).catch(() => undefined);
-        if (err instanceof CheckAbortedError) throw ERRORS.unavailable('The check took too long and was abandoned; retry shortly');
-        throw err;
-      }
-    },
+    async (request) => toCheckResult(await checkListingNow(app.ctx, request.principal.accountId, request.params.id, request.log)),
   );
 };

@@ -2,13 +2,12 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Extractor } from '../checks/extractor.js';
-import { CheckAbortedError, type CheckEngine, type CheckOutcome, performCheck, recordOutcome } from '../checks/run-check.js';
-import type { CheckRow } from '../checks/schemas.js';
-import { type CheckTarget, unlockListing } from '../checks/sql.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
-import { claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './sql.js';
+import type { Extractor } from './extractor.js';
+import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './leases.js';
+import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
+import type { RecordedCheck } from './sql.js';
 
 export interface CheckWorkerOptions {
   db: Database;
@@ -30,7 +29,7 @@ export interface CheckFinished {
   listingId: string;
   outcome: CheckOutcome;
   /** The recorded row with the listing's new status; null when the lease was lost (nothing recorded). */
-  row: (CheckRow & { listing_status: string }) | null;
+  row: RecordedCheck | null;
 }
 
 interface WorkerEvents {
@@ -59,7 +58,7 @@ export const DEFAULT_LEASE_SECONDS = 60;
 const CLAIM_RETRY_MS = 500;
 
 /**
- * Runs scheduled checks: claims due listings (src/jobs/sql.ts) up to `concurrency` at a time,
+ * Runs scheduled checks: claims due listings (src/checks/leases.ts) up to `concurrency` at a time,
  * runs each (src/checks/run-check.ts) and claims again as slots free up.
  *
  * Wake-ups: after a claim that filled every free slot there may be more due, so the worker
@@ -80,7 +79,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   readonly id: string;
   readonly concurrency: number;
   private readonly db: Database;
-  private readonly engine: CheckEngine;
+  private readonly engine: CheckEngine & { db: Database };
   private readonly log: Logger;
   private readonly pollIntervalMs: number;
   private readonly leaseSeconds: number;
@@ -102,7 +101,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   constructor(opts: CheckWorkerOptions) {
     super();
     this.db = opts.db;
-    this.engine = { fetcher: opts.fetcher, extractor: opts.extractor };
+    this.engine = { db: opts.db, fetcher: opts.fetcher, extractor: opts.extractor };
     this.log = opts.log;
     this.concurrency = opts.concurrency;
     this.pollIntervalMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
@@ -193,14 +192,13 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   private startCheck(target: CheckTarget): void {
     const entry: RunningCheck = { abort: new AbortController(), recording: false, done: Promise.resolve() };
     const run = async () => {
-      const outcome = await performCheck(this.engine, target, entry.abort.signal);
-      entry.recording = true;
-      const row = await recordOutcome(this.db, target, this.id, outcome);
-      if (outcome.bug) this.log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
+      const { outcome, row } = await runCheck(this.engine, target, this.id, this.log, {
+        signal: entry.abort.signal,
+        onRecording: () => (entry.recording = true),
+      });
       if (!row) {
-        // Taken over (then this changes nothing), or deleted or re-pointed meanwhile: give it back.
+        // Taken over, or deleted or re-pointed meanwhile: runCheck gave it back.
         this.log.info({ listing_id: target.id, worker_id: this.id }, 'listing changed or taken over during its check; result discarded');
-        await unlockListing(this.db, target.id, this.id);
       }
       this.log.debug(
         { listing_id: target.id, ok: outcome.ok, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },

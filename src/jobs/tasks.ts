@@ -1,0 +1,74 @@
+/**
+ * Every background task a pricehound process runs, and in which role: the one list
+ * (docs/OPERATIONS.md, "Background work"). A new task is one entry.
+ *
+ * This is the one file of src/jobs/ that imports areas (checks, prices, http, ...): it composes
+ * their tasks as src/app.ts composes their routes. The rest of src/jobs/ (running tasks on a
+ * timer, starting and stopping a set of them) must not import any area.
+ */
+import type { Logger } from 'pino';
+import type { Extractor } from '../checks/extractor.js';
+import { releaseStaleLeases } from '../checks/leases.js';
+import { CheckWorker } from '../checks/worker.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/types.js';
+import type { Fetcher } from '../fetcher/types.js';
+import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { rollupRun } from '../prices/rollup/job.js';
+import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
+
+/** The services of the process that tasks run on (src/runtime.ts opens them). */
+export interface TaskContext {
+  config: Config;
+  db: Database;
+  fetcher: Fetcher;
+  extractor: Extractor;
+  log: Logger;
+}
+
+const MINUTE = 60_000;
+
+export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
+  {
+    // Scheduled checks: the claim loop, WORKER_CONCURRENCY checks at a time; any number of
+    // worker processes share the due listings (docs/MONITORING.md).
+    name: 'checks',
+    roles: ['worker'],
+    async start({ config, db, fetcher, extractor, log }) {
+      // The embedded database has one owner, us: a lease found now was left by a run that died.
+      if (db.kind === 'pglite') {
+        const released = await releaseStaleLeases(db);
+        if (released > 0) log.info({ released }, 'released the leases a previous run left behind');
+      }
+      const worker = new CheckWorker({ db, fetcher, extractor, log, concurrency: config.workerConcurrency });
+      await worker.start();
+      // Its grace is the shutdown's: checks still running then are abandoned and their listings
+      // given back for another worker (or the next start) to check.
+      return { stop: (graceMs) => worker.stop(graceMs), ready: { worker: { id: worker.id, concurrency: worker.concurrency } } };
+    },
+  },
+  periodicTask({
+    // PRICE_ROLLUP_AFTER_DAYS (docs/prices/HISTORY.md, "Retention"); every API process runs it,
+    // each batch locks its series.
+    name: 'price-rollup',
+    title: 'price roll-up',
+    roles: ['api'],
+    firstAfterMs: MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, config, log }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log)),
+  }),
+  periodicTask({
+    // Idempotency keys past their 24 hours; every API process runs it (one delete statement).
+    name: 'idempotency-key-sweep',
+    title: 'idempotency key cleanup',
+    roles: ['api'],
+    everyMs: 10 * MINUTE,
+    run: ({ db }) => () => deleteExpiredIdempotencyKeys(db),
+  }),
+];
+
+/** Starts the background tasks of a process with `roles`; stop them with the result's stop(graceMs). */
+export function startBackgroundWork(services: Omit<TaskContext, 'log'>, roles: Readonly<Record<Role, boolean>>, log: Logger): Promise<BackgroundWork> {
+  const { config, db, fetcher, extractor } = services;
+  return startTasks(BACKGROUND_TASKS, { config, db, fetcher, extractor, log }, roles);
+}
