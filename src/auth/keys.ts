@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import type { Database, Queryable } from '../db/types.js';
 import { newId } from '../ids.js';
+import { type Plan, PLANS } from './plans.js';
 
-export const PLANS = { free: 1_000, starter: 10_000, business: 100_000 } as const;
-export type Plan = keyof typeof PLANS;
-export const isPlan = (p: unknown): p is Plan => typeof p === 'string' && Object.hasOwn(PLANS, p);
+// test/helpers and bench import the plans from here.
+export { isPlan, type Plan, PLANS } from './plans.js';
 
 /** A fixed prefix lets secret scanners recognise leaked keys. */
 export const KEY_PREFIX = 'ph_live_';

@@ -1,11 +1,11 @@
 import type { AdminOps, KeyView } from '../../admin/api.js';
-import { isPlan, PLANS } from '../../auth/keys.js';
+import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
 import { loadConfigOrExit } from '../../config.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { openAdmin } from '../target.js';
 
-const PLAN_LIST = Object.keys(PLANS).join('|');
+const PLAN_LIST = PLAN_NAMES.join('|');
 
 /**
  * Runs `fn` against the configured database (see ../target.ts). When the CLI opened the
@@ -60,7 +60,7 @@ Without --account the key gets a new account of its own; with --account it is ad
 existing account (to rotate a key: create the new one with --account, then revoke the old).
 
 Options:
-  --plan PLAN       free (1000 requests/hour), starter (10000) or business (100000); required
+  --plan PLAN       the key's hourly request limit: ${describePlans()}; required
   --name NAME       a label for the key (and for the new account, when one is made)
   --account ID      add the key to this existing account (acct_...)
   --json            print one JSON object: key, id, plan, account_id, name, key_prefix, created_at
