@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
-import { AdminSocketUnreachableError, probeAdminSocket } from './admin/client.js';
-import { localAdmin } from './admin/local.js';
-import { type AdminServer, startAdminServer } from './admin/server.js';
+import { OwnerChannelUnreachableError, probeOwnerChannel } from './owner-channel/client.js';
+import { localOperations } from './owner-channel/local.js';
+import { type OwnerChannelServer, startOwnerChannel } from './owner-channel/server.js';
 import type { Config } from './config.js';
 import { adminSocketPath, DataDirInUseError } from './db/data-dir-lock.js';
 import { type App, buildApp } from './app.js';
@@ -29,9 +29,9 @@ async function openRuntime(config: Config, log: pino.Logger): Promise<Runtime> {
       return await createRuntime(config, log);
     } catch (err) {
       if (!(err instanceof DataDirInUseError) || Date.now() >= deadline) throw err;
-      const isServer = await probeAdminSocket(err.owner.socket).then(
+      const isServer = await probeOwnerChannel(err.owner.socket).then(
         () => true,
-        (probeErr: unknown) => !(probeErr instanceof AdminSocketUnreachableError),
+        (probeErr: unknown) => !(probeErr instanceof OwnerChannelUnreachableError),
       );
       if (isServer) throw err;
       if (!told) log.info({ holder_pid: err.owner.pid }, 'DATA_DIR is held by another process (a pricehound command?); waiting for it');
@@ -52,7 +52,7 @@ export interface Roles {
 interface Running {
   rt: Runtime | CoreRuntime;
   app: App | undefined;
-  admin: AdminServer | undefined;
+  ownerChannel: OwnerChannelServer | undefined;
   worker: CheckWorker | undefined;
 }
 
@@ -87,12 +87,12 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   });
   const started = Date.now();
   const rt = roles.api ? await openRuntime(config, log) : await createCoreRuntime(config, log);
-  const running: Running = { rt, app: undefined, admin: undefined, worker: undefined };
+  const running: Running = { rt, app: undefined, ownerChannel: undefined, worker: undefined };
   let stopping = false;
   try {
     if (roles.api && rt.db.kind === 'pglite') {
       const api = rt as Runtime;
-      running.admin = await startAdminServer(localAdmin(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, adminSocketPath(config.dataDir));
+      running.ownerChannel = await startOwnerChannel(localOperations(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, adminSocketPath(config.dataDir));
     }
     if (roles.worker) {
       // The embedded database has one owner, us: a lease found now was left by a run that died.
@@ -119,7 +119,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   } catch (err) {
     await running.worker?.stop(0).catch(() => undefined);
     await running.app?.close().catch(() => undefined);
-    await running.admin?.close().catch(() => undefined);
+    await running.ownerChannel?.close().catch(() => undefined);
     await rt.close();
     throw err;
   }
@@ -128,7 +128,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
       ms: Date.now() - started,
       database: rt.db.kind,
       redis: roles.api ? Boolean(config.redisUrl) : undefined,
-      admin_socket: running.admin?.socketPath,
+      admin_socket: running.ownerChannel?.socketPath,
       api: roles.api,
       worker: running.worker ? { id: running.worker.id, concurrency: running.worker.concurrency } : false,
     },
@@ -153,7 +153,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   process.on('SIGINT', stop);
 }
 
-async function shutdown({ app, admin, rt, worker }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
+async function shutdown({ app, ownerChannel, rt, worker }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
   // Closing the listener first makes new connections fail at once (Fastify's close, below, does
   // it too, but only after its hooks have run).
   app?.server.close();
@@ -165,7 +165,7 @@ async function shutdown({ app, admin, rt, worker }: Running, config: Config, log
   const cut = setTimeout(() => {
     log.warn('shutdown timeout: cutting the connections still open');
     app?.server.closeAllConnections();
-    admin?.closeAllConnections();
+    ownerChannel?.closeAllConnections();
   }, config.shutdownTimeoutMs);
   const deadline = setTimeout(() => {
     log.error('shutdown did not finish in time: exiting anyway');
@@ -175,7 +175,7 @@ async function shutdown({ app, admin, rt, worker }: Running, config: Config, log
 
   // The worker's grace is the same timeout: checks still running then are abandoned and their
   // listings given back for another worker (or the next start) to check.
-  await Promise.all([app?.close(), admin?.close(), worker?.stop(config.shutdownTimeoutMs)]);
+  await Promise.all([app?.close(), ownerChannel?.close(), worker?.stop(config.shutdownTimeoutMs)]);
   clearTimeout(cut);
   await rt.close(); // flushes usage counts, closes the database and releases DATA_DIR
   clearTimeout(deadline);

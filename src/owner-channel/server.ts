@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Logger } from 'pino';
 import { isPlan, UnknownAccountError } from '../auth/keys.js';
-import type { AdminOps } from './api.js';
+import type { OwnerOperations } from './operations.js';
 
 /**
- * The admin socket: a small internal HTTP API on a Unix socket (mode 0600, so only the user
+ * The owner channel: a small internal HTTP API on a Unix socket (mode 0600, so only the user
  * running the server can use it), served by the process that owns an embedded DATA_DIR. PGlite
  * lets one process open a DATA_DIR, so this is how `pricehound keys ...` and `pricehound
  * migrate` reach the database while the server runs. Not part of the public API.
@@ -18,7 +18,7 @@ import type { AdminOps } from './api.js';
  *   POST /prices/rollup {older_than_days, after?} -> 200 RollupResult (src/prices/rollup)
  * Errors: {"error": "...", "code": "..."}.
  */
-export interface AdminServer {
+export interface OwnerChannelServer {
   readonly socketPath: string;
   /** Stops accepting, waits for requests in progress, removes the socket file. Idempotent. */
   close(): Promise<void>;
@@ -64,8 +64,8 @@ function optionalString(body: Record<string, unknown>, field: string): string | 
   return v;
 }
 
-async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
-  const url = new URL(req.url ?? '/', 'http://admin');
+async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
+  const url = new URL(req.url ?? '/', 'http://owner');
   const method = req.method ?? 'GET';
 
   if (url.pathname === '/status' && method === 'GET') {
@@ -80,7 +80,7 @@ async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Pro
     if (!isPlan(body.plan)) throw new HttpError(400, 'invalid_request', 'plan must be one of free, starter, business');
     try {
       const created = await ops.createKey({ plan: body.plan, name: optionalString(body, 'name'), accountId: optionalString(body, 'account_id') });
-      log.info({ key_id: created.id, account_id: created.account_id, plan: created.plan }, 'admin: api key created');
+      log.info({ key_id: created.id, account_id: created.account_id, plan: created.plan }, 'owner channel: api key created');
       return { status: 201, body: created };
     } catch (err) {
       if (err instanceof UnknownAccountError) throw new HttpError(404, 'unknown_account', err.message);
@@ -92,7 +92,7 @@ async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Pro
     const id = decodeURIComponent(revoke[1]!);
     const key = await ops.revokeKey(id);
     if (!key) throw new HttpError(404, 'not_found', `no API key ${id}`);
-    log.info({ key_id: key.id, account_id: key.account_id }, 'admin: api key revoked');
+    log.info({ key_id: key.id, account_id: key.account_id }, 'owner channel: api key revoked');
     return { status: 200, body: key };
   }
   if (url.pathname === '/prices/rollup' && method === 'POST') {
@@ -104,15 +104,15 @@ async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Pro
       throw new HttpError(400, 'invalid_request', 'after must be {productId, competitorId} from a previous answer');
     }
     const result = await ops.rollupPrices({ olderThanDays: days as number, after: after as { productId: string; competitorId: string | null } | null });
-    log.info({ ...result, next: undefined }, 'admin: price roll-up step done');
+    log.info({ ...result, next: undefined }, 'owner channel: price roll-up step done');
     return { status: 200, body: result };
   }
   if (url.pathname === '/migrate' && method === 'POST') {
     const applied = await ops.migrate();
-    if (applied.length > 0) log.info({ applied }, 'admin: migrations applied');
+    if (applied.length > 0) log.info({ applied }, 'owner channel: migrations applied');
     return { status: 200, body: { applied } };
   }
-  throw new HttpError(404, 'not_found', `no admin route ${method} ${url.pathname}`);
+  throw new HttpError(404, 'not_found', `no route ${method} ${url.pathname}`);
 }
 
 /** A leftover socket file (from a process killed with -9) is removed; anything else is refused. */
@@ -131,13 +131,13 @@ function removeStaleSocket(socketPath: string) {
  * Listens on `socketPath`. The caller must hold the DATA_DIR lock: that is what makes any
  * socket already at the path stale.
  */
-export async function startAdminServer(ops: AdminOps, log: Logger, socketPath: string): Promise<AdminServer> {
-  const alog = log.child({ component: 'admin' });
+export async function startOwnerChannel(ops: OwnerOperations, log: Logger, socketPath: string): Promise<OwnerChannelServer> {
+  const channelLog = log.child({ component: 'owner-channel' });
   const server = http.createServer((req, res) => {
-    route(ops, alog, req)
+    route(ops, channelLog, req)
       .catch((err: unknown) => {
         if (err instanceof HttpError) return { status: err.status, body: { error: err.message, code: err.code } };
-        alog.error({ err, method: req.method, url: req.url }, 'admin request failed');
+        channelLog.error({ err, method: req.method, url: req.url }, 'owner channel request failed');
         return { status: 500, body: { error: err instanceof Error ? err.message : String(err), code: 'internal' } };
       })
       .then(({ status, body }) => {
@@ -165,7 +165,7 @@ export async function startAdminServer(ops: AdminOps, log: Logger, socketPath: s
   fs.chmodSync(socketPath, 0o600);
   const removeSocket = () => fs.rmSync(socketPath, { force: true });
   process.once('exit', removeSocket);
-  alog.debug({ socket: socketPath }, 'admin socket listening');
+  channelLog.debug({ socket: socketPath }, 'owner channel listening');
 
   let closed: Promise<void> | undefined;
   return {

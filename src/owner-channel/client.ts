@@ -1,28 +1,28 @@
 import http from 'node:http';
 import { UnknownAccountError } from '../auth/keys.js';
 import type { RollupResult } from '../prices/rollup/index.js';
-import type { AdminOps, CreatedKeyView, KeyView } from './api.js';
+import type { OwnerOperations, CreatedKeyView, KeyView } from './operations.js';
 
-/** The admin socket could not be reached at all (nothing listening, or the file is missing). */
-export class AdminSocketUnreachableError extends Error {
+/** The owner channel could not be reached at all (nothing listening, or the socket file is missing). */
+export class OwnerChannelUnreachableError extends Error {
   constructor(
     readonly socketPath: string,
     readonly code: string,
   ) {
-    super(`admin socket ${socketPath} unreachable (${code})`);
-    this.name = 'AdminSocketUnreachableError';
+    super(`owner channel ${socketPath} unreachable (${code})`);
+    this.name = 'OwnerChannelUnreachableError';
   }
 }
 
 /** The server answered with an error we have no better mapping for. */
-export class AdminRequestError extends Error {
+export class OwnerChannelRequestError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
   ) {
     super(message);
-    this.name = 'AdminRequestError';
+    this.name = 'OwnerChannelRequestError';
   }
 }
 
@@ -48,15 +48,15 @@ function request(socketPath: string, method: string, path: string, body?: unknow
           try {
             resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
           } catch {
-            reject(new AdminRequestError(res.statusCode ?? 0, 'invalid_response', `the admin socket answered ${res.statusCode} with a body that is not JSON`));
+            reject(new OwnerChannelRequestError(res.statusCode ?? 0, 'invalid_response', `the owner channel answered ${res.statusCode} with a body that is not JSON`));
           }
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`the server did not answer on its admin socket within ${TIMEOUT_MS / 1000} s`)));
+    req.on('timeout', () => req.destroy(new Error(`the server did not answer on its owner channel within ${TIMEOUT_MS / 1000} s`)));
     req.on('error', (err: NodeJS.ErrnoException) => {
       // Refused or missing before anything was sent: the caller may retry or fall back.
-      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new AdminSocketUnreachableError(socketPath, err.code));
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new OwnerChannelUnreachableError(socketPath, err.code));
       else reject(err);
     });
     req.end(payload);
@@ -65,12 +65,12 @@ function request(socketPath: string, method: string, path: string, body?: unknow
 
 function fail(r: { status: number; body: Record<string, unknown> }): never {
   const code = typeof r.body.code === 'string' ? r.body.code : 'unknown';
-  const message = typeof r.body.error === 'string' ? r.body.error : `admin request failed with status ${r.status}`;
-  throw new AdminRequestError(r.status, code, message);
+  const message = typeof r.body.error === 'string' ? r.body.error : `the request failed with status ${r.status}`;
+  throw new OwnerChannelRequestError(r.status, code, message);
 }
 
-/** AdminOps carried out by the server process that owns DATA_DIR, through its admin socket. */
-export function socketAdmin(socketPath: string, pid: number): AdminOps {
+/** OwnerOperations carried out by the server process that owns DATA_DIR, through its owner channel (./server.ts). */
+export function channelOperations(socketPath: string, pid: number): OwnerOperations {
   return {
     via: { kind: 'socket', pid, socket: socketPath },
     async createKey(input) {
@@ -104,8 +104,8 @@ export function socketAdmin(socketPath: string, pid: number): AdminOps {
   };
 }
 
-/** The pid of the server answering on `socketPath`; AdminSocketUnreachableError when nothing listens there. */
-export async function probeAdminSocket(socketPath: string): Promise<{ pid: number }> {
+/** The pid of the server answering on `socketPath`; OwnerChannelUnreachableError when nothing listens there. */
+export async function probeOwnerChannel(socketPath: string): Promise<{ pid: number }> {
   const r = await request(socketPath, 'GET', '/status');
   if (r.status === 200 && typeof r.body.pid === 'number') return { pid: r.body.pid };
   fail(r);
