@@ -53,8 +53,8 @@ export async function accountExists(db: Queryable, id: string): Promise<boolean>
 }
 
 export class UnknownAccountError extends Error {
-  constructor(id: string) {
-    super(`no account ${id}`);
+  constructor(readonly accountId: string) {
+    super(`no account ${accountId}`);
   }
 }
 

@@ -66,7 +66,11 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
   if (err instanceof OwnerChannelUnreachableError) {
     return `the server that owns DATA_DIR stopped answering on its socket ${err.socketPath} (${err.code}); is it shutting down?`;
   }
-  if (err instanceof OwnerChannelRequestError) return `the server refused the request: ${err.message}`;
+  if (err instanceof OwnerChannelRequestError) {
+    // A failure (5xx) is in the server's log under its request id.
+    const logged = err.status >= 500 && err.requestId ? ` (request_id ${err.requestId} in the server's log)` : '';
+    return `the server refused the request: ${err.message}${logged}`;
+  }
 
   const e = (err ?? {}) as ErrnoLike;
   const where = env.databaseUrl ? ` at ${redactUrl(env.databaseUrl)} (DATABASE_URL)` : '';

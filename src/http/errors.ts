@@ -1,7 +1,8 @@
 /**
  * The one error hierarchy. Services throw ApiError (through the ERRORS factories); the error
  * handler (src/http/error-handler.ts) is the only place that turns errors into HTTP responses,
- * with `errorBody`, the one place that turns an ApiError into JSON.
+ * with `errorBody`, the one place that turns an ApiError into JSON. The CLI's channel to the
+ * server (src/owner-channel/server.ts) answers its errors with the same function.
  */
 export const ERROR_CODES = {
   invalid_json: 400,
@@ -68,7 +69,7 @@ export const ERRORS = {
   invalidRequest: (message: string, details?: ErrorDetail[]) => new ApiError('invalid_request', message, details),
   unauthorized: (why: keyof typeof UNAUTHORIZED) =>
     new ApiError('unauthorized', UNAUTHORIZED[why].message, undefined, { 'WWW-Authenticate': UNAUTHORIZED[why].challenge }),
-  notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found`),
+  notFound: (what = 'Resource', details?: ErrorDetail[]) => new ApiError('not_found', `${what} not found`, details),
   routeNotFound: (method: string, url: string) => new ApiError('not_found', `No route for ${method} ${url}`),
   methodNotAllowed: (method: string, allow: string[]) =>
     new ApiError('method_not_allowed', `Method ${method} is not allowed here; allowed: ${allow.join(', ')}`, undefined, {

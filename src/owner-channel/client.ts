@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { UnknownAccountError } from '../auth/keys.js';
+import type { ErrorDetail } from '../http/errors.js';
 import type { RollupResult } from '../prices/rollup/index.js';
-import type { OwnerOperations, CreatedKeyView, KeyView } from './operations.js';
+import type { CreatedKeyView, KeyView, OwnerOperations } from './operations.js';
 
 /** The owner channel could not be reached at all (nothing listening, or the socket file is missing). */
 export class OwnerChannelUnreachableError extends Error {
@@ -14,12 +15,16 @@ export class OwnerChannelUnreachableError extends Error {
   }
 }
 
-/** The server answered with an error we have no better mapping for. */
+/**
+ * The server answered with an error we have no better mapping for. `code` and `requestId` come
+ * from its error body (the HTTP API's shape); the message names the fields `details` lists.
+ */
 export class OwnerChannelRequestError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly requestId?: string,
   ) {
     super(message);
     this.name = 'OwnerChannelRequestError';
@@ -28,7 +33,9 @@ export class OwnerChannelRequestError extends Error {
 
 const TIMEOUT_MS = 120_000;
 
-function request(socketPath: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+type Answer = { status: number; body: Record<string, unknown> };
+
+function request(socketPath: string, method: string, path: string, body?: unknown): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -63,11 +70,23 @@ function request(socketPath: string, method: string, path: string, body?: unknow
   });
 }
 
-function fail(r: { status: number; body: Record<string, unknown> }): never {
-  const code = typeof r.body.code === 'string' ? r.body.code : 'unknown';
-  const message = typeof r.body.error === 'string' ? r.body.error : `the request failed with status ${r.status}`;
-  throw new OwnerChannelRequestError(r.status, code, message);
+const isDetail = (d: unknown): d is ErrorDetail =>
+  typeof d === 'object' && d !== null && typeof (d as ErrorDetail).field === 'string' && typeof (d as ErrorDetail).message === 'string';
+
+/** The fields an error body's `details` names. */
+const detailsOf = (r: Answer): ErrorDetail[] => (Array.isArray(r.body.details) ? r.body.details.filter(isDetail) : []);
+
+function fail(r: Answer): never {
+  const b = r.body;
+  const code = typeof b.code === 'string' ? b.code : 'unknown';
+  const text = typeof b.error === 'string' ? b.error : `the request failed with status ${r.status}`;
+  const details = detailsOf(r);
+  const message = details.length > 0 ? `${text}: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}` : text;
+  throw new OwnerChannelRequestError(r.status, code, message, typeof b.request_id === 'string' ? b.request_id : undefined);
 }
+
+/** The 404 of POST /keys for an account that does not exist. */
+const unknownAccount = (r: Answer) => r.status === 404 && r.body.code === 'not_found' && detailsOf(r).some((d) => d.field === 'account_id');
 
 /** OwnerOperations carried out by the server process that owns DATA_DIR, through its owner channel (./server.ts). */
 export function channelOperations(socketPath: string, pid: number): OwnerOperations {
@@ -76,7 +95,7 @@ export function channelOperations(socketPath: string, pid: number): OwnerOperati
     async createKey(input) {
       const r = await request(socketPath, 'POST', '/keys', { plan: input.plan, name: input.name ?? null, account_id: input.accountId ?? null });
       if (r.status === 201) return r.body as unknown as CreatedKeyView;
-      if (r.status === 404 && r.body.code === 'unknown_account') throw new UnknownAccountError(input.accountId ?? '');
+      if (unknownAccount(r)) throw new UnknownAccountError(input.accountId ?? '');
       fail(r);
     },
     async listKeys(accountId) {
