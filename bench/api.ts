@@ -30,7 +30,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PLANS } from '../src/auth/keys.js';
+import { PLANS } from '../src/auth/plans.js';
 import { cleanup, DATABASES, env, machine, minimalServerArgs, realServerArgs, SETTINGS, table, workDir, writeResult } from './lib/common.js';
 import { startServer } from './lib/proc.js';
 import { LOADGEN, NICE, plans, r2, Rounds, ROUNDS, SLICE_S } from './lib/rounds.js';

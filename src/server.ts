@@ -1,10 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
-import { AdminSocketUnreachableError, probeAdminSocket } from './admin/client.js';
-import { localAdmin } from './admin/local.js';
-import { type AdminServer, startAdminServer } from './admin/server.js';
+import { OwnerChannelUnreachableError, probeOwnerChannel } from './owner-channel/client.js';
+import { localOperations } from './owner-channel/local.js';
+import { type OwnerChannelServer, startOwnerChannel } from './owner-channel/server.js';
 import type { Config } from './config.js';
-import { adminSocketPath, DataDirInUseError } from './db/data-dir-lock.js';
+import { ownerChannelPath, DataDirInUseError } from './db/data-dir-lock.js';
 import { type App, buildApp } from './app.js';
 import type { BackgroundWork } from './jobs/background.js';
 import { startBackgroundWork } from './jobs/tasks.js';
@@ -16,7 +16,7 @@ const CLOSE_GRACE_MS = 10_000;
 const COMMAND_WAIT_MS = 30_000;
 
 /**
- * createRuntime, but when DATA_DIR is held by a process that does not answer on an admin socket
+ * createRuntime, but when DATA_DIR is held by a process that does not answer on its owner channel
  * (a CLI command at work, which takes a second or so) wait for it to let go instead of failing a
  * restart that happened to coincide with it. A holder that answers is a server: refused at once.
  */
@@ -29,9 +29,9 @@ async function openRuntime(config: Config, log: pino.Logger): Promise<Runtime> {
       return await createRuntime(config, log);
     } catch (err) {
       if (!(err instanceof DataDirInUseError) || Date.now() >= deadline) throw err;
-      const isServer = await probeAdminSocket(err.owner.socket).then(
+      const isServer = await probeOwnerChannel(err.owner.socket).then(
         () => true,
-        (probeErr: unknown) => !(probeErr instanceof AdminSocketUnreachableError),
+        (probeErr: unknown) => !(probeErr instanceof OwnerChannelUnreachableError),
       );
       if (isServer) throw err;
       if (!told) log.info({ holder_pid: err.owner.pid }, 'DATA_DIR is held by another process (a pricehound command?); waiting for it');
@@ -52,7 +52,7 @@ export interface Roles {
 interface Running {
   rt: Runtime | CoreRuntime;
   app: App | undefined;
-  admin: AdminServer | undefined;
+  ownerChannel: OwnerChannelServer | undefined;
   /** The background tasks of the process's roles (src/jobs/tasks.ts): the check worker, timers. */
   background: BackgroundWork | undefined;
 }
@@ -62,7 +62,7 @@ interface Running {
  * SIGTERM/SIGINT.
  *
  * Start-up: open and migrate the database (with the embedded one, taking DATA_DIR's lock), open
- * the admin socket (embedded only: the CLI's way in while we hold DATA_DIR), start the background
+ * the owner channel (embedded only: the CLI's way in while we hold DATA_DIR), start the background
  * work of the process's roles (src/jobs/tasks.ts: the check worker, the API's timers), then
  * listen. Failures are thrown for the CLI to print as one line; whatever was opened is
  * closed first. A worker-only process needs DATABASE_URL (src/cli/commands/start.ts checks).
@@ -70,7 +70,7 @@ interface Running {
  * Shutdown: stop accepting connections and claiming checks at once, let requests and checks in
  * progress finish (connections still open after SHUTDOWN_TIMEOUT_MS are cut, checks still
  * running are abandoned and their listings given back), flush usage counts, close the database
- * (releasing DATA_DIR), remove the admin socket, exit 0. A second signal exits at once.
+ * (releasing DATA_DIR), remove the owner channel's socket, exit 0. A second signal exits at once.
  */
 export async function startServer(config: Config, roles: Roles = { api: true, worker: true }): Promise<void> {
   // Asynchronous stdout: under load the lines of many requests go out in one write instead of one
@@ -89,12 +89,12 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   });
   const started = Date.now();
   const rt = roles.api ? await openRuntime(config, log) : await createCoreRuntime(config, log);
-  const running: Running = { rt, app: undefined, admin: undefined, background: undefined };
+  const running: Running = { rt, app: undefined, ownerChannel: undefined, background: undefined };
   let stopping = false;
   try {
     if (roles.api && rt.db.kind === 'pglite') {
       const api = rt as Runtime;
-      running.admin = await startAdminServer(localAdmin(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, adminSocketPath(config.dataDir));
+      running.ownerChannel = await startOwnerChannel(localOperations(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, ownerChannelPath(config.dataDir));
     }
     running.background = await startBackgroundWork(rt, roles, log);
     if (!roles.worker && rt.db.kind === 'pglite') {
@@ -114,7 +114,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   } catch (err) {
     await running.background?.stop(0).catch(() => undefined);
     await running.app?.close().catch(() => undefined);
-    await running.admin?.close().catch(() => undefined);
+    await running.ownerChannel?.close().catch(() => undefined);
     await rt.close();
     throw err;
   }
@@ -123,7 +123,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
       ms: Date.now() - started,
       database: rt.db.kind,
       redis: roles.api ? Boolean(config.redisUrl) : undefined,
-      admin_socket: running.admin?.socketPath,
+      owner_channel: running.ownerChannel?.socketPath,
       api: roles.api,
       // The check worker's id and concurrency (its task in src/jobs/tasks.ts says so); false without one.
       worker: false,
@@ -150,7 +150,7 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   process.on('SIGINT', stop);
 }
 
-async function shutdown({ app, admin, rt, background }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
+async function shutdown({ app, ownerChannel, rt, background }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
   // Closing the listener first makes new connections fail at once (Fastify's close, below, does
   // it too, but only after its hooks have run).
   app?.server.close();
@@ -162,7 +162,7 @@ async function shutdown({ app, admin, rt, background }: Running, config: Config,
   const cut = setTimeout(() => {
     log.warn('shutdown timeout: cutting the connections still open');
     app?.server.closeAllConnections();
-    admin?.closeAllConnections();
+    ownerChannel?.closeAllConnections();
   }, config.shutdownTimeoutMs);
   const deadline = setTimeout(() => {
     log.error('shutdown did not finish in time: exiting anyway');
@@ -172,7 +172,7 @@ async function shutdown({ app, admin, rt, background }: Running, config: Config,
 
   // Background work gets the same timeout: the worker's checks still running then are abandoned
   // and their listings given back for another worker (or the next start) to check.
-  await Promise.all([app?.close(), admin?.close(), background?.stop(config.shutdownTimeoutMs)]);
+  await Promise.all([app?.close(), ownerChannel?.close(), background?.stop(config.shutdownTimeoutMs)]);
   clearTimeout(cut);
   await rt.close(); // flushes usage counts, closes the database and releases DATA_DIR
   clearTimeout(deadline);

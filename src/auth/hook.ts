@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { ApiError } from '../http/errors.js';
+import { type ApiError, ERRORS } from '../http/errors.js';
 import type { Config } from '../config.js';
 import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/limiter.js';
 import type { UsageRecorder } from '../usage/recorder.js';
@@ -26,34 +26,13 @@ function rateLimitHeaders(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'r
 }
 
 /** An address over its failed-authentication budget: the spec's 429, headers describing that budget. */
-function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>) {
+function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>): ApiError {
   rateLimitHeaders(reply, { limit: s.limit, remaining: 0, reset: s.reset });
-  return tooManyRequests(reply, s);
+  return ERRORS.rateLimited(s.limit, s.reset);
 }
 
-/** The spec's 429 (part 7): `Retry-After` and `retry_after` both count seconds until `reset`. */
-function tooManyRequests(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>) {
-  const retryAfter = Math.max(1, s.reset - Math.floor(Date.now() / 1000));
-  return reply
-    .code(429)
-    .header('Retry-After', retryAfter)
-    .send({ error: 'Rate limit exceeded', status: 429, retry_after: retryAfter, limit: s.limit, remaining: 0, reset: s.reset });
-}
-
-/** 401 with the RFC 6750 challenge: no error code when no credentials were sent (section 3.1). */
 function unauthorized(request: FastifyRequest, key: string | undefined): ApiError {
-  const realm = 'Bearer realm="pricehound"';
-  if (!request.headers.authorization) {
-    return new ApiError('unauthorized', 'Missing API key: send "Authorization: Bearer <key>"', undefined, { 'WWW-Authenticate': realm });
-  }
-  if (!key) {
-    return new ApiError('unauthorized', 'Malformed Authorization header: expected "Bearer <key>"', undefined, {
-      'WWW-Authenticate': `${realm}, error="invalid_request"`,
-    });
-  }
-  return new ApiError('unauthorized', 'The API key is not valid or has been revoked', undefined, {
-    'WWW-Authenticate': `${realm}, error="invalid_token"`,
-  });
+  return ERRORS.unauthorized(!request.headers.authorization ? 'missing' : !key ? 'malformed' : 'invalid');
 }
 
 /**
@@ -95,8 +74,9 @@ class BlockedAddresses {
  *
  * A callback hook, not an async one: a request whose key is cached and whose count needs no
  * round trip (in-memory counters, or a leased block) goes on synchronously, with no promise and
- * no microtask hop; only lookups and round trips wait. A hook that answers (429) does not call
- * `done`, as Fastify asks of callback hooks that reply.
+ * no microtask hop; only lookups and round trips wait. A refusal (401, 429) is an ApiError passed
+ * to `done`, which the error handler (src/http/error-handler.ts) answers like every other error;
+ * the X-RateLimit headers set here stay on that answer.
  */
 export interface AuthDeps {
   limiter: RateLimiter;
@@ -108,40 +88,34 @@ export interface AuthDeps {
 export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestHookHandler {
   const blocked = new BlockedAddresses();
 
-  /** The limiter's answer for a known key: headers, usage, 429 or not. True when the request goes on. */
-  function admit(request: FastifyRequest, reply: FastifyReply, principal: Principal, outcome: Outcome, counts: boolean): boolean {
+  /** The limiter's answer for a known key: headers, usage, and the 429 that refuses the request (undefined: it goes on). */
+  function admit(request: FastifyRequest, reply: FastifyReply, principal: Principal, outcome: Outcome, counts: boolean): ApiError | undefined {
     if (outcome.blocked) {
       blocked.set(request.ip, outcome.blocked.reset);
-      addressBlocked(reply, outcome.blocked);
-      return false;
+      return addressBlocked(reply, outcome.blocked);
     }
     const s = outcome.state;
     request.principal = principal;
     rateLimitHeaders(reply, s);
-    if (!counts) return true;
+    if (!counts) return undefined;
     usage.record(principal.keyId, Date.now(), s.allowed);
-    if (!s.allowed) {
-      tooManyRequests(reply, s);
-      return false;
-    }
-    return true;
+    return s.allowed ? undefined : ERRORS.rateLimited(s.limit, s.reset);
   }
 
   const take = (principal: Principal, guard: Window, counts: boolean) =>
     limiter.take({ key: `key:${principal.keyId}`, limit: principal.limit, seconds: HOUR }, guard, counts ? 'hit' : 'peek');
 
-  /** A key not in the cache (or none, or a malformed one): look it up, count a failure. */
-  async function lookUp(request: FastifyRequest, reply: FastifyReply, key: string | undefined, guard: Window): Promise<boolean> {
+  /** A key not in the cache (or none, or a malformed one): look it up, count a failure. Resolves to the refusal, if any. */
+  async function lookUp(request: FastifyRequest, reply: FastifyReply, key: string | undefined, guard: Window): Promise<ApiError | undefined> {
     const principal = key && looksLikeKey(key) ? await keys.resolve(key) : undefined;
     if (!principal) {
       const failures = await limiter.hit(guard);
       if (!failures.allowed) {
         blocked.set(request.ip, failures.reset);
-        addressBlocked(reply, failures);
-        return false;
+        return addressBlocked(reply, failures);
       }
       rateLimitHeaders(reply, failures);
-      throw unauthorized(request, key);
+      return unauthorized(request, key);
     }
     const counts = request.routeOptions.config.countsTowardLimit !== false;
     return admit(request, reply, principal, await take(principal, guard, counts), counts);
@@ -151,22 +125,22 @@ export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestH
     const ip = request.ip;
     const blockedUntil = blocked.get(ip, Math.floor(Date.now() / 1000));
     if (blockedUntil !== undefined) {
-      addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil });
+      done(addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil }));
       return;
     }
     const guard: Window = { key: `authfail:${ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };
     const key = bearer(request.headers.authorization);
     const principal = key && looksLikeKey(key) ? keys.cached(key) : undefined;
     if (!principal) {
-      lookUp(request, reply, key, guard).then((proceed) => proceed && done(), done);
+      lookUp(request, reply, key, guard).then(done, done);
       return;
     }
     const counts = request.routeOptions.config.countsTowardLimit !== false;
     const outcome = take(principal, guard, counts);
     if (outcome instanceof Promise) {
-      outcome.then((o) => admit(request, reply, principal, o, counts) && done(), done);
+      outcome.then((o) => done(admit(request, reply, principal, o, counts)), done);
       return;
     }
-    if (admit(request, reply, principal, outcome, counts)) done();
+    done(admit(request, reply, principal, outcome, counts));
   };
 }

@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import type { Database, Queryable } from '../db/types.js';
 import { newId } from '../ids.js';
+import { type Plan, PLANS } from './plans.js';
 
-export const PLANS = { free: 1_000, starter: 10_000, business: 100_000 } as const;
-export type Plan = keyof typeof PLANS;
-export const isPlan = (p: unknown): p is Plan => typeof p === 'string' && Object.hasOwn(PLANS, p);
 
 /** A fixed prefix lets secret scanners recognise leaked keys. */
 export const KEY_PREFIX = 'ph_live_';
@@ -53,8 +51,8 @@ export async function accountExists(db: Queryable, id: string): Promise<boolean>
 }
 
 export class UnknownAccountError extends Error {
-  constructor(id: string) {
-    super(`no account ${id}`);
+  constructor(readonly accountId: string) {
+    super(`no account ${accountId}`);
   }
 }
 

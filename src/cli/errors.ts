@@ -1,4 +1,4 @@
-import { AdminRequestError, AdminSocketUnreachableError } from '../admin/client.js';
+import { OwnerChannelRequestError, OwnerChannelUnreachableError } from '../owner-channel/client.js';
 import { UnknownAccountError } from '../auth/keys.js';
 import { ConfigError } from '../config.js';
 import { DataDirInUseError } from '../db/data-dir-lock.js';
@@ -63,10 +63,14 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
     return `${dir} is in use by another pricehound process (pid ${err.owner.pid}); stop it first, or set DATA_DIR to another directory`;
   }
   if (err instanceof UnknownAccountError) return `${err.message}: check the account id with \`pricehound keys list\``;
-  if (err instanceof AdminSocketUnreachableError) {
-    return `the server that owns DATA_DIR stopped answering on its admin socket ${err.socketPath} (${err.code}); is it shutting down?`;
+  if (err instanceof OwnerChannelUnreachableError) {
+    return `the server that owns DATA_DIR stopped answering on its socket ${err.socketPath} (${err.code}); is it shutting down?`;
   }
-  if (err instanceof AdminRequestError) return `the server refused the request: ${err.message}`;
+  if (err instanceof OwnerChannelRequestError) {
+    // A failure (5xx) is in the server's log under its request id.
+    const logged = err.status >= 500 && err.requestId ? ` (request_id ${err.requestId} in the server's log)` : '';
+    return `the server refused the request: ${err.message}${logged}`;
+  }
 
   const e = (err ?? {}) as ErrnoLike;
   const where = env.databaseUrl ? ` at ${redactUrl(env.databaseUrl)} (DATABASE_URL)` : '';

@@ -1,32 +1,32 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AdminOps } from '../admin/api.js';
-import { AdminSocketUnreachableError, probeAdminSocket, socketAdmin } from '../admin/client.js';
+import type { OwnerOperations } from '../owner-channel/operations.js';
+import { OwnerChannelUnreachableError, probeOwnerChannel, channelOperations } from '../owner-channel/client.js';
 import type { Config } from '../config.js';
 import { DataDirInUseError, readOwner } from '../db/data-dir-lock.js';
 import { CliError } from './errors.js';
 
 /** Opens the database in this process. Loaded on demand: talking to a server needs no driver. */
-async function openDirect(config: Config): Promise<AdminOps> {
-  const [{ openDatabase }, { localAdmin }] = await Promise.all([import('../db/open.js'), import('../admin/local.js')]);
+async function openDirect(config: Config): Promise<OwnerOperations> {
+  const [{ openDatabase }, { localOperations }] = await Promise.all([import('../db/open.js'), import('../owner-channel/local.js')]);
   const db = config.databaseUrl
     ? await openDatabase({ ...config, databasePoolSize: 2 }, { applicationName: 'pricehound-cli' })
     : await openDatabase(config);
-  return localAdmin(db, { ownsDb: true });
+  return localOperations(db, { ownsDb: true });
 }
 
 /** How long to wait for a DATA_DIR held by a process that does not answer yet (a server starting). */
 const OWNER_WAIT_MS = 60_000;
 
 /**
- * Where the CLI's admin commands run. With DATABASE_URL: on a connection of its own (PostgreSQL
+ * Where the CLI's database commands run. With DATABASE_URL: on a connection of its own (PostgreSQL
  * serves any number of processes). With the embedded database only one process may open
- * DATA_DIR, so: if a live process holds it, through that server's admin socket; otherwise the
+ * DATA_DIR, so: if a live process holds it, through that server's owner channel; otherwise the
  * CLI opens DATA_DIR itself, holding the lock until it is done.
  *
  * A holder that does not answer on its socket is a server still starting or another CLI
  * command at work: we wait for it to answer or let go, up to OWNER_WAIT_MS.
  */
-export async function openAdmin(config: Config): Promise<AdminOps> {
+export async function openOperations(config: Config): Promise<OwnerOperations> {
   if (config.databaseUrl) return openDirect(config);
   const deadline = Date.now() + OWNER_WAIT_MS;
   let wait = 50;
@@ -34,14 +34,14 @@ export async function openAdmin(config: Config): Promise<AdminOps> {
     const owner = readOwner(config.dataDir);
     if (owner) {
       try {
-        await probeAdminSocket(owner.socket);
-        return socketAdmin(owner.socket, owner.pid);
+        await probeOwnerChannel(owner.socket);
+        return channelOperations(owner.socket, owner.pid);
       } catch (err) {
-        if (!(err instanceof AdminSocketUnreachableError)) throw err;
+        if (!(err instanceof OwnerChannelUnreachableError)) throw err;
       }
       if (Date.now() >= deadline) {
         throw new CliError(
-          `DATA_DIR ${config.dataDir} is held by process ${owner.pid}, which does not answer on its admin socket ${owner.socket}; ` +
+          `DATA_DIR ${config.dataDir} is held by process ${owner.pid}, which does not answer on its socket ${owner.socket}; ` +
             `if that process is not pricehound, remove ${config.dataDir}/pricehound.lock`,
         );
       }

@@ -5,7 +5,7 @@ import path from 'node:path';
 
 /**
  * PGlite is single-process: exactly one process may open a DATA_DIR. That process holds
- * `DATA_DIR/pricehound.lock` (its pid and the path of its admin socket); any other process
+ * `DATA_DIR/pricehound.lock` (its pid and the path of its owner channel's socket); any other process
  * (the CLI while the server runs) finds the owner there and talks to it over the socket.
  */
 export interface LockInfo {
@@ -25,7 +25,7 @@ export function lockPath(dataDir: string): string {
 }
 
 /** Unix socket paths are limited to ~107 bytes; long DATA_DIRs get one under the temp dir. */
-export function adminSocketPath(dataDir: string): string {
+export function ownerChannelPath(dataDir: string): string {
   const inDir = path.join(dataDir, 'pricehound.sock');
   if (Buffer.byteLength(inDir) <= 100) return inDir;
   const hash = crypto.createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
@@ -62,7 +62,7 @@ export function readOwner(dataDir: string): LockInfo | undefined {
 export function acquireDataDirLock(dataDir: string): () => void {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = lockPath(dataDir);
-  const info: LockInfo = { pid: process.pid, socket: adminSocketPath(dataDir) };
+  const info: LockInfo = { pid: process.pid, socket: ownerChannelPath(dataDir) };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(file, JSON.stringify(info), { flag: 'wx', mode: 0o600 });

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isUnavailable } from '../db/types.js';
 import { addCorsHeaders } from './cors.js';
-import { ApiError, ERRORS, type ErrorCode, ERROR_CODES } from './errors.js';
+import { ApiError, errorBody, ERRORS, type ErrorCode, ERROR_CODES } from './errors.js';
 import { toDetails } from './validation.js';
 
 const BY_STATUS: Record<number, ErrorCode> = Object.fromEntries(
@@ -39,7 +39,7 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
     const code = BY_STATUS[status] ?? 'invalid_request';
     return new ApiError(code, e.message || 'Bad request');
   }
-  return new ApiError('internal', 'Internal server error; the request id identifies it in our logs');
+  return ERRORS.internal();
 }
 
 export function errorHandler(this: unknown, err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
@@ -62,14 +62,4 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   reply.header('X-Request-Id', request.id);
   addCorsHeaders(reply);
   return errorHandler(err, request, reply);
-}
-
-export function errorBody(e: ApiError, requestId: string) {
-  return {
-    error: e.message,
-    status: e.status,
-    code: e.code,
-    ...(e.details && e.details.length > 0 ? { details: e.details } : {}),
-    request_id: requestId,
-  };
 }

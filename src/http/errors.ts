@@ -1,6 +1,8 @@
 /**
  * The one error hierarchy. Services throw ApiError (through the ERRORS factories); the error
- * handler (src/http/error-handler.ts) is the only place that turns errors into HTTP responses.
+ * handler (src/http/error-handler.ts) is the only place that turns errors into HTTP responses,
+ * with `errorBody`, the one place that turns an ApiError into JSON. The CLI's channel to the
+ * server (src/owner-channel/server.ts) answers its errors with the same function.
  */
 export const ERROR_CODES = {
   invalid_json: 400,
@@ -38,12 +40,36 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The spec's 429 (part 7). Its body is fixed by the spec, not our Error shape, so the error
+ * carries what that body needs; `retryAfter` is counted once, for the body and `Retry-After` alike.
+ */
+export class RateLimitedError extends ApiError {
+  constructor(
+    readonly limit: number,
+    readonly reset: number,
+    readonly retryAfter: number,
+  ) {
+    super('rate_limited', 'Rate limit exceeded', undefined, { 'Retry-After': String(retryAfter) });
+    this.name = 'RateLimitedError';
+  }
+}
+
+const REALM = 'Bearer realm="pricehound"';
+
+/** Why a request is not authenticated, with its RFC 6750 challenge: no error code when no credentials were sent (section 3.1). */
+const UNAUTHORIZED = {
+  missing: { message: 'Missing API key: send "Authorization: Bearer <key>"', challenge: REALM },
+  malformed: { message: 'Malformed Authorization header: expected "Bearer <key>"', challenge: `${REALM}, error="invalid_request"` },
+  invalid: { message: 'The API key is not valid or has been revoked', challenge: `${REALM}, error="invalid_token"` },
+} as const;
+
 export const ERRORS = {
   invalidJson: (why = 'The request body is not valid JSON') => new ApiError('invalid_json', why),
   invalidRequest: (message: string, details?: ErrorDetail[]) => new ApiError('invalid_request', message, details),
-  unauthorized: (message = 'A valid API key is required: send "Authorization: Bearer <key>"') =>
-    new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="pricehound"' }),
-  notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found`),
+  unauthorized: (why: keyof typeof UNAUTHORIZED) =>
+    new ApiError('unauthorized', UNAUTHORIZED[why].message, undefined, { 'WWW-Authenticate': UNAUTHORIZED[why].challenge }),
+  notFound: (what = 'Resource', details?: ErrorDetail[]) => new ApiError('not_found', `${what} not found`, details),
   routeNotFound: (method: string, url: string) => new ApiError('not_found', `No route for ${method} ${url}`),
   methodNotAllowed: (method: string, allow: string[]) =>
     new ApiError('method_not_allowed', `Method ${method} is not allowed here; allowed: ${allow.join(', ')}`, undefined, {
@@ -61,5 +87,22 @@ export const ERRORS = {
     new ApiError('validation_failed', message, details),
   /** A query string that parses but asks for something invalid: the same 422 as a query the schema refuses. */
   invalidQuery: (details: ErrorDetail[]) => new ApiError('validation_failed', 'The query has invalid parameters', details),
+  /** A window of `limit` requests, used up until `reset` (unix seconds). */
+  rateLimited: (limit: number, reset: number) => new RateLimitedError(limit, reset, Math.max(1, reset - Math.floor(Date.now() / 1000))),
+  internal: (message = 'Internal server error; the request id identifies it in our logs') => new ApiError('internal', message),
   unavailable: (message = 'The service is temporarily unavailable; retry shortly') => new ApiError('unavailable', message),
 } as const;
+
+/** The JSON body of an error: our Error shape, or for a 429 the spec's own. */
+export function errorBody(e: ApiError, requestId: string) {
+  if (e instanceof RateLimitedError) {
+    return { error: e.message, status: e.status, retry_after: e.retryAfter, limit: e.limit, remaining: 0, reset: e.reset };
+  }
+  return {
+    error: e.message,
+    status: e.status,
+    code: e.code,
+    ...(e.details && e.details.length > 0 ? { details: e.details } : {}),
+    request_id: requestId,
+  };
+}

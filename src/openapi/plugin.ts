@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { createRequire } from 'node:module';
+import { describePlans } from '../auth/plans.js';
 import { finishDocument } from './components.js';
 import { ALIAS_TAG, documentRoute } from './operation.js';
 
@@ -10,15 +11,16 @@ const pkg = createRequire(import.meta.url)('../../package.json') as { version: s
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PREFIX = '/docs';
 
-const DESCRIPTION = `Price monitoring over HTTP and JSON: products now; competitors, price history, alerts and
-webhooks as they arrive.
+const DESCRIPTION = `Price monitoring over HTTP and JSON: products, the competitors whose prices are tracked, the
+listings (pages) checked on a schedule, price history, changes and trends, and exchange rates; alerts
+and webhooks as they arrive.
 
 **Authentication.** Every \`/api/v1\` and \`/v1\` operation needs \`Authorization: Bearer <API key>\`
 (keys are made with \`pricehound keys create\`). A missing, malformed, unknown or revoked key is a
 401 with \`WWW-Authenticate: Bearer\`. Operations marked without security (health, readiness,
 metrics, this document) need no key.
 
-**Rate limits.** Per key and UTC hour: free 1000, starter 10000, business 100000 requests. Every
+**Rate limits.** Per key and UTC hour: ${describePlans()} requests. Every
 authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
 \`X-RateLimit-Reset\`; over the limit the answer is 429 with \`Retry-After\` and the
 \`RateLimitExceeded\` body. Failed authentications are limited per client address: a 401 carries
@@ -30,12 +32,14 @@ headers this document lists; a preflight \`OPTIONS\` is answered 204 on every pa
 Keys go in a header and the API uses no cookies, so any web origin may call it with a key it holds.
 
 **Errors** are JSON in the \`Error\` shape with a stable \`code\` and the \`request_id\` that is
-also in the \`X-Request-Id\` header. An unknown path is a 404; a known path with a method it does
+also in the \`X-Request-Id\` header; only a 429 has a body of its own, \`RateLimitExceeded\`, as
+the specification fixes it. An unknown path is a 404; a known path with a method it does
 not list is a 405 with an \`Allow\` header (\`components.responses.MethodNotAllowed\`). Both are
 answered before authentication.
 
 **Caching and retries.** GET responses carry a weak \`ETag\`; send it in \`If-None-Match\` to get a
-304. POSTs accept an \`Idempotency-Key\` so a retry never acts twice.
+304. POSTs that create or act accept an \`Idempotency-Key\` so a retry never acts twice (the dry run
+\`POST /api/v1/extract\` saves nothing and needs none).
 
 **Paths.** Every \`/api/v1\` path also answers under \`/v1\` (tag "${ALIAS_TAG}"); a trailing
 slash is ignored; every GET also answers HEAD. Request bodies are JSON up to 1 MiB (batch
@@ -95,7 +99,7 @@ export async function registerOpenApi(app: FastifyInstance) {
         { name: 'Products', description: 'Monitored products (spec part 4)' },
         { name: 'Competitors', description: 'Competitors whose prices are tracked, and how their prices compare with ours' },
         { name: 'Listings', description: 'Pages where a product\'s price is checked on a schedule (a competitor\'s or our own shop\'s), with their state and check log' },
-        { name: 'Prices', description: 'Price observations, history and trends of products (docs/PRICES.md)' },
+        { name: 'Prices', description: 'Price observations, history, changes and trends of products, and the exchange rates that convert them (docs/PRICES.md)' },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
         { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },
         { name: ALIAS_TAG, description: 'The same operations under `/v1` instead of `/api/v1`' },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { PLANS } from '../auth/keys.js';
+import { PLAN_NAMES } from '../auth/plans.js';
 import { errorResponses, withHeaders } from '../http/schemas.js';
 
 const Count = Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000 });
@@ -10,7 +10,7 @@ const UsageSchema = Type.Object(
     object: Type.Literal('usage'),
     key_id: Type.String({ maxLength: 64, pattern: '^key_[0-9a-z]+$' }),
     account_id: Type.String({ maxLength: 64, pattern: '^acct_[0-9a-z]+$' }),
-    plan: Type.String({ enum: Object.keys(PLANS) }),
+    plan: Type.String({ enum: PLAN_NAMES }),
     limit: Count,
     used: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000, description: 'Requests counted in the current hour' }),
     remaining: Count,

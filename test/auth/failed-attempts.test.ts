@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KEY_PREFIX } from '../../src/auth/keys.js';
 import { useTestApp } from '../helpers/app.js';
-import { assertSpec429, inOneHour, nextHour, rateHeaders } from '../ratelimit/support.js';
+import { assertExact429, assertSpec429, inOneHour, nextHour, rateHeaders } from '../ratelimit/support.js';
 
 // Issue 2, point 6: failed authentications are limited per client address so keys cannot be
 // brute-forced. Once an address has used up its failures, it is refused with 429 whatever it
@@ -76,6 +76,19 @@ describe('failed authentication attempts per address', () => {
         assert.equal(rateHeaders(res.headers).remaining, LIMIT - 1 - i, `failure ${i + 1}: X-RateLimit-Remaining drops by one`);
       }
       assert.equal((await send(address, guess())).statusCode, 429);
+    });
+  });
+
+  it('answers a blocked address with exactly the spec\'s 429, whether it was just blocked or known to be', async () => {
+    await inOneHour(async () => {
+      const address = nextAddress();
+      for (let i = 0; i < LIMIT; i++) assert.equal((await send(address, guess())).statusCode, 401);
+      // the failure that finds the budget used up (a lookup, then the limiter) ...
+      const first = Date.now();
+      assertExact429(await send(address, guess()), LIMIT, first);
+      // ... and the ones refused at once, from the addresses this process knows are blocked
+      const later = Date.now();
+      assertExact429(await send(address), LIMIT, later);
     });
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KeyView } from '../../src/admin/api.js';
+import type { KeyView } from '../../src/owner-channel/operations.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { cli, createKeyWithCli, lines } from './helpers/cli.js';

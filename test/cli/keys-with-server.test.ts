@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KeyView } from '../../src/admin/api.js';
+import type { KeyView } from '../../src/owner-channel/operations.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { cli, createKeyWithCli, lines } from './helpers/cli.js';
@@ -28,8 +28,8 @@ describe('pricehound keys, while the server runs', () => {
     const k = await createKeyWithCli(storage.env, ['--plan', 'business', '--name', 'live']);
     assert.match(k.key, KEY);
     if (storage.kind === 'pglite') {
-      // The server owns DATA_DIR, so the CLI went through its admin socket.
-      await server.waitForLog((l) => l.msg === 'admin: api key created' && l.key_id === k.id);
+      // The server owns DATA_DIR, so the CLI went through its owner channel.
+      await server.waitForLog((l) => l.msg === 'owner channel: api key created' && l.key_id === k.id);
     }
     const first = await get(server, k.key);
     assert.equal(first.status, 200);

@@ -30,6 +30,7 @@ describe('pricehound usage and help', () => {
     for (const name of ['start', 'serve', 'migrate', 'keys create', 'keys list', 'keys revoke']) assert.match(top.stdout, new RegExp(`^  ${name} `, 'm'));
     assert.match(create.stdout, /^Usage: pricehound keys create --plan free\|starter\|business \[--name NAME\] \[--account ACCOUNT_ID\] \[--json\]$/m);
     assert.equal(helpCreate.stdout, create.stdout);
+    assert.match(create.stdout, /^ {2}--plan PLAN .*\bfree 1000, starter 10000, business 100000\b/m, 'each plan with its hourly limit');
     assert.match(start.stdout, /SHUTDOWN_TIMEOUT_MS/);
     assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
   });

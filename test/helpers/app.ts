@@ -1,6 +1,7 @@
 import { after, before } from 'node:test';
 import pino from 'pino';
-import { createKey, type Plan } from '../../src/auth/keys.js';
+import { createKey } from '../../src/auth/keys.js';
+import type { Plan } from '../../src/auth/plans.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp, type App } from '../../src/app.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';

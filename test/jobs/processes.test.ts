@@ -207,7 +207,7 @@ describe('pricehound start runs the worker beside the API', () => {
     try {
       const ready = await server.waitForLog((l) => l.msg === 'pricehound ready');
       assert.equal((ready.worker as { concurrency: number }).concurrency, 16);
-      // The server holds DATA_DIR: the CLI makes the key through its admin socket (or PostgreSQL).
+      // The server holds DATA_DIR: the CLI makes the key through its owner channel (or PostgreSQL).
       const { key } = await keyFor(storage);
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       const product = await fetch(`${server.url}/api/v1/products`, {

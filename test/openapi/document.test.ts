@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { PLANS } from '../../src/auth/plans.js';
 import { registeredRoutes } from '../../src/openapi/plugin.js';
 import { useTestApp } from '../helpers/app.js';
 import { deref, type Doc, fetchDocument, needsKey, type Obj, operations, toOpenApiPath } from './support.js';
@@ -108,6 +109,13 @@ describe('openapi: the document', () => {
     }
     assert.ok(checked > 100, `checked ${checked} responses`);
     assert.match(String((doc.info as Obj).description), /Access-Control-Allow-Origin/);
+  });
+
+  it('states each plan\'s hourly limit as the limiter applies it, and the plans of the Usage body', () => {
+    const description = String((doc.info as Obj).description);
+    for (const [plan, limit] of Object.entries(PLANS)) assert.match(description, new RegExp(`\\b${plan} ${limit}\\b`), plan);
+    const usage = deref<Obj>(doc, doc.components.schemas?.Usage);
+    assert.deepEqual(((usage.properties as Record<string, Obj>).plan!.enum as string[]).sort(), Object.keys(PLANS).sort());
   });
 
   it('describes the 429 body exactly as the spec lists it (part 7)', () => {

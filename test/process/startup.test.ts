@@ -59,7 +59,7 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
     }
     if (storage.kind === 'pglite') {
       assert.ok(!fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.lock')), 'the lock is released');
-      assert.ok(!fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.sock')), 'the admin socket is removed');
+      assert.ok(!fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.sock')), 'the owner channel socket is removed');
     }
   });
 
@@ -89,7 +89,7 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
   });
 
   it('waits for a command that has DATA_DIR open, rather than failing', { skip: usingPostgres() && 'only the embedded database has a DATA_DIR lock' }, async () => {
-    // This test process plays the command: it holds the lock and has no admin socket.
+    // This test process plays the command: it holds the lock and has no owner channel.
     const release = acquireDataDirLock(storage.env.DATA_DIR!);
     const proc = runCli(['start'], { ...storage.env, PORT: '0' });
     const exited = once(proc, 'exit');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Plan } from '../../src/auth/keys.js';
+import type { Plan } from '../../src/auth/plans.js';
 import { useTestApp } from '../helpers/app.js';
 import { inOneHour, nextHour, rateHeaders } from './support.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import { assertSpec429, inOneHour, nextHour, rateHeaders } from './support.js';
+import { assertExact429, assertSpec429, inOneHour, nextHour, rateHeaders } from './support.js';
 
 // Spec part 7: the 1001st request of a free key within an hour is a 429 with Retry-After and
 // exactly {error, status, retry_after, limit, remaining, reset}.
@@ -27,6 +27,7 @@ describe('over the hourly limit', () => {
       const over = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: k.headers });
       assertSpec429(over, 1000, sent, Date.now());
       assert.deepEqual(rateHeaders(over.headers), { limit: 1000, remaining: 0, reset: nextHour(sent) });
+      assertExact429(over, 1000, sent);
 
       // A refused write leaves nothing behind: the hook answers before the body is read.
       const sentPost = Date.now();

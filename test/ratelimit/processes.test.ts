@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createKey, KEY_PREFIX, type Plan } from '../../src/auth/keys.js';
+import { createKey, KEY_PREFIX } from '../../src/auth/keys.js';
+import type { Plan } from '../../src/auth/plans.js';
 import { loadConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';

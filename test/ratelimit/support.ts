@@ -54,3 +54,18 @@ export function assertSpec429(
   assert.match(String(res.headers['content-type']), /^application\/json/);
   return body;
 }
+
+/**
+ * The 429 byte for byte as the spec writes it (its fields in its order, none of our Error shape's
+ * `code` or `request_id`), with the headers every answer carries still on it.
+ */
+export function assertExact429(res: { statusCode: number; headers: Headers; body: string }, limit: number, sentAtMs: number) {
+  assert.equal(res.statusCode, 429, res.body);
+  const retryAfter = Number(res.headers['retry-after']);
+  const reset = nextHour(sentAtMs);
+  assert.equal(res.body, JSON.stringify({ error: 'Rate limit exceeded', status: 429, retry_after: retryAfter, limit, remaining: 0, reset }));
+  assert.deepEqual(rateHeaders(res.headers), { limit, remaining: 0, reset });
+  assert.match(String(res.headers['x-request-id']), /^req_/);
+  assert.equal(res.headers['access-control-allow-origin'], '*');
+  assert.match(String(res.headers['access-control-expose-headers']), /\bRetry-After\b/);
+}

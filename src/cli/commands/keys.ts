@@ -1,19 +1,19 @@
-import type { AdminOps, KeyView } from '../../admin/api.js';
-import { isPlan, PLANS } from '../../auth/keys.js';
+import type { OwnerOperations, KeyView } from '../../owner-channel/operations.js';
+import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
 import { loadConfigOrExit } from '../../config.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
-import { openAdmin } from '../target.js';
+import { openOperations } from '../target.js';
 
-const PLAN_LIST = Object.keys(PLANS).join('|');
+const PLAN_LIST = PLAN_NAMES.join('|');
 
 /**
  * Runs `fn` against the configured database (see ../target.ts). When the CLI opened the
  * database itself it first applies pending migrations, as the server would at start, so keys
  * can be made before the server has ever run.
  */
-async function withAdmin<T>(fn: (ops: AdminOps) => Promise<T>): Promise<T> {
-  const ops = await openAdmin(loadConfigOrExit());
+async function withOperations<T>(fn: (ops: OwnerOperations) => Promise<T>): Promise<T> {
+  const ops = await openOperations(loadConfigOrExit());
   try {
     if (ops.via.kind === 'direct') {
       const applied = await ops.migrate();
@@ -60,7 +60,7 @@ Without --account the key gets a new account of its own; with --account it is ad
 existing account (to rotate a key: create the new one with --account, then revoke the old).
 
 Options:
-  --plan PLAN       free (1000 requests/hour), starter (10000) or business (100000); required
+  --plan PLAN       the key's hourly request limit: ${describePlans()}; required
   --name NAME       a label for the key (and for the new account, when one is made)
   --account ID      add the key to this existing account (acct_...)
   --json            print one JSON object: key, id, plan, account_id, name, key_prefix, created_at
@@ -76,7 +76,7 @@ Exit status: 0 created, 1 unknown account or other failure, 2 wrong usage or con
     if (!isPlan(plan)) throw new UsageError(`unknown plan "${String(plan)}": use ${PLAN_LIST}`, this.name);
     const name = optionalText(values, 'name', this.name);
     const accountId = optionalText(values, 'account', this.name);
-    const k = await withAdmin((ops) => ops.createKey({ plan, name: name ?? null, accountId: accountId ?? null }));
+    const k = await withOperations((ops) => ops.createKey({ plan, name: name ?? null, accountId: accountId ?? null }));
     if (values.json) {
       const { key, id, plan: p, account_id, name: n, key_prefix, created_at } = k;
       out(JSON.stringify({ key, id, plan: p, account_id, name: n, key_prefix, created_at }));
@@ -106,7 +106,7 @@ Options:
 `,
   async run(values) {
     const accountId = optionalText(values, 'account', this.name);
-    const keys = await withAdmin((ops) => ops.listKeys(accountId));
+    const keys = await withOperations((ops) => ops.listKeys(accountId));
     if (values.json) out(JSON.stringify(keys));
     else if (keys.length === 0) note(accountId ? `No API keys for account ${accountId}.` : 'No API keys yet: create one with `pricehound keys create --plan free`.');
     else out(table(keys));
@@ -132,7 +132,7 @@ Options:
 Exit status: 0 revoked, 1 no such key or other failure, 2 wrong usage or configuration.
 `,
   async run(values, [id]) {
-    const k = await withAdmin((ops) => ops.revokeKey(id!));
+    const k = await withOperations((ops) => ops.revokeKey(id!));
     if (!k) throw new CliError(`no API key ${id}: see \`pricehound keys list\``);
     if (values.json) out(JSON.stringify(k));
     else out(`Revoked ${k.id} (account ${k.account_id}) at ${k.revoked_at}.`);

@@ -1,7 +1,7 @@
 import { loadConfigOrExit } from '../../config.js';
 import { type Command, out } from '../command.js';
 import { EXIT } from '../errors.js';
-import { openAdmin } from '../target.js';
+import { openOperations } from '../target.js';
 
 export const migrateCommand: Command = {
   name: 'migrate',
@@ -20,7 +20,7 @@ Options:
   -h, --help        show this help
 `,
   async run(values) {
-    const ops = await openAdmin(loadConfigOrExit());
+    const ops = await openOperations(loadConfigOrExit());
     let applied: string[];
     try {
       applied = await ops.migrate();

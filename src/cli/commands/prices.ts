@@ -2,7 +2,7 @@ import { loadConfigOrExit } from '../../config.js';
 import type { RollupResult, SeriesKey } from '../../prices/rollup/index.js';
 import { type Command, note, out } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
-import { openAdmin } from '../target.js';
+import { openOperations } from '../target.js';
 
 export const pricesRollup: Command = {
   name: 'prices rollup',
@@ -32,7 +32,7 @@ Exit status: 0 done, 1 failure, 2 wrong usage or configuration.
     if (typeof raw !== 'string' || !/^\d{1,5}$/.test(raw) || Number(raw) < 1) {
       throw new UsageError(`--older-than must be a whole number of days from 1 to 99999, got "${String(raw)}"`, this.name);
     }
-    const ops = await openAdmin(loadConfigOrExit());
+    const ops = await openOperations(loadConfigOrExit());
     const total: Omit<RollupResult, 'next'> = { cutoff: '', series: 0, deleted: 0, updated: 0 };
     try {
       if (ops.via.kind === 'direct') await ops.migrate();

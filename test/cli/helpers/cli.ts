@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import type { CreatedKeyView } from '../../../src/admin/api.js';
+import type { CreatedKeyView } from '../../../src/owner-channel/operations.js';
 import { runCli } from '../../helpers/server-process.js';
 
 export interface CliResult {

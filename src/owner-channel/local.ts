@@ -2,14 +2,16 @@ import { createKey, listKeys, revokeKey } from '../auth/keys.js';
 import { migrate } from '../db/migrate.js';
 import type { Database } from '../db/types.js';
 import { rollupPrices } from '../prices/rollup/index.js';
-import { type AdminOps, type CreatedKeyView, toKeyView } from './api.js';
+import { type CreatedKeyView, type OwnerOperations, toKeyView } from './operations.js';
 
 /**
- * Admin operations on a database opened by this process. `onRevoked` lets the server evict a
- * revoked key from its own cache at once (other processes hear the NOTIFY that revokeKey sends).
- * `close` closes the database only when `ownsDb` is set (the CLI's case).
+ * The operations on a database opened by this process: the CLI's when no server owns DATA_DIR
+ * (or with DATABASE_URL), and the owning server's behind its channel (./server.ts).
+ * `onRevoked` lets the server evict a revoked key from its own cache at once (other processes
+ * hear the NOTIFY that revokeKey sends). `close` closes the database only when `ownsDb` is set
+ * (the CLI's case).
  */
-export function localAdmin(db: Database, opts: { onRevoked?: (keyId: string) => void; ownsDb?: boolean } = {}): AdminOps {
+export function localOperations(db: Database, opts: { onRevoked?: (keyId: string) => void; ownsDb?: boolean } = {}): OwnerOperations {
   return {
     via: { kind: 'direct' },
     async createKey(input): Promise<CreatedKeyView> {
@@ -24,7 +26,7 @@ export function localAdmin(db: Database, opts: { onRevoked?: (keyId: string) => 
       if (k) opts.onRevoked?.(k.id);
       return k ? toKeyView(k) : undefined;
     },
-    // Well inside the admin socket's 120 s request timeout; the CLI calls again with `next`.
+    // Well inside the owner channel's 120 s request timeout; the CLI calls again with `next`.
     rollupPrices: (input) => rollupPrices(db, { olderThanDays: input.olderThanDays, after: input.after ?? undefined, budgetMs: 20_000 }),
     migrate: () => migrate(db),
     async close() {

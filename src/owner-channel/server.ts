@@ -1,24 +1,29 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Logger } from 'pino';
-import { isPlan, UnknownAccountError } from '../auth/keys.js';
-import type { AdminOps } from './api.js';
+import { UnknownAccountError } from '../auth/keys.js';
+import { isPlan, PLAN_NAMES } from '../auth/plans.js';
+import { ApiError, errorBody, ERRORS } from '../http/errors.js';
+import { genReqId } from '../http/request-id.js';
+import type { OwnerOperations } from './operations.js';
 
 /**
- * The admin socket: a small internal HTTP API on a Unix socket (mode 0600, so only the user
+ * The owner channel: a small internal HTTP API on a Unix socket (mode 0600, so only the user
  * running the server can use it), served by the process that owns an embedded DATA_DIR. PGlite
  * lets one process open a DATA_DIR, so this is how `pricehound keys ...` and `pricehound
  * migrate` reach the database while the server runs. Not part of the public API.
  *
  *   GET  /status                -> 200 {"pid": N}
  *   GET  /keys[?account_id=ID]  -> 200 {"data": [KeyView]}
- *   POST /keys {plan, name?, account_id?} -> 201 CreatedKeyView | 404 unknown_account
+ *   POST /keys {plan, name?, account_id?} -> 201 CreatedKeyView | 404 not_found, details naming account_id
  *   POST /keys/ID/revoke        -> 200 KeyView | 404 not_found
  *   POST /migrate               -> 200 {"applied": [name]}
  *   POST /prices/rollup {older_than_days, after?} -> 200 RollupResult (src/prices/rollup)
- * Errors: {"error": "...", "code": "..."}.
+ * Errors have the HTTP API's body, {"error", "status", "code", "details"?, "request_id"}, made by
+ * the same function from the same vocabulary (src/http/errors.ts); every answer carries its
+ * request id in X-Request-Id, and the log lines of the request carry it too.
  */
-export interface AdminServer {
+export interface OwnerChannelServer {
   readonly socketPath: string;
   /** Stops accepting, waits for requests in progress, removes the socket file. Idempotent. */
   close(): Promise<void>;
@@ -28,44 +33,38 @@ export interface AdminServer {
 
 const MAX_BODY = 64 * 1024;
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // Read to the end even past the limit: leaving the loop early destroys the socket, and the
+  // 413 with it.
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, 'payload_too_large', 'body too large');
-    chunks.push(chunk);
+    if (size <= MAX_BODY) chunks.push(chunk);
   }
+  if (size > MAX_BODY) throw ERRORS.payloadTooLarge(MAX_BODY);
   if (size === 0) return {};
   let body: unknown;
   try {
     body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw new HttpError(400, 'invalid_json', 'body is not valid JSON');
+    throw ERRORS.invalidJson();
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_request', 'body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ERRORS.invalidRequest('The request body must be a JSON object');
   return body as Record<string, unknown>;
 }
+
+const invalidField = (field: string, message: string) => ERRORS.validation([{ field, message }]);
 
 function optionalString(body: Record<string, unknown>, field: string): string | null {
   const v = body[field];
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw new HttpError(400, 'invalid_request', `${field} must be a non-empty string of at most 200 characters`);
+  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw invalidField(field, 'must be a non-empty string of at most 200 characters');
   return v;
 }
 
-async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
-  const url = new URL(req.url ?? '/', 'http://admin');
+async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
+  const url = new URL(req.url ?? '/', 'http://owner');
   const method = req.method ?? 'GET';
 
   if (url.pathname === '/status' && method === 'GET') {
@@ -77,13 +76,15 @@ async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Pro
   }
   if (url.pathname === '/keys' && method === 'POST') {
     const body = await readJson(req);
-    if (!isPlan(body.plan)) throw new HttpError(400, 'invalid_request', 'plan must be one of free, starter, business');
+    if (!isPlan(body.plan)) throw invalidField('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
     try {
       const created = await ops.createKey({ plan: body.plan, name: optionalString(body, 'name'), accountId: optionalString(body, 'account_id') });
-      log.info({ key_id: created.id, account_id: created.account_id, plan: created.plan }, 'admin: api key created');
+      log.info({ key_id: created.id, account_id: created.account_id, plan: created.plan }, 'owner channel: api key created');
       return { status: 201, body: created };
     } catch (err) {
-      if (err instanceof UnknownAccountError) throw new HttpError(404, 'unknown_account', err.message);
+      if (err instanceof UnknownAccountError) {
+        throw ERRORS.notFound(`Account ${err.accountId}`, [{ field: 'account_id', message: 'is not an existing account' }]);
+      }
       throw err;
     }
   }
@@ -91,28 +92,28 @@ async function route(ops: AdminOps, log: Logger, req: http.IncomingMessage): Pro
   if (revoke && method === 'POST') {
     const id = decodeURIComponent(revoke[1]!);
     const key = await ops.revokeKey(id);
-    if (!key) throw new HttpError(404, 'not_found', `no API key ${id}`);
-    log.info({ key_id: key.id, account_id: key.account_id }, 'admin: api key revoked');
+    if (!key) throw ERRORS.notFound(`API key ${id}`);
+    log.info({ key_id: key.id, account_id: key.account_id }, 'owner channel: api key revoked');
     return { status: 200, body: key };
   }
   if (url.pathname === '/prices/rollup' && method === 'POST') {
     const body = await readJson(req);
     const days = body.older_than_days;
     const after = body.after as { productId?: unknown; competitorId?: unknown } | null | undefined;
-    if (!Number.isInteger(days) || (days as number) < 1) throw new HttpError(400, 'invalid_request', 'older_than_days must be a whole number of days, at least 1');
+    if (!Number.isInteger(days) || (days as number) < 1) throw invalidField('older_than_days', 'must be a whole number of days, at least 1');
     if (after != null && (typeof after.productId !== 'string' || !(typeof after.competitorId === 'string' || after.competitorId === null))) {
-      throw new HttpError(400, 'invalid_request', 'after must be {productId, competitorId} from a previous answer');
+      throw invalidField('after', 'must be {productId, competitorId} from a previous answer');
     }
     const result = await ops.rollupPrices({ olderThanDays: days as number, after: after as { productId: string; competitorId: string | null } | null });
-    log.info({ ...result, next: undefined }, 'admin: price roll-up step done');
+    log.info({ ...result, next: undefined }, 'owner channel: price roll-up step done');
     return { status: 200, body: result };
   }
   if (url.pathname === '/migrate' && method === 'POST') {
     const applied = await ops.migrate();
-    if (applied.length > 0) log.info({ applied }, 'admin: migrations applied');
+    if (applied.length > 0) log.info({ applied }, 'owner channel: migrations applied');
     return { status: 200, body: { applied } };
   }
-  throw new HttpError(404, 'not_found', `no admin route ${method} ${url.pathname}`);
+  throw ERRORS.routeNotFound(method, url.pathname);
 }
 
 /** A leftover socket file (from a process killed with -9) is removed; anything else is refused. */
@@ -131,17 +132,21 @@ function removeStaleSocket(socketPath: string) {
  * Listens on `socketPath`. The caller must hold the DATA_DIR lock: that is what makes any
  * socket already at the path stale.
  */
-export async function startAdminServer(ops: AdminOps, log: Logger, socketPath: string): Promise<AdminServer> {
-  const alog = log.child({ component: 'admin' });
+export async function startOwnerChannel(ops: OwnerOperations, log: Logger, socketPath: string): Promise<OwnerChannelServer> {
+  const channelLog = log.child({ component: 'owner-channel' });
   const server = http.createServer((req, res) => {
-    route(ops, alog, req)
+    const requestId = genReqId(req);
+    const requestLog = channelLog.child({ request_id: requestId });
+    route(ops, requestLog, req)
       .catch((err: unknown) => {
-        if (err instanceof HttpError) return { status: err.status, body: { error: err.message, code: err.code } };
-        alog.error({ err, method: req.method, url: req.url }, 'admin request failed');
-        return { status: 500, body: { error: err instanceof Error ? err.message : String(err), code: 'internal' } };
+        if (err instanceof ApiError) return { status: err.status, body: errorBody(err, requestId) };
+        requestLog.error({ err, method: req.method, url: req.url }, 'owner channel request failed');
+        // Unlike the public API's, this answer goes to the operator's own command: the cause helps.
+        const internal = ERRORS.internal(err instanceof Error ? err.message : String(err));
+        return { status: internal.status, body: errorBody(internal, requestId) };
       })
       .then(({ status, body }) => {
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, connection: 'close' });
         res.end(JSON.stringify(body));
       });
   });
@@ -165,7 +170,7 @@ export async function startAdminServer(ops: AdminOps, log: Logger, socketPath: s
   fs.chmodSync(socketPath, 0o600);
   const removeSocket = () => fs.rmSync(socketPath, { force: true });
   process.once('exit', removeSocket);
-  alog.debug({ socket: socketPath }, 'admin socket listening');
+  channelLog.debug({ socket: socketPath }, 'owner channel listening');
 
   let closed: Promise<void> | undefined;
   return {

@@ -1,12 +1,14 @@
-import type { ApiKey, Plan } from '../auth/keys.js';
+import type { ApiKey } from '../auth/keys.js';
+import type { Plan } from '../auth/plans.js';
 import type { RollupResult, SeriesKey } from '../prices/rollup/index.js';
 
 /**
- * Operator actions (API keys, migrations) as one interface with two implementations: in this
- * process on an open database (src/admin/local.ts), or through the admin socket of the server
- * process that owns an embedded DATA_DIR (src/admin/client.ts). The CLI does not care which.
+ * What the CLI's commands do to the database (API keys, migrations, price roll-up), as one
+ * interface with two implementations: in this process on a database it opened (./local.ts), or
+ * through the owner channel of the server process that owns an embedded DATA_DIR (./client.ts,
+ * served by ./server.ts). The CLI does not care which.
  */
-export interface AdminOps {
+export interface OwnerOperations {
   createKey(input: CreateKeyInput): Promise<CreatedKeyView>;
   listKeys(accountId?: string): Promise<KeyView[]>;
   /** The revoked key, or undefined when there is no such key. Revoking twice is harmless. */
