@@ -6,7 +6,7 @@
  * `value`; other elements their visible text (struck-through prices and screen-reader labels
  * left out), falling back to a `content` attribute.
  */
-import type { CheerioAPI } from 'cheerio/slim';
+import { type CheerioAPI, load } from 'cheerio/slim';
 import type { AnyNode, Element } from 'domhandler';
 import { makeCandidate, quote, readTextPrice, type SourceContext } from './source.js';
 import { BLOCK_TAGS, MAX_CAPTURE, isHiddenOrStruck, joinSuperscript } from './text.js';
@@ -96,4 +96,30 @@ export function fromSelector($: CheerioAPI, selector: string, ctx: SourceContext
     notes,
     problem: `the selector ${quote(selector)} matched ${matches.length === 1 ? 'an element' : `${matches.length} elements`} without a readable price (${unreadable.slice(0, 3).join('; ')})`,
   };
+}
+
+// An empty document to compile selectors against: the same engine (cheerio's css-select) the
+// extraction runs them with, so a selector accepted here is one a check can use.
+const empty = load('');
+
+/**
+ * Why the extraction could not use `selector`, or undefined when it can. `<` is refused outright:
+ * cheerio reads a string holding a tag as HTML to create, not as a selector to match.
+ */
+export function selectorProblem(selector: string): string | undefined {
+  if (selector.includes('<')) return 'must be a CSS selector, not HTML (it contains "<")';
+  try {
+    empty.root().find(selector);
+  } catch (err) {
+    const reason = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
+    return `is not a valid CSS selector: ${reason}`;
+  }
+  return undefined;
+}
+
+/** The 422 detail of a `selector` the extraction could not use; [] for a usable one or none (listings and POST /extract). */
+export function checkSelector(selector: string | null | undefined): { field: 'selector'; message: string }[] {
+  if (typeof selector !== 'string') return [];
+  const problem = selectorProblem(selector);
+  return problem ? [{ field: 'selector', message: problem }] : [];
 }

@@ -1,8 +1,8 @@
-import { load } from 'cheerio/slim';
 import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
 import { newId } from '../ids.js';
+import { checkSelector } from '../extraction/selector.js';
 import { notifyListingsDue } from '../checks/leases.js';
 import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
@@ -16,32 +16,6 @@ import {
 } from './sql.js';
 
 const URL_CONSTRAINT = 'listings_product_url_key';
-
-// An empty document to compile selectors against: the same engine (cheerio's css-select) the
-// extraction runs them with, so a selector accepted here is one a check can use.
-const empty = load('');
-
-/**
- * Why the extraction could not use `selector`, or undefined when it can. `<` is refused outright:
- * cheerio reads a string holding a tag as HTML to create, not as a selector to match.
- */
-export function selectorProblem(selector: string): string | undefined {
-  if (selector.includes('<')) return 'must be a CSS selector, not HTML (it contains "<")';
-  try {
-    empty.root().find(selector);
-  } catch (err) {
-    const reason = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
-    return `is not a valid CSS selector: ${reason}`;
-  }
-  return undefined;
-}
-
-/** The 422 detail of a `selector` the extraction could not use; [] for a usable one or none (also POST /extract's). */
-export function checkSelector(selector: string | null | undefined): ErrorDetail[] {
-  if (typeof selector !== 'string') return [];
-  const problem = selectorProblem(selector);
-  return problem ? [{ field: 'selector', message: problem }] : [];
-}
 
 async function urlConflict(db: Queryable, accountId: string, productId: string, url: string): Promise<ApiError> {
   const owner = await findListingIdByUrl(db, accountId, productId, url);
@@ -71,7 +45,7 @@ async function refusal(db: Queryable, accountId: string, body: ListingCreate): P
 }
 
 export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
-  const details = checkSelector(body.selector);
+  const details: ErrorDetail[] = checkSelector(body.selector);
   const competitorId = body.competitor_id ?? null;
   if (competitorId !== null && body.url === undefined) details.push({ field: 'url', message: 'is required for a competitor\'s listing' });
   if (details.length > 0) throw ERRORS.validation(details);

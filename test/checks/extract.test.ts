@@ -96,7 +96,7 @@ describe('POST /extract', () => {
       [{ url: 'not a url' }, 'url'],
       [{ url: t.site.pageUrl('jsonld-basic.html'), currency_override: 'XXQ' }, 'currency_override'],
       [{ url: t.site.pageUrl('jsonld-basic.html'), selector: '' }, 'selector'],
-      // Selectors are compiled as listings compile them (selectorProblem, src/listings/service.ts):
+      // Selectors are compiled as listings compile them (selectorProblem, src/extraction/selector.ts):
       // one the extraction could not run is refused, not turned into a silent "no price" or a 500.
       [{ url: t.site.pageUrl('jsonld-basic.html'), selector: '.price,' }, 'selector'],
       [{ url: t.site.pageUrl('jsonld-basic.html'), selector: 'span::before' }, 'selector'],

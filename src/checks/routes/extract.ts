@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { checkSelector } from '../../listings/service.js';
+import { checkSelector } from '../../extraction/selector.js';
 import { performCheck } from '../run-check.js';
 import { ExtractRequestSchema, ExtractResultSchema, type ExtractResult } from '../schemas.js';
 
