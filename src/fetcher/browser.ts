@@ -25,7 +25,7 @@ import type { Browser, BrowserContext, BrowserType, Page, Request as PwRequest, 
 import type { Config } from '../config.js';
 import { AddressGuard } from './address-guard.js';
 import { GuardProxy, type ProxyEvent, type ProxySession } from './browser-proxy.js';
-import { parseRetryAfter } from './http.js';
+import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { type BrowserAvailability, FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
 
 export type { BrowserAvailability } from './types.js';
@@ -193,9 +193,6 @@ const PRICE_SIGNAL = `(() => {
   }
   return false;
 })()`;
-
-/** Longest Retry-After honoured (as the HTTP fetcher's default), in ms. */
-const MAX_RETRY_AFTER_MS = 6 * 3_600_000;
 
 /** Like PRICE_SIGNAL for the listing's own CSS selector: its element exists and holds a digit. */
 function selectorSignal(selector: string): string {
@@ -785,13 +782,10 @@ class ChromiumFetcher implements BrowserFetcher {
     if (req.respectRobots && this.robots && finalUrl !== url.href) await this.robots(finalUrl, req.signal, req.proxyUrl);
     if (status >= 400) {
       // 429/503 with Retry-After pause the host for the HTTP fetcher too (shared limiter).
-      let retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers()['retry-after']) : undefined;
-      if (retryAfterMs !== undefined) {
-        retryAfterMs = Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
-        if (retryAfterMs > 0) this.limiter?.pause?.(new URL(response.url()).hostname, retryAfterMs, status);
-      }
-      const wait = retryAfterMs !== undefined ? `; it asks us to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After)` : '';
-      throw new FetchError('http_error', `the page answered HTTP ${status}${wait}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+      // Unlike the HTTP fetcher, a 429 without Retry-After does not pause the host here.
+      const retryAfterMs = retryAfterPause(status, response.headers()['retry-after']);
+      if (retryAfterMs !== undefined && retryAfterMs > 0) this.limiter?.pause?.(new URL(response.url()).hostname, retryAfterMs, status);
+      throw new FetchError('http_error', `the page answered HTTP ${status}${retryAfterNote(retryAfterMs)}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
     }
     let body: string;
     if (contentType === null || HTML_TYPES.test(contentType)) body = await page.content();

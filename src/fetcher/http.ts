@@ -20,6 +20,7 @@ import { AddressGuard, type LookupAll } from './address-guard.js';
 import { createGuardedAgent, createGuardedProxyAgent } from './agent.js';
 import { ACCEPT_ENCODING, collect, contentKind, decodeText, decompress, looksBinary, mimeType, parseContentEncoding, tooLarge } from './body.js';
 import { DomainLimiter } from './domain-limiter.js';
+import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { RobotsCache, type RobotsResponse } from './robots.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
 
@@ -48,7 +49,7 @@ export interface HttpFetcherOptions {
   maxQueueWaitMs?: number;
   /** Pause of a host after a 429 without Retry-After, in ms (default 60 s). */
   defaultRetryAfterMs?: number;
-  /** Longest Retry-After honoured, in ms (default 6 h). */
+  /** Longest Retry-After honoured, in ms (default MAX_RETRY_AFTER_MS, 6 h). */
   maxRetryAfterMs?: number;
   /** TCP + TLS connect timeout, in ms (default min(10 s, FETCH_TIMEOUT_MS)). */
   connectTimeoutMs?: number;
@@ -87,15 +88,6 @@ interface FetchUrlOptions {
 
 function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** Retry-After as ms from now: delta-seconds or an HTTP-date; undefined when absent or bad. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function statusText(status: number): string {
@@ -313,8 +305,7 @@ class HttpFetcherImpl implements HttpFetcher {
           if (status >= 300 && o.purpose === 'page') {
             discard(res.body);
             const why = status < 400 ? `${statusText(status)} without a redirect target` : statusText(status);
-            const wait = retryAfterMs !== undefined ? `; it asks us to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After)` : '';
-            throw new FetchError('http_error', `the page answered ${why}${wait}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+            throw new FetchError('http_error', `the page answered ${why}${retryAfterNote(retryAfterMs)}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
           }
           if (status >= 300) {
             discard(res.body);
@@ -381,12 +372,8 @@ class HttpFetcherImpl implements HttpFetcher {
 
   /** A 429/503 pauses the host (Retry-After, or a default for 429). Returns the pause in ms. */
   private noteRetryAfter(host: string, status: number, value: string | undefined): number | undefined {
-    if (status !== 429 && status !== 503) return undefined;
-    let ms = parseRetryAfter(value);
-    if (ms === undefined && status === 429) ms = this.opts.defaultRetryAfterMs ?? 60_000;
-    if (ms === undefined) return undefined;
-    ms = Math.min(ms, this.opts.maxRetryAfterMs ?? 6 * 3_600_000);
-    if (ms > 0) this.limiter.pause(host, ms, status);
+    const ms = retryAfterPause(status, value, { missing429Ms: this.opts.defaultRetryAfterMs ?? 60_000, maxMs: this.opts.maxRetryAfterMs });
+    if (ms !== undefined && ms > 0) this.limiter.pause(host, ms, status);
     return ms;
   }
 
