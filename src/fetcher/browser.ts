@@ -27,6 +27,7 @@ import { AddressGuard } from './address-guard.js';
 import { GuardProxy, type ProxyEvent, type ProxySession } from './browser-proxy.js';
 import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { type BrowserAvailability, FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
+import { acceptPageUrl, isFetchedScheme } from './url-policy.js';
 
 export type { BrowserAvailability } from './types.js';
 
@@ -407,15 +408,8 @@ class ChromiumFetcher implements BrowserFetcher {
     this.inFlight++;
     this.clearIdle();
     try {
-      let url: URL;
-      try {
-        url = new URL(req.url);
-      } catch {
-        throw new FetchError('invalid_url', `not a valid URL: ${req.url}`);
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new FetchError('invalid_url', `only http and https URLs can be fetched, not ${url.protocol}`);
-      }
+      // The HTTP fetcher's URL policy, before anything else: no browser starts for a refused URL.
+      const url = acceptPageUrl(req.url);
       const loc = await this.locate();
       if (!loc.available) throw new FetchError('browser_unavailable', loc.reason ?? NO_CHROMIUM_MESSAGE);
       // Refused addresses and robots.txt fail before a browser starts or a page opens.
@@ -615,7 +609,7 @@ class ChromiumFetcher implements BrowserFetcher {
         this.record({ url: url.slice(0, 64), resourceType, navigation, action: 'continue' });
         return await route.continue();
       }
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') return await abort('scheme', `${u.protocol} URLs are not loaded`);
+      if (!isFetchedScheme(u.protocol)) return await abort('scheme', `${u.protocol} URLs are not loaded`);
       if (!navigation && BLOCKED_RESOURCE_TYPES.has(resourceType)) return await abort('resource_type');
       try {
         await this.guard.resolve(u.hostname);

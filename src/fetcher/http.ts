@@ -23,6 +23,7 @@ import { DomainLimiter } from './domain-limiter.js';
 import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { RobotsCache, type RobotsResponse } from './robots.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
+import { acceptPageUrl, isFetchedScheme, shortUrl } from './url-policy.js';
 
 export type HttpFetcherConfig = Pick<
   Config,
@@ -95,10 +96,6 @@ function statusText(status: number): string {
   return t ? `${status} ${t}` : String(status);
 }
 
-function shortUrl(u: string): string {
-  return u.length > 120 ? `${u.slice(0, 117)}...` : u;
-}
-
 class TimeoutSignal extends Error {}
 
 class HttpFetcherImpl implements HttpFetcher {
@@ -147,7 +144,7 @@ class HttpFetcherImpl implements HttpFetcher {
   async fetch(req: FetchRequest): Promise<FetchResult> {
     const t0 = performance.now();
     if (this.closed) throw new FetchError('network', 'the fetcher has been closed');
-    const url = parseHttpUrl(req.url);
+    const url = requestUrl(req.url);
     if (req.respectRobots) {
       // The guard first: a refused address fails without even a robots.txt request.
       await this.preflight(url, req.proxyUrl);
@@ -175,7 +172,7 @@ class HttpFetcherImpl implements HttpFetcher {
   }
 
   async checkRobots(url: string, signal?: AbortSignal, proxyUrl?: string | null): Promise<void> {
-    const u = parseHttpUrl(url);
+    const u = requestUrl(url);
     await this.preflight(u, proxyUrl);
     await this.robots.check(u, signal, proxyUrl);
   }
@@ -354,7 +351,7 @@ class HttpFetcherImpl implements HttpFetcher {
     } catch {
       throw new FetchError('invalid_url', `the page redirects to an invalid address (${shortUrl(location)})`);
     }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    if (!isFetchedScheme(next.protocol)) {
       throw new FetchError('invalid_url', `the page redirects to ${shortUrl(next.href)}; only http and https addresses are fetched`);
     }
     next.hash = '';
@@ -441,21 +438,9 @@ function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Parse a page URL: http(s) only, with a host, without credentials. */
-export function parseHttpUrl(raw: string): URL {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new FetchError('invalid_url', `"${shortUrl(raw)}" is not a valid URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new FetchError('invalid_url', `only http and https addresses can be fetched, not ${u.protocol.replace(/:$/, '')}`);
-  }
-  if (u.hostname === '') throw new FetchError('invalid_url', 'the URL has no host');
-  if (u.username !== '' || u.password !== '') {
-    throw new FetchError('invalid_url', 'URLs with a user name or password are not fetched');
-  }
+/** A page URL the policy accepts, without its fragment (which is never sent). */
+function requestUrl(raw: string): URL {
+  const u = acceptPageUrl(raw);
   u.hash = '';
   return u;
 }
