@@ -17,7 +17,7 @@ import {
   type BrowserFetcherConfig,
   type BrowserFetcherOptions,
   type BrowserRequestEvent,
-} from '../../src/fetcher/browser.js';
+} from '../../src/fetcher/browser/index.js';
 import type { ProxyEvent } from '../../src/fetcher/browser-proxy.js';
 import { createHttpFetcher, type HttpFetcher } from '../../src/fetcher/http.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from '../../src/fetcher/types.js';
