@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import type { Database } from './db/types.js';
-import { createBrowserFetcher, routeRenderJs } from './fetcher/browser.js';
+import { createBrowserFetcher, routeRenderJs } from './fetcher/browser/index.js';
 import { createHttpFetcher } from './fetcher/http.js';
 import type { Fetcher } from './fetcher/types.js';
 import type { AppContext } from './context.js';

@@ -1,26 +1,25 @@
 /**
- * The extraction thread of src/checks/extractor.ts: reads pages with extractPrices and posts the
- * result back. The result is structured-cloned, which keeps `chosen` the same object as its
+ * The extraction thread of src/checks/extractor.ts: reads pages with extractPrices and answers
+ * with the result. The result is structured-cloned, which keeps `chosen` the same object as its
  * entry in `candidates`.
  */
 import { parentPort } from 'node:worker_threads';
 import { type ExtractOptions, type Extraction, extractPrices } from '../extraction/index.js';
+import type { SerializedError } from '../threads/protocol.js';
+import { serveThread } from '../threads/serve.js';
 
-export interface ExtractRequest {
-  id: number;
-  html: string;
-  opts: ExtractOptions;
+export interface ExtractMethods {
+  extract(a: { html: string; opts: ExtractOptions }): Extraction;
 }
 
-export type ExtractAnswer = { id: number; ok: true; extraction: Extraction } | { id: number; ok: false; message: string; stack?: string };
+const methods: ExtractMethods = {
+  extract: ({ html, opts }) => extractPrices(html, opts),
+};
 
-parentPort?.on('message', (m: ExtractRequest) => {
-  let answer: ExtractAnswer;
-  try {
-    answer = { id: m.id, ok: true, extraction: extractPrices(m.html, m.opts) };
-  } catch (err) {
-    const e = err as Error;
-    answer = { id: m.id, ok: false, message: String(e?.message ?? err), ...(e?.stack ? { stack: e.stack } : {}) };
-  }
-  parentPort!.postMessage(answer);
-});
+/** A failed extraction reaches the caller as an ExtractionError with this thread's stack. */
+function extractionError(err: unknown): SerializedError {
+  const e = err as Error | undefined;
+  return { message: String(e?.message ?? err), name: 'ExtractionError', stack: e?.stack || undefined };
+}
+
+if (parentPort) void serveThread(methods, { serializeError: extractionError });

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Queryable } from '../db/types.js';
 import type { Extraction } from '../extraction/index.js';
-import type { BrowserFetchRequest } from '../fetcher/browser.js';
+import type { BrowserFetchRequest } from '../fetcher/browser/index.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
 import { type CheckTarget, unlockListing } from './leases.js';

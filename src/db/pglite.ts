@@ -1,34 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
-import type { Answer, Request, SerializedError } from './pglite-worker.js';
+import { ThreadClient } from '../threads/client.js';
+import type { EngineMethods } from './pglite-worker.js';
 import type { Database, Queryable, QueryResult } from './types.js';
 import { DatabaseUnavailableError } from './types.js';
-
-// Distributive, so each request kind keeps its own fields once `id` is taken off.
-type Outgoing = Request extends infer R ? (R extends Request ? Omit<R, 'id'> : never) : never;
-
-/**
- * The worker sits next to this file: pglite-worker.js in dist. Run from source (tsx: tests, `npm
- * run dev`) it is pglite-worker.ts, and a worker thread does not inherit tsx's loader, so it
- * registers it first.
- */
-function startWorker(dir: string): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(`./pglite-worker${fromSource ? '.ts' : '.js'}`, import.meta.url);
-  if (!fromSource) return new Worker(url, { workerData: { dir } });
-  const api = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  return new Worker(`import(${api}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); })`, {
-    eval: true,
-    workerData: { dir },
-  });
-}
-
-function rebuild(e: SerializedError): Error {
-  const err = new Error(e.message);
-  Object.assign(err, e);
-  return err;
-}
 
 /**
  * Embedded PostgreSQL (WASM) persisted in a directory, run on its own worker thread
@@ -49,61 +24,31 @@ export async function openPglite(dir: string): Promise<Database> {
 }
 
 async function openInWorker(dir: string): Promise<Database> {
-  const worker = startWorker(dir);
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const listeners = new Map<number, (payload: string) => void>();
-  let nextId = 1;
-  let dead: Error | undefined;
   let closed = false;
-
-  // The worker keeps the process alive only while an answer is awaited, as PGlite in-process did.
-  const refresh = () => (pending.size > 0 ? worker.ref() : worker.unref());
-
-  const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
-  worker.on('message', (a: Answer) => {
-    if ('n' in a) {
-      listeners.get(a.n)?.(a.payload);
-      return;
-    }
-    const p = pending.get(a.id);
-    if (!p) return;
-    pending.delete(a.id);
-    refresh();
-    if (a.ok) p.resolve(a.v);
-    else p.reject(rebuild(a.e));
+  // The engine's thread sits next to this file (src/db/pglite-worker.ts).
+  const engine = new ThreadClient<EngineMethods>(new URL('./pglite-worker.js', import.meta.url), {
+    name: 'worker',
+    workerData: { dir },
+    handshake: true,
+    failure: (err) =>
+      closed ? new DatabaseUnavailableError('the embedded database is closed') : new DatabaseUnavailableError(`the embedded database stopped: ${err.message}`, { cause: err }),
+    onNotify: (sub, payload) => listeners.get(sub)?.(payload as string),
   });
-  const die = (err: Error) => {
-    dead ??= closed ? new DatabaseUnavailableError('the embedded database is closed') : new DatabaseUnavailableError(`the embedded database stopped: ${err.message}`, { cause: err });
-    for (const p of pending.values()) p.reject(dead);
-    pending.clear();
-  };
-  worker.on('error', die);
-  worker.on('exit', (code) => die(new Error(`worker exited with code ${code}`)));
-
-  const call = <T>(m: Outgoing): Promise<T> => {
-    if (dead) return Promise.reject(dead);
-    const id = nextId++;
-    return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      refresh();
-      worker.postMessage({ ...m, id });
-    });
-  };
 
   try {
-    await ready;
+    await engine.ready;
   } catch (err) {
-    await worker.terminate();
+    await engine.terminate();
     throw err;
   }
-  refresh();
 
   const wrap = (tx?: number): Queryable => ({
     query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      return call<QueryResult<T>>({ t: 'q', sql, params: params as unknown[] | undefined, tx });
+      return engine.call('query', { sql, params: params as unknown[] | undefined, tx }) as Promise<QueryResult<T>>;
     },
     async exec(sql: string) {
-      await call({ t: 'x', sql, tx });
+      await engine.call('exec', { sql, tx });
     },
   });
   const base = wrap();
@@ -113,23 +58,23 @@ async function openInWorker(dir: string): Promise<Database> {
     query: base.query,
     exec: base.exec,
     async transaction(fn) {
-      const tx = await call<number>({ t: 'begin' });
+      const tx = await engine.call('begin');
       let result;
       try {
         result = await fn(wrap(tx));
       } catch (err) {
-        await call({ t: 'end', tx, commit: false }).catch(() => undefined);
+        await engine.call('end', { tx, commit: false }).catch(() => undefined);
         throw err;
       }
-      await call({ t: 'end', tx, commit: true });
+      await engine.call('end', { tx, commit: true });
       return result;
     },
     async listen(channel, onMessage) {
-      const sub = await call<number>({ t: 'listen', channel });
+      const sub = await engine.call('listen', { channel });
       listeners.set(sub, onMessage);
       return async () => {
         listeners.delete(sub);
-        if (!dead) await call({ t: 'unlisten', sub });
+        if (!engine.dead) await engine.call('unlisten', { sub });
       };
     },
     async ping() {
@@ -137,9 +82,9 @@ async function openInWorker(dir: string): Promise<Database> {
     },
     async close() {
       if (closed) return;
-      if (!dead) await call({ t: 'close' });
+      if (!engine.dead) await engine.call('close');
       closed = true;
-      await worker.terminate();
+      await engine.terminate();
     },
   };
 }

@@ -20,8 +20,10 @@ import { AddressGuard, type LookupAll } from './address-guard.js';
 import { createGuardedAgent, createGuardedProxyAgent } from './agent.js';
 import { ACCEPT_ENCODING, collect, contentKind, decodeText, decompress, looksBinary, mimeType, parseContentEncoding, tooLarge } from './body.js';
 import { DomainLimiter } from './domain-limiter.js';
+import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { RobotsCache, type RobotsResponse } from './robots.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
+import { acceptPageUrl, isFetchedScheme, shortUrl } from './url-policy.js';
 
 export type HttpFetcherConfig = Pick<
   Config,
@@ -48,7 +50,7 @@ export interface HttpFetcherOptions {
   maxQueueWaitMs?: number;
   /** Pause of a host after a 429 without Retry-After, in ms (default 60 s). */
   defaultRetryAfterMs?: number;
-  /** Longest Retry-After honoured, in ms (default 6 h). */
+  /** Longest Retry-After honoured, in ms (default MAX_RETRY_AFTER_MS, 6 h). */
   maxRetryAfterMs?: number;
   /** TCP + TLS connect timeout, in ms (default min(10 s, FETCH_TIMEOUT_MS)). */
   connectTimeoutMs?: number;
@@ -89,22 +91,9 @@ function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Retry-After as ms from now: delta-seconds or an HTTP-date; undefined when absent or bad. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 function statusText(status: number): string {
   const t = STATUS_CODES[status];
   return t ? `${status} ${t}` : String(status);
-}
-
-function shortUrl(u: string): string {
-  return u.length > 120 ? `${u.slice(0, 117)}...` : u;
 }
 
 class TimeoutSignal extends Error {}
@@ -155,7 +144,7 @@ class HttpFetcherImpl implements HttpFetcher {
   async fetch(req: FetchRequest): Promise<FetchResult> {
     const t0 = performance.now();
     if (this.closed) throw new FetchError('network', 'the fetcher has been closed');
-    const url = parseHttpUrl(req.url);
+    const url = requestUrl(req.url);
     if (req.respectRobots) {
       // The guard first: a refused address fails without even a robots.txt request.
       await this.preflight(url, req.proxyUrl);
@@ -183,7 +172,7 @@ class HttpFetcherImpl implements HttpFetcher {
   }
 
   async checkRobots(url: string, signal?: AbortSignal, proxyUrl?: string | null): Promise<void> {
-    const u = parseHttpUrl(url);
+    const u = requestUrl(url);
     await this.preflight(u, proxyUrl);
     await this.robots.check(u, signal, proxyUrl);
   }
@@ -313,8 +302,7 @@ class HttpFetcherImpl implements HttpFetcher {
           if (status >= 300 && o.purpose === 'page') {
             discard(res.body);
             const why = status < 400 ? `${statusText(status)} without a redirect target` : statusText(status);
-            const wait = retryAfterMs !== undefined ? `; it asks us to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After)` : '';
-            throw new FetchError('http_error', `the page answered ${why}${wait}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+            throw new FetchError('http_error', `the page answered ${why}${retryAfterNote(retryAfterMs)}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
           }
           if (status >= 300) {
             discard(res.body);
@@ -363,7 +351,7 @@ class HttpFetcherImpl implements HttpFetcher {
     } catch {
       throw new FetchError('invalid_url', `the page redirects to an invalid address (${shortUrl(location)})`);
     }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    if (!isFetchedScheme(next.protocol)) {
       throw new FetchError('invalid_url', `the page redirects to ${shortUrl(next.href)}; only http and https addresses are fetched`);
     }
     next.hash = '';
@@ -381,12 +369,8 @@ class HttpFetcherImpl implements HttpFetcher {
 
   /** A 429/503 pauses the host (Retry-After, or a default for 429). Returns the pause in ms. */
   private noteRetryAfter(host: string, status: number, value: string | undefined): number | undefined {
-    if (status !== 429 && status !== 503) return undefined;
-    let ms = parseRetryAfter(value);
-    if (ms === undefined && status === 429) ms = this.opts.defaultRetryAfterMs ?? 60_000;
-    if (ms === undefined) return undefined;
-    ms = Math.min(ms, this.opts.maxRetryAfterMs ?? 6 * 3_600_000);
-    if (ms > 0) this.limiter.pause(host, ms, status);
+    const ms = retryAfterPause(status, value, { missing429Ms: this.opts.defaultRetryAfterMs ?? 60_000, maxMs: this.opts.maxRetryAfterMs });
+    if (ms !== undefined && ms > 0) this.limiter.pause(host, ms, status);
     return ms;
   }
 
@@ -454,21 +438,9 @@ function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Parse a page URL: http(s) only, with a host, without credentials. */
-export function parseHttpUrl(raw: string): URL {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new FetchError('invalid_url', `"${shortUrl(raw)}" is not a valid URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    throw new FetchError('invalid_url', `only http and https addresses can be fetched, not ${u.protocol.replace(/:$/, '')}`);
-  }
-  if (u.hostname === '') throw new FetchError('invalid_url', 'the URL has no host');
-  if (u.username !== '' || u.password !== '') {
-    throw new FetchError('invalid_url', 'URLs with a user name or password are not fetched');
-  }
+/** A page URL the policy accepts, without its fragment (which is never sent). */
+function requestUrl(raw: string): URL {
+  const u = acceptPageUrl(raw);
   u.hash = '';
   return u;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createExtractor } from '../../src/checks/extractor.js';
-import { extractPrices } from '../../src/extraction/index.js';
+import { type ExtractOptions, extractPrices } from '../../src/extraction/index.js';
 import { manifest, page } from '../extraction/helpers/fixtures.js';
 
 /** The extraction thread gives exactly what extractPrices gives on the calling thread. */
@@ -19,6 +19,28 @@ describe('extraction thread', () => {
       // `chosen` is still the same object as its entry in `candidates`.
       if (results[i]!.chosen) assert.ok(results[i]!.candidates.includes(results[i]!.chosen!), c.file);
     });
+  });
+
+  it('an exception on the thread reaches the caller as an ExtractionError with its stack, and the thread goes on', async () => {
+    const html = page('jsonld-basic.html');
+    // Options no caller sends: the engine throws on them (a stand-in for a bug in it).
+    const broken = { selector: 42 } as unknown as ExtractOptions;
+    let inline: Error | undefined;
+    try {
+      extractPrices(html, broken);
+    } catch (err) {
+      inline = err as Error;
+    }
+    assert.ok(inline, 'extractPrices throws on these options');
+    const err = await threaded.extract(html, broken).then(
+      () => assert.fail('expected the extraction to fail'),
+      (e: unknown) => e as Error,
+    );
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'ExtractionError');
+    assert.equal(err.message, inline.message);
+    assert.match(err.stack ?? '', /at .*extractPrices/, 'the stack is the thread\'s, where the engine threw');
+    assert.deepEqual(await threaded.extract(html, {}), extractPrices(html, {}));
   });
 
   it('0 threads reads on the calling thread', async () => {

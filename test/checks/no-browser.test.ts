@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import type { CheckResult, ExtractResult } from '../../src/checks/schemas.js';
-import { NO_CHROMIUM_MESSAGE } from '../../src/fetcher/browser.js';
+import { NO_CHROMIUM_MESSAGE } from '../../src/fetcher/browser/index.js';
 import { useTestApp } from '../helpers/app.js';
 import { MONITORING_ENV, useMonitoringTest } from '../jobs/support.js';
 

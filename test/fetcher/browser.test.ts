@@ -17,7 +17,7 @@ import {
   type BrowserFetcherConfig,
   type BrowserFetcherOptions,
   type BrowserRequestEvent,
-} from '../../src/fetcher/browser.js';
+} from '../../src/fetcher/browser/index.js';
 import type { ProxyEvent } from '../../src/fetcher/browser-proxy.js';
 import { createHttpFetcher, type HttpFetcher } from '../../src/fetcher/http.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from '../../src/fetcher/types.js';
@@ -486,6 +486,35 @@ describe('browser fetcher without a browser', () => {
       assert.equal(again, err);
     } finally {
       await fetcher.close();
+    }
+  });
+
+  test('URLs the HTTP fetcher refuses (credentials, other schemes, not a URL) are refused alike, before any browser starts', async () => {
+    // With this machine's Chromium when there is one: the refusal must come before it starts
+    // (and, without one, before browser_unavailable).
+    site.reset();
+    const { fetcher } = make();
+    const http = createHttpFetcher(testConfig({ userAgent: UA }));
+    try {
+      for (const url of [
+        `http://user:secret@127.0.0.1:${site.port}/js-rendered.html`,
+        `http://user@127.0.0.1:${site.port}/js-rendered.html`,
+        `https://:secret@127.0.0.1:${site.port}/js-rendered.html`,
+        'ftp://127.0.0.1/price',
+        'not a url',
+      ]) {
+        const fromBrowser = await rejection(fetcher.fetch(req(url)));
+        const fromHttp = await rejection(http.fetch({ url, respectRobots: false }));
+        assert.equal(fromBrowser.code, 'invalid_url', `${url}: ${fromBrowser.message}`);
+        assert.deepEqual({ code: fromBrowser.code, message: fromBrowser.message }, { code: fromHttp.code, message: fromHttp.message }, url);
+      }
+      const withCredentials = await rejection(fetcher.fetch(req(`http://user:secret@127.0.0.1:${site.port}/js-rendered.html`)));
+      assert.equal(withCredentials.message, 'URLs with a user name or password are not fetched');
+      assert.equal(site.requests.length, 0);
+      assert.equal(fetcher.stats().launches, 0);
+    } finally {
+      await fetcher.close();
+      await http.close();
     }
   });
 

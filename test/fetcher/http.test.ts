@@ -9,7 +9,8 @@ import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { extractPrices } from '../../src/extraction/index.js';
 import { decodeText, decompress, parseContentEncoding } from '../../src/fetcher/body.js';
-import { createHttpFetcher, parseRetryAfter, type HttpFetcher } from '../../src/fetcher/http.js';
+import { createHttpFetcher, type HttpFetcher } from '../../src/fetcher/http.js';
+import { parseRetryAfter } from '../../src/fetcher/retry-after.js';
 import { CHARSET_PAGE_TEXT, PAGES_DIR, startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
 import { TEST_UA, fetchError, testConfig } from './helpers/fetcher.js';
 

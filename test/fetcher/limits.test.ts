@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DomainLimiter } from '../../src/fetcher/domain-limiter.js';
 import { createHttpFetcher } from '../../src/fetcher/http.js';
+import { MAX_RETRY_AFTER_MS } from '../../src/fetcher/retry-after.js';
 import { FetchError } from '../../src/fetcher/types.js';
 import { startFixtureSite, type FixtureSite, type LoggedRequest } from '../fixtures/site/server.js';
 import { fetchError, tableLookup, testConfig } from './helpers/fetcher.js';
@@ -145,6 +146,20 @@ describe('Retry-After', () => {
       await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: false });
       const [a, b] = site.requests.map((r) => r.receivedAt);
       assert.ok(b! - a! >= 990, `second request ${Math.round(b! - a!)} ms after the 503`);
+    } finally {
+      await fetcher.close();
+    }
+  });
+
+  test('a Retry-After longer than MAX_RETRY_AFTER_MS (6 h) is honoured for 6 h only', async () => {
+    const fetcher = createHttpFetcher(testConfig(), { lookup });
+    try {
+      const err = await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/status/429?retry-after=86400`, respectRobots: false }));
+      assert.equal(MAX_RETRY_AFTER_MS, 6 * 3_600_000);
+      assert.equal(err.retryAfterMs, MAX_RETRY_AFTER_MS);
+      assert.equal(err.message, 'the page answered 429 Too Many Requests; it asks us to wait 21600 s (Retry-After)');
+      assert.ok(fetcher.limiter.pausedFor('a.test') > MAX_RETRY_AFTER_MS - 1_000);
+      assert.ok(fetcher.limiter.pausedFor('a.test') <= MAX_RETRY_AFTER_MS);
     } finally {
       await fetcher.close();
     }
