@@ -2,7 +2,7 @@
 import type { Browser } from 'playwright-core';
 import type { ProxySession } from '../browser-proxy.js';
 import { FetchError } from '../types.js';
-import type { RenderState } from './render.js';
+import type { RenderState } from './types.js';
 
 /** The caller's signal aborted: its reason when that is a FetchError, else a timeout. */
 export function cancelled(signal: AbortSignal): FetchError {

@@ -12,17 +12,8 @@ import type { SharedBrowser } from './lifecycle.js';
 import { renderResult, type ResultRules } from './result.js';
 import { routeRequest } from './routing.js';
 import { settle } from './settle.js';
-import type { BrowserFetchRequest, BrowserRequestEvent } from './types.js';
+import type { BrowserFetchRequest, BrowserRequestEvent, RenderState } from './types.js';
 
-export interface RenderState {
-  done: boolean;
-  /** The deadline passed or the caller cancelled: the render is being torn down. */
-  stopped: boolean;
-  timedOut: boolean;
-  aborted: boolean;
-  /** A refusal of the main-frame navigation by the route handler. */
-  mainRefusal: FetchError | null;
-}
 
 /** Longest wait for a page or context to close before the browser is considered wedged, in ms. */
 const CLOSE_WAIT_MS = 5_000;

@@ -7,8 +7,7 @@ import type { Request as PwRequest, Route } from 'playwright-core';
 import type { AddressGuard } from '../address-guard.js';
 import { FetchError } from '../types.js';
 import { isFetchedScheme } from '../url-policy.js';
-import type { RenderState } from './render.js';
-import type { BrowserRequestEvent } from './types.js';
+import type { BrowserRequestEvent, RenderState } from './types.js';
 
 /** Resource types never loaded: they cannot change the price and cost time. */
 const BLOCKED_RESOURCE_TYPES = new Set(['image', 'media', 'font', 'manifest', 'texttrack']);

@@ -100,3 +100,14 @@ export interface BrowserFetcher extends Fetcher {
   /** Memory of the running browser's processes (Linux /proc; zeros when not running). */
   memory(): Promise<BrowserMemory>;
 }
+
+/** One render's state, shared by the render, its route handler and the error mapping. */
+export interface RenderState {
+  done: boolean;
+  /** The deadline passed or the caller cancelled: the render is being torn down. */
+  stopped: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+  /** A refusal of the main-frame navigation by the route handler. */
+  mainRefusal: FetchError | null;
+}
