@@ -13,4 +13,9 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // CommonJS config files of tools (dependency-cruiser reads .cjs only).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
 );
