@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
+import { eventRoutes } from './events/index.js';
 import { exchangeRateRoutes } from './exchange-rates/index.js';
 import { listingRoutes } from './listings/index.js';
 import { registerHealth } from './ops/health.js';
@@ -37,6 +38,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(checkRoutes);
   await app.register(priceRoutes);
   await app.register(exchangeRateRoutes);
+  await app.register(eventRoutes);
 }
 
 /**

@@ -47,6 +47,18 @@ export interface Config {
   chromiumPath: string | undefined;
   /** Roll up price observations older than this many days, hourly; unset: never (docs/prices/HISTORY.md). */
   priceRollupAfterDays: number | undefined;
+  /** Events are kept this many days (at least 30), then pruned hourly (docs/EVENTS.md). */
+  eventRetentionDays: number;
+  /** A webhook attempt that has no 2xx answer within this many ms fails. */
+  webhookTimeoutMs: number;
+  /** Waits before each retry of a failed delivery, in ms; its length is the number of retries. */
+  webhookRetrySchedule: number[];
+  /** Up to this fraction of each wait is added at random (0.2: up to 20 %). */
+  webhookRetryJitter: number;
+  /** An endpoint without a success for this long while failing is disabled, in ms. */
+  webhookDisableAfterMs: number;
+  /** After a secret rotation the old secret still signs for this long, in ms. */
+  webhookSecretOverlapMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -86,6 +98,34 @@ function bool(env: Env, name: string, def: boolean): boolean {
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration such as `500ms`, `5s`, `30m`, `2h`, `5d` (a bare number is milliseconds), in ms. */
+function parseDuration(name: string, raw: string): number {
+  const m = /^(\d{1,10})(ms|s|m|h|d)?$/.exec(raw.trim());
+  if (!m) throw new ConfigError(name, `must be a duration such as 500ms, 5s, 30m, 2h or 5d, got "${raw}"`);
+  return Number(m[1]) * UNITS[m[2] ?? 'ms']!;
+}
+
+function duration(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return def;
+  const ms = parseDuration(name, raw);
+  if (ms < min || ms > max) throw new ConfigError(name, `must be between ${min} ms and ${max} ms, got ${ms} ms`);
+  return ms;
+}
+
+function durations(env: Env, name: string, def: number[]): number[] {
+  const raw = str(env, name);
+  if (raw === undefined) return def;
+  const list = raw.split(',').map((part) => parseDuration(name, part));
+  if (list.length > 30) throw new ConfigError(name, 'must have at most 30 entries');
+  return list;
+}
+
+/** The retry schedule of docs/WEBHOOKS.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+export const WEBHOOK_RETRY_SCHEDULE = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = str(env, name);
@@ -144,6 +184,12 @@ export function loadConfig(env: Env = process.env): Config {
     extractThreads: int(env, 'EXTRACT_THREADS', os.availableParallelism() >= 2 ? 1 : 0, 0, 64),
     chromiumPath: str(env, 'CHROMIUM_PATH'),
     priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
+    eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
+    webhookTimeoutMs: duration(env, 'WEBHOOK_TIMEOUT', 15_000, 100, 60_000),
+    webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),
+    webhookRetryJitter: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20, 0, 100) / 100,
+    webhookDisableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 5 * 86_400_000, 1, 365 * 86_400_000),
+    webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
   };
 }
 

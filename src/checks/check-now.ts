@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/types.js';
+import type { Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
 import { lockListingForCheck, unlockListing } from './leases.js';
 import { CheckAbortedError, type CheckEngine, runCheck } from './run-check.js';
@@ -19,7 +19,7 @@ const HOLDER = `api:${os.hostname()}:${process.pid}`;
 export const manualLeaseSeconds = (fetchTimeoutMs: number) => Math.max(60, Math.ceil((3 * fetchTimeoutMs) / 1000));
 
 export interface CheckNowDeps extends CheckEngine {
-  db: Queryable;
+  db: Database;
   config: Pick<Config, 'fetchTimeoutMs'>;
 }
 

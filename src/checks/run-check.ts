@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Queryable } from '../db/types.js';
+import type { Database, Queryable } from '../db/types.js';
 import type { Extraction } from '../extraction/index.js';
 import type { BrowserFetchRequest } from '../fetcher/browser/index.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
 import { type CheckTarget, unlockListing } from './leases.js';
 import { type CandidateJson, type CheckErrorCode, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
+import { afterCheck } from './recorded.js';
 import { type RecordedCheck, recordCheck } from './sql.js';
 
 /** What fetching and reading a page gave, before anything is saved. */
@@ -196,7 +197,8 @@ export interface RunCheckOptions {
 /**
  * A whole check of a listing its caller holds the lock of, the one path of scheduled checks
  * (src/checks/worker.ts) and "check now" (src/checks/check-now.ts): fetch and extract outside
- * any transaction, then record the outcome in one statement. Returns the outcome and the
+ * any transaction, then record the outcome in one short transaction with what follows from it
+ * (events, alerts: src/checks/recorded.ts). Returns the outcome and the
  * recorded listing_checks row with the listing's new status, or null when nothing was recorded:
  * the lock was lost, or the listing was deleted or re-pointed meanwhile; the listing is then
  * given back (a no-op for a lock taken over). An internal error of the fetcher or the extractor
@@ -206,7 +208,7 @@ export interface RunCheckOptions {
  * the lock is then the caller's to give back or to let expire.
  */
 export async function runCheck(
-  deps: CheckEngine & { db: Queryable },
+  deps: CheckEngine & { db: Database },
   target: CheckTarget,
   lockedBy: string,
   log: Pick<Logger, 'error'>,
@@ -214,7 +216,11 @@ export async function runCheck(
 ): Promise<{ outcome: CheckOutcome; row: RecordedCheck | null }> {
   const outcome = await performCheck(deps, target, opts.signal);
   opts.onRecording?.();
-  const row = await recordOutcome(deps.db, target, lockedBy, outcome);
+  const row = await deps.db.transaction(async (tx) => {
+    const recorded = await recordOutcome(tx, target, lockedBy, outcome);
+    if (recorded) await afterCheck(tx, recorded);
+    return recorded;
+  });
   if (outcome.bug) log.error({ err: outcome.bug, listing_id: target.id }, 'check failed on an internal error');
   if (!row) await unlockListing(deps.db, target.id, lockedBy);
   return { outcome, row };

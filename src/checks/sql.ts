@@ -32,8 +32,11 @@ export const BACKOFF_CAP_SECONDS = 86_400;
 export const JITTER_MAX_SECONDS = 900;
 export const CHECKS_KEPT = 50;
 
-/** A recorded listing_checks row, with the listing's status after it. */
-export type RecordedCheck = CheckRow & { listing_status: string };
+/**
+ * A recorded listing_checks row, with the listing's status and failures in a row after it, its
+ * account, and the observation recorded (null for a failed check).
+ */
+export type RecordedCheck = CheckRow & { listing_status: string; consecutive_failures: number; account_id: string; observation_id: number | null };
 
 export interface CheckRecord {
   listingId: string;
@@ -106,7 +109,7 @@ export async function recordCheck(db: Queryable, c: CheckRecord): Promise<Record
          locked_until = null
         where l.id = $1 and l.locked_by = $2
           and l.url = $16 and l.selector is not distinct from $17::text and l.currency_override is not distinct from $18::text
-       returning l.id, l.account_id, l.product_id, l.competitor_id, l.status
+       returning l.id, l.account_id, l.product_id, l.competitor_id, l.status, l.consecutive_failures
      ), chk as (
        insert into listing_checks (listing_id, started_at, duration_ms, ok, http_status, final_url, price, currency,
                                    in_stock, source, error_code, error, candidates)
@@ -119,13 +122,16 @@ export async function recordCheck(db: Queryable, c: CheckRecord): Promise<Record
        select u.account_id, u.product_id, u.competitor_id, u.id, $8::numeric, $9::text, $10::boolean, $15::timestamptz, 'scrape'
          from updated u
         where $3::boolean
+       returning id
      ), pruned as (
        delete from listing_checks
         where listing_id = (select id from updated)
           and id in (select id from listing_checks where listing_id = $1
                       order by started_at desc, id desc offset ${CHECKS_KEPT - 1})
      )
-     select chk.*, updated.status as listing_status from chk, updated`,
+     select chk.*, updated.status as listing_status, updated.consecutive_failures, updated.account_id,
+            (select id from obs) as observation_id
+       from chk, updated`,
     [
       c.listingId,
       c.lockedBy,

@@ -1,8 +1,17 @@
 import type { Database, Queryable } from '../db/types.js';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
+import { recordEvent } from '../events/service.js';
 import { newId } from '../ids.js';
 import type { CompetitorCreate, CompetitorUpdate } from './schemas.js';
-import { type CompetitorChanges, type CompetitorRow, insertCompetitor, lockCompetitorProxy, updateCompetitor } from './sql.js';
+import {
+  type CompetitorChanges,
+  type CompetitorRow,
+  deleteCompetitor,
+  insertCompetitor,
+  lockCompetitorProxy,
+  toCompetitor,
+  updateCompetitor,
+} from './sql.js';
 import { domainOf, maskProxyUrl, proxyUrlProblem } from './urls.js';
 
 /** What the schema cannot say about a website and a proxy URL, as 422 details. */
@@ -18,16 +27,30 @@ function urlProblems(body: { website?: string; proxy_url?: string | null }, keep
   return details;
 }
 
+/** Each change commits with its event (docs/EVENTS.md): `competitor.created`, `.updated`, `.deleted`. */
 export async function createCompetitor(db: Database, accountId: string, body: CompetitorCreate): Promise<CompetitorRow> {
   const details = urlProblems(body);
   if (details.length > 0) throw ERRORS.validation(details);
-  return insertCompetitor(db, accountId, {
-    id: newId('comp'),
-    name: body.name,
-    website: body.website,
-    domain: domainOf(body.website)!,
-    notes: body.notes ?? null,
-    proxy_url: body.proxy_url ?? null,
+  return db.transaction(async (tx) => {
+    const row = await insertCompetitor(tx, accountId, {
+      id: newId('comp'),
+      name: body.name,
+      website: body.website,
+      domain: domainOf(body.website)!,
+      notes: body.notes ?? null,
+      proxy_url: body.proxy_url ?? null,
+    });
+    await recordEvent(tx, accountId, 'competitor.created', toCompetitor(row));
+    return row;
+  });
+}
+
+/** Its listings and prices go with it; the event tells of the competitor only. */
+export async function removeCompetitor(db: Database, accountId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await deleteCompetitor(tx, accountId, id);
+    if (!row) throw ERRORS.notFound('Competitor');
+    await recordEvent(tx, accountId, 'competitor.deleted', toCompetitor(row));
   });
 }
 
@@ -47,7 +70,7 @@ export async function changeCompetitor(db: Database, accountId: string, id: stri
       return applyChanges(tx, accountId, id, body, keep);
     });
   }
-  return applyChanges(db, accountId, id, body, false);
+  return db.transaction((tx) => applyChanges(tx, accountId, id, body, false));
 }
 
 async function applyChanges(db: Queryable, accountId: string, id: string, body: CompetitorUpdate, keepProxy: boolean): Promise<CompetitorRow> {
@@ -60,5 +83,6 @@ async function applyChanges(db: Queryable, accountId: string, id: string, body: 
   }
   const row = await updateCompetitor(db, accountId, id, changes);
   if (!row) throw ERRORS.notFound('Competitor');
+  if (Object.values(changes).some((v) => v !== undefined)) await recordEvent(db, accountId, 'competitor.updated', toCompetitor(row));
   return row;
 }

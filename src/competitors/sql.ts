@@ -104,10 +104,16 @@ export async function updateCompetitor(
   return r.rows[0];
 }
 
-/** Listings and their observations go with it (foreign keys with on delete cascade). */
-export async function deleteCompetitor(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('delete from competitors where id = $1 and account_id = $2', [id, accountId]);
-  return r.rowCount > 0;
+/**
+ * Listings and their observations go with it (foreign keys with on delete cascade). The deleted
+ * competitor as it was, with the listings it had; undefined when it is not in this account.
+ */
+export async function deleteCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorRow | undefined> {
+  const r = await db.query<CompetitorRow>(
+    `delete from competitors c where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
+    [id, accountId],
+  );
+  return r.rows[0];
 }
 
 /** The sort keys of GET /competitors; text sorts bytewise. */

@@ -13,6 +13,7 @@ import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
+import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
@@ -64,6 +65,16 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     everyMs: 10 * MINUTE,
     run: ({ db }) => () => deleteExpiredIdempotencyKeys(db),
+  }),
+  periodicTask({
+    // Events past EVENT_RETENTION_DAYS (30 by default), with their deliveries; every API process
+    // runs it, in batches of short statements (docs/EVENTS.md).
+    name: 'event-prune',
+    title: 'event pruning',
+    roles: ['api'],
+    firstAfterMs: MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, config }) => () => pruneEvents(db, config.eventRetentionDays),
   }),
 ];
 

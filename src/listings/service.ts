@@ -1,17 +1,20 @@
 import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
+import { recordEvent } from '../events/service.js';
 import { newId } from '../ids.js';
 import { checkSelector } from '../extraction/selector.js';
 import { notifyListingsDue } from '../checks/leases.js';
 import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
+  deleteListing,
   diagnoseListingRefs,
   findListingIdByUrl,
   getListing,
   insertListing,
   type ListingChanges,
   type ListingRow,
+  toListing,
   updateListing,
 } from './sql.js';
 
@@ -44,24 +47,30 @@ async function refusal(db: Queryable, accountId: string, body: ListingCreate): P
   return ERRORS.validation(details);
 }
 
+/** Each change commits with its event (docs/EVENTS.md): `listing.created`, `.updated`, `.deleted`. */
 export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
   const details: ErrorDetail[] = checkSelector(body.selector);
   const competitorId = body.competitor_id ?? null;
   if (competitorId !== null && body.url === undefined) details.push({ field: 'url', message: 'is required for a competitor\'s listing' });
   if (details.length > 0) throw ERRORS.validation(details);
   let row: ListingRow | undefined;
+  const listing = {
+    id: newId('lst'),
+    product_id: body.product_id,
+    competitor_id: competitorId,
+    url: body.url ?? null,
+    selector: body.selector ?? null,
+    currency_override: body.currency_override?.toUpperCase() ?? null,
+    check_interval_seconds: body.check_interval_seconds ?? INTERVAL_DEFAULT,
+    enabled: body.enabled ?? true,
+    respect_robots: body.respect_robots ?? true,
+    render_js: body.render_js ?? false,
+  };
   try {
-    row = await insertListing(db, accountId, {
-      id: newId('lst'),
-      product_id: body.product_id,
-      competitor_id: competitorId,
-      url: body.url ?? null,
-      selector: body.selector ?? null,
-      currency_override: body.currency_override?.toUpperCase() ?? null,
-      check_interval_seconds: body.check_interval_seconds ?? INTERVAL_DEFAULT,
-      enabled: body.enabled ?? true,
-      respect_robots: body.respect_robots ?? true,
-      render_js: body.render_js ?? false,
+    row = await db.transaction(async (tx) => {
+      const inserted = await insertListing(tx, accountId, listing);
+      if (inserted) await recordEvent(tx, accountId, 'listing.created', toListing(inserted));
+      return inserted;
     });
   } catch (err) {
     if (isUniqueViolation(err, URL_CONSTRAINT)) {
@@ -85,9 +94,14 @@ export async function changeListing(db: Database, accountId: string, id: string,
   if (details.length > 0) throw ERRORS.validation(details);
   const changes: ListingChanges = { ...body };
   if (typeof body.currency_override === 'string') changes.currency_override = body.currency_override.toUpperCase();
+  const changesSomething = Object.values(changes).some((v) => v !== undefined);
   try {
-    const row = await updateListing(db, accountId, id, changes);
-    if (!row) throw ERRORS.notFound('Listing');
+    const row = await db.transaction(async (tx) => {
+      const updated = await updateListing(tx, accountId, id, changes);
+      if (!updated) throw ERRORS.notFound('Listing');
+      if (changesSomething) await recordEvent(tx, accountId, 'listing.updated', toListing(updated));
+      return updated;
+    });
     // It may have become due now; a notification when it did not costs the workers one probe.
     if (row.enabled && (body.enabled === true || RESCHEDULING_FIELDS.some((f) => body[f] !== undefined))) await notifyListingsDue(db);
     return row;
@@ -98,4 +112,13 @@ export async function changeListing(db: Database, accountId: string, id: string,
     }
     throw err;
   }
+}
+
+/** Its check log goes with it; the prices it observed stay in the history. */
+export async function removeListing(db: Database, accountId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await deleteListing(tx, accountId, id);
+    if (!row) throw ERRORS.notFound('Listing');
+    await recordEvent(tx, accountId, 'listing.deleted', toListing(row));
+  });
 }

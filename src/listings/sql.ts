@@ -225,10 +225,16 @@ export async function updateListing(db: Queryable, accountId: string, id: string
   return r.rows[0];
 }
 
-/** Its check log goes with it; observed prices stay in the price history (their listing_id becomes null). */
-export async function deleteListing(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('delete from listings where id = $1 and account_id = $2', [id, accountId]);
-  return r.rowCount > 0;
+/**
+ * Its check log goes with it; observed prices stay in the price history (their listing_id
+ * becomes null). The deleted listing as it was; undefined when it is not in this account.
+ */
+export async function deleteListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
+  const r = await db.query<ListingRow>(
+    `delete from listings where id = $1 and account_id = $2 returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+    [id, accountId],
+  );
+  return r.rows[0];
 }
 
 /** The sort keys of the listing lists. */

@@ -2,15 +2,18 @@ import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation } from '../db/types.js';
 import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
 import { type ApiError, ERRORS } from '../http/errors.js';
+import { recordEvent, recordEvents } from '../events/service.js';
 import { newId } from '../ids.js';
 import { type ProductCreate, ProductCreateSchema, type ProductUpdate } from './schemas.js';
 import {
+  deleteProduct,
   findProductIdBySku,
   insertProduct,
   insertProducts,
   type NewProduct,
   type ProductChanges,
   type ProductRow,
+  toProduct,
   updateProduct,
 } from './sql.js';
 
@@ -37,10 +40,15 @@ async function skuConflict(db: Queryable, accountId: string, sku: string): Promi
   ]);
 }
 
+/** Each change commits with its event (docs/EVENTS.md): `product.created`, `.updated`, `.deleted`. */
 export async function createProduct(db: Database, accountId: string, body: ProductCreate): Promise<ProductRow> {
   const p = toNewProduct(body);
   try {
-    return await insertProduct(db, accountId, p);
+    return await db.transaction(async (tx) => {
+      const row = await insertProduct(tx, accountId, p);
+      await recordEvent(tx, accountId, 'product.created', toProduct(row));
+      return row;
+    });
   } catch (err) {
     if (isUniqueViolation(err, SKU_CONSTRAINT) && p.sku) throw await skuConflict(db, accountId, p.sku);
     throw err;
@@ -50,14 +58,27 @@ export async function createProduct(db: Database, accountId: string, body: Produ
 export async function changeProduct(db: Database, accountId: string, id: string, body: ProductUpdate): Promise<ProductRow> {
   const changes: ProductChanges = { ...body };
   if (typeof body.currency === 'string') changes.currency = body.currency.toUpperCase();
+  const changesSomething = Object.values(changes).some((v) => v !== undefined);
   try {
-    const row = await updateProduct(db, accountId, id, changes);
-    if (!row) throw ERRORS.notFound('Product');
-    return row;
+    return await db.transaction(async (tx) => {
+      const row = await updateProduct(tx, accountId, id, changes);
+      if (!row) throw ERRORS.notFound('Product');
+      if (changesSomething) await recordEvent(tx, accountId, 'product.updated', toProduct(row));
+      return row;
+    });
   } catch (err) {
     if (isUniqueViolation(err, SKU_CONSTRAINT) && typeof body.sku === 'string') throw await skuConflict(db, accountId, body.sku);
     throw err;
   }
+}
+
+/** Its listings, alerts and history go with it; the event tells of the product only. */
+export async function removeProduct(db: Database, accountId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await deleteProduct(tx, accountId, id);
+    if (!row) throw ERRORS.notFound('Product');
+    await recordEvent(tx, accountId, 'product.deleted', toProduct(row));
+  });
 }
 
 /** Thrown inside the batch transaction to roll it back when an atomic batch has a failure. */
@@ -108,6 +129,7 @@ export async function createProductsBatch(db: Database, accountId: string, items
   try {
     await db.transaction(async (tx) => {
       const rows = await insertProducts(tx, accountId, toInsert.map((t) => t.p));
+      await recordEvents(tx, accountId, rows.map((r) => ({ type: 'product.created' as const, data: toProduct(r) })));
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const { index, p } of toInsert) {
         const row = byId.get(p.id);

@@ -194,9 +194,10 @@ export async function updateProduct(
   return r.rows[0];
 }
 
-export async function deleteProduct(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('delete from products where id = $1 and account_id = $2', [id, accountId]);
-  return r.rowCount > 0;
+/** The deleted product as it was (without its summary); undefined when it is not in this account. */
+export async function deleteProduct(db: Queryable, accountId: string, id: string): Promise<ProductRow | undefined> {
+  const r = await db.query<ProductRow>(`delete from products where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}`, [id, accountId]);
+  return r.rows[0];
 }
 
 /** The sort keys of GET /products and /products.csv; text sorts bytewise. */

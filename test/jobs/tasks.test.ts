@@ -30,8 +30,8 @@ describe('background work by role', () => {
 
   const cases = [
     { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks'] },
-    { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'idempotency-key-sweep'] },
-    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'price-rollup', 'idempotency-key-sweep'] },
+    { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'idempotency-key-sweep', 'event-prune'] },
+    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'price-rollup', 'idempotency-key-sweep', 'event-prune'] },
   ];
   for (const { roles, command, tasks } of cases) {
     it(`${command}: ${tasks.join(', ')}`, T, async () => {
@@ -49,7 +49,7 @@ describe('background work by role', () => {
   it('without PRICE_ROLLUP_AFTER_DAYS the API runs no roll-up', T, async () => {
     const work = await startBackgroundWork({ ...rt, config: loadConfig(storage.env) }, { api: true, worker: false }, log);
     await work.stop(0);
-    assert.deepEqual(work.tasks, ['idempotency-key-sweep']);
+    assert.deepEqual(work.tasks, ['idempotency-key-sweep', 'event-prune']);
   });
 
   it('scheduled checks clear leases left behind on the embedded database only', T, async () => {

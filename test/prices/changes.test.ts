@@ -47,9 +47,12 @@ describe('GET /price-changes', () => {
         new: { price: 10.2, currency: 'EUR', in_stock: true, observed_at: at(1) },
         change: { amount: 0.1, percent: 0.99 },
         source: 'api',
+        sequence: 1,
         created_at: undefined,
       },
     );
+    // Numbered within the series, one more per change (newest first here).
+    assert.deepEqual(changes.map((ch) => ch.sequence), [5, 4, 3, 2, 1]);
     assert.deepEqual(stock!.change, { amount: 0, percent: 0 });
     assert.deepEqual([stock!.old.in_stock, stock!.new.in_stock, stock!.observation_id], [true, false, ids[3]]);
     assert.deepEqual(toZero!.change, { amount: -10.2, percent: -100 });

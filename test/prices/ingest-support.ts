@@ -42,6 +42,7 @@ export interface ChangeJson {
   new: { price: number; currency: string; in_stock: boolean | null; observed_at: string };
   change: { amount: number; percent: number | null } | null;
   source: 'api' | 'scrape';
+  sequence: number;
   created_at: string;
 }
 

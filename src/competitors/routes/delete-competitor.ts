@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ERRORS } from '../../http/errors.js';
 import { errorResponses, NoContent, withHeaders } from '../../http/schemas.js';
 import { CompetitorIdParams } from '../schemas.js';
-import { deleteCompetitor } from '../sql.js';
+import { removeCompetitor } from '../service.js';
 
 export const deleteCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
@@ -18,7 +17,7 @@ export const deleteCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await deleteCompetitor(app.ctx.db, request.principal.accountId, request.params.id))) throw ERRORS.notFound('Competitor');
+      await removeCompetitor(app.ctx.db, request.principal.accountId, request.params.id);
       return reply.code(204).send();
     },
   );

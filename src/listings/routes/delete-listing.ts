@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ERRORS } from '../../http/errors.js';
 import { errorResponses, NoContent, withHeaders } from '../../http/schemas.js';
 import { ListingIdParams } from '../schemas.js';
-import { deleteListing } from '../sql.js';
+import { removeListing } from '../service.js';
 
 export const deleteListingRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
@@ -18,7 +17,7 @@ export const deleteListingRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await deleteListing(app.ctx.db, request.principal.accountId, request.params.id))) throw ERRORS.notFound('Listing');
+      await removeListing(app.ctx.db, request.principal.accountId, request.params.id);
       return reply.code(204).send();
     },
   );

@@ -47,6 +47,12 @@ export const PriceChangeSchema = Type.Object(
       { description: 'How much the price moved; null when the currency changed (amounts in two currencies are never subtracted)' },
     ),
     source: Type.String({ enum: ['scrape', 'api'], description: 'Where the new observation came from: a check (`scrape`) or POST /prices (`api`)' }),
+    sequence: Type.Integer({
+      format: 'int64',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The change\'s number in its series: 1 for the first change, one more for each after it (events carry it, so a gap shows)',
+    }),
     created_at: Timestamp('When the change was recorded (RFC 3339, UTC)'),
   },
   { title: 'PriceChange', additionalProperties: false },

@@ -23,6 +23,7 @@ export interface PriceChangeRow {
   new_in_stock: boolean | null;
   observed_at: Date;
   source: string;
+  sequence: number;
   created_at: Date;
   change_amount: string | null;
   change_percent: string | null;
@@ -43,6 +44,7 @@ export function toPriceChange(r: PriceChangeRow): PriceChange {
     change:
       r.change_amount === null ? null : { amount: Number(r.change_amount), percent: r.change_percent === null ? null : Number(r.change_percent) },
     source: r.source as PriceChange['source'],
+    sequence: Number(r.sequence),
     created_at: iso(r.created_at),
   };
 }
@@ -67,9 +69,33 @@ export const CHANGE_SORTS = {
 } satisfies Record<string, SortKey<PriceChangeRow>>;
 
 /**
- * A page of the account's changes, newest first (by id, which only grows). The amount and the
- * percentage are computed here in numeric, so they are exact (the percentage rounded half away
- * from zero to 2 places); both are null when the currency changed.
+ * A change's columns as toPriceChange reads them. The amount and the percentage are computed in
+ * numeric, so they are exact (the percentage rounded half away from zero to 2 places); both are
+ * null when the currency changed.
+ */
+const CHANGE_COLUMNS = `id, product_id, competitor_id, listing_id, observation_id, old_price, old_currency, old_in_stock, old_observed_at,
+            new_price, new_currency, new_in_stock, observed_at, source, sequence, created_at,
+            case when old_currency = new_currency then new_price - old_price end as change_amount,
+            case when old_currency = new_currency and old_price <> 0
+                 then round((new_price - old_price) * 100 / old_price, 2) end as change_percent`;
+
+/**
+ * The changes that the observations `observationIds` made (at most one each), in the order the
+ * series saw them: for their price.changed and stock.changed events.
+ */
+export async function changesOfObservations(db: Queryable, accountId: string, observationIds: readonly number[]): Promise<PriceChangeRow[]> {
+  const r = await db.query<PriceChangeRow>(
+    `/* changesOfObservations */
+     select ${CHANGE_COLUMNS} from price_changes
+      where observation_id = any($2::bigint[]) and account_id = $1
+      order by id`,
+    [accountId, observationIds],
+  );
+  return r.rows;
+}
+
+/**
+ * A page of the account's changes, newest first (by id, which only grows).
  */
 export async function listPriceChanges(db: Queryable, accountId: string, f: ChangeFilter, page: PageRequest<PriceChangeRow>): Promise<PriceChangeRow[]> {
   const { params, where, add } = accountWhere(accountId);
@@ -82,11 +108,7 @@ export async function listPriceChanges(db: Queryable, accountId: string, f: Chan
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<PriceChangeRow>(
     `/* listPriceChanges */
-     select id, product_id, competitor_id, listing_id, observation_id, old_price, old_currency, old_in_stock, old_observed_at,
-            new_price, new_currency, new_in_stock, observed_at, source, created_at,
-            case when old_currency = new_currency then new_price - old_price end as change_amount,
-            case when old_currency = new_currency and old_price <> 0
-                 then round((new_price - old_price) * 100 / old_price, 2) end as change_percent
+     select ${CHANGE_COLUMNS}
        from price_changes
       where ${where.join(' and ')}
       order by ${keyset.orderBy}

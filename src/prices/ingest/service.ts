@@ -1,6 +1,7 @@
 import type { Database } from '../../db/types.js';
 import { atomicBatchError, invalidItem, invalidItems, type ItemResult } from '../../batches/batch.js';
 import type { ErrorDetail } from '../../http/errors.js';
+import { afterObservations } from '../observed.js';
 import { EARLIEST_OBSERVED_AT, FUTURE_TOLERANCE_MS, type ObservationCreate, ObservationCreateSchema } from './schemas.js';
 import { insertObservations, lockReferences, type NewObservation, type ObservationRow, type References } from './sql.js';
 
@@ -116,6 +117,7 @@ export async function ingestObservations(db: Database, accountId: string, items:
       }
       results.push({ index, status: 201, row: got });
     });
+    await afterObservations(tx, accountId, rows.map((r) => Number(r.id)));
   });
   return results;
 }

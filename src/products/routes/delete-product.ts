@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ERRORS } from '../../http/errors.js';
 import { errorResponses, NoContent, withHeaders } from '../../http/schemas.js';
 import { ProductIdParams } from '../schemas.js';
-import { deleteProduct } from '../sql.js';
+import { removeProduct } from '../service.js';
 
 export const deleteProductRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
@@ -18,7 +17,7 @@ export const deleteProductRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      if (!(await deleteProduct(app.ctx.db, request.principal.accountId, request.params.id))) throw ERRORS.notFound('Product');
+      await removeProduct(app.ctx.db, request.principal.accountId, request.params.id);
       return reply.code(204).send();
     },
   );

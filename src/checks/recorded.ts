@@ -1,0 +1,18 @@
+import type { Queryable } from '../db/types.js';
+import { recordEvent } from '../events/service.js';
+import { afterObservations } from '../prices/observed.js';
+import { toCheckResult } from './schemas.js';
+import type { RecordedCheck } from './sql.js';
+
+/**
+ * What follows a recorded check, in its transaction: a success's observation goes through what
+ * every new observation goes through (events, alerts: src/prices/observed.ts); a failure is a
+ * `listing.check_failed` event (never a price).
+ */
+export async function afterCheck(tx: Queryable, check: RecordedCheck): Promise<void> {
+  if (check.observation_id !== null) {
+    await afterObservations(tx, check.account_id, [check.observation_id]);
+    return;
+  }
+  await recordEvent(tx, check.account_id, 'listing.check_failed', toCheckResult(check));
+}
