@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ResourceId, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 /** Every event type (docs/EVENTS.md); webhook endpoints subscribe to these names. */
 export const EVENT_TYPES = [
@@ -49,6 +49,7 @@ export const EventListQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
+    sort: Type.Optional(SortQuery(['created_at'], '-created_at')),
     type: Type.Optional(
       Type.String({
         minLength: 1,

@@ -9,10 +9,13 @@ import { deleteEventsBefore, type EventRow, insertEvents } from './sql.js';
  * same statement queues each event's webhook deliveries (migrations/0004, events_fan_out).
  */
 export async function recordEvents(tx: Queryable, accountId: string, events: readonly { type: EventType; data: object }[]): Promise<EventRow[]> {
+  // Sorted, so that the ids of one transaction's events (which share created_at) list in the
+  // order they happened.
+  const ids = events.map(() => newId('evt')).sort();
   return insertEvents(
     tx,
     accountId,
-    events.map((e) => ({ id: newId('evt'), type: e.type, data: e.data })),
+    events.map((e, i) => ({ id: ids[i]!, type: e.type, data: e.data })),
   );
 }
 
