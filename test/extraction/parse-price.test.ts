@@ -63,9 +63,18 @@ describe('parsePrice: formats shops write', () => {
 });
 
 describe('parsePrice: "1,299" and "1.299" (one separator followed by three digits)', () => {
-  it('reads a lone three-digit group as thousands by default', () => {
-    assert.equal(ok('1,299').amount, '1299');
-    assert.equal(ok('1.299').amount, '1299');
+  it('refuses a lone three-digit group when nothing settles it, and says what would', () => {
+    assert.match(fails('1,299'), /could be 1299 or 1\.299: .*set the listing's locale or currency/);
+    assert.match(fails('1.299'), /could be 1299 or 1\.299/);
+    assert.match(fails('129.900'), /could be 129900 or 129\.900/);
+  });
+
+  it('reads it as thousands for a currency with two decimals or none', () => {
+    assert.equal(ok('1.299 EUR').amount, '1299');
+    assert.equal(ok('$699,000').amount, '699000');
+    assert.equal(ok('1.299', { currency: 'EUR' }).amount, '1299');
+    assert.equal(ok('1 299 kr').amount, '1299');
+    assert.equal(ok('¥1,299').amount, '1299');
   });
 
   it('reads one or two digits after a lone separator as decimals', () => {
