@@ -33,6 +33,7 @@ export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([
   // Dollars and pesos
   ['$', shared('USD', DOLLARS)],
   ...each(['US$', 'U$S', 'USD$'], one('USD')),
+  ...each(['dollars', 'dollari', 'dólares', 'dolar', 'dolarów', 'долларов'], shared('USD', DOLLARS)),
   ...each(['A$', 'AU$'], one('AUD')),
   ['C$', shared('CAD', ['CAD', 'NIO'])],
   ...each(['CA$', 'CAD$'], one('CAD')),
@@ -53,7 +54,7 @@ export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([
   ['£', shared('GBP', ['GBP', 'EGP', 'GIP', 'FKP', 'SHP', 'LBP', 'SYP', 'SSP'])],
   ...each(['gbp'], one('GBP')),
   ['¥', shared('JPY', ['JPY', 'CNY'])],
-  ...each(['円'], one('JPY')),
+  ...each(['円', 'yen', 'yenes'], one('JPY')),
   ...each(['元', 'RMB', 'CN¥', '人民币'], one('CNY')),
   // South and East Asia
   ...each(['₹', 'रु', 'inr'], one('INR')),
@@ -109,6 +110,9 @@ export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([
   ...each(['ر.س', 'ر.س.', 'sar'], one('SAR')),
   ...each(['ر.ق', 'ر.ق.', 'QR'], one('QAR')),
   ['ريال', shared(undefined, ['SAR', 'QAR', 'OMR', 'YER', 'IRR'])],
+  ...each(['ريال عماني', 'ريال عُماني'], one('OMR')),
+  ...each(['ريال سعودي'], one('SAR')),
+  ...each(['ريال قطري'], one('QAR')),
   ...each(['ریال'], one('IRR')),
   ...each(['تومان', 'تومن', 'Toman', 'toman'], { default: 'IRR', scale: 1 }),
   ...each(['ج.م', 'ج.م.', 'L.E.', 'جنيه'], shared('EGP', ['EGP', 'SDG'])),

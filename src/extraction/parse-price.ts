@@ -36,6 +36,7 @@ import {
   FROM_AFTER,
   INSTALMENT_BEFORE,
   MULTIBUY_BEFORE,
+  MULTIPLIER_AFTER,
   OLD_AFTER,
   PIECE_AFTER,
   RANGE_GAP,
@@ -248,6 +249,8 @@ function classify(text: string, tokens: Token[]): void {
     else if (INSTALMENT_BEFORE.test(textBefore)) drop(t, 'instalment');
     else if (MULTIBUY_BEFORE.test(textBefore)) drop(t, 'multibuy');
     if (t.kind === 'drop') continue;
+    const multiplier = MULTIPLIER_AFTER.exec(rest);
+    if (multiplier) t.invalid = `"${describe(text, t)}${multiplier[0]}" is scaled by a word ("${multiplier[0].trim()}"); pin a selector on the figure itself`;
     t.role = role === 'save' ? undefined : role;
     if (OLD_AFTER.test(rest)) t.role = 'old';
     else if (FROM_AFTER.test(rest) && t.role === undefined) t.role = 'from';

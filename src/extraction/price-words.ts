@@ -44,8 +44,8 @@ export const OLD_AFTER = /^\s*\(?\s*(?:uvp|rrp|msrp)(?![\p{L}])/iu;
 /** "/", "per", "pro", "je"... before a unit: "/kg", "per month", "pro Stück", "la pièce". */
 const PER = '(?:/\\s*|(?:per|pro|par|je|za|a|al|la|le|por|по|в|w|na) )';
 const PIECE = 'each|ea|pc|pcs|piece|pce|unit|item|st|stk|stück|szt|ks|kus|шт|штука|pièce|unité|u|ud|und|unidad|pz|pezzo|stuk|adet|kpl';
-const MONTH = 'mo|mth|month|mes|mois|monat|miesiąc|mies|měsíc|мес|месяц|kk|kuukausi|maand|månad|mån|md';
-const YEAR = 'yr|year|annum|jahr|an|año|ano|rok|год|år|jaar';
+const MONTH = 'mo|mth|month|mes|mese|mois|monat|miesiąc|mies|měsíc|мес|месяц|kk|kuukausi|maand|månad|mån|md|bulan|bln|ay|tháng';
+const YEAR = 'yr|year|annum|jahr|an|anno|año|ano|rok|год|år|jaar|tahun|thn|yıl|năm';
 const WEEK = 'wk|week|woche|semaine|semana|tydzień';
 const DAY = 'day|tag|jour|día|dia|dzień|день';
 
@@ -66,6 +66,10 @@ export function periodAfter(after: string): Period | undefined {
   if (m[2] || m[6]) return 'year';
   return m[3] ? 'week' : 'day';
 }
+
+/** A number scaled by a word ("Rp269 ribu", "2 mil. Kč", "3 млн ₽", "1,5 Mio. €"): not read. */
+export const MULTIPLIER_AFTER =
+  /^\s*(?:ribu|rb|juta|jt|tys|tis|тыс|тис|млн|млрд|mil|mln|mld|mio|mrd|million|millions|billion|milliard|milliards|lakh|lakhs|crore|crores|bin|mille|nghìn|ngàn|triệu|tỷ|พัน|ล้าน|万|億|억|만)\.?(?![\p{L}])/iu;
 
 /** A unit price: "4,99 €/kg", "1,99 €/100 g", "$2.50 per lb", "12 €/m²". */
 export const UNIT_AFTER = /^\s*(?:\/\s*(?:\d+(?:[.,]\d+)?\s*)?\p{L}|per\s|pro\s|je\s|par\s|za\s|\/\s*m[²³23])/iu;
