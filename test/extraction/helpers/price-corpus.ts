@@ -26,6 +26,8 @@ export interface Expectation {
   currencies?: readonly string[];
   /** A result without currency is right too (the text names none, only text near it did). */
   currencyOptional?: boolean;
+  /** The amount is in tomans: a result in IRR (rials) is ten times it. */
+  toman?: boolean;
 }
 
 export interface Scored {
@@ -36,7 +38,9 @@ export interface Scored {
 
 export function judge(expected: Expectation, r: PriceParseResult): Outcome {
   if (!r.ok) return expected.amount === null ? 'right' : 'refused';
-  if (expected.amount === null || compareDecimals(r.amount, expected.amount) !== 0) return 'wrong';
+  if (expected.amount === null) return 'wrong';
+  const amount = expected.toman && r.currency === 'IRR' ? `${expected.amount}0` : expected.amount;
+  if (compareDecimals(r.amount, amount) !== 0) return 'wrong';
   const allowed = expected.currencies;
   if (allowed === undefined) return 'right';
   if (r.currency === undefined && expected.currencyOptional) return 'right';
@@ -92,7 +96,7 @@ const DOLLARS = ['USD', 'CAD', 'AUD', 'NZD', 'SGD', 'HKD', 'MXN'];
 /**
  * What price-parser's `currency_text` can mean as ISO codes. A sign we resolve to a code outside
  * its list is a wrong currency. The toman (تومان) is 10 rials: we report IRR and ten times the
- * amount, which is the same price; the harness scales the expectation accordingly.
+ * amount, which is the same price; the harness compares an IRR result with ten times it.
  */
 const SHARED_CURRENCY: Readonly<Record<string, readonly string[]>> = {
   '€': ['EUR'], EUR: ['EUR'], euro: ['EUR'], $: DOLLARS, US$: ['USD'], A$: ['AUD'], NZD: ['NZD'], Kč: ['CZK'],
@@ -118,10 +122,9 @@ export function sharedRows(): SharedRow[] | undefined {
 export function sharedCases(rows: SharedRow[]): Array<{ text: string; expected: Expectation }> {
   return rows.map((row) => {
     const text = row.text ?? '';
-    const toman = row.currency_text === 'تومان' && row.amount !== null;
-    const amount = toman ? `${row.amount}0` : row.amount;
+    const toman = row.currency_text === 'تومان';
     const currencies = row.currency_text === null ? [] : SHARED_CURRENCY[row.currency_text] ?? [];
     const known = currencies.length > 0 || row.currency_text === null;
-    return { text, expected: { amount, currencies: known ? currencies : undefined, currencyOptional: true } };
+    return { text, expected: { amount: row.amount, currencies: known ? currencies : undefined, currencyOptional: true, toman } };
   });
 }
