@@ -1,94 +1,23 @@
 /**
- * Currency codes and the symbols shops write. A symbol maps to one ISO 4217 code by default;
- * symbols that several currencies share ('$', '¥', '£', 'kr', 'Rs') take the page's currency
- * instead when that currency is one of them, and 'kr' has no default at all (SEK, NOK, DKK and
- * ISK all use it), so it needs a hint.
+ * Currency markers next to a number: ISO codes and the signs of currency-signs.ts. A sign maps
+ * to one ISO 4217 code by default; signs that several currencies share ('$', '¥', '£', 'kr',
+ * 'Rs') take the page's currency instead when that currency is one of them, or an ISO code the
+ * same text writes ("NZD $100.70"); 'kr' and a few others have no default at all, so they need
+ * a hint.
  */
 
 import { isIsoCode } from '../money/currency.js';
-
-interface SymbolInfo {
-  /** The code the symbol means when the page says nothing else; undefined when ambiguous. */
-  default?: string;
-  /** Currencies that also write this symbol; a hint among them wins over the default. */
-  shared?: readonly string[];
-}
-
-const DOLLARS = [
-  'USD', 'CAD', 'AUD', 'NZD', 'SGD', 'HKD', 'MXN', 'TWD', 'ARS', 'CLP', 'COP', 'UYU', 'BND', 'BSD', 'BBD', 'BZD',
-  'BMD', 'KYD', 'FJD', 'GYD', 'JMD', 'LRD', 'NAD', 'SBD', 'SRD', 'TTD', 'XCD', 'DOP', 'CUP',
-] as const;
-
-/** Symbols and local abbreviations, matched case-sensitively. */
-const SYMBOLS: Readonly<Record<string, SymbolInfo>> = {
-  $: { default: 'USD', shared: DOLLARS },
-  US$: { default: 'USD' },
-  'U$S': { default: 'USD' },
-  A$: { default: 'AUD' },
-  AU$: { default: 'AUD' },
-  C$: { default: 'CAD', shared: ['CAD', 'NIO'] },
-  CA$: { default: 'CAD' },
-  NZ$: { default: 'NZD' },
-  HK$: { default: 'HKD' },
-  S$: { default: 'SGD' },
-  SG$: { default: 'SGD' },
-  MX$: { default: 'MXN' },
-  NT$: { default: 'TWD' },
-  R$: { default: 'BRL' },
-  '€': { default: 'EUR' },
-  '£': { default: 'GBP', shared: ['GBP', 'EGP', 'GIP', 'FKP', 'SHP', 'LBP', 'SYP', 'SSP'] },
-  '¥': { default: 'JPY', shared: ['JPY', 'CNY'] },
-  '円': { default: 'JPY' },
-  '元': { default: 'CNY' },
-  RMB: { default: 'CNY' },
-  'CN¥': { default: 'CNY' },
-  '₹': { default: 'INR' },
-  Rs: { default: 'INR', shared: ['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR'] },
-  'Rs.': { default: 'INR', shared: ['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR'] },
-  '₩': { default: 'KRW' },
-  '원': { default: 'KRW' },
-  '₽': { default: 'RUB' },
-  'руб': { default: 'RUB' },
-  'руб.': { default: 'RUB' },
-  '₺': { default: 'TRY' },
-  TL: { default: 'TRY' },
-  '₪': { default: 'ILS' },
-  '฿': { default: 'THB' },
-  '₫': { default: 'VND' },
-  '₱': { default: 'PHP' },
-  '₴': { default: 'UAH' },
-  'грн': { default: 'UAH' },
-  'zł': { default: 'PLN' },
-  'Kč': { default: 'CZK' },
-  Ft: { default: 'HUF' },
-  lei: { default: 'RON' },
-  'лв': { default: 'BGN' },
-  'лв.': { default: 'BGN' },
-  kr: { shared: ['SEK', 'NOK', 'DKK', 'ISK'] },
-  'kr.': { shared: ['DKK', 'SEK', 'NOK', 'ISK'] },
-  Fr: { default: 'CHF' },
-  'Fr.': { default: 'CHF' },
-  'SFr.': { default: 'CHF' },
-  RM: { default: 'MYR' },
-  Rp: { default: 'IDR' },
-  '₦': { default: 'NGN' },
-  '₡': { default: 'CRC' },
-  '₲': { default: 'PYG' },
-  '₵': { default: 'GHS' },
-  '₸': { default: 'KZT' },
-  '₾': { default: 'GEL' },
-  '₼': { default: 'AZN' },
-};
+import { SIGNS } from './currency-signs.js';
 
 /** Upper-case words that are ISO codes but far more often English words in shop text. */
 const CODE_WORDS: ReadonlySet<string> = new Set(['ALL', 'TOP', 'CUP', 'BOB', 'TRY', 'SOS', 'MAD', 'PEN', 'MOP', 'GEL']);
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const symbolAlternatives = Object.keys(SYMBOLS)
+const signAlternatives = [...SIGNS.keys()]
   .sort((a, b) => b.length - a.length)
   .map((s) => (/^\p{L}/u.test(s) ? `(?<![\\p{L}])${escape(s)}` : escape(s)) + (/\p{L}$/u.test(s) ? '(?![\\p{L}])' : ''))
   .join('|');
-const MARKER = `(?:(?<![\\p{L}])[A-Z]{3}(?![\\p{L}])|${symbolAlternatives})`;
+const MARKER = `(?:(?<![\\p{L}])[A-Z]{3}(?![\\p{L}])|${signAlternatives})`;
 
 /** A currency marker ending the text (before a number), e.g. "Preis: EUR " or "R$". */
 export const MARKER_AT_END = new RegExp(`(${MARKER})\\s*$`, 'u');
@@ -96,27 +25,44 @@ export const MARKER_AT_END = new RegExp(`(${MARKER})\\s*$`, 'u');
 export const MARKER_AT_START = new RegExp(`^\\s*(${MARKER})`, 'u');
 /** Every marker in a text. */
 export const MARKER_ANYWHERE = new RegExp(MARKER, 'gu');
+const CODE_ANYWHERE = /(?<![\p{L}])[A-Z]{3}(?![\p{L}])/gu;
 
 export interface ResolvedMarker {
   /** The ISO code, when the marker and the hint settle it. */
   currency?: string;
   /** Set when the marker is a currency sign but several currencies use it and no hint decided. */
   ambiguous?: readonly string[];
+  /** The marker counts 10^scale units of `currency` (the toman). */
+  scale?: number;
+}
+
+function isCode(word: string, hint: string | undefined): boolean {
+  return /^[A-Z]{3}$/.test(word) && isIsoCode(word) && (!CODE_WORDS.has(word) || word === hint);
 }
 
 /**
  * What a marker means, or undefined when it is not a currency marker at all (an upper-case word
- * that is no ISO code, or a code-like English word such as "TOP").
+ * that is no ISO code, or a code-like English word such as "TOP"). `hints` are codes that
+ * settle a shared sign, strongest first: the codes the text itself writes, then the page's.
  */
-export function resolveMarker(marker: string, hint?: string): ResolvedMarker | undefined {
-  const info = SYMBOLS[marker];
+export function resolveMarker(marker: string, ...hints: Array<string | undefined>): ResolvedMarker | undefined {
+  const info = SIGNS.get(marker);
   if (info) {
-    if (hint && info.shared?.includes(hint)) return { currency: hint };
-    if (info.default) return { currency: info.default };
-    return { ambiguous: info.shared ?? [] };
+    const settled = hints.find((h) => h !== undefined && info.shared?.includes(h));
+    const currency = settled ?? info.default;
+    if (!currency) return { ambiguous: info.shared ?? [] };
+    return info.scale ? { currency, scale: info.scale } : { currency };
   }
-  if (/^[A-Z]{3}$/.test(marker) && isIsoCode(marker) && (!CODE_WORDS.has(marker) || marker === hint)) {
-    return { currency: marker };
+  return isCode(marker, hints[hints.length - 1]) ? { currency: marker } : undefined;
+}
+
+/** The ISO codes a text writes as words ("NZD $100.70" -> NZD), when it writes exactly one. */
+export function soleCodeIn(text: string, hint: string | undefined): string | undefined {
+  let found: string | undefined;
+  for (const m of text.matchAll(CODE_ANYWHERE)) {
+    if (!isCode(m[0], hint)) continue;
+    if (found !== undefined && found !== m[0]) return undefined;
+    found = m[0];
   }
-  return undefined;
+  return found;
 }

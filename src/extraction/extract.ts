@@ -144,6 +144,7 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     }
     if (chosen.range) notes.push(`the chosen price is the low end of a range (${chosen.range.low} – ${chosen.range.high})`);
     else if (chosen.from) notes.push('the chosen price is a starting price ("from")');
+    if (chosen.period) notes.push(`the chosen price is charged per ${chosen.period}`);
     if (!chosen.currency) notes.push('no currency found on the page; set the listing\'s currency override');
     return { chosen, candidates, availability, notes };
   }

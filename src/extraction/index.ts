@@ -5,4 +5,4 @@
 export { extractPrices } from './extract.js';
 export { parsePrice, normalisePriceText } from './parse-price.js';
 export type { ParsedPrice, PriceHints, PriceParseFailure, PriceParseResult } from './parse-price.js';
-export type { Availability, Candidate, CandidateSource, ExtractOptions, Extraction } from './types.js';
+export type { Availability, Candidate, CandidateSource, ExtractOptions, Extraction, Period } from './types.js';

@@ -1,7 +1,8 @@
 /** What every extraction source returns, and helpers for turning values into candidates. */
 import { inStockOf, type Availability } from './availability.js';
 import { decimalFromNumber, isZeroDecimal } from '../money/decimal.js';
-import { parsePrice, type PriceHints } from './parse-price.js';
+import { parsePrice, type PriceHints, type PriceParseResult } from './parse-price.js';
+import type { Period } from './price-words.js';
 import type { Candidate, CandidateSource } from './types.js';
 
 export interface SourceContext {
@@ -23,7 +24,7 @@ export interface SourceResult {
 }
 
 export type ValueRead =
-  | { ok: true; price: string; currency?: string; range?: { low: string; high: string }; from?: boolean; notes: string[] }
+  | { ok: true; price: string; currency?: string; range?: { low: string; high: string }; from?: boolean; period?: Period; notes: string[] }
   | { ok: false; reason: string };
 
 /**
@@ -37,16 +38,17 @@ export function readMachinePrice(value: unknown, currency?: string): ValueRead {
     return d.ok ? { ok: true, price: d.value, notes: [] } : { ok: false, reason: `${value} ${d.reason}` };
   }
   if (typeof value !== 'string') return { ok: false, reason: `${JSON.stringify(value) ?? String(value)} is not a price` };
-  const p = parsePrice(value, { currency, decimal: '.' });
+  return fromParsed(parsePrice(value, { currency, decimal: '.' }));
+}
+
+function fromParsed(p: PriceParseResult): ValueRead {
   if (!p.ok) return p;
-  return { ok: true, price: p.amount, currency: p.currency, range: p.range, from: p.from, notes: p.notes };
+  return { ok: true, price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period, notes: p.notes };
 }
 
 /** Visible text, read with the page's currency and the listing's locale as hints. */
 export function readTextPrice(text: string, hints: PriceHints): ValueRead {
-  const p = parsePrice(text, hints);
-  if (!p.ok) return p;
-  return { ok: true, price: p.amount, currency: p.currency, range: p.range, from: p.from, notes: p.notes };
+  return fromParsed(parsePrice(text, hints));
 }
 
 export interface CandidateInput {
@@ -71,6 +73,7 @@ export function makeCandidate(c: CandidateInput): Candidate {
   }
   if (c.read.range) out.range = c.read.range;
   if (c.read.from) out.from = true;
+  if (c.read.period) out.period = c.read.period;
   const ignored = c.ignored ?? (isZeroDecimal(c.read.price) ? 'a zero price, usually a placeholder for "price on request"' : undefined);
   if (ignored) out.ignored = ignored;
   return out;

@@ -1,6 +1,7 @@
 import type { Availability } from './availability.js';
+import type { Period } from './price-words.js';
 
-export type { Availability };
+export type { Availability, Period };
 
 /** Where a candidate price came from; the order here is the order of preference. */
 export type CandidateSource =
@@ -32,6 +33,8 @@ export interface Candidate {
   range?: { low: string; high: string };
   /** The price is a starting price ("From $9.99"). */
   from?: boolean;
+  /** The price is charged per period ("$9.99/mo", "€ 99 per year"). */
+  period?: Period;
   /**
    * Why this candidate may not be chosen: a list or strikethrough price, another product's
    * price, a zero placeholder, an ambiguous platform block. Absent for eligible candidates.

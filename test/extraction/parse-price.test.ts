@@ -63,9 +63,18 @@ describe('parsePrice: formats shops write', () => {
 });
 
 describe('parsePrice: "1,299" and "1.299" (one separator followed by three digits)', () => {
-  it('reads a lone three-digit group as thousands by default', () => {
-    assert.equal(ok('1,299').amount, '1299');
-    assert.equal(ok('1.299').amount, '1299');
+  it('refuses a lone three-digit group when nothing settles it, and says what would', () => {
+    assert.match(fails('1,299'), /could be 1299 or 1\.299: .*set the listing's locale or currency/);
+    assert.match(fails('1.299'), /could be 1299 or 1\.299/);
+    assert.match(fails('129.900'), /could be 129900 or 129\.900/);
+  });
+
+  it('reads it as thousands for a currency with two decimals or none', () => {
+    assert.equal(ok('1.299 EUR').amount, '1299');
+    assert.equal(ok('$699,000').amount, '699000');
+    assert.equal(ok('1.299', { currency: 'EUR' }).amount, '1299');
+    assert.equal(ok('1 299 kr').amount, '1299');
+    assert.equal(ok('¥1,299').amount, '1299');
   });
 
   it('reads one or two digits after a lone separator as decimals', () => {
@@ -222,5 +231,99 @@ describe('parsePrice: values that are not prices', () => {
 
   it('returns zero as zero (callers decide what a zero price means)', () => {
     assert.equal(ok('0,00 €').amount, '0.00');
+  });
+});
+
+// Strings from public pages (sources in test/fixtures/price-strings/README.md and corpus.json).
+describe('parsePrice: real-world classes once read as a different number', () => {
+  it('joins a space after the decimal separator when a currency sign is attached', () => {
+    assert.equal(ok('1.837, 32 €').amount, '1837.32');
+    assert.equal(ok('118, 99 TL').currency, 'TRY');
+    assert.equal(ok('118, 99 TL').amount, '118.99');
+    assert.equal(ok('$ 8. 94').amount, '8.94');
+    assert.match(fails('38, 40'), /space after its decimal separator or two numbers/);
+  });
+
+  it('joins cents printed apart after the currency', () => {
+    assert.equal(ok('35€ 99').amount, '35.99');
+    assert.equal(ok('35€99').amount, '35.99');
+    assert.equal(ok('35€ 99 *').amount, '35.99');
+  });
+
+  it('reads three-decimal dinars and rials as decimals', () => {
+    assert.deepEqual([ok('18.900 K.D.').amount, ok('18.900 K.D.').currency], ['18.900', 'KWD']);
+    assert.deepEqual([ok('BD 0.880').amount, ok('BD 0.880').currency], ['0.880', 'BHD']);
+    assert.equal(ok('OMR0.100').amount, '0.100');
+    assert.deepEqual([ok('12,500 DT').amount, ok('12,500 DT').currency], ['12.500', 'TND']);
+  });
+
+  it('refuses a zero now price beside a was price', () => {
+    assert.match(fails('Was £20.00 Now £0.00'), /zero current price/);
+  });
+
+  it('reads a leading separator only on its own', () => {
+    assert.equal(ok('$.75').amount, '0.75');
+    assert.match(fails('$..75'), /not a well-formed number/);
+    assert.match(fails('$.75,333'), /not a well-formed number/);
+  });
+
+  it('refuses figures scaled by a word', () => {
+    assert.match(fails('Rp269 ribu'), /scaled by a word/);
+    assert.match(fails('1–3 млн ₽'), /scaled by a word/);
+  });
+
+  it('settles a shared sign by the code the text writes', () => {
+    assert.equal(ok('NZD $100.70').currency, 'NZD');
+    assert.equal(ok('$14,39 USD').currency, 'USD');
+  });
+});
+
+describe('parsePrice: real-world classes once refused', () => {
+  it('reads currency words in their grammatical forms and abbreviations', () => {
+    const table: Array<[string, string, string]> = [
+      ['1 500 рублей', '1500', 'RUB'],
+      ['899 ₽', '899', 'RUB'],
+      ['Від 50 грн', '50', 'UAH'],
+      ['4.890.000 Kč', '4890000', 'CZK'],
+      ['279,99 zł', '279.99', 'PLN'],
+      ['34 900 Ft', '34900', 'HUF'],
+      ['4.520,00 TL', '4520.00', 'TRY'],
+      ['Rs. 1,159', '1159', 'INR'],
+      ['Rp65.490', '65490', 'IDR'],
+      ['115 ريال عُماني', '115', 'OMR'],
+      ['22,99 dollari al mese', '22.99', 'USD'],
+      ['1.780 yenes', '1780', 'JPY'],
+    ];
+    for (const [text, amount, currency] of table) {
+      const r = ok(text);
+      assert.deepEqual([r.amount, r.currency], [amount, currency], text);
+    }
+  });
+
+  it('reads the toman as ten rials', () => {
+    const r = ok('157,000 تومان');
+    assert.deepEqual([r.amount, r.currency], ['1570000', 'IRR']);
+    assert.match(r.notes.join(' '), /counts 10 IRR/);
+  });
+
+  it('keeps per-piece prices, marks per-period ones and drops per-measure ones', () => {
+    assert.equal(ok('$4.99/each').period, undefined);
+    assert.equal(ok('$4.99/ea').amount, '4.99');
+    assert.equal(ok('$4.99 each').amount, '4.99');
+    assert.equal(ok('$9.99/mo').period, 'month');
+    assert.equal(ok('£9.99 per month').period, 'month');
+    assert.equal(ok('US$7,26 per bulan').period, 'month');
+    assert.equal(ok('$99/yr').period, 'year');
+    assert.match(fails('1,99 €/100 g'), /unit price/);
+    assert.match(fails('2,99 €/l'), /unit price/);
+    assert.match(fails('450 Ft/fő/éjszaka'), /unit price/);
+  });
+
+  it('reads a repeated price and a range with the currency on both ends', () => {
+    assert.equal(ok('18.900 K.D. 18.900 K.D.').amount, '18.900');
+    assert.equal(ok('1 299 Kč 1 299 Kč').amount, '1299');
+    assert.deepEqual(ok('$10.00 USD - $20.00 USD').range, { low: '10.00', high: '20.00' });
+    assert.deepEqual(ok('4 000 – 6 000 Kč').range, { low: '4000', high: '6000' });
+    assert.deepEqual(ok('od 10 zł do 20 zł').range, { low: '10', high: '20' });
   });
 });

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { corpus, corpusCases, score, SHARED_DIR, sharedCases, sharedRows, tally, type Scored } from './helpers/price-corpus.js';
+
+function report(rows: Scored[]): string {
+  const t = tally(rows);
+  return `${rows.length} strings: ${t.right} right, ${t.refused} refused, ${t.wrong} wrong`;
+}
+
+const wrongOnes = (rows: Scored[]): string[] => rows.filter((r) => r.outcome === 'wrong').map((r) => `${JSON.stringify(r.text)} -> ${r.got}`);
+
+describe('price strings from real pages: never a wrong number', () => {
+  it('our corpus (test/fixtures/price-strings/corpus.json)', (t) => {
+    const entries = corpus();
+    const rows = score(corpusCases(entries));
+    t.diagnostic(`corpus: ${report(rows)}; ${new Set(entries.map((e) => e.lang)).size} languages, ${new Set(entries.map((e) => e.currency).filter(Boolean)).size} currencies`);
+    assert.deepEqual(wrongOnes(rows), []);
+    // A floor, so that reading fewer strings right is noticed too.
+    assert.ok(tally(rows).right >= 0.9 * rows.length, report(rows));
+  });
+
+  const shared = sharedRows();
+  it('price-parser examples (shared, read where they lie)', { skip: shared ? false : `${SHARED_DIR} is absent: the shared price-parser strings were not evaluated` }, (t) => {
+    const rows = score(sharedCases(shared ?? []));
+    t.diagnostic(`price-parser examples: ${report(rows)}`);
+    assert.equal(rows.length, 555);
+    assert.deepEqual(wrongOnes(rows), []);
+    assert.ok(tally(rows).right >= 520, report(rows));
+  });
+});
