@@ -58,7 +58,8 @@ export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([
   ...each(['元', 'RMB', 'CN¥', '人民币'], one('CNY')),
   // South and East Asia
   ...each(['₹', 'रु', 'inr'], one('INR')),
-  ...each(['Rs', 'Rs.', 'RS', 'RS.'], shared('INR', RUPEES)),
+  // India, Pakistan, Nepal and Sri Lanka all write "Rs.": no default, the page must say which.
+  ...each(['Rs', 'Rs.', 'RS', 'RS.'], shared(undefined, RUPEES)),
   ['₨', shared(undefined, RUPEES)],
   ...each(['₩', '원'], one('KRW')),
   ...each(['฿', 'บาท'], one('THB')),

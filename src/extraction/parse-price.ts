@@ -89,6 +89,10 @@ const MAX_TEXT = 300;
 export function normalisePriceText(text: string): string {
   return text
     .normalize('NFKC')
+    // Arabic-Indic and Persian digits ("۵۵,۰۰۰ تومان") and the Arabic separators.
+    .replace(/[\u0660-\u0669\u06f0-\u06f9]/g, (d) => String((d.charCodeAt(0) - 0x0660) % 0x90))
+    .replace(/\u066b/g, '.')
+    .replace(/\u066c/g, ',')
     .replace(/[\u200b-\u200f\u2060\ufeff\u202a-\u202e\u2066-\u2069\u00ad]/g, '')
     .replace(/[\u2212\u2012\u2010\u2011]/g, '-')
     .replace(/\s+/g, ' ')
@@ -211,8 +215,25 @@ function markCurrencies(text: string, tokens: Token[], hints: Array<string | und
     const before = gapBefore.slice(0, gapBefore.length - t.prefixLen);
     const afterSign = t.prefix ? gapBefore.slice(gapBefore.length - t.prefixLen + t.prefix.length) : '';
     const minus = /-\s*$/.test(before) || /^\s*-/.test(afterSign);
-    t.negative = minus && (i === 0 || before.replace(/-\s*$/, '').trim() !== '' || /^\s*-/.test(afterSign));
+    const rest = before.replace(/-\s*$/, '').trim();
+    // "Mevzun Pro - ₺1.500": a spaced dash after a label separates it from the price.
+    const labelDash = /\p{L}\s+-\s+$/u.test(before) && !/^\s*-/.test(afterSign);
+    t.negative = minus && !labelDash && (i === 0 || rest !== '' || /^\s*-/.test(afterSign));
     t.parenthesised = (text.slice(0, t.start).match(/\(/g) ?? []).length > (text.slice(0, t.start).match(/\)/g) ?? []).length;
+  }
+}
+
+/**
+ * "制作费用：¥100": '¥' is the yen by default, but beside Chinese text (Han characters and no kana)
+ * it is as likely the yuan; unless the page or the text names one, the currency stays open.
+ */
+function chineseYen(text: string, tokens: Token[], hints: Array<string | undefined>): void {
+  if (hints.some((h) => h === 'JPY' || h === 'CNY')) return;
+  if (!/\p{Script=Han}/u.test(text) || /[\p{Script=Hiragana}\p{Script=Katakana}]/u.test(text)) return;
+  for (const t of tokens) {
+    if (t.currencyText !== '¥' || t.currency !== 'JPY') continue;
+    t.currency = undefined;
+    t.ambiguous = ['JPY', 'CNY'];
   }
 }
 
@@ -254,6 +275,12 @@ function classify(text: string, tokens: Token[]): void {
     t.role = role === 'save' ? undefined : role;
     if (OLD_AFTER.test(rest)) t.role = 'old';
     else if (FROM_AFTER.test(rest) && t.role === undefined) t.role = 'from';
+  }
+  // "HK$ 20,000 - 35,000 / 呎": the unit after a range's high end is the low end's unit too.
+  for (let i = tokens.length - 1; i > 0; i--) {
+    const a = tokens[i - 1] as Token;
+    const b = tokens[i] as Token;
+    if (b.dropWhy === 'unit' && a.kind !== 'drop' && RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))) drop(a, 'unit');
   }
 }
 
@@ -349,7 +376,9 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
 
   const tokens = tokenize(text);
   if (tokens.length === 0) return { ok: false, reason: `"${text}" holds no number` };
-  markCurrencies(text, tokens, [soleCodeIn(text, hint), hint]);
+  const currencyHints = [soleCodeIn(text, hint), hint];
+  markCurrencies(text, tokens, currencyHints);
+  chineseYen(text, tokens, currencyHints);
   joinApartCents(text, tokens);
   classify(text, tokens);
   shareRangeCurrency(text, tokens);

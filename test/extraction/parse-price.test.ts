@@ -38,7 +38,7 @@ describe('parsePrice: formats shops write', () => {
     ['C$ 12', '12', 'CAD'],
     ['$1,299.00 USD', '1299.00', 'USD'],
     ['₹1,29,999.00', '129999.00', 'INR'],
-    ['Rs. 1,299', '1299', 'INR'],
+    ['Rs. 1,299', '1299', undefined],
     ['1 299 Kč', '1299', 'CZK'],
     ['12 990 Ft', '12990', 'HUF'],
     ['129,99 lei', '129.99', 'RON'],
@@ -288,7 +288,6 @@ describe('parsePrice: real-world classes once refused', () => {
       ['279,99 zł', '279.99', 'PLN'],
       ['34 900 Ft', '34900', 'HUF'],
       ['4.520,00 TL', '4520.00', 'TRY'],
-      ['Rs. 1,159', '1159', 'INR'],
       ['Rp65.490', '65490', 'IDR'],
       ['115 ريال عُماني', '115', 'OMR'],
       ['22,99 dollari al mese', '22.99', 'USD'],
@@ -325,5 +324,73 @@ describe('parsePrice: real-world classes once refused', () => {
     assert.deepEqual(ok('$10.00 USD - $20.00 USD').range, { low: '10.00', high: '20.00' });
     assert.deepEqual(ok('4 000 – 6 000 Kč').range, { low: '4000', high: '6000' });
     assert.deepEqual(ok('od 10 zł do 20 zł').range, { low: '10', high: '20' });
+  });
+});
+
+describe('parsePrice: classes found by the 500-string corpus', () => {
+  it('drops savings written in Vietnamese, Turkish and Hebrew', () => {
+    for (const text of ['Giảm 100.000₫', 'Son 30 günün en ucuzu Kazancın 115,71 TL', 'חיסכון של 248 ₪']) {
+      const r = parsePrice(text);
+      assert.equal(r.ok, false, text);
+      if (!r.ok) assert.match(r.reason, /a saving/, text);
+    }
+  });
+
+  it('reads a Cyrillic "за" right after the sign as a unit price', () => {
+    const r = parsePrice('Миди – 7.50 лв.за килограм');
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.reason, /unit price/);
+    assert.equal(ok('шоколадов заек (chocolate bunny) – 7 лв.').amount, '7');
+  });
+
+  it('leaves "¥" open beside Chinese text, unless the page or kana settle it', () => {
+    const open = ok('制作费用：¥100');
+    assert.deepEqual([open.amount, open.currency], ['100', undefined]);
+    assert.ok(open.notes.some((n) => n.includes('JPY, CNY')), open.notes.join('; '));
+    assert.equal(ok('制作费用：¥100', { currency: 'CNY' }).currency, 'CNY');
+    assert.equal(ok('¥1,980（税込）です').currency, 'JPY');
+    assert.equal(ok('¥1,980').currency, 'JPY');
+  });
+
+  it('applies the unit after a range\'s high end to its low end too', () => {
+    const r = parsePrice('HK$ 20,000 - 35,000 / 呎');
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.reason, /unit price/);
+    assert.deepEqual(ok('฿900–1,800/day').range, { low: '900', high: '1800' });
+  });
+
+  it('refuses figures scaled by Persian, Arabic and Korean words and reads Persian digits', () => {
+    for (const text of ['3.5 میلیون تومان', '2 مليون ريال', '5천원']) assert.equal(parsePrice(text).ok, false, text);
+    const r = ok('۵۵,۰۰۰,۰۰۰ تومان');
+    assert.deepEqual([r.amount, r.currency], ['550000000', 'IRR']);
+  });
+
+  it('gives "Rs." no currency of its own: India, Pakistan, Nepal and Sri Lanka all write it', () => {
+    const r = ok('Rs. 450');
+    assert.deepEqual([r.amount, r.currency], ['450', undefined]);
+    assert.ok(r.notes.some((n) => n.includes('INR, PKR, LKR, NPR')), r.notes.join('; '));
+    assert.equal(ok('Rs. 450', { currency: 'NPR' }).currency, 'NPR');
+    assert.equal(ok('Rs. 1,159', { currency: 'INR' }).currency, 'INR');
+    assert.equal(ok('₹1,299').currency, 'INR');
+  });
+
+  it('reads periods written in Portuguese, Thai, Chinese and Korean', () => {
+    for (const [text, amount, period] of [
+      ['R$ 1.840 / mês', '1840', 'month'],
+      ['฿1,000/วัน', '1000', 'day'],
+      ['8000元/月', '8000', 'month'],
+      ['₩9,900/월', '9900', 'month'],
+    ] as const) {
+      const r = ok(text);
+      assert.deepEqual([r.amount, r.period], [amount, period], text);
+    }
+  });
+
+  it('reads a spaced dash after a label as a separator, not a minus', () => {
+    assert.equal(ok('Mevzun Pro - ₺1.500 / ay').amount, '1500');
+    assert.equal(ok('ბაი-ინი - 550₾').amount, '550');
+    assert.equal(parsePrice('-5,00 €').ok, false);
+    assert.equal(parsePrice('- 5,00 €').ok, false);
+    assert.equal(parsePrice('Rabatt: -5,00 €').ok, false);
   });
 });
