@@ -13,8 +13,16 @@ describe('price strings from real pages: never a wrong number', () => {
   it('our corpus (test/fixtures/price-strings/corpus.json)', (t) => {
     const entries = corpus();
     const rows = score(corpusCases(entries));
-    t.diagnostic(`corpus: ${report(rows)}; ${new Set(entries.map((e) => e.lang)).size} languages, ${new Set(entries.map((e) => e.currency).filter(Boolean)).size} currencies`);
+    // "und": strings from other libraries' test suites, which name no page language.
+    const languages = new Set(entries.map((e) => e.lang).filter((l) => l !== 'und')).size;
+    const currencies = new Set(entries.map((e) => e.currency).filter(Boolean)).size;
+    t.diagnostic(`corpus: ${report(rows)}; ${languages} languages, ${currencies} currencies`);
     assert.deepEqual(wrongOnes(rows), []);
+    // The size the evaluation promises: at least 500 strings, 25 languages, 40 currencies.
+    assert.ok(rows.length >= 500, `only ${rows.length} strings`);
+    assert.ok(languages >= 25, `only ${languages} languages`);
+    assert.ok(currencies >= 40, `only ${currencies} currencies`);
+    assert.equal(new Set(entries.map((e) => `${e.text}\n${e.source}`)).size, entries.length, 'a string is listed twice from one source');
     // A floor, so that reading fewer strings right is noticed too.
     assert.ok(tally(rows).right >= 0.9 * rows.length, report(rows));
   });
