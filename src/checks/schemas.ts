@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import type { Candidate, CandidateSource } from '../extraction/index.js';
+import type { Candidate, CandidateSource, Period } from '../extraction/index.js';
 import { FETCH_ERROR_CODES } from '../fetcher/types.js';
 import { Currency, HttpUrl, iso, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
 
@@ -38,6 +38,11 @@ void _allSources;
 
 export const AVAILABILITIES = ['in_stock', 'out_of_stock', 'preorder', 'unknown'] as const;
 
+export const PERIODS = ['day', 'week', 'month', 'year'] as const satisfies readonly Period[];
+// Fails to compile when the extractor gains a period this list lacks.
+const _allPeriods: (typeof PERIODS)[number] = '' as Period;
+void _allPeriods;
+
 /** At most this many candidates are kept per check (a category page can list hundreds). */
 export const MAX_CANDIDATES = 100;
 const MAX_TEXT = 1000;
@@ -66,6 +71,10 @@ export const CandidateSchema = Type.Object(
       { description: 'The price is the low end of this range (e.g. an AggregateOffer); null: a single price' },
     ),
     from: Type.Boolean({ description: 'The price is a starting price ("From $9.99")' }),
+    period: NullableEnum(
+      PERIODS,
+      'The price is charged per this period ("$9.99/mo", "R$ 290/mês" are month); null: a one-off price, or the page does not say',
+    ),
     ignored: Nullable(Text(MAX_TEXT, "Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible")),
     chosen: Type.Boolean({ description: 'The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded' }),
   },
@@ -120,8 +129,11 @@ export interface CheckRow {
   source: string | null;
   error_code: string | null;
   error: string | null;
-  candidates: CandidateJson[];
+  candidates: StoredCandidate[];
 }
+
+/** A candidate as listing_checks.candidates holds it: checks stored before `period` existed lack it. */
+export type StoredCandidate = Omit<CandidateJson, 'period'> & Partial<Pick<CandidateJson, 'period'>>;
 
 /** A listing_checks row as the API shows it (`select *` gives every column this needs). */
 export function toCheckResult(r: CheckRow): CheckResult {
@@ -140,7 +152,8 @@ export function toCheckResult(r: CheckRow): CheckResult {
     source: r.source as CheckResult['source'],
     error_code: r.error_code as CheckResult['error_code'],
     error: r.error,
-    candidates: r.candidates,
+    // Checks stored before candidates had a period have none: a one-off price as far as they know.
+    candidates: r.candidates.map((c) => ({ ...c, period: c.period ?? null })),
   };
 }
 
@@ -158,6 +171,7 @@ export function toCandidateJson(c: Candidate, chosen: boolean): CandidateJson {
     in_stock: c.inStock ?? null,
     range: c.range ? { low: Number(c.range.low), high: Number(c.range.high) } : null,
     from: c.from ?? false,
+    period: c.period ?? null,
     ignored: c.ignored === undefined ? null : clip(c.ignored),
     chosen,
   };

@@ -52,6 +52,16 @@ describe('POST /extract', () => {
     assert.deepEqual([pinned.price, pinned.currency, pinned.source], [44.99, 'GBP', 'selector']);
   });
 
+  it('a per-period price says its period; a one-off price says null', T, async () => {
+    const res = await extract({ url: t.site.pageUrl('per-month-suffix.html'), selector: '.plan-price' });
+    assert.equal(res.statusCode, 200, res.body);
+    const x = res.json<ExtractResult>();
+    assert.deepEqual([x.chosen?.price, x.chosen?.source, x.chosen?.period], [9.99, 'selector', 'month']);
+    const once = (await extract({ url: t.site.pageUrl('jsonld-basic.html') })).json<ExtractResult>();
+    assert.equal(once.chosen?.period, null);
+    assert.ok(once.candidates.every((c) => c.period === null));
+  });
+
   it('a page without a price: 200, ok false, the extractor\'s reason, every candidate still listed', T, async () => {
     const x = (await extract({ url: t.site.pageUrl('jsonld-zero-placeholder.html') })).json<ExtractResult>();
     assert.equal(x.ok, false);
