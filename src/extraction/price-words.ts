@@ -44,7 +44,7 @@ export const OLD_AFTER = /^\s*\(?\s*(?:uvp|rrp|msrp)(?![\p{L}])/iu;
 
 /** "/", "per", "pro", "je"... before a unit: "/kg", "per month", "pro Stück", "la pièce". */
 const PER = '(?:/\\s*|(?:per|pro|par|je|za|a|al|la|le|por|по|за|в|w|na) )';
-const PIECE = 'each|ea|pc|pcs|piece|pce|unit|item|st|stk|stück|szt|ks|kus|шт|штука|pièce|unité|u|ud|und|unidad|pz|pezzo|stuk|adet|kpl';
+const PIECE = 'each|ea|pc|pcs|piece|pce|unit|item|st|stk|stück|szt|ks|kus|шт|штука|штуку|бр|брой|pièce|unité|u|ud|und|unidad|pz|pezzo|stuk|adet|kpl';
 const MONTH = 'mo|mth|month|mes|mês|mese|mois|monat|miesiąc|mies|měsíc|мес|месяц|міс|місяць|kk|kuukausi|maand|månad|mån|md|bulan|bln|ay|tháng|เดือน|月|개월|월';
 const YEAR = 'yr|year|annum|jahr|an|anno|año|ano|rok|год|рік|år|jaar|tahun|thn|yıl|năm|ปี|年|년';
 const WEEK = 'wk|week|woche|semaine|semana|tydzień|тиждень|неделя|tuần|สัปดาห์|周|週|주';
@@ -73,7 +73,8 @@ export const MULTIPLIER_AFTER =
   /^\s*(?:ribu|rb|juta|jt|tys|tis|тыс|тис|млн|млрд|mil|mln|mld|mio|mrd|million|millions|billion|milliard|milliards|lakh|lakhs|crore|crores|bin|mille|nghìn|ngàn|triệu|tỷ|พัน|ล้าน|万|億|억|만|천|هزار|میلیون|میلیارد|ألف|مليون|مليار)\.?(?![\p{L}])/iu;
 
 /** A unit price: "4,99 €/kg", "1,99 €/100 g", "$2.50 per lb", "12 €/m²". */
-export const UNIT_AFTER = /^\s*(?:\/\s*(?:\d+(?:[.,]\d+)?\s*)?\p{L}|per\s|pro\s|je\s|par\s|za\s|за\s|\/\s*m[²³23])/iu;
+export const UNIT_AFTER =
+  /^\s*(?:\/\s*(?:\d+(?:[.,]\d+)?\s*)?\p{L}|per\s|pro\s|je\s|par\s|za\s|за\s*(?:\d+(?:[.,]\d+)?\s*)?(?:кг|килограм\p{L}*|г|грам\p{L}*|л|литр\p{L}*|литър|мл|м|метр\p{L}*|м²|м2|кв\.?\s*м|км|т|тон\p{L}*)\.?(?![\p{L}])|\/\s*m[²³23])/iu;
 export const UNIT_BEFORE = /=\s*$/;
 export const MULTIBUY_BEFORE = /(?<![\d.,'’ʼ])\d{1,3}\s*(?:for|für|pour|por|za)\s*$/iu;
 export const INSTALMENT_BEFORE =

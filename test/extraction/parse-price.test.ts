@@ -341,6 +341,10 @@ describe('parsePrice: classes found by the 500-string corpus', () => {
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.reason, /unit price/);
     assert.equal(ok('шоколадов заек (chocolate bunny) – 7 лв.').amount, '7');
+    // "за" is also "for": a set or a piece is the price.
+    assert.equal(ok('1500 руб. за комплект').amount, '1500');
+    assert.equal(ok('100 грн за штуку').amount, '100');
+    assert.equal(parsePrice('0.79 лв. за км').ok, false);
   });
 
   it('leaves "¥" open beside Chinese text, unless the page or kana settle it', () => {
