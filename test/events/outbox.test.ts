@@ -179,8 +179,8 @@ describe('events: the outbox', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/events?limit=4${cursor ? `&cursor=${cursor}` : ''}`, headers: a.headers });
-      const page = res.json<EventPage>();
+      const url: string = `/api/v1/events?limit=4${cursor ? `&cursor=${cursor}` : ''}`;
+      const page: EventPage = (await t.app.inject({ method: 'GET', url, headers: a.headers })).json<EventPage>();
       seen.push(...page.data.map((e) => e.id));
       cursor = page.pagination.next_cursor;
     } while (cursor);
