@@ -4,6 +4,10 @@ import { MAX_MONEY } from '../../money/decimal.js';
 import { CursorQuery, LimitQuery, listOf } from '../../lists/schemas.js';
 import { InStock } from '../ingest/schemas.js';
 
+/** The `kind` filter of GET /price-changes; the summary counts each. */
+export const CHANGE_KINDS = ['up', 'down', 'moved', 'back_in_stock', 'out_of_stock'] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
 const Side = (which: string) =>
   Type.Object(
     {
@@ -75,7 +79,44 @@ export const PriceChangeQuerySchema = Type.Object(
     ),
     since: Type.Optional(Timestamp('Changes observed at or after this instant')),
     until: Type.Optional(Timestamp('Changes observed before this instant')),
+    kind: Type.Optional(
+      Type.Unsafe<ChangeKind>({
+        type: 'string',
+        enum: [...CHANGE_KINDS],
+        description:
+          'Only changes of one kind: `up` / `down` the price rose / fell (same currency), `moved` either, ' +
+          '`back_in_stock` the stock became true, `out_of_stock` it became false (from anything else, unknown included). ' +
+          'GET /price-changes/summary counts each kind',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type PriceChangeQuery = Static<typeof PriceChangeQuerySchema>;
+
+const SummaryCount = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+
+export const PriceChangeSummarySchema = Type.Object(
+  {
+    object: Type.Literal('price_change_summary'),
+    since: Timestamp('The start of the period (inclusive), as asked'),
+    until: Timestamp('Its end: when the summary was computed'),
+    changes: SummaryCount('Every change observed in the period'),
+    up: SummaryCount('Changes whose price rose (same currency): the length of `GET /price-changes?since=...&kind=up`'),
+    down: SummaryCount('Changes whose price fell (`kind=down`)'),
+    back_in_stock: SummaryCount('Changes to in stock from out of stock or unknown (`kind=back_in_stock`)'),
+    out_of_stock: SummaryCount('Changes to out of stock from in stock or unknown (`kind=out_of_stock`)'),
+    average_percent: Type.Union([Type.Number({ minimum: -100, maximum: 1e17 }), Type.Null()], {
+      description: 'Mean `change.percent` of the rises and falls (`kind=moved`), 2 decimal places; null when there are none',
+    }),
+    series_observed: SummaryCount('Price series (a product at one competitor, or our own price) with an observation in the period'),
+    series_unchanged: SummaryCount('Of those, the series whose price (and currency) did not change in the period; stock may have'),
+  },
+  { title: 'PriceChangeSummary', additionalProperties: false },
+);
+export type PriceChangeSummary = Static<typeof PriceChangeSummarySchema>;
+
+export const PriceChangeSummaryQuerySchema = Type.Object(
+  { since: Timestamp('The start of the period: changes observed at or after this instant, up to now') },
+  { additionalProperties: false },
+);

@@ -4,7 +4,7 @@ import { iso } from '../../http/fields.js';
 import { type PageRequest, pageSql } from '../../lists/page.js';
 import type { SortKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
-import type { PriceChange } from './schemas.js';
+import type { ChangeKind, PriceChange } from './schemas.js';
 
 /** Reading price_changes (written by the trigger of migrations/0003_prices.sql, never here). */
 
@@ -55,7 +55,20 @@ export interface ChangeFilter {
   competitor_id?: string | null | undefined;
   since?: string | undefined;
   until?: string | undefined;
+  kind?: ChangeKind | undefined;
 }
+
+/**
+ * Each kind as a condition on a price_changes row. The summary counts with the same text, so a
+ * tile's number and the list it links to cannot disagree.
+ */
+export const KIND_SQL: Record<ChangeKind, string> = {
+  up: 'old_currency = new_currency and new_price > old_price',
+  down: 'old_currency = new_currency and new_price < old_price',
+  moved: 'old_currency = new_currency and new_price <> old_price',
+  back_in_stock: 'new_in_stock is true and old_in_stock is distinct from true',
+  out_of_stock: 'new_in_stock is false and old_in_stock is distinct from false',
+};
 
 /** Changes have one order, newest first by id (which only grows): the cursor holds the last id's digits. */
 export const CHANGE_SORTS = {
@@ -104,6 +117,7 @@ export async function listPriceChanges(db: Queryable, accountId: string, f: Chan
   else if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
   if (f.since !== undefined) add((p) => `observed_at >= ${p}::timestamptz`, f.since);
   if (f.until !== undefined) add((p) => `observed_at < ${p}::timestamptz`, f.until);
+  if (f.kind !== undefined) where.push(`(${KIND_SQL[f.kind]})`);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<PriceChangeRow>(
@@ -116,4 +130,55 @@ export async function listPriceChanges(db: Queryable, accountId: string, f: Chan
     params,
   );
   return r.rows;
+}
+
+export interface SummaryRow {
+  until: Date;
+  changes: string;
+  up: string;
+  down: string;
+  back_in_stock: string;
+  out_of_stock: string;
+  average_percent: string | null;
+  series_observed: string;
+  series_unchanged: string;
+}
+
+/**
+ * The account's changes observed since `since`, counted by kind (KIND_SQL), and its series
+ * observed since then with and without a price change, in one statement. Changes are read
+ * through each product's `price_changes_product (product_id, observed_at)` index, so only the
+ * period's rows are touched however long the history; series through `price_series_account`.
+ * A series was observed since `since` exactly when its latest observation is at or after it.
+ */
+export async function summarizePriceChanges(db: Queryable, accountId: string, since: string): Promise<SummaryRow> {
+  const r = await db.query<SummaryRow>(
+    `/* summarizePriceChanges */
+     with c as (
+       select c.*
+         from products p
+         join price_changes c on c.product_id = p.id and c.observed_at >= $2::timestamptz
+        where p.account_id = $1
+     ), moved as (
+       select distinct product_id, competitor_id from c where old_currency <> new_currency or old_price <> new_price
+     ), observed as (
+       select s.product_id, s.competitor_id
+         from price_series s
+        where s.account_id = $1 and s.latest_observed_at >= $2::timestamptz
+     )
+     select now() as until,
+            (select count(*) from c) as changes,
+            (select count(*) from c where ${KIND_SQL.up}) as up,
+            (select count(*) from c where ${KIND_SQL.down}) as down,
+            (select count(*) from c where ${KIND_SQL.back_in_stock}) as back_in_stock,
+            (select count(*) from c where ${KIND_SQL.out_of_stock}) as out_of_stock,
+            (select round(avg(round((new_price - old_price) * 100 / old_price, 2)), 2)
+               from c where ${KIND_SQL.moved} and old_price <> 0) as average_percent,
+            (select count(*) from observed) as series_observed,
+            (select count(*) from observed o
+              where not exists (select 1 from moved m
+                                 where m.product_id = o.product_id and m.competitor_id is not distinct from o.competitor_id)) as series_unchanged`,
+    [accountId, since],
+  );
+  return r.rows[0]!;
 }
