@@ -1,0 +1,307 @@
+import { ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { type Child, extLink, h, put } from '../dom';
+import { count, money, relative, stock, when } from '../format';
+import { competitorMap, competitorName, productsByIds } from '../names';
+import { type PageContext, pageHeader } from '../page';
+import { go, href } from '../router';
+import type { Candidate, CheckResult, Competitor, Extraction, Listing } from '../types';
+import { badge, checkbox, clearErrors, control, describeError, errorBox, field, loading, listPager, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+
+const STATUSES: [string, string][] = [
+  ['', 'Any state'],
+  ['ok', 'OK'],
+  ['failing', 'Failing'],
+  ['flagged', 'Flagged (failing repeatedly)'],
+  ['pending', 'Never checked'],
+];
+
+
+const statusBadge = (l: Pick<Listing, 'status'>) => badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad');
+
+/** Every price a page offered, in order of preference, with the one chosen and why the others were not. */
+export function candidatesTable(candidates: readonly Candidate[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'candidates' },
+    h(
+      'p',
+      { class: 'hint' },
+      'Candidates are tried in order of preference (a pinned selector, then JSON-LD, microdata, RDFa, meta tags, shop-platform data); the first one not ignored is chosen.',
+    ),
+    table(
+      `Price candidates (${candidates.length})`,
+      [
+        { title: '', cell: (c: Candidate) => (c.chosen ? badge('chosen', 'ok') : c.ignored ? badge('ignored', 'muted') : badge('eligible', 'muted')) },
+        { title: 'Price', class: 'num', cell: (c) => money(c.price, c.currency) + (c.from ? ' (from)' : '') + (c.range ? ` (range ${c.range.low}–${c.range.high})` : '') },
+        { title: 'Source', cell: (c) => c.source },
+        { title: 'Where on the page', cell: (c) => h('code', null, c.detail ?? '—') },
+        { title: 'Raw text', cell: (c) => h('code', null, c.raw ?? '—') },
+        { title: 'Stock', cell: (c) => c.availability ?? '—' },
+        { title: 'Why (not)', cell: (c) => (c.chosen ? 'first candidate not ignored' : (c.ignored ?? 'a candidate before it was chosen')) },
+      ],
+      candidates,
+      'The page offered no price at all.',
+    ),
+  );
+}
+
+function checkView(c: CheckResult): HTMLElement {
+  return h(
+    'div',
+    { class: 'check' },
+    h(
+      'p',
+      null,
+      c.ok ? badge('ok', 'ok') : badge(c.error_code ?? 'failed', 'bad'),
+      ' ',
+      when(c.started_at, true),
+      ` · ${c.duration_ms} ms`,
+      c.http_status !== null ? ` · HTTP ${c.http_status}` : '',
+      c.ok ? ` · ${money(c.price, c.currency)}, ${stock(c.in_stock)} (${c.source ?? ''})` : '',
+    ),
+    c.error ? h('p', { class: 'notice error' }, c.error) : null,
+    c.final_url ? h('p', null, 'Page: ', extLink(c.final_url)) : null,
+    candidatesTable(c.candidates),
+  );
+}
+
+export async function listingsPage(ctx: PageContext): Promise<void> {
+  const q = ctx.query;
+  const filters: Record<string, string> = {};
+  for (const k of ['status', 'product_id', 'competitor_id']) {
+    const v = q.get(k);
+    if (v) filters[k] = v;
+  }
+  const cursor = q.get('cursor');
+  pageHeader(ctx, 'Competitors & listings');
+
+  const comps = await competitorMap(true).catch(() => new Map<string, Competitor>());
+  const form = h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filter listings' },
+    selectField({ name: 'status', label: 'State', options: STATUSES, value: filters.status }),
+    selectField({ name: 'competitor_id', label: 'Competitor', options: [['', 'Any'], ...[...comps.values()].map((c) => [c.id, c.name] as const)], value: filters.competitor_id }),
+    filters.product_id ? h('input', { type: 'hidden', name: 'product_id', value: filters.product_id }) : null,
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), h('a', { class: 'button secondary', href: '#/listings' }, 'Clear')),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const next: Record<string, string> = {};
+    for (const k of ['status', 'competitor_id', 'product_id']) {
+      const v = control(form, k)?.value ?? (form.elements.namedItem(k) as HTMLInputElement | null)?.value;
+      if (v) next[k] = v;
+    }
+    go('/listings', next);
+  });
+  const listSlot = h('div', null, loading('Loading listings…'));
+  const resultSlot = h('div', { class: 'check-result', 'aria-live': 'polite', 'data-testid': 'check-result' });
+  ctx.main.append(section('Listings', form, listSlot, resultSlot));
+
+  const reload = async () => {
+    try {
+      const page = await api<ListPage<Listing>>('/listings', { query: { ...filters, cursor, limit: 25, sort: 'next_check_at' }, signal: ctx.signal });
+      const prods = await productsByIds(page.data.map((l) => l.product_id));
+      put(
+        listSlot,
+        table(
+          'Listings, next check first',
+          [
+            { title: 'Product', cell: (l: Listing) => h('a', { href: href(`/products/${l.product_id}`) }, prods.get(l.product_id)?.name ?? l.product_id) },
+            { title: 'Where', cell: (l) => competitorName(comps, l.competitor_id) },
+            { title: 'Page', cell: (l) => extLink(l.url, shortUrl(l.url)) },
+            { title: 'State', cell: (l) => [statusBadge(l), l.consecutive_failures > 1 ? ` ${l.consecutive_failures} failures in a row` : ''] },
+            { title: 'Last price', class: 'num', cell: (l) => [money(l.last_price, l.last_currency), l.last_price !== null ? h('br') : null, l.last_price !== null ? stock(l.in_stock) : ''] },
+            { title: 'Last error', cell: (l) => l.last_error ?? '—' },
+            { title: 'Last check', cell: (l) => relative(l.last_checked_at) },
+            { title: 'Next check', cell: (l) => (l.enabled ? relative(l.next_check_at) : 'disabled') },
+            {
+              title: 'Actions',
+              cell: (l) => {
+                const now = h('button', { type: 'button', class: 'small' }, 'Check now');
+                now.addEventListener('click', () =>
+                  void withBusy(now, resultSlot, async () => {
+                    put(resultSlot, loading(`Checking ${shortUrl(l.url)}…`));
+                    const r = await api<CheckResult>(`/listings/${encodeURIComponent(l.id)}/check`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                    put(resultSlot, h('h3', { tabindex: -1 }, `Check of ${shortUrl(l.url)}`), checkView(r));
+                    resultSlot.querySelector('h3')?.focus();
+                    await reload();
+                  }),
+                );
+                const log = h('button', { type: 'button', class: 'secondary small' }, 'Check log');
+                log.addEventListener('click', () =>
+                  void withBusy(log, resultSlot, async () => {
+                    const checks = await api<ListPage<CheckResult>>(`/listings/${encodeURIComponent(l.id)}/checks`, { query: { limit: 20 } });
+                    put(
+                      resultSlot,
+                      h('h3', { tabindex: -1 }, `Last checks of ${shortUrl(l.url)}`),
+                      checks.data.length === 0
+                        ? h('p', { class: 'muted' }, 'Not checked yet.')
+                        : checks.data.map((c) => h('details', null, h('summary', null, `${when(c.started_at, true)}: ${c.ok ? `${money(c.price, c.currency)}` : (c.error_code ?? 'failed')}`), checkView(c))),
+                    );
+                    resultSlot.querySelector('h3')?.focus();
+                  }),
+                );
+                return h('div', { class: 'row-actions' }, now, log);
+              },
+            },
+          ],
+          page.data,
+          'No listings match.',
+        ),
+        listPager('/listings', filters, cursor, page.pagination),
+      );
+    } catch (err) {
+      if (!ctx.signal.aborted) put(listSlot, errorBox(err));
+    }
+  };
+  await reload();
+
+  ctx.main.append(
+    section('Add a listing', addListingForm(comps, filters.product_id, () => void reload())),
+    section('Competitors', competitorsView(comps)),
+    section('Try extraction (dry run)', extractForm()),
+  );
+}
+
+export function shortUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const path = u.pathname + u.search;
+    return u.host + (path.length > 32 ? `${path.slice(0, 31)}…` : path === '/' ? '' : path);
+  } catch {
+    return url;
+  }
+}
+
+function competitorsView(comps: Map<string, Competitor>): Child {
+  const err = h('div');
+  const submit = h('button', { type: 'submit' }, 'Add competitor');
+  const form = h(
+    'form',
+    { class: 'inline-form', novalidate: true, 'aria-label': 'Add a competitor' },
+    field({ name: 'name', label: 'Name', required: true, maxlength: 200 }),
+    field({ name: 'website', label: 'Website', type: 'url', required: true, placeholder: 'https://shop.example' }),
+    h('div', { class: 'actions' }, submit),
+    err,
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    void withBusy(submit, err, async () => {
+      try {
+        const c = await api<Competitor>('/competitors', {
+          method: 'POST',
+          body: { name: control(form, 'name')!.value, website: control(form, 'website')!.value },
+          idempotencyKey: newIdempotencyKey(),
+        });
+        toast(`Added ${c.name}.`);
+        go('/listings', { competitor_id: c.id });
+      } catch (e2) {
+        if (e2 instanceof ApiError && showFieldErrors(form, e2.details).length === 0 && e2.details.length > 0) return;
+        throw e2;
+      }
+    });
+  });
+  return [
+    table('Competitors', [
+      { title: 'Name', cell: (c: Competitor) => h('a', { href: href('/listings', { competitor_id: c.id }) }, c.name) },
+      { title: 'Website', cell: (c) => extLink(c.website, c.domain) },
+      { title: 'Listings', class: 'num', cell: (c) => count(c.listing_count) },
+    ], [...comps.values()], 'No competitors yet.'),
+    h('h3', null, 'Add a competitor'),
+    form,
+  ];
+}
+
+function addListingForm(comps: Map<string, Competitor>, productId: string | undefined, done: () => void): HTMLElement {
+  const err = h('div');
+  const submit = h('button', { type: 'submit' }, 'Add listing');
+  const form = h(
+    'form',
+    { class: 'grid-form', novalidate: true, 'aria-label': 'Add a listing' },
+    field({ name: 'product_id', label: 'Product id', required: true, value: productId, placeholder: 'prod_…', hint: 'Open a product and use “Manage these listings” to fill this in' }),
+    selectField({ name: 'competitor_id', label: 'Where', options: [['', 'Our own shop'], ...[...comps.values()].map((c) => [c.id, c.name] as const)] }),
+    field({ name: 'url', label: 'Page address', type: 'url', hint: 'Required for a competitor\'s page; our own defaults to the product\'s page' }),
+    field({ name: 'selector', label: 'CSS selector (optional)', hint: 'Pins the element holding the price; try it in the dry run below first' }),
+    field({ name: 'check_interval_seconds', label: 'Check every (seconds)', type: 'number', value: 21600, min: '300', max: '2592000' }),
+    checkbox({ name: 'render_js', label: 'Render with a browser (pages that need JavaScript)' }),
+    err,
+    h('div', { class: 'actions' }, submit),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const v = (k: string) => control(form, k)?.value.trim() ?? '';
+    const body: Record<string, unknown> = { product_id: v('product_id'), competitor_id: v('competitor_id') || null, check_interval_seconds: Number(v('check_interval_seconds')) };
+    if (v('url')) body.url = v('url');
+    if (v('selector')) body.selector = v('selector');
+    if ((control(form, 'render_js') as HTMLInputElement).checked) body.render_js = true;
+    void withBusy(submit, err, async () => {
+      try {
+        await api<Listing>('/listings', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
+      } catch (e2) {
+        if (e2 instanceof ApiError && e2.details.length > 0 && showFieldErrors(form, e2.details).length === 0) return;
+        throw e2;
+      }
+      toast('Listing added; its first check is due now.');
+      done();
+    });
+  });
+  return form;
+}
+
+/** POST /extract: fetch a page as a check would and show every candidate, saving nothing. */
+function extractForm(): HTMLElement {
+  const out = h('div', { 'aria-live': 'polite', 'data-testid': 'extract-result' });
+  const submit = h('button', { type: 'submit' }, 'Try it');
+  const form = h(
+    'form',
+    { class: 'grid-form', novalidate: true, 'aria-label': 'Dry-run extraction' },
+    field({ name: 'url', label: 'Page address', type: 'url', required: true, placeholder: 'https://shop.example/product' }),
+    field({ name: 'selector', label: 'CSS selector (optional)' }),
+    field({ name: 'currency_override', label: 'Currency override (optional)', maxlength: 3 }),
+    checkbox({ name: 'render_js', label: 'Render with a browser' }),
+    checkbox({ name: 'respect_robots', label: 'Respect robots.txt', checked: true }),
+    h('div', { class: 'actions' }, submit),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const v = (k: string) => control(form, k)?.value.trim() ?? '';
+    const body: Record<string, unknown> = {
+      url: v('url'),
+      render_js: (control(form, 'render_js') as HTMLInputElement).checked,
+      respect_robots: (control(form, 'respect_robots') as HTMLInputElement).checked,
+    };
+    if (v('selector')) body.selector = v('selector');
+    if (v('currency_override')) body.currency_override = v('currency_override');
+    void withBusy(submit, out, async () => {
+      put(out, loading('Fetching the page…'));
+      let x: Extraction;
+      try {
+        x = await api<Extraction>('/extract', { method: 'POST', body });
+      } catch (e2) {
+        if (e2 instanceof ApiError && e2.details.length > 0) {
+          const rest = showFieldErrors(form, e2.details);
+          put(out, rest.length ? errorBox(e2) : h('p', { class: 'notice error' }, describeError(e2)));
+          return;
+        }
+        throw e2;
+      }
+      put(
+        out,
+        h('h3', null, x.ok ? `A check would record ${money(x.price, x.currency)} (${stock(x.in_stock)})` : `A check would fail: ${x.error_code ?? ''}`),
+        x.error ? h('p', { class: 'notice error' }, x.error) : null,
+        x.chosen
+          ? h('p', null, 'Chosen: ', h('strong', null, x.chosen.source), ' at ', h('code', null, x.chosen.detail ?? '—'), ', raw text ', h('code', null, x.chosen.raw ?? '—'), ' — the first candidate in order of preference that was not ignored.')
+          : x.failure
+            ? h('p', null, 'Nothing chosen: ', x.failure)
+            : null,
+        x.fetch ? h('p', { class: 'muted' }, `HTTP ${x.fetch.status} · ${x.fetch.content_type ?? ''} · ${count(x.fetch.bytes)} bytes · ${x.fetch.ms} ms`, x.fetch.redirects.length ? ` · ${x.fetch.redirects.length} redirects` : '', ' · ', extLink(x.fetch.final_url)) : null,
+        candidatesTable(x.candidates),
+        x.notes.length ? h('ul', { class: 'notes' }, x.notes.map((n) => h('li', null, n))) : null,
+      );
+    });
+  });
+  return h('div', null, h('p', { class: 'muted' }, 'Fetches a page the way a check would (robots.txt, address rules, the same extractor) and shows every price found. Saves nothing.'), form, out);
+}

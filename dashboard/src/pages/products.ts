@@ -1,0 +1,341 @@
+import { api, type Page as ListPage, newIdempotencyKey, request } from '../api';
+import { parseCsv, csvRow } from '../csv';
+import { type Child, h, put } from '../dom';
+import { count, money, number, relative } from '../format';
+import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
+import { type PageContext, pageHeader } from '../page';
+import { go, href } from '../router';
+import type { Competitor, Product } from '../types';
+import {
+  badge,
+  confirmDialog,
+  errorBox,
+  field,
+  loading,
+  modal,
+  listPager,
+  POSITION_WORDS,
+  positionClass,
+  selectField,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
+import { openProductForm } from './product-form';
+
+const FILTERS = ['q', 'brand', 'category', 'currency', 'min_price', 'max_price', 'sort'] as const;
+const SORTS: [string, string][] = [
+  ['-created_at', 'Newest first'],
+  ['created_at', 'Oldest first'],
+  ['name', 'Name A–Z'],
+  ['-name', 'Name Z–A'],
+  ['base_price', 'Base price, low to high'],
+  ['-base_price', 'Base price, high to low'],
+  ['sku', 'SKU'],
+  ['brand', 'Brand'],
+  ['category', 'Category'],
+  ['-updated_at', 'Recently changed'],
+];
+
+
+export function positionCell(p: Product): Child {
+  const pos = p.monitoring.position;
+  const kind = positionClass(pos.rank, pos.competitors_compared);
+  if (kind === 'none') return h('span', { class: 'muted' }, 'not compared');
+  return h(
+    'span',
+    { class: 'position' },
+    badge(`#${pos.rank} of ${pos.competitors_compared + 1}`, kind),
+    h('span', { class: 'sr-only' }, ` (${POSITION_WORDS[kind]})`),
+    ' ',
+    h('span', { title: 'Price index: our price / the competitors\' average × 100' }, `index ${number(pos.price_index)}`),
+  );
+}
+
+export function cheapestCell(p: Product, comps: Map<string, Competitor>): Child {
+  const l = p.monitoring.lowest_competitor_price;
+  if (!l) return '—';
+  return h('span', null, money(l.price, l.currency), h('br'), h('span', { class: 'muted' }, competitorName(comps, l.competitor_id)));
+}
+
+export async function productsPage(ctx: PageContext): Promise<void> {
+  const q = ctx.query;
+  const filters: Record<string, string> = {};
+  for (const k of FILTERS) {
+    const v = q.get(k);
+    if (v) filters[k] = v;
+  }
+  const cursor = q.get('cursor');
+
+  const newButton = h('button', { type: 'button', onclick: () => void create() }, 'New product');
+  const importButton = h('button', { type: 'button', class: 'secondary', onclick: () => void openImport(() => void reload()) }, 'Import CSV');
+  const exportButton = h('button', { type: 'button', class: 'secondary' }, 'Export CSV');
+  exportButton.addEventListener('click', () => void withBusy(exportButton, null, () => exportCsv(filters)));
+  pageHeader(ctx, 'Products', h('div', { class: 'toolbar' }, newButton, importButton, exportButton));
+
+  const form = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': 'Filter products' },
+    field({ name: 'q', label: 'Search', type: 'search', value: filters.q, hint: 'Name, brand, SKU or description' }),
+    field({ name: 'brand', label: 'Brand', value: filters.brand }),
+    field({ name: 'category', label: 'Category', value: filters.category }),
+    field({ name: 'currency', label: 'Currency', value: filters.currency, maxlength: 3 }),
+    field({ name: 'min_price', label: 'Min base price', value: filters.min_price, inputmode: 'decimal' }),
+    field({ name: 'max_price', label: 'Max base price', value: filters.max_price, inputmode: 'decimal' }),
+    selectField({ name: 'sort', label: 'Sort', options: SORTS, value: filters.sort ?? '-created_at' }),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), h('a', { href: '#/products', class: 'button secondary' }, 'Clear')),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const next: Record<string, string> = {};
+    for (const k of FILTERS) {
+      const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement | null;
+      const v = el?.value.trim() ?? '';
+      if (v && !(k === 'sort' && v === '-created_at')) next[k] = v;
+    }
+    go('/products', next);
+  });
+  const listSlot = h('div', { 'aria-live': 'polite' }, loading('Loading products…'));
+  ctx.main.append(form, listSlot);
+
+  const create = async () => {
+    const p = await openProductForm(null);
+    if (p) go(`/products/${p.id}`);
+  };
+
+  const reload = async () => {
+    try {
+      const [page, comps] = await Promise.all([
+        api<ListPage<Product>>('/products', { query: { ...filters, cursor, limit: 25 }, signal: ctx.signal }),
+        competitorMap(),
+      ]);
+      page.data.forEach(rememberProduct);
+      put(
+        listSlot,
+        table(
+          `Products${filters.q ? ` matching “${filters.q}”` : ''}`,
+          [
+            { title: 'Name', cell: (p) => h('a', { href: href(`/products/${p.id}`), 'data-testid': 'product-link' }, p.name) },
+            { title: 'SKU', cell: (p) => p.sku ?? '—' },
+            { title: 'Brand', cell: (p) => p.brand ?? '—' },
+            { title: 'Category', cell: (p) => p.category ?? '—' },
+            { title: 'Base price', class: 'num', cell: (p) => money(p.base_price, p.currency) },
+            { title: 'Our price', class: 'num', cell: (p) => money(p.monitoring.position.own_price, p.currency) },
+            { title: 'Position', cell: (p) => positionCell(p) },
+            { title: 'Cheapest competitor', cell: (p) => cheapestCell(p, comps) },
+            { title: 'Listings', class: 'num', cell: (p) => count(p.monitoring.listing_count) },
+            { title: 'Last checked', cell: (p) => relative(p.monitoring.last_checked_at) },
+            {
+              title: 'Actions',
+              cell: (p) =>
+                h(
+                  'div',
+                  { class: 'row-actions' },
+                  h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${p.name}`, onclick: () => void edit(p) }, 'Edit'),
+                  h('button', { type: 'button', class: 'danger small', 'aria-label': `Delete ${p.name}`, onclick: () => void remove(p) }, 'Delete'),
+                ),
+            },
+          ],
+          page.data,
+          Object.keys(filters).length > 0 ? 'No product matches these filters.' : 'No products yet: create one or import a CSV file.',
+        ),
+        listPager('/products', filters, cursor, page.pagination),
+      );
+    } catch (err) {
+      if (!ctx.signal.aborted) put(listSlot, errorBox(err));
+    }
+  };
+
+  const edit = async (p: Product) => {
+    if (await openProductForm(p)) await reload();
+  };
+  const remove = async (p: Product) => {
+    if (!(await confirmDialog(`Delete “${p.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))) return;
+    await withBusy(null, null, async () => {
+      await api(`/products/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
+      forgetProduct(p.id);
+      toast(`Deleted ${p.name}.`);
+      await reload();
+    });
+  };
+
+  await reload();
+}
+
+/** GET /products.csv with the current filters, saved as a file (a plain link could not send the key). */
+async function exportCsv(filters: Record<string, string>): Promise<void> {
+  const res = await request('/products.csv', { query: filters });
+  const blob = await res.blob();
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: 'products.csv', class: 'sr-only' }, 'download');
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  toast('Exported products.csv.');
+}
+
+// ---- CSV import ----
+
+const COLUMNS = ['name', 'base_price', 'currency', 'sku', 'brand', 'category', 'description', 'url'] as const;
+const REQUIRED = ['name', 'base_price', 'currency'] as const;
+/** Items per POST /products/batch: small enough for steady progress, large enough to be quick (the API takes 1000). */
+export const IMPORT_CHUNK = 200;
+const MONEY = /^\d{1,11}(\.\d{1,4})?$/;
+
+interface RowError {
+  line: number;
+  name: string;
+  field: string;
+  message: string;
+}
+
+interface BatchResult {
+  results: { index: number; status: number; product?: Product; error?: { error: string; details?: { field: string; message: string }[] } }[];
+  created: number;
+  failed: number;
+}
+
+/** Reads the file into products and the rows refused before sending (a price that is not a number). */
+export function productsFromCsv(text: string): { items: { line: number; product: Record<string, unknown> }[]; errors: RowError[]; ignored: string[] } {
+  const rows = parseCsv(text);
+  const header = rows.shift();
+  if (!header) throw new Error('The file is empty.');
+  const names = header.cells.map((c) => c.trim().toLowerCase());
+  const missing = REQUIRED.filter((r) => !names.includes(r));
+  if (missing.length > 0) throw new Error(`The header row lacks ${missing.join(', ')} (columns: ${COLUMNS.join(', ')}).`);
+  const ignored = names.filter((n) => n !== '' && !(COLUMNS as readonly string[]).includes(n));
+  const items: { line: number; product: Record<string, unknown> }[] = [];
+  const errors: RowError[] = [];
+  for (const row of rows) {
+    const product: Record<string, unknown> = {};
+    names.forEach((n, i) => {
+      if (!(COLUMNS as readonly string[]).includes(n)) return;
+      const v = row.cells[i] ?? '';
+      if (v === '') return;
+      product[n] = v;
+    });
+    const price = String(product.base_price ?? '').trim();
+    if (!MONEY.test(price)) {
+      errors.push({ line: row.line, name: String(product.name ?? ''), field: 'base_price', message: price ? `“${price}” is not an amount like 19.99` : 'is required' });
+      continue;
+    }
+    product.base_price = Number(price);
+    if (typeof product.currency === 'string') product.currency = product.currency.trim();
+    items.push({ line: row.line, product });
+  }
+  return { items, errors, ignored };
+}
+
+function openImport(done: () => void): void {
+  const fileId = 'import-file';
+  const input = h('input', { id: fileId, name: 'file', type: 'file', accept: '.csv,text/csv', required: true, 'aria-describedby': 'import-help' });
+  const start = h('button', { type: 'submit' }, 'Import');
+  const cancel = h('button', { type: 'button', class: 'secondary' }, 'Close');
+  const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Import progress', hidden: true });
+  const progressText = h('p', { role: 'status', 'aria-live': 'polite', 'data-testid': 'import-status' });
+  const errorsSlot = h('div', { 'data-testid': 'import-errors' });
+  let controller: AbortController | null = null;
+  const form = h(
+    'form',
+    { novalidate: true, 'aria-label': 'Import products from CSV' },
+    h(
+      'p',
+      { id: 'import-help' },
+      'A header row, then one product per row. Columns: ',
+      h('code', null, COLUMNS.join(', ')),
+      ' (name, base_price and currency required). Rows are created in batches of ',
+      String(IMPORT_CHUNK),
+      '; a bad row is reported and the others are still created.',
+    ),
+    h('div', { class: 'field' }, h('label', { for: fileId }, 'CSV file'), input),
+    progress,
+    progressText,
+    errorsSlot,
+    h('div', { class: 'actions' }, cancel, start),
+  );
+  const { close } = modal('Import products', form, { onClose: () => controller?.abort() });
+  cancel.addEventListener('click', () => (controller ? controller.abort() : close()));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const file = input.files?.[0];
+    if (!file) {
+      put(progressText, 'Choose a CSV file first.');
+      input.focus();
+      return;
+    }
+    void withBusy(start, errorsSlot, async () => {
+      controller = new AbortController();
+      cancel.textContent = 'Stop';
+      try {
+        await runImport(await file.text(), controller.signal, progress, progressText, errorsSlot);
+      } finally {
+        controller = null;
+        cancel.textContent = 'Close';
+        done();
+      }
+    });
+  });
+  input.focus();
+}
+
+async function runImport(text: string, signal: AbortSignal, progress: HTMLProgressElement, status: HTMLElement, errorsSlot: HTMLElement): Promise<void> {
+  const { items, errors, ignored } = productsFromCsv(text);
+  const total = items.length + errors.length;
+  progress.hidden = false;
+  progress.max = Math.max(1, total);
+  let created = 0;
+  let done = errors.length;
+  const report = (final = false) => {
+    progress.value = done;
+    put(
+      status,
+      `${final ? 'Done' : 'Importing'}: ${count(done)} of ${count(total)} rows, ${count(created)} created, ${count(errors.length)} with errors.`,
+      ignored.length ? ` Columns ignored: ${ignored.join(', ')}.` : '',
+    );
+  };
+  report();
+  for (let i = 0; i < items.length; i += IMPORT_CHUNK) {
+    if (signal.aborted) break;
+    const chunk = items.slice(i, i + IMPORT_CHUNK);
+    const res = await api<BatchResult>('/products/batch', {
+      method: 'POST',
+      body: { products: chunk.map((c) => c.product) },
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    });
+    for (const r of res.results) {
+      const item = chunk[r.index]!;
+      if (r.status === 201) {
+        created++;
+        continue;
+      }
+      const details = r.error?.details?.length ? r.error.details : [{ field: '', message: r.error?.error ?? `status ${r.status}` }];
+      for (const d of details) errors.push({ line: item.line, name: String(item.product.name ?? ''), field: d.field.replace(/^products\[\d+\]\./, ''), message: d.message });
+    }
+    done += chunk.length;
+    report();
+  }
+  report(true);
+  errors.sort((a, b) => a.line - b.line);
+  put(
+    errorsSlot,
+    errors.length === 0
+      ? null
+      : [
+          table('Rows not imported', [
+            { title: 'Line', class: 'num', cell: (e: RowError) => String(e.line) },
+            { title: 'Name', cell: (e) => e.name || '—' },
+            { title: 'Field', cell: (e) => h('code', null, e.field || '—') },
+            { title: 'Problem', cell: (e) => e.message },
+          ], errors),
+          errorReportLink(errors),
+        ],
+  );
+}
+
+function errorReportLink(errors: RowError[]): HTMLElement {
+  const csv = [csvRow(['line', 'name', 'field', 'message']), ...errors.map((e) => csvRow([e.line, e.name, e.field, e.message]))].join('\r\n');
+  const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
+  return h('p', null, h('a', { href: url, download: 'import-errors.csv' }, 'Download these errors as CSV'));
+}

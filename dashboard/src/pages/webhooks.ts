@@ -1,0 +1,222 @@
+import { ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { h, nextId, put } from '../dom';
+import { toLocalInput, when } from '../format';
+import { type PageContext, pageHeader } from '../page';
+import { go, href } from '../router';
+import { type Delivery, EVENT_TYPES, type Webhook } from '../types';
+import { badge, clearErrors, confirmDialog, control, errorBox, field, listOrMissing, listPager, loading, modal, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+
+
+/** A secret is shown once (design/API.md): in a dialog, with a copy button, never stored by the page. */
+function showSecret(title: string, secret: string): void {
+  const out = h('output', { class: 'secret', 'data-testid': 'webhook-secret' }, secret);
+  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
+  copy.addEventListener('click', () => {
+    void navigator.clipboard?.writeText(secret).then(
+      () => toast('Secret copied.'),
+      () => toast('Could not copy: select the text instead.'),
+    );
+  });
+  const { close } = modal(
+    title,
+    h(
+      'div',
+      null,
+      h('p', null, 'This is the only time the secret is shown. Keep it where your receiver verifies signatures (Standard Webhooks).'),
+      out,
+      h('div', { class: 'actions' }, copy, h('button', { type: 'button', onclick: () => close() }, 'Done')),
+    ),
+  );
+}
+
+export async function webhooksPage(ctx: PageContext): Promise<void> {
+  pageHeader(ctx, 'Webhooks');
+  const listed = await listOrMissing<Webhook>(ctx, '/webhooks', 'Webhooks');
+  if (!listed) return;
+  let endpoints = listed;
+  const selected = ctx.query.get('id');
+  const listSlot = h('div');
+  const render = () =>
+    put(
+      listSlot,
+      table(
+        'Endpoints',
+        [
+          { title: 'Endpoint', cell: (w: Webhook) => [h('a', { href: href('/webhooks', { id: w.id }), 'aria-current': w.id === selected ? 'true' : undefined }, w.description || w.url), h('br'), h('span', { class: 'muted' }, w.url)] },
+          { title: 'Events', cell: (w) => (w.event_types.length === 0 ? 'all' : w.event_types.join(', ')) },
+          { title: 'Format', cell: (w) => w.format },
+          { title: 'State', cell: (w) => (w.enabled ? badge('enabled', 'ok') : [badge('disabled', 'bad'), w.disabled_reason ? ` ${w.disabled_reason}` : '']) },
+          {
+            title: 'Actions',
+            cell: (w) => {
+              const test = h('button', { type: 'button', class: 'small' }, 'Send test');
+              test.addEventListener('click', () =>
+                void withBusy(test, null, async () => {
+                  await api(`/webhooks/${encodeURIComponent(w.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                  toast('Test event queued; see the delivery log.');
+                  go('/webhooks', { id: w.id });
+                }),
+              );
+              const rotate = h('button', { type: 'button', class: 'secondary small' }, 'Rotate secret');
+              rotate.addEventListener('click', () =>
+                void (async () => {
+                  if (!(await confirmDialog('Make a new signing secret? The old one keeps signing beside it for the overlap (24 hours by default).', 'Rotate'))) return;
+                  await withBusy(rotate, null, async () => {
+                    const r = await api<Webhook>(`/webhooks/${encodeURIComponent(w.id)}/rotate-secret`, { method: 'POST', body: {} });
+                    if (r.secret) showSecret('New signing secret', r.secret);
+                  });
+                })(),
+              );
+              const toggle = h('button', { type: 'button', class: 'secondary small' }, w.enabled ? 'Disable' : 'Enable');
+              toggle.addEventListener('click', () =>
+                void withBusy(toggle, null, async () => {
+                  const u = await api<Webhook>(`/webhooks/${encodeURIComponent(w.id)}`, { method: 'PATCH', body: { enabled: !w.enabled } });
+                  endpoints = endpoints.map((x) => (x.id === w.id ? u : x));
+                  render();
+                }),
+              );
+              const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
+              del.addEventListener('click', () =>
+                void (async () => {
+                  if (!(await confirmDialog(`Delete the endpoint ${w.url}? Its delivery log goes with it.`, 'Delete endpoint'))) return;
+                  await withBusy(del, null, async () => {
+                    await api(`/webhooks/${encodeURIComponent(w.id)}`, { method: 'DELETE' });
+                    toast('Endpoint deleted.');
+                    go('/webhooks');
+                  });
+                })(),
+              );
+              return h('div', { class: 'row-actions' }, test, rotate, toggle, del);
+            },
+          },
+        ],
+        endpoints,
+        'No endpoints yet: add one below.',
+      ),
+    );
+  render();
+  ctx.main.append(section('Endpoints', listSlot));
+  const current = endpoints.find((w) => w.id === selected);
+  if (current) ctx.main.append(section(`Delivery log: ${current.description || current.url}`, await deliveryLog(ctx, current)));
+  else if (endpoints.length > 0) ctx.main.append(h('p', { class: 'muted' }, 'Choose an endpoint to see its delivery log.'));
+  ctx.main.append(section('New endpoint', endpointForm()));
+}
+
+async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
+  const cursor = ctx.query.get('cursor');
+  const slot = h('div', { 'data-testid': 'deliveries' }, loading());
+  const refresh = h('button', { type: 'button', class: 'secondary small', onclick: () => void load() }, 'Refresh');
+  const load = async () => {
+    try {
+      const page = await api<ListPage<Delivery>>(`/webhooks/${encodeURIComponent(w.id)}/deliveries`, { query: { cursor, limit: 25 }, signal: ctx.signal });
+      put(
+        slot,
+        table(
+          'Attempts, newest first',
+          [
+            { title: 'Queued', cell: (d: Delivery) => when(d.created_at, true) },
+            { title: 'Event', cell: (d) => [h('code', null, d.event_id), d.event_type ? [h('br'), d.event_type] : null] },
+            { title: 'Attempt', class: 'num', cell: (d) => `${d.attempt}${d.trigger === 'manual' ? ' (manual)' : ''}` },
+            { title: 'Result', cell: (d) => [badge(d.status, d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'), d.response_status ? ` HTTP ${d.response_status}` : '', d.duration_ms !== null ? ` · ${d.duration_ms} ms` : ''] },
+            { title: 'Next attempt', cell: (d) => (d.next_attempt_at ? when(d.next_attempt_at) : '—') },
+            {
+              title: 'Answer',
+              cell: (d) =>
+                d.response_body || d.error
+                  ? h('details', null, h('summary', null, d.error ? 'error' : 'body'), h('pre', null, d.error ?? d.response_body ?? ''))
+                  : '—',
+            },
+            {
+              title: '',
+              cell: (d) => {
+                const again = h('button', { type: 'button', class: 'secondary small' }, 'Redeliver');
+                again.addEventListener('click', () =>
+                  void withBusy(again, null, async () => {
+                    await api(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { event_id: d.event_id } });
+                    toast('Queued again.');
+                    await load();
+                  }),
+                );
+                return again;
+              },
+            },
+          ],
+          page.data,
+          'Nothing delivered yet.',
+        ),
+        listPager('/webhooks', { id: w.id }, cursor, page.pagination),
+      );
+    } catch (err) {
+      if (!ctx.signal.aborted) put(slot, errorBox(err));
+    }
+  };
+  await load();
+
+  const err = h('div');
+  const replay = h('button', { type: 'submit', class: 'secondary' }, 'Redeliver failed events in this range');
+  const now = new Date();
+  const form = h(
+    'form',
+    { class: 'inline-form', novalidate: true, 'aria-label': 'Replay a range' },
+    field({ name: 'since', label: 'From', type: 'datetime-local', required: true, value: toLocalInput(new Date(now.getTime() - 86_400_000)) }),
+    field({ name: 'until', label: 'Until', type: 'datetime-local', required: true, value: toLocalInput(now) }),
+    h('div', { class: 'actions' }, replay),
+    err,
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const at = (k: string) => new Date(control(form, k)!.value).toISOString();
+    void withBusy(replay, err, async () => {
+      const r = await api<{ queued?: number }>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { since: at('since'), until: at('until') } });
+      toast(`Queued ${r.queued ?? 'the'} events again.`);
+      await load();
+    });
+  });
+  return h('div', null, h('div', { class: 'toolbar' }, refresh), slot, h('h3', null, 'Replay a range'), form);
+}
+
+function endpointForm(): HTMLElement {
+  const err = h('div');
+  const submit = h('button', { type: 'submit' }, 'Add endpoint');
+  const legendId = nextId('types');
+  const form = h(
+    'form',
+    { class: 'grid-form', novalidate: true, 'aria-label': 'New webhook endpoint' },
+    field({ name: 'url', label: 'URL', type: 'url', required: true, placeholder: 'https://example.com/hooks/pricehound' }),
+    field({ name: 'description', label: 'Description', maxlength: 500 }),
+    selectField({ name: 'format', label: 'Format', options: [['standard', 'Standard Webhooks (signed JSON)'], ['slack', 'Slack-compatible text']] }),
+    h(
+      'fieldset',
+      { class: 'event-types', 'aria-labelledby': legendId },
+      h('legend', { id: legendId }, 'Events (none checked: all)'),
+      EVENT_TYPES.filter((t) => t !== 'webhook.test').map((t) => {
+        const id = nextId('evt');
+        return h('div', { class: 'check' }, h('input', { type: 'checkbox', id, name: 'event_types', value: t }), h('label', { for: id }, t));
+      }),
+    ),
+    err,
+    h('div', { class: 'actions' }, submit),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const types = [...form.querySelectorAll<HTMLInputElement>('input[name=event_types]:checked')].map((i) => i.value);
+    const description = control(form, 'description')!.value.trim();
+    const body: Record<string, unknown> = { url: control(form, 'url')!.value.trim(), format: control(form, 'format')!.value, event_types: types };
+    if (description) body.description = description;
+    void withBusy(submit, err, async () => {
+      let created: Webhook;
+      try {
+        created = await api<Webhook>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
+      } catch (e2) {
+        if (e2 instanceof ApiError && e2.details.length > 0 && showFieldErrors(form, e2.details).length === 0) return;
+        throw e2;
+      }
+      go('/webhooks', { id: created.id });
+      if (created.secret) showSecret('Endpoint added: its signing secret', created.secret);
+    });
+  });
+  return form;
+}
+
