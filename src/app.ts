@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
+import { dashboardRoutes } from './dashboard/index.js';
 import { eventRoutes } from './events/index.js';
 import { exchangeRateRoutes } from './exchange-rates/index.js';
 import { listingRoutes } from './listings/index.js';
@@ -88,6 +89,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   await registerOpenApi(app);
   registerHealth(app);
   registerMetrics(app, ctx.limiter);
+  // The web dashboard's files at /dashboard, with their own security headers (src/dashboard).
+  await app.register(dashboardRoutes);
   await app.register(apiV1, { prefix: '/api/v1' });
   await app.register(apiV1, { prefix: '/v1' });
   return app;
