@@ -1,5 +1,5 @@
 import './styles.css';
-import { api, NEAR_LIMIT, onRateLimit, setUnauthorizedHandler } from './api';
+import { NEAR_LIMIT, onRateLimit, setUnauthorizedHandler } from './api';
 import { h, put } from './dom';
 import { count, countdown } from './format';
 import { type Page, type PageContext, setFocusHeading } from './page';
@@ -14,7 +14,6 @@ import { webhooksPage } from './pages/webhooks';
 import { currentRoute, match } from './router';
 import { clearKey, getKey } from './session';
 import { errorBox, statusRegionEl } from './ui';
-import type { Usage } from './types';
 
 const ROUTES: [string, Page][] = [
   ['/', overviewPage],
@@ -97,8 +96,7 @@ async function start(): Promise<void> {
     return;
   }
   const { main, nav } = shell();
-  // The key's usage once at start (GET /usage is never counted): fills the badge.
-  void api<Usage>('/usage', { query: { hours: 1 } }).catch(() => undefined);
+  // The badge fills from the first answer of whatever page opens (every page asks the API).
 
   let leave: (() => void)[] = [];
   let controller = new AbortController();

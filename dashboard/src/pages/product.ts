@@ -44,6 +44,17 @@ export function autoInterval(days: number): Interval {
 export async function productPage(ctx: PageContext): Promise<void> {
   const id = ctx.params.id!;
   const head = pageHeader(ctx, 'Product');
+  const rangeKey = RANGES[ctx.query.get('range') ?? ''] ? ctx.query.get('range')! : '30d';
+  const days = RANGES[rangeKey]!.days;
+  const asked = ctx.query.get('interval') as Interval | null;
+  const interval: Interval = asked && MAX_DAYS[asked] !== undefined && MAX_DAYS[asked] >= days ? asked : autoInterval(days);
+  const to = Math.ceil(Date.now() / 1000 / 60) * 60;
+  const from = to - days * DAY;
+  // The chart's first request goes out with the product's and the competitors' (names), not
+  // after them: the first frame waits for one round trip instead of three.
+  const first = firstHistoryRequest(ctx, id, interval, from, to);
+  first.catch(() => undefined); // a missing product answers below
+  const compsRequest = competitorMap().catch(() => new Map<string, Competitor>());
   let product: Product;
   try {
     product = await api<Product>(`/products/${encodeURIComponent(id)}`, { signal: ctx.signal });
@@ -58,11 +69,6 @@ export async function productPage(ctx: PageContext): Promise<void> {
   rememberProduct(product);
   document.title = `${product.name} · pricehound`;
   head.textContent = product.name;
-
-  const rangeKey = RANGES[ctx.query.get('range') ?? ''] ? ctx.query.get('range')! : '30d';
-  const days = RANGES[rangeKey]!.days;
-  const asked = ctx.query.get('interval') as Interval | null;
-  const interval: Interval = asked && MAX_DAYS[asked] !== undefined && MAX_DAYS[asked] >= days ? asked : autoInterval(days);
 
   const editBtn = h('button', { type: 'button', class: 'secondary', onclick: () => void edit() }, 'Edit');
   const delBtn = h('button', { type: 'button', class: 'danger', onclick: () => void remove() }, 'Delete');
@@ -100,8 +106,6 @@ export async function productPage(ctx: PageContext): Promise<void> {
   ctx.main.append(section('Position now', positionSlot));
 
   // ---- the chart ----
-  const to = Math.ceil(Date.now() / 1000 / 60) * 60;
-  const from = to - days * DAY;
   const status = h('p', { class: 'muted', role: 'status', 'data-testid': 'history-status' }, 'Loading price history…');
   const chartSlot = h('div', { class: 'chart-slot' });
   const evidence = h('div', { class: 'evidence', 'aria-live': 'polite', 'data-testid': 'evidence' });
@@ -127,7 +131,7 @@ export async function productPage(ctx: PageContext): Promise<void> {
 
   let chart: PriceChart | null = null;
   ctx.onLeave(() => chart?.destroy());
-  const comps = await competitorMap().catch(() => new Map<string, Competitor>());
+  const comps = await compsRequest;
   const state: ChartInput = { series: [], productCurrency: product.currency, outOfStock: new Map(), markers: [], range: [from, to] };
   let stockFromChanges: Map<string, [number, number][]> | null = null;
 
@@ -153,16 +157,16 @@ export async function productPage(ctx: PageContext): Promise<void> {
     if (series.length === 0 && done) put(chartSlot, h('p', { class: 'muted empty' }, 'No price was observed in this period. Prices come from checks of the product\'s listings and from POST /prices.'));
   };
 
-  let firstAnswer!: () => void;
-  const first = new Promise<void>((resolve) => (firstAnswer = resolve));
-  const history = loadHistory(ctx, product, comps, interval, from, to, onPoints, firstAnswer)
+  let firstDrawn!: () => void;
+  const drawnOnce = new Promise<void>((resolve) => (firstDrawn = resolve));
+  const history = loadHistory(ctx, product, comps, interval, from, to, first, onPoints, firstDrawn)
     .catch((err: unknown) => {
       if (!ctx.signal.aborted) put(status, errorBox(err));
     })
-    .finally(firstAnswer);
-  // The rest waits for the first answer of the history: with the embedded database requests take
-  // turns, and the chart is what the page is for.
-  await first;
+    .finally(firstDrawn);
+  // The rest waits for the chart's first frame: with the embedded database requests take turns,
+  // and the chart is what the page is for.
+  await drawnOnce;
 
   const listingsSlot = h('div', null, loading('Loading listings…'));
   const trendsButton = h('button', { type: 'button', class: 'secondary' }, 'Show trends and statistics');
@@ -202,7 +206,8 @@ export async function productPage(ctx: PageContext): Promise<void> {
   };
   trendsButton.addEventListener('click', showTrends);
   const observer = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showTrends(), { rootMargin: '100px' });
-  observer.observe(trendsSection);
+  // Observed once the chart is on the page: before, the section would be in view for a moment.
+  requestAnimationFrame(() => !ctx.signal.aborted && !trendsAsked && observer.observe(trendsSection));
   ctx.onLeave(() => observer.disconnect());
   await history;
 }
@@ -256,6 +261,15 @@ function labelOf(comps: Map<string, Competitor>, competitorId: string | null, cu
   return currency === productCurrency ? name : `${name} (${currency})`;
 }
 
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+/** The history's first request: all the buckets, or the first window of raw observations (loadHistory). */
+function firstHistoryRequest(ctx: PageContext, id: string, interval: Interval, from: number, to: number): Promise<BucketHistory | RawHistory> {
+  const path = `/products/${encodeURIComponent(id)}/prices`;
+  if (interval !== 'raw') return api<BucketHistory>(path, { query: { interval, from: iso(from), to: iso(to) }, signal: ctx.signal });
+  return api<RawHistory>(path, { query: { interval: 'raw', from: iso(Math.max(from, to - RAW_FIRST_WINDOW)), to: iso(to), limit: 1000 }, signal: ctx.signal });
+}
+
 /** Reads the history: buckets in one request, or raw observations page by page, reporting as it goes. */
 async function loadHistory(
   ctx: PageContext,
@@ -264,13 +278,13 @@ async function loadHistory(
   interval: Interval,
   from: number,
   to: number,
+  first: Promise<BucketHistory | RawHistory>,
   onPoints: (series: PriceSeries[], done: boolean, loaded: number) => void,
   onFirst: () => void,
 ): Promise<void> {
-  const iso = (s: number) => new Date(s * 1000).toISOString();
   const path = `/products/${encodeURIComponent(product.id)}/prices`;
   if (interval !== 'raw') {
-    const res = await api<BucketHistory>(path, { query: { interval, from: iso(from), to: iso(to) }, signal: ctx.signal });
+    const res = (await first) as BucketHistory;
     let loaded = 0;
     const series: PriceSeries[] = res.series.map((s) => {
       const points: PricePoint[] = [];
@@ -303,7 +317,8 @@ async function loadHistory(
     let inWindow = 0;
     let cursor: string | null = null;
     do {
-      const res: RawHistory = await api<RawHistory>(path, { query: { interval: 'raw', from: iso(start), to: iso(end), limit: 1000, cursor }, signal: ctx.signal });
+      const res: RawHistory =
+        pages === 0 ? ((await first) as RawHistory) : await api<RawHistory>(path, { query: { interval: 'raw', from: iso(start), to: iso(end), limit: 1000, cursor }, signal: ctx.signal });
       pages++;
       for (const o of res.data) {
         const key = `${keyOf(o.competitor_id)}|${o.currency}`;
