@@ -27,6 +27,7 @@ import type { BrowserFetcher, BrowserFetcherConfig, BrowserFetcherOptions } from
 
 export type { BrowserAvailability } from '../types.js';
 export { CHROMIUM_CANDIDATES, NO_CHROMIUM_MESSAGE, findChromium } from './chromium.js';
+export { CHROMIUM_ARGS } from './lifecycle.js';
 export type {
   BrowserFetchRequest,
   BrowserFetcher,

@@ -8,8 +8,8 @@ import { findChromium, NO_CHROMIUM_MESSAGE } from './chromium.js';
 import { cancelled, firstLine } from './errors.js';
 import { chromiumProcesses } from './memory.js';
 
-/** Launch flags: no background traffic, no GPU, WebRTC only through the proxy, no own DNS. */
-const CHROMIUM_ARGS = [
+/** Launch flags: no background traffic, no GPU, WebRTC only through the proxy, no own DNS (the dashboard's browser tests use them too). */
+export const CHROMIUM_ARGS = [
   '--disable-gpu',
   '--disable-quic',
   '--no-first-run',

@@ -1,0 +1,215 @@
+/**
+ * The Alerts and Webhooks pages in Chromium against a real server: a rule made in the form,
+ * previewed over last month's prices before it is saved, its event shown and acknowledged after
+ * a price that fires it; an endpoint made in the form, a delivery to a receiver on 127.0.0.1 in
+ * its log, redelivered, and its secret rotated.
+ *
+ * These APIs come from their own branches (design/API.md "Alerts", "Events and webhooks"). On a
+ * server without them (GET /api/v1/alerts or /webhooks answers 404) each test is skipped and says
+ * so; the pages themselves then say the API is missing, which the last test checks.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook receiver on 127.0.0.1 that answers 200 and hands over each request as it arrives. */
+async function startReceiver() {
+  const received: Received[] = [];
+  const waiting: ((r: Received) => void)[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const r = { headers: req.headers, body };
+      received.push(r);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+      waiting.shift()?.(r);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pricehound`,
+    received,
+    /** The next request (or the one already there beyond `seen`). */
+    next(seen: number): Promise<Received> {
+      if (received.length > seen) return Promise.resolve(received[seen]!);
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Polls `fn` until it returns a value: for state the server writes after answering (a delivery's
+ * outcome is recorded after the receiver's answer), which no event tells the test about.
+ */
+async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await delay(100);
+  }
+}
+
+describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 300_000 }, () => {
+  let rig: Rig;
+  let missing: { alerts: boolean; webhooks: boolean };
+  before(async () => {
+    rig = await startRig();
+    missing = {
+      alerts: (await rig.call('GET', '/api/v1/alerts')).status === 404,
+      webhooks: (await rig.call('GET', '/api/v1/webhooks')).status === 404,
+    };
+  });
+  after(async () => {
+    await rig?.close();
+  });
+  const need = (t: TestContext, area: 'alerts' | 'webhooks') => {
+    if (missing[area]) t.skip(`this server has no ${area} API yet (GET /api/v1/${area} answered 404): runs once the ${area} branch is merged`);
+    return !missing[area];
+  };
+
+  it('creates a rule after previewing last month, shows the event a price fires, and acknowledges it', async (t) => {
+    if (!need(t, 'alerts')) return;
+    const product = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Kettle', base_price: 50, currency: 'EUR' })).body;
+    const rival = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' })).body;
+    const day = 86_400_000;
+    const ago = (days: number) => new Date(Date.now() - days * day).toISOString();
+    // Last month: 50, then 44 (below 45: the preview's one firing), then 47.
+    const past = await rig.call<{ created: number }>('POST', '/api/v1/prices', {
+      observations: [50, 44, 47].map((price, i) => ({ product_id: product.id, competitor_id: rival.id, price, currency: 'EUR', in_stock: true, observed_at: ago(20 - i * 5) })),
+    });
+    assert.equal(past.body.created, 3);
+
+    const { page, dialogs, errors, failed } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alerts' }).click();
+    const form = page.getByRole('form', { name: 'New alert rule' });
+    await form.getByLabel('Name').fill('Kettle below 45');
+    await form.getByLabel('Product').selectOption({ label: 'Kettle' });
+    await form.getByLabel('Seller').selectOption({ label: 'Rival' });
+    await form.getByLabel('When').selectOption('price_below');
+    await form.getByLabel('Threshold', { exact: true }).fill('45');
+    await form.getByRole('button', { name: 'Preview the last 30 days' }).click();
+    const preview = page.getByTestId('alert-preview');
+    await preview.getByText('Would have fired 1 time in the last 30 days').waitFor();
+    assert.match((await preview.locator('li').first().textContent()) ?? '', /44/);
+    assert.equal((await rig.call<{ data: unknown[] }>('GET', '/api/v1/alerts')).body.data.length, 0, 'a preview saves nothing');
+    await shot(page, 'alert-preview');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByRole('cell', { name: 'Kettle below 45' }).waitFor();
+    const rules = (await rig.call<{ data: { name: string; condition: { type: string; threshold: number } }[] }>('GET', '/api/v1/alerts')).body.data;
+    assert.deepEqual(rules.map((r) => [r.name, r.condition.type, r.condition.threshold]), [['Kettle below 45', 'price_below', 45]]);
+
+    // Now 46 (above), then 43: the rule fires once, in the same transaction as the price.
+    await rig.call('POST', '/api/v1/prices', {
+      observations: [46, 43].map((price, i) => ({ product_id: product.id, competitor_id: rival.id, price, currency: 'EUR', in_stock: true, observed_at: new Date(Date.now() - (2 - i) * 60_000).toISOString() })),
+    });
+    await page.goto(`${rig.base}/dashboard/#/alerts?state=open`);
+    const events = page.getByTestId('alert-events');
+    const row = events.getByRole('row').filter({ hasText: '43' });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /Kettle/);
+    await shot(page, 'alert-event');
+    await row.getByRole('button', { name: 'Acknowledge' }).click();
+    await events.getByText('No open events.').waitFor();
+    const acked = (await rig.call<{ data: { acknowledged_at: string | null }[] }>('GET', `/api/v1/alert-events?product_id=${product.id}`)).body.data;
+    assert.equal(acked.length, 1);
+    assert.ok(acked[0]!.acknowledged_at);
+
+    // The product's chart marks the firing.
+    await page.goto(`${rig.base}/dashboard/#/products/${product.id}`);
+    await page.getByTestId('alert-firings').getByText(/43/).waitFor();
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(unexpected(failed), []);
+    await page.close();
+  });
+
+  it('adds an endpoint, shows a delivery to 127.0.0.1 in its log, redelivers it and rotates the secret', async (t) => {
+    if (!need(t, 'webhooks')) return;
+    const receiver = await startReceiver();
+    try {
+      const { page, dialogs, errors, failed } = await newPage(rig);
+      await signIn(page, rig.base, rig.key);
+      await page.goto(`${rig.base}/dashboard/#/webhooks`);
+      const form = page.getByRole('form', { name: 'New webhook endpoint' });
+      await form.getByLabel('URL', { exact: true }).fill(receiver.url);
+      await form.getByLabel('Description').fill('Test receiver');
+      await form.getByRole('button', { name: 'Add endpoint' }).click();
+      const secretDialog = page.getByRole('dialog', { name: /signing secret/ });
+      const secret = (await secretDialog.getByTestId('webhook-secret').textContent()) ?? '';
+      assert.match(secret, /^whsec_[A-Za-z0-9+/=]+$/);
+      await secretDialog.getByRole('button', { name: 'Done' }).click();
+
+      const endpoints = (await rig.call<{ data: { id: string; url: string; secret?: string }[] }>('GET', '/api/v1/webhooks')).body.data;
+      assert.deepEqual(endpoints.map((w) => [w.url, w.secret]), [[receiver.url, undefined]]);
+      await page.getByRole('button', { name: 'Send test' }).click();
+      const first = await receiver.next(0);
+      assert.match(first.body, /"type":"webhook\.test"/);
+      assert.ok(first.headers['webhook-signature']);
+      const eventId = String(first.headers['webhook-id']);
+      const id = endpoints[0]!.id;
+      await until(async () => {
+        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        return d.some((x) => x.status === 'succeeded') ? true : undefined;
+      }, 'the delivery to be recorded');
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      const log = page.getByTestId('deliveries');
+      const row = log.getByRole('row').filter({ hasText: eventId });
+      await row.filter({ hasText: 'succeeded' }).waitFor();
+      assert.match((await row.textContent()) ?? '', /HTTP 200/);
+      await shot(page, 'webhook-deliveries');
+
+      await row.getByRole('button', { name: 'Redeliver' }).click();
+      const second = await receiver.next(1);
+      assert.equal(second.headers['webhook-id'], eventId, 'the same event, again');
+      await until(async () => {
+        const d = (await rig.call<{ data: { trigger: string; status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        return d.some((x) => x.trigger === 'manual' && x.status === 'succeeded') ? true : undefined;
+      }, 'the manual delivery to be recorded');
+
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Rotate' }).click();
+      const rotated = (await page.getByRole('dialog', { name: 'New signing secret' }).getByTestId('webhook-secret').textContent()) ?? '';
+      assert.match(rotated, /^whsec_/);
+      assert.notEqual(rotated, secret);
+      assert.deepEqual(dialogs, []);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(unexpected(failed), []);
+      await page.close();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('says so on a server without these APIs', async (t) => {
+    if (!missing.alerts && !missing.webhooks) {
+      t.skip('this server has both APIs: the pages show them (the tests above)');
+      return;
+    }
+    const { page } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    for (const [hash, area] of [
+      ['#/alerts', 'alerts'],
+      ['#/webhooks', 'webhooks'],
+    ] as const) {
+      if (!missing[area]) continue;
+      await page.goto(`${rig.base}/dashboard/${hash}`);
+      await page.getByText(`GET /api/v1/${area} answered 404`).waitFor();
+    }
+    await page.close();
+  });
+});
