@@ -171,8 +171,10 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
     ].map(([k, label]) => h('a', { href: href('/alerts', { state: k }), 'aria-current': k === state ? 'true' : undefined }, label!)),
   );
 
+  const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh events');
+  refresh.addEventListener('click', () => void withBusy(refresh, null, renderEvents));
   ctx.main.append(
-    section('Events', tabs, eventsSlot),
+    section('Events', h('div', { class: 'toolbar' }, tabs, refresh), eventsSlot),
     section('Rules', rulesSlot),
     section('New rule', ruleForm(products, comps, ctx.query.get('product_id'), (r) => {
       rules = [r, ...rules];
