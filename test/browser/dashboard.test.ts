@@ -5,6 +5,7 @@
  * Run: node scripts/run-tests.mjs test/browser  (npm test leaves this folder out; .ci/run runs it last)
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
@@ -283,6 +284,105 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed, [/\/api\/v1\/alert-events\?/]), []);
+    await page.close();
+  });
+
+  it('market tiles link to exactly the changes they count', async () => {
+    const { page, errors } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    const tiles = page.getByTestId('market-7d');
+    await tiles.locator('a.tile').first().waitFor();
+    const count = async (label: string) => Number((await tiles.locator('a.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''));
+    const down = await count('Prices down');
+    const up = await count('Prices up');
+    assert.ok(down > 0 && up > 0, `the chart test's prices moved both ways: up ${up}, down ${down}`);
+    for (const [label, n] of [
+      ['Prices down', down],
+      ['Prices up', up],
+    ] as const) {
+      await page.goto(`${rig.base}/dashboard/#/`);
+      await tiles.locator('a.tile', { hasText: label }).click();
+      await page.getByRole('heading', { level: 1, name: new RegExp(`^${label} since`) }).waitFor();
+      await settled(page);
+      assert.equal(await page.locator('main tbody tr').count(), n, label);
+      const changes = await page.locator('main tbody td:nth-child(6)').allTextContents();
+      for (const c of changes) assert.match(c, label === 'Prices up' ? /^\+/ : /^−/);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  it('checks a listing now and dry-runs an extraction, showing every candidate and the one chosen', async () => {
+    const prod = (await rig.call<Product>('POST', '/api/v1/products', { name: 'Steel bottle', base_price: 20, currency: 'USD' })).body;
+    const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Trailhead', website: site.url })).body;
+    const listing = await rig.call<{ id: string }>('POST', '/api/v1/listings', { product_id: prod.id, competitor_id: shop.id, url: `${site.url}/pages/jsonld-basic.html`, enabled: false });
+    assert.equal(listing.status, 201);
+    const { page, errors, failed } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    await page.goto(`${rig.base}/dashboard/#/listings?product_id=${prod.id}`);
+    const row = page.getByRole('row').filter({ hasText: 'Trailhead' }).filter({ hasText: 'jsonld-basic' });
+    await row.getByRole('button', { name: 'Check now' }).click();
+    const result = page.getByTestId('check-result');
+    await result.getByRole('heading', { name: /^Check of / }).waitFor();
+    assert.match((await result.textContent()) ?? '', /\$19\.99, in stock \(json-ld\)/);
+    await row.getByText('$19.99').waitFor();
+    assert.equal((await rig.call<{ status: string; last_price: number }>('GET', `/api/v1/listings/${listing.body.id}`)).body.last_price, 19.99);
+
+    const dry = page.getByRole('form', { name: 'Dry-run extraction' });
+    await dry.getByLabel(/^Page address/).fill(`${site.url}/pages/jsonld-basic.html`);
+    await dry.getByRole('button', { name: 'Try it' }).click();
+    const out = page.getByTestId('extract-result');
+    await out.getByRole('heading', { name: 'A check would record $19.99 (in stock)' }).waitFor();
+    const chosen = out.getByRole('row').filter({ has: page.getByText('chosen', { exact: true }) });
+    assert.equal(await chosen.count(), 1);
+    assert.match((await chosen.textContent()) ?? '', /json-ld.*offers\.price.*19\.99/s);
+    await shot(page, 'listings-dry-run');
+    // A private address is refused by the API (422) and said at the field.
+    await dry.getByLabel(/^Page address/).fill('http://10.0.0.1/x');
+    await dry.getByRole('button', { name: 'Try it' }).click();
+    await page.waitForFunction(() => document.querySelector('form[aria-label="Dry-run extraction"] input[name=url]')?.getAttribute('aria-invalid') === 'true');
+    assert.deepEqual(errors, []);
+    assert.deepEqual(unexpected(failed, [/\/api\/v1\/extract$/]), []);
+    await page.close();
+  });
+
+  it('imports products from CSV in batches with per-row errors, and exports the catalogue', async () => {
+    await rig.call('POST', '/api/v1/products', { name: 'Existing', sku: 'CSV-DUP', base_price: 1, currency: 'EUR' });
+    const csv = [
+      'name,sku,base_price,currency,brand',
+      'Imported one,CSV-1,10.50,EUR,"Brand, with comma"',
+      'Imported two,CSV-2,twelve,EUR,',
+      'Imported three,CSV-DUP,3,EUR,',
+      '"Imported ""four""",CSV-4,4,XXX,',
+      'Imported five,CSV-5,5,usd,',
+    ].join('\r\n');
+    const { page, dialogs, errors } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    await page.goto(`${rig.base}/dashboard/#/products`);
+    await page.getByRole('button', { name: 'Import CSV' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Import products' });
+    await dialog.getByLabel('CSV file').setInputFiles({ name: 'products.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await dialog.getByRole('button', { name: 'Import' }).click();
+    await dialog.getByTestId('import-status').filter({ hasText: /^Done: 5 of 5 rows, 2 created, 3 with errors\./ }).waitFor();
+    assert.equal(await dialog.locator('progress').getAttribute('value'), '5');
+    const rows = (await dialog.getByTestId('import-errors').locator('tbody tr').allTextContents()).map((r) => r.replace(/\s+/g, ' '));
+    assert.equal(rows.length, 3, rows.join('\n'));
+    assert.match(rows[0]!, /^3.*Imported two.*base_price.*twelve/);
+    assert.match(rows[1]!, /^4.*Imported three.*sku/i);
+    assert.match(rows[2]!, /^5.*Imported "four".*currency/);
+    await shot(page, 'products-import');
+    await dialog.getByRole('button', { name: 'Close' }).first().click();
+    const one = (await rig.call<{ data: { name: string; brand: string; currency: string }[] }>('GET', '/api/v1/products?sku=CSV-1')).body.data;
+    assert.deepEqual(one.map((p) => [p.name, p.brand, p.currency]), [['Imported one', 'Brand, with comma', 'EUR']]);
+    assert.equal((await rig.call<{ data: unknown[] }>('GET', '/api/v1/products?sku=CSV-5')).body.data.length, 1);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    assert.equal(download.suggestedFilename(), 'products.csv');
+    const exported = fs.readFileSync((await download.path())!, 'utf8');
+    assert.match(exported.split('\r\n')[0]!, /^id,sku,name,brand,category,currency,base_price,/);
+    assert.ok(exported.includes('Imported one') && exported.includes('"Brand, with comma"'));
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -191,7 +191,7 @@ interface RowError {
 }
 
 interface BatchResult {
-  results: { index: number; status: number; product?: Product; error?: { error: string; details?: { field: string; message: string }[] } }[];
+  data: { index: number; status: number; product?: Product; error?: { error: string; details?: { field: string; message: string }[] } }[];
   created: number;
   failed: number;
 }
@@ -304,7 +304,7 @@ async function runImport(text: string, signal: AbortSignal, progress: HTMLProgre
       idempotencyKey: newIdempotencyKey(),
       signal,
     });
-    for (const r of res.results) {
+    for (const r of res.data) {
       const item = chunk[r.index]!;
       if (r.status === 201) {
         created++;
