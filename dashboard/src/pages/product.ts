@@ -122,7 +122,7 @@ export async function productPage(ctx: PageContext): Promise<void> {
         'p',
         { class: 'hint' },
         'Drag across the chart to zoom, double-click or “Reset zoom” to go back. Hover a point to see its observation; click it (or focus the chart and use the arrow keys and Enter) for the evidence of its check. ',
-        'Coloured bars along the bottom: time out of stock. Amber flags: alert firings. Dashed red: the lowest competitor price in effect (in stock, same currency).',
+        'Coloured bars along the bottom: time out of stock. Amber flags: alert firings. Dashed grey: the lowest competitor price in effect (in stock, same currency); dotted: a last price holding until now.',
       ),
       evidence,
       markersSlot,
