@@ -295,12 +295,18 @@ export function checkAlertRule(rule: Pick<AlertRule, 'condition' | 'competitor_i
     details.push({ field: 'condition', message: 'undercut takes `margin_percent` or `margin_amount`, not both' });
   }
   const series = seriesOf(c);
-  if (series === 'own' && rule.competitor_id !== null) {
+  const ownListing = rule.listing_id !== null && listingCompetitorId === null;
+  const competitorListing = rule.listing_id !== null && typeof listingCompetitorId === 'string';
+  if (series === 'own' && rule.competitor_id !== null && !competitorListing) {
     details.push({ field: 'competitor_id', message: 'must be null for a condition with series "own": our own series has no competitor' });
-  } else if (series === 'own' && rule.listing_id !== null && listingCompetitorId != null) {
+  }
+  if (series === 'own' && competitorListing) {
     details.push({ field: 'listing_id', message: 'is a competitor\'s listing; a condition with series "own" watches our own listing only' });
   }
-  if ((c.type === 'undercut' || c.type === 'not_cheapest') && rule.listing_id !== null && listingCompetitorId === null) {
+  if (series === 'competitors' && ownListing) {
+    details.push({ field: 'listing_id', message: 'is our own listing; set condition.series to "own" to watch its prices' });
+  }
+  if ((c.type === 'undercut' || c.type === 'not_cheapest') && ownListing) {
     details.push({ field: 'listing_id', message: `is our own listing; ${c.type} compares competitors' offers with our price` });
   }
   if (details.length > 0) throw ERRORS.validation(details, 'The alert rule is not valid');
