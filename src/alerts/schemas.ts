@@ -274,8 +274,19 @@ export function withDefaults(body: AlertCreate): AlertRule {
 }
 
 /** The series a condition watches, for conditions that watch a price series. */
+export const SERIES_CONDITIONS: readonly ConditionType[] = [
+  'price_below',
+  'price_above',
+  'price_drop',
+  'price_rise',
+  'lowest_in_days',
+  'back_in_stock',
+  'out_of_stock',
+];
+
+/** The series a price or stock condition watches (undefined for the others). */
 export const seriesOf = (c: Condition): 'competitors' | 'own' | undefined =>
-  'series' in c ? ((c.series ?? 'competitors') as 'competitors' | 'own') : undefined;
+  SERIES_CONDITIONS.includes(c.type) ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own') : undefined;
 
 /**
  * What a JSON Schema cannot say about a rule (a whole rule: for an update, the stored rule with
