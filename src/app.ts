@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
+import { alertRoutes } from './alerts/index.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -40,6 +41,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(priceRoutes);
   await app.register(exchangeRateRoutes);
   await app.register(eventRoutes);
+  await app.register(alertRoutes);
 }
 
 /**
@@ -59,7 +61,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // The serializer's own ajv only needs to know our formats exist; values are validated on input.
-    serializerOpts: { ajv: { formats: { money: true, iso4217: true } } },
+    serializerOpts: { ajv: { formats: { money: true, percent: true, iso4217: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);
