@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/types.js';
 import { createDeliveryWorker } from '../../src/webhooks/delivery/start.js';
+import type { AttemptOutcome } from '../../src/webhooks/delivery/outcome.js';
 import type { DeliveryWorker } from '../../src/webhooks/delivery/worker.js';
 import type { TestApp } from '../helpers/app.js';
 
@@ -103,3 +104,25 @@ export async function startWorker(t: TestApp, overrides: Partial<Config> = {}): 
 }
 
 export const body = (r: { body: string }) => JSON.parse(r.body) as { id: string; type: string; created_at: string; data: Record<string, unknown> };
+
+/** Resolves with the first attempt the worker records that matches. */
+export function attempted(worker: DeliveryWorker, match: (o: AttemptOutcome) => boolean, timeoutMs = 20_000): Promise<AttemptOutcome> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      worker.off('attempted', on);
+      reject(new Error(`no matching attempt within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const on = (o: AttemptOutcome) => {
+      if (!match(o)) return;
+      clearTimeout(timer);
+      worker.off('attempted', on);
+      resolve(o);
+    };
+    worker.on('attempted', on);
+  });
+}
+
+/** Turns the account's endpoints off, so that the workers of later tests leave them alone. */
+export async function retire(t: TestApp, accountId: string): Promise<void> {
+  await t.rt.db.query(`update webhook_endpoints set enabled = false where account_id = $1`, [accountId]);
+}
