@@ -140,7 +140,7 @@ describe('webhook delivery when the receiver fails', () => {
       assert.equal(o.disabled, 'No successful delivery for 300 ms');
       const log = await attempts(t.rt.db, ep.id);
       const made = log.filter((a) => a.status === 'failed');
-      assert.ok(made.length >= 4, `${made.length} attempts before it was disabled`);
+      assert.ok(made.length >= 2, `${made.length} attempts before it was disabled`);
       const span = made.at(-1)!.attempted_at!.getTime() - made[0]!.attempted_at!.getTime();
       assert.ok(span >= 290, `disabled after ${span} ms of failures`);
       assert.equal((await endpointRow(ep.id)).enabled, false);

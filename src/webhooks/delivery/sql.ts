@@ -13,7 +13,7 @@ import { newId } from '../../ids.js';
 /** NOTIFY channel of migrations/0004: "new pending attempts". */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
-/** What sending to an endpoint needs. */
+/** What sending to an endpoint needs (read with each batch of its attempts). */
 export interface ClaimedEndpoint {
   id: string;
   account_id: string;
@@ -36,13 +36,13 @@ const due = (leaseFree: boolean) => `e.enabled
                  order by d.event_seq, d.id limit 1), false)`;
 
 /**
- * Leases up to `limit` due endpoints to `workerId` for `leaseSeconds`, the least recently served
- * first (a release leaves locked_until at the time of release). SKIP LOCKED: concurrent claims
+ * Leases up to `limit` due endpoints to `workerId` for `leaseSeconds` and answers their ids, the
+ * least recently served first (a release leaves locked_until at the time of release). SKIP LOCKED: concurrent claims
  * never wait for each other nor take one endpoint twice; a row claimed and committed after this
  * statement's snapshot is re-read by FOR UPDATE (READ COMMITTED), no longer due, and skipped.
  */
-export async function claimEndpoints(db: Queryable, workerId: string, limit: number, leaseSeconds: number): Promise<ClaimedEndpoint[]> {
-  const r = await db.query<ClaimedEndpoint>(
+export async function claimEndpoints(db: Queryable, workerId: string, limit: number, leaseSeconds: number): Promise<string[]> {
+  const r = await db.query<{ id: string }>(
     `/* claimWebhookEndpoints */
      update webhook_endpoints w
         set locked_by = $1, locked_until = now() + make_interval(secs => $3::float8)
@@ -52,13 +52,13 @@ export async function claimEndpoints(db: Queryable, workerId: string, limit: num
               limit $2
               for update skip locked) c
       where w.id = c.id
-     returning w.id, w.account_id, w.url, w.format, w.secret, w.previous_secret, w.previous_secret_expires_at`,
+     returning w.id`,
     [workerId, limit, leaseSeconds],
   );
-  return r.rows;
+  return r.rows.map((row) => row.id);
 }
 
-/** A pending attempt with its event. */
+/** A pending attempt with its event, and its endpoint as it is now (a rotation or a new URL applies from the next batch). */
 export interface PendingAttempt {
   id: string;
   event_id: string;
@@ -68,25 +68,33 @@ export interface PendingAttempt {
   type: string;
   data: Record<string, unknown>;
   event_created_at: Date;
+  endpoint: ClaimedEndpoint;
 }
 
 /**
  * The endpoint's oldest pending attempts, in the order of their events, while `workerId` holds
- * it (none once the lease is lost). `due`: its time has come.
+ * it and it is enabled (none otherwise). `due`: its time has come.
  */
 export async function pendingAttempts(db: Queryable, endpointId: string, workerId: string, limit: number): Promise<PendingAttempt[]> {
   const r = await db.query<PendingAttempt>(
     `/* pendingWebhookAttempts */
      select d.id, d.event_id, d.attempt, d.retry, d.next_attempt_at <= now() as due,
-            ev.type, ev.data, ev.created_at as event_created_at
+            ev.type, ev.data, ev.created_at as event_created_at,
+            json_build_object('id', w.id, 'account_id', w.account_id, 'url', w.url, 'format', w.format, 'secret', w.secret,
+                              'previous_secret', w.previous_secret,
+                              'previous_secret_expires_at', extract(epoch from w.previous_secret_expires_at) * 1000) as endpoint
        from webhook_deliveries d
        join events ev on ev.id = d.event_id
+       join webhook_endpoints w on w.id = d.endpoint_id and w.locked_by = $2 and w.enabled
       where d.endpoint_id = $1 and d.status = 'pending'
-        and exists (select 1 from webhook_endpoints w where w.id = $1 and w.locked_by = $2)
       order by d.event_seq, d.id
       limit $3`,
     [endpointId, workerId, limit],
   );
+  for (const row of r.rows) {
+    const ms = row.endpoint.previous_secret_expires_at as unknown as number | null;
+    row.endpoint.previous_secret_expires_at = ms === null ? null : new Date(Number(ms));
+  }
   return r.rows;
 }
 
@@ -99,7 +107,7 @@ export interface AttemptAnswer {
 
 /**
  * A 2xx: the attempt succeeded, the endpoint is up, and the lease runs on. One statement, one
- * round trip. Answers whether `workerId` still holds the endpoint.
+ * round trip. Answers whether `workerId` still holds the endpoint and it is still enabled.
  */
 export async function attemptSucceeded(db: Queryable, endpointId: string, attemptId: string, a: AttemptAnswer, workerId: string, leaseSeconds: number): Promise<boolean> {
   const r = await db.query<{ id: string }>(
@@ -114,7 +122,7 @@ export async function attemptSucceeded(db: Queryable, endpointId: string, attemp
         set last_success_at = now(), failing_since = null, probe_at = null,
             locked_until = case when locked_by = $6 then now() + make_interval(secs => $7::float8) else locked_until end
       where id = $1
-     returning id, locked_by = $6 as held`,
+     returning id, locked_by = $6 and enabled as held`,
     [endpointId, attemptId, a.status, a.durationMs, a.body, workerId, leaseSeconds],
   );
   return (r.rows[0] as { held?: boolean } | undefined)?.held === true;

@@ -109,7 +109,7 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
       const free = this.concurrency - this.serving.size;
       if (free > 0 && this.claimDue) {
         this.claimDue = false;
-        let claimed: ClaimedEndpoint[];
+        let claimed: string[];
         let waitMs: number | null;
         try {
           claimed = await claimEndpoints(this.db, this.id, free, this.leaseSeconds);
@@ -128,7 +128,7 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
           await releaseAllEndpoints(this.db, this.id).catch(() => undefined);
           break;
         }
-        for (const ep of claimed) this.serve(ep);
+        for (const id of claimed) this.serve(id);
         if (claimed.length === free) {
           this.claimDue = true; // there may be more
         } else {
@@ -153,39 +153,39 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
     });
   }
 
-  private serve(ep: ClaimedEndpoint): void {
-    const done = this.drain(ep)
+  private serve(endpointId: string): void {
+    const done = this.drain(endpointId)
       .catch((err: unknown) => {
         // Its lease runs out and the endpoint is served again (by whoever claims it then).
-        this.log.error({ err, endpoint_id: ep.id, worker_id: this.id }, 'serving a webhook endpoint failed; it is retried when its lease ends');
+        this.log.error({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed; it is retried when its lease ends');
         this.emit('error', err as Error);
       })
       .finally(() => {
-        this.serving.delete(ep.id);
+        this.serving.delete(endpointId);
         // A NOTIFY that came while this endpoint was being given back found it still leased.
         this.claimDue = true;
         this.wake?.();
       });
-    this.serving.set(ep.id, done);
+    this.serving.set(endpointId, done);
   }
 
   /** Sends the endpoint's due attempts in order until none is due, one fails, or the lease is lost. */
-  private async drain(ep: ClaimedEndpoint): Promise<void> {
+  private async drain(endpointId: string): Promise<void> {
     for (;;) {
-      const batch = await pendingAttempts(this.db, ep.id, this.id, BATCH);
+      const batch = await pendingAttempts(this.db, endpointId, this.id, BATCH);
       let more = batch.length === BATCH;
       for (const a of batch) {
         if (!a.due || this.stopping) {
           more = false;
           break;
         }
-        const outcome = await this.attempt(ep, a);
+        const outcome = await this.attempt(a.endpoint, a);
         this.emit('attempted', outcome);
         if (!outcome.held) return; // failed (the endpoint was given back), or taken over
       }
       if (this.stopping) return;
       if (more) continue;
-      const r = await releaseEndpoint(this.db, ep.id, this.id);
+      const r = await releaseEndpoint(this.db, endpointId, this.id);
       if (!r.held || r.released) return;
     }
   }
