@@ -81,6 +81,7 @@ export const WebhookWithSecretSchema = Type.Object(
   {
     ...webhookProperties,
     secret: Type.String({
+      maxLength: 100,
       pattern: SECRET_PATTERN,
       description: 'The signing secret: `whsec_` + base64 of random bytes. Shown only now; keep it where your receiver verifies signatures',
     }),
@@ -141,10 +142,10 @@ export const DeliverySchema = Type.Object(
     id: ResourceId('whdl'),
     event_id: ResourceId('evt'),
     event_type: EventTypeSchema,
-    attempt: Type.Integer({ format: 'int32', minimum: 1, description: '1 for the first attempt; retries and redeliveries count on' }),
+    attempt: Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647, description: '1 for the first attempt; retries and redeliveries count on' }),
     status: Type.String({ enum: [...DELIVERY_STATUSES], description: '`pending` until the attempt is made' }),
     response_status: OrNull(Type.Integer({ format: 'int32', minimum: 100, maximum: 999 }), { description: 'The receiver\'s HTTP status; null without an answer' }),
-    duration_ms: OrNull(Type.Integer({ format: 'int32', minimum: 0 }), { description: 'How long the attempt took' }),
+    duration_ms: OrNull(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }), { description: 'How long the attempt took' }),
     response_body: Nullable(Type.String({ maxLength: RESPONSE_BODY_MAX, description: 'The first 1 KB of the receiver\'s answer' })),
     error: Nullable(Type.String({ maxLength: 1000, description: 'Why there was no HTTP answer (timeout, refused, DNS, a blocked address)' })),
     trigger: Type.String({ enum: [...DELIVERY_TRIGGERS], description: '`manual`: queued by redeliver; `scheduled`: everything else' }),
@@ -186,6 +187,6 @@ export const RedeliverSchema = Type.Object(
 export type Redeliver = Static<typeof RedeliverSchema>;
 
 export const RedeliverResultSchema = Type.Object(
-  { queued: Type.Integer({ format: 'int32', minimum: 0, description: 'How many attempts were queued' }) },
+  { queued: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many attempts were queued' }) },
   { title: 'RedeliverResult', additionalProperties: false },
 );
