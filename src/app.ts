@@ -14,6 +14,7 @@ import { registerOpenApi } from './openapi/plugin.js';
 import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
+import { webhookRoutes } from './webhooks/index.js';
 import type { AppContext } from './context.js';
 import { registerCors } from './http/cors.js';
 import { errorHandler, frameworkErrors } from './http/error-handler.js';
@@ -42,6 +43,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(exchangeRateRoutes);
   await app.register(eventRoutes);
   await app.register(alertRoutes);
+  await app.register(webhookRoutes);
 }
 
 /**

@@ -57,6 +57,8 @@ export interface Config {
   webhookRetryJitter: number;
   /** An endpoint without a success for this long while failing is disabled, in ms. */
   webhookDisableAfterMs: number;
+  /** Webhook endpoints one worker process delivers to at once (each one attempt at a time, in order). */
+  webhookConcurrency: number;
   /** After a secret rotation the old secret still signs for this long, in ms. */
   webhookSecretOverlapMs: number;
 }
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),
     webhookRetryJitter: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20, 0, 100) / 100,
     webhookDisableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 5 * 86_400_000, 1, 365 * 86_400_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
     webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
   };
 }

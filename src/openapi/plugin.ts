@@ -102,6 +102,7 @@ export async function registerOpenApi(app: FastifyInstance) {
         { name: 'Prices', description: 'Price observations, history, changes and trends of products, and the exchange rates that convert them (docs/PRICES.md)' },
         { name: 'Alerts', description: 'Alert rules, the alert events they fire and their acknowledgement (docs/ALERTS.md)' },
         { name: 'Events', description: 'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)' },
+        { name: 'Webhooks', description: 'Endpoints that receive the account\'s events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)' },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
         { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },
         { name: ALIAS_TAG, description: 'The same operations under `/v1` instead of `/api/v1`' },
