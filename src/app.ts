@@ -15,6 +15,7 @@ import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
 import type { AppContext } from './context.js';
 import { registerCors } from './http/cors.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { errorHandler, frameworkErrors } from './http/error-handler.js';
 import { registerEtag } from './http/etag.js';
 import { registerIdempotency } from './http/idempotency.js';
@@ -54,6 +55,16 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     frameworkErrors,
     logController: new RequestLogController(),
     bodyLimit: config.bodyLimit,
+    // Fastify's default 0 turns off Node's request timeout: a client that sends headers and part
+    // of a body would hold its connection for ever. Node checks the deadlines every
+    // connectionsCheckingInterval (its default 30 s would double a 30 s timeout).
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorHandler(config.requestTimeoutMs),
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
