@@ -14,6 +14,7 @@ import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
 import type { AppContext } from './context.js';
+import { registerContentEncoding } from './http/content-encoding.js';
 import { registerCors } from './http/cors.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { errorHandler, frameworkErrors } from './http/error-handler.js';
@@ -79,6 +80,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   registerJsonParser(app);
+  registerContentEncoding(app);
   registerNotFound(app);
 
   app.addHook('onRequest', (request, reply, done) => {

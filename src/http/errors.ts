@@ -88,6 +88,8 @@ export const ERRORS = {
   requestTimeout: (ms: number) =>
     new ApiError('request_timeout', `The request was not received in full within ${ms} ms; the connection is closed`),
   headersTooLarge: () => new ApiError('headers_too_large', 'The request headers are larger than the server accepts'),
+  unsupportedEncoding: (encoding: string) =>
+    new ApiError('unsupported_media_type', `Content-Encoding ${encoding} is not supported; send gzip, deflate, br or no Content-Encoding`),
   validation: (details: ErrorDetail[], message = 'The request has invalid fields') =>
     new ApiError('validation_failed', message, details),
   /** A query string that parses but asks for something invalid: the same 422 as a query the schema refuses. */
