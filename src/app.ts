@@ -16,7 +16,7 @@ import { usageRoutes } from './usage/routes.js';
 import type { AppContext } from './context.js';
 import { registerContentEncoding } from './http/content-encoding.js';
 import { registerCors } from './http/cors.js';
-import { clientErrorHandler } from './http/client-error.js';
+import { clientErrorHandler, registerProtocolChecks } from './http/client-error.js';
 import { errorHandler, frameworkErrors } from './http/error-handler.js';
 import { registerEtag } from './http/etag.js';
 import { registerIdempotency } from './http/idempotency.js';
@@ -63,11 +63,13 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     http: {
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: config.requestTimeoutMs,
+      requireHostHeader: false,
       connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))),
     },
     clientErrorHandler: clientErrorHandler(config.requestTimeoutMs),
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Ours answers in our error shape (src/http/client-error.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // The serializer's own ajv only needs to know our formats exist; values are validated on input.
@@ -89,6 +91,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   });
   // After the request-id hook and on the root, before any route: see src/http/cors.ts.
   await registerCors(app);
+  registerProtocolChecks(app);
   registerEtag(app);
 
   // /v1 aliases get their own operationIds so the OpenAPI document stays valid.

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ALLOW_ORIGIN, EXPOSED_HEADERS } from './cors.js';
 import type { ApiError} from './errors.js';
 import { errorBody, ERRORS } from './errors.js';
@@ -58,4 +58,32 @@ export function clientErrorHandler(requestTimeoutMs: number) {
     if (socket.writable && !current?.headersSent) socket.end(rawErrorResponse(apiError, requestId), () => socket.destroy());
     else socket.destroy();
   };
+}
+
+/**
+ * What Node and Fastify would otherwise answer themselves, outside our error shape: an HTTP/1.1
+ * request without Host (Node's empty 400; `requireHostHeader: false` hands it to us), and a
+ * request arriving while the server closes (Fastify's own 503 body; `return503OnClosing: false`).
+ * A JSON body without Content-Type (a route with its own serializer) gets ours.
+ */
+export function registerProtocolChecks(app: FastifyInstance) {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      reply.header('Connection', 'close');
+      return done(ERRORS.unavailable('The server is shutting down; retry on another connection'));
+    }
+    if (request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1 && !request.headers.host) {
+      return done(ERRORS.invalidRequest('An HTTP/1.1 request needs a Host header'));
+    }
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (typeof payload === 'string' && !reply.hasHeader('content-type')) reply.type('application/json; charset=utf-8');
+    done(null, payload);
+  });
 }

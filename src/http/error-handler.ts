@@ -57,6 +57,8 @@ export function errorHandler(this: unknown, err: FastifyError | Error, request: 
     request.log.info({ code: apiError.code, reason: err.message }, 'request rejected');
   }
   if (apiError.headers) reply.headers(apiError.headers);
+  // An error raised before the CORS hook ran still tells a browser script what went wrong.
+  addCorsHeaders(reply);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }
 
