@@ -52,6 +52,8 @@ export interface LossyProxy {
   dropped: Set<string>;
   /** Idempotency keys of answers marked `Idempotent-Replayed: true` that the proxy passed on. */
   replayed: Set<string>;
+  /** Requests that found nothing listening on `port`. */
+  refused: number;
   close(): Promise<void>;
 }
 
@@ -65,6 +67,7 @@ export async function lossyProxy(port: number, every: number): Promise<LossyProx
   const dropped = new Set<string>();
   const replayed = new Set<string>();
   let posts = 0;
+  const counts = { refused: 0 };
   const stub = await stubServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -86,9 +89,20 @@ export async function lossyProxy(port: number, every: number): Promise<LossyProx
         });
         answer.on('error', () => res.socket?.destroy());
       });
-      up.on('error', () => res.socket?.destroy());
+      up.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ECONNREFUSED') counts.refused++;
+        res.socket?.destroy();
+      });
       up.end(Buffer.concat(chunks));
     });
   });
-  return { url: stub.url, dropped, replayed, close: stub.close };
+  return {
+    url: stub.url,
+    dropped,
+    replayed,
+    get refused() {
+      return counts.refused;
+    },
+    close: stub.close,
+  };
 }
