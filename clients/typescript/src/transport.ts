@@ -52,6 +52,7 @@ export interface TransportOptions {
 
 const RETRIED = new Set([429, 503]);
 const NO_BODY = new Set([101, 204, 205, 304]);
+const BODY_HEADERS = new Set(['content-length', 'content-type', 'content-encoding', 'transfer-encoding']);
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -115,8 +116,11 @@ export class Transport {
 
       if (response.status === 304 && cached) {
         etagCache!.hits++;
+        // The cached answer with this answer's headers (rate limits, request id), but its own body's.
         const merged = new Headers(cached.headers);
-        response.headers.forEach((v, k) => merged.set(k, v));
+        response.headers.forEach((v, k) => {
+          if (!BODY_HEADERS.has(k)) merged.set(k, v);
+        });
         return new Response(cached.body.slice(0), { status: 200, statusText: 'OK', headers: merged });
       }
       const answer = new Response(NO_BODY.has(response.status) ? null : bytes, {
