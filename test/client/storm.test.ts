@@ -12,7 +12,7 @@ import { makeKeys } from './support.js';
 // client allows fails at once, typed), and a short block (the failed-authentication budget of an
 // address, whose window is a setting) that every call of a concurrent storm waits out and survives.
 
-const BLOCK_SECONDS = 4;
+const BLOCK_SECONDS = 5;
 
 describe('the client in a 429 storm', () => {
   let storage: TestStorage;
@@ -29,7 +29,7 @@ describe('the client in a 429 storm', () => {
     await storage?.cleanup();
   });
 
-  it('spends the free plan’s hour, alerts near its end once, then fails at once with the typed 429', { timeout: 180_000 }, async () => {
+  it('spends the free plan’s hour, alerts near its end once, then fails at once with the typed 429', { timeout: 300_000 }, async () => {
     // The hour must not roll over in the middle: its counts would start again.
     const toHour = HOUR_MS - (Date.now() % HOUR_MS);
     if (toHour < 90_000) await sleep(toHour + 1000);
@@ -77,11 +77,15 @@ describe('the client in a 429 storm', () => {
   it('retries every call of a concurrent storm after retry_after, and all of them succeed', { timeout: 120_000 }, async () => {
     const retries: RetryInfo[] = [];
     const client = createClient({ baseUrl: server.url, apiKey: business, retry: { maxAttempts: 4, baseDelayMs: 200 }, onRetry: (r) => retries.push(r) });
-    // Start at the beginning of a window, so that the block lasts (nearly) all of it.
-    await sleep(BLOCK_SECONDS * 1000 - (Date.now() % (BLOCK_SECONDS * 1000)) + 50);
-    const bad = await fetch(`${server.url}/api/v1/products`, { headers: { authorization: `Bearer ${KEY_PREFIX}${'x'.repeat(43)}` } });
-    assert.equal(bad.status, 401);
-    const blockedUntil = Number(bad.headers.get('x-ratelimit-reset'));
+    // Block the address at the beginning of a window, so that the block lasts (nearly) all of
+    // it; on a machine so busy that the 401 came back late in the window, block the next one.
+    let blockedUntil = 0;
+    for (let tries = 0; tries < 3 && Date.now() > blockedUntil * 1000 - 2000; tries++) {
+      await sleep(BLOCK_SECONDS * 1000 - (Date.now() % (BLOCK_SECONDS * 1000)) + 50);
+      const bad = await fetch(`${server.url}/api/v1/products`, { headers: { authorization: `Bearer ${KEY_PREFIX}${'x'.repeat(43)}` } });
+      assert.equal(bad.status, 401);
+      blockedUntil = Number(bad.headers.get('x-ratelimit-reset'));
+    }
 
     const done: number[] = [];
     const storm = await Promise.all(
