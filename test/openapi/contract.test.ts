@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { Contract, fetchDocument, needsKey, operations } from './support.js';
+import { clearOfHourBoundary } from '../helpers/clock.js';
 
 /**
  * The document is only worth something if it tells the truth: real responses, through the real
@@ -138,6 +139,7 @@ describe('openapi: 429 answers match the document', () => {
   });
 
   it('a key over its hourly limit gets the documented 429 with Retry-After and the rate-limit headers', async () => {
+    await clearOfHourBoundary();
     const { headers } = await t.newKey('free');
     const url = '/api/v1/products/prod_0000000000000000000000000000';
     for (let i = 0; i < 1000; i++) {
