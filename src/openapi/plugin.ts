@@ -100,6 +100,7 @@ export async function registerOpenApi(app: FastifyInstance) {
         { name: 'Competitors', description: 'Competitors whose prices are tracked, and how their prices compare with ours' },
         { name: 'Listings', description: 'Pages where a product\'s price is checked on a schedule (a competitor\'s or our own shop\'s), with their state and check log' },
         { name: 'Prices', description: 'Price observations, history, changes and trends of products, and the exchange rates that convert them (docs/PRICES.md)' },
+        { name: 'Alerts', description: 'Alert rules, the alert events they fire and their acknowledgement (docs/ALERTS.md)' },
         { name: 'Events', description: 'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)' },
         { name: 'Webhooks', description: 'Endpoints that receive the account\'s events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)' },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
