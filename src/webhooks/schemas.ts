@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { EVENT_TYPES, EventTypeSchema } from '../events/schemas.js';
-import { HttpUrl, Nullable, OrNull, ResourceId, Text, Timestamp } from '../http/fields.js';
+import { HttpUrl, NO_NUL, Nullable, OrNull, ResourceId, Text, Timestamp } from '../http/fields.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 /** Webhook endpoints and their delivery log (docs/WEBHOOKS.md, design/API.md "Events and webhooks"). */
@@ -58,14 +58,15 @@ export type WebhookUpdate = Static<typeof WebhookUpdateSchema>;
 const webhookProperties = {
   id: ResourceId('wh'),
   object: Type.Literal('webhook'),
-  url: Type.String({ maxLength: 2048 }),
-  description: Nullable(Type.String({ maxLength: DESCRIPTION_MAX })),
+  url: Type.String({ format: 'uri', maxLength: 2048 }),
+  description: Nullable(Text(DESCRIPTION_MAX)),
   event_types: Type.Array(EventTypeSchema, { maxItems: EVENT_TYPES.length, description: 'Empty: every event type' }),
   format: Type.String({ enum: [...WEBHOOK_FORMATS] }),
   enabled: Type.Boolean(),
   disabled_reason: Nullable(
     Type.String({
       maxLength: 1000,
+      pattern: NO_NUL,
       description: 'Why pricehound disabled the endpoint (a 410 answer, or days without a success); null when enabled or disabled by you',
     }),
   ),
@@ -146,8 +147,8 @@ export const DeliverySchema = Type.Object(
     status: Type.String({ enum: [...DELIVERY_STATUSES], description: '`pending` until the attempt is made' }),
     response_status: OrNull(Type.Integer({ format: 'int32', minimum: 100, maximum: 999 }), { description: 'The receiver\'s HTTP status; null without an answer' }),
     duration_ms: OrNull(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }), { description: 'How long the attempt took' }),
-    response_body: Nullable(Type.String({ maxLength: RESPONSE_BODY_MAX, description: 'The first 1 KB of the receiver\'s answer' })),
-    error: Nullable(Type.String({ maxLength: 1000, description: 'Why there was no HTTP answer (timeout, refused, DNS, a blocked address)' })),
+    response_body: Nullable(Type.String({ maxLength: RESPONSE_BODY_MAX, pattern: NO_NUL, description: 'The first 1 KB of the receiver\'s answer' })),
+    error: Nullable(Type.String({ maxLength: 1000, pattern: NO_NUL, description: 'Why there was no HTTP answer (timeout, refused, DNS, a blocked address)' })),
     trigger: Type.String({ enum: [...DELIVERY_TRIGGERS], description: '`manual`: queued by redeliver; `scheduled`: everything else' }),
     created_at: Timestamp('When the attempt was queued'),
     next_attempt_at: Nullable(Timestamp('When a pending attempt is due')),

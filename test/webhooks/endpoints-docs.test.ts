@@ -23,10 +23,15 @@ async function docsVerifier(): Promise<Verify> {
   const start = doc.indexOf('<!-- verify-example:');
   assert.ok(start > 0, 'the marked example is in docs/WEBHOOKS.md');
   const code = /```js\n([\s\S]*?)```/.exec(doc.slice(start))![1]!;
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ph-docs-')), 'verify.mjs');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-docs-'));
+  const file = path.join(dir, 'verify.mjs');
   fs.writeFileSync(file, code);
-  const mod = (await import(pathToFileURL(file).href)) as { verifyPricehound: Verify };
-  return mod.verifyPricehound;
+  try {
+    const mod = (await import(pathToFileURL(file).href)) as { verifyPricehound: Verify };
+    return mod.verifyPricehound;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function signed(secret: string, id: string, body: string, at = Math.floor(Date.now() / 1000)): Record<string, string> {
