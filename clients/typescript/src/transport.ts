@@ -112,7 +112,8 @@ export class Transport {
         await this.waitOrThrow(attempt, error, undefined, method, request.url, caller);
         continue;
       }
-      this.observe(response.headers);
+      // A 401's X-RateLimit-* describe the address's failed-authentication budget, not the key's hour.
+      if (response.status !== 401) this.observe(response.headers);
 
       if (response.status === 304 && cached) {
         etagCache!.hits++;
