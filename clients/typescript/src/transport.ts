@@ -78,7 +78,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * answer that is not a success into an ApiError.
  */
 export class Transport {
-  /** The last X-RateLimit-* headers seen. */
+  /** The X-RateLimit-* headers seen last (the lowest remaining of the newest window). */
   usage: Usage | undefined;
   private alertedWindow: number | undefined;
 
@@ -160,6 +160,9 @@ export class Transport {
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const reset = Number(headers.get('x-ratelimit-reset'));
     if (!headers.has('x-ratelimit-remaining') || ![limit, remaining, reset].every(Number.isFinite)) return;
+    // Within a window the count only goes down; concurrent answers can arrive out of order.
+    const last = this.usage;
+    if (last && (last.reset > reset || (last.reset === reset && last.remaining < remaining))) return;
     this.usage = { limit, remaining, reset };
     const alert = this.options.usageAlert;
     if (!alert || this.alertedWindow === reset) return;
