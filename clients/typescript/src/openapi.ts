@@ -3116,6 +3116,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "webhook";
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description Empty: every event type */
@@ -3258,6 +3259,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "webhook";
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description Empty: every event type */
