@@ -79,25 +79,23 @@ interface PointRow {
 
 /**
  * Observations as points, in time order, with the series' previous observation and the
- * sequence of the change each made. `ids` selects them (a subquery of `id` and `late`: it
- * arrived after a newer observation of its series; $1 is the account).
+ * sequence of the change each made. `ids` selects them (a subquery of `id`, `late`: it
+ * arrived after a newer observation of its series, and `prev_*`: the series' observation just
+ * before it; $1 is the account).
  */
 async function loadPoints(db: Queryable, name: string, ids: string, params: unknown[]): Promise<ObservationPoint[]> {
-  const r = await db.query<PointRow>(
-    `/* ${name} */
+  const sql = `/* ${name} */
      select o.id, o.product_id, o.competitor_id, o.listing_id, o.price::text as price, o.currency, o.in_stock, o.observed_at, o.source,
             p.name as product_name, p.currency as product_currency, c.name as competitor_name,
-            pv.price::text as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at,
+            k.prev_price::text as prev_price, k.prev_currency, k.prev_in_stock, k.prev_observed_at,
             ch.sequence, k.late
        from (${ids}) k
        join price_observations o on o.id = k.id and o.account_id = $1
        join products p on p.id = o.product_id
        left join competitors c on c.id = o.competitor_id
-       left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (o.observed_at, o.id)', 'order by x.observed_at desc, x.id desc limit 1')} pv on true
        left join price_changes ch on ch.observation_id = o.id
-      order by o.observed_at, o.id`,
-    params,
-  );
+      order by o.observed_at, o.id`;
+  const r = await db.query<PointRow>(sql, params);
   return r.rows.map((x) => ({
     kind: 'observation',
     observation_id: Number(x.id),
@@ -127,13 +125,32 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
   loadPoints(
     db,
     'loadNewAlertPoints',
-    `with batch as (select unnest($2::bigint[]) as id),
-          b as (select o.id, o.product_id, o.competitor_id, o.observed_at from price_observations o join batch on batch.id = o.id where o.account_id = $1),
+    // The observation before one that is not late is the newest from before the batch or the
+    // batch's own one before it: a window over those, as the price_observations trigger does.
+    `with batch as materialized (select unnest($2::bigint[]) as id),
+          b as materialized (select o.id, o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at
+                               from price_observations o join batch on batch.id = o.id where o.account_id = $1),
           s as (select distinct product_id, competitor_id from b),
-          pre as (select s.product_id, s.competitor_id, l.observed_at, l.id
-                    from s cross join lateral ${inSeries('x.observed_at, x.id', 'x.id not in (select id from batch)', 'order by x.observed_at desc, x.id desc limit 1', 's')} l)
-     select b.id, coalesce((b.observed_at, b.id) < (pre.observed_at, pre.id), false) as late
-       from b left join pre on pre.product_id = b.product_id and pre.competitor_id is not distinct from b.competitor_id`,
+          pre as materialized (
+            select s.product_id, s.competitor_id, l.id, l.price, l.currency, l.in_stock, l.observed_at
+              from s cross join lateral ${inSeries(
+                'x.id, x.price, x.currency, x.in_stock, x.observed_at',
+                'x.id not in (select id from batch)',
+                'order by x.observed_at desc, x.id desc limit 1',
+                's',
+              )} l),
+          w as (select id, product_id, competitor_id, price, currency, in_stock, observed_at, true as fresh from b
+                union all
+                select id, product_id, competitor_id, price, currency, in_stock, observed_at, false from pre),
+          lagged as (
+            select w.*, lag(price) over s as prev_price, lag(currency) over s as prev_currency,
+                   lag(in_stock) over s as prev_in_stock, lag(observed_at) over s as prev_observed_at
+              from w window s as (partition by product_id, competitor_id order by observed_at, id))
+     select g.id, g.prev_price, g.prev_currency, g.prev_in_stock, g.prev_observed_at,
+            coalesce((g.observed_at, g.id) < (pre.observed_at, pre.id), false) as late
+       from lagged g
+       left join pre on pre.product_id = g.product_id and pre.competitor_id is not distinct from g.competitor_id
+      where g.fresh`,
     [accountId, ids],
   );
 
@@ -157,8 +174,9 @@ export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope
   return loadPoints(
     db,
     'loadStoredAlertPoints',
-    `select id, late from (
-       select id, observed_at,
+    `select w.id, w.late, pv.price as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at
+       from (
+       select id, product_id, competitor_id, observed_at,
               coalesce(observed_at < max(observed_at) over (partition by product_id, competitor_id order by created_at
                                                             range between unbounded preceding and current row exclude group), false) as late
          from price_observations
@@ -166,8 +184,9 @@ export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope
           and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5)
           and ($7::boolean is null or (competitor_id is null) = $7)
      ) w
-      where observed_at < $3::timestamptz and ($6::text is null or id in (select id from price_observations where listing_id = $6))
-      order by observed_at, id limit ${s.limit + 1}`,
+     left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (w.observed_at, w.id)', 'order by x.observed_at desc, x.id desc limit 1', 'w')} pv on true
+      where w.observed_at < $3::timestamptz and ($6::text is null or w.id in (select id from price_observations where listing_id = $6))
+      order by w.observed_at, w.id limit ${s.limit + 1}`,
     [accountId, s.from, s.to, s.product_id, s.competitor_id, s.listing_id, s.own],
   );
 }
