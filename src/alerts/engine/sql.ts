@@ -169,6 +169,7 @@ export interface PointScope {
  * The stored points of a scope observed in [from, to), at most `limit` + 1 (so the caller can
  * tell there are more). Late: a newer observation of the series was recorded by an earlier
  * transaction (created_at; observations before `from` cannot be newer, so they are not read).
+ * The previous observation is the newest older one that was there when it arrived, as live.
  */
 export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope): Promise<ObservationPoint[]> {
   return loadPoints(
@@ -176,7 +177,7 @@ export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope
     'loadStoredAlertPoints',
     `select w.id, w.late, pv.price as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at
        from (
-       select id, product_id, competitor_id, observed_at,
+       select id, product_id, competitor_id, observed_at, created_at,
               coalesce(observed_at < max(observed_at) over (partition by product_id, competitor_id order by created_at
                                                             range between unbounded preceding and current row exclude group), false) as late
          from price_observations
@@ -184,7 +185,7 @@ export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope
           and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5)
           and ($7::boolean is null or (competitor_id is null) = $7)
      ) w
-     left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (w.observed_at, w.id)', 'order by x.observed_at desc, x.id desc limit 1', 'w')} pv on true
+     left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (w.observed_at, w.id) and x.created_at <= w.created_at', 'order by x.observed_at desc, x.id desc limit 1', 'w')} pv on true
       where w.observed_at < $3::timestamptz and ($6::text is null or w.id in (select id from price_observations where listing_id = $6))
       order by w.observed_at, w.id limit ${s.limit + 1}`,
     [accountId, s.from, s.to, s.product_id, s.competitor_id, s.listing_id, s.own],
@@ -205,7 +206,7 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
 
 /**
  * For each observation and each number of days, the lowest earlier price of its series within
- * that many days before it, converted into the observation's currency with the account's rates
+ * that many days before it (among those recorded by then), converted into the observation's currency with the account's rates
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
@@ -216,7 +217,7 @@ export async function loadLows(db: Queryable, accountId: string, ids: readonly n
        cross join unnest($3::int[]) as d (days)
        left join lateral (
          select min(${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')}) as low
-           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id)`, '')} h
+           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
            ${rateJoin('fx', 'o.account_id', 'h.currency', 'o.currency')}
        ) w on true
       where o.account_id = $1 and o.id = any($2::bigint[])`,
