@@ -28,7 +28,7 @@ describe('alert preview', () => {
       { condition: { type: 'lowest_in_days', days: 3 }, rearm: 'every_change', daily_cap: 1 },
       { product_id: c.productId, condition: { type: 'undercut', margin_amount: 2 } },
     ];
-    const ids = [];
+    const ids: string[] = [];
     for (const b of bodies) ids.push(await createRule(t, c.headers, b));
     const prices = [50, 44, 43, 47, 44, 42, 49, 52, 40, 39, 44, 46, 38, 41];
     await series(t, c, prices.map((price, i) => ({ price, in_stock: i % 4 !== 2, hours: i * 5 })));
