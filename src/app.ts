@@ -2,7 +2,6 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
 import { alertRoutes } from './alerts/index.js';
-import { previewAlertsRoute } from './alerts/routes/preview-alerts.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -43,7 +42,6 @@ async function apiV1(app: FastifyInstance) {
   await app.register(exchangeRateRoutes);
   await app.register(eventRoutes);
   await app.register(alertRoutes);
-  await app.register(previewAlertsRoute);
 }
 
 /**

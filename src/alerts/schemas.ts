@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { Currency, Money, Nullable, OrNull, RequiredText, ResourceId, Timestamp } from '../http/fields.js';
 import { checkRange } from '../lists/filters.js';
+import { AlertEventSchema } from './alert-event.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */
@@ -274,8 +275,19 @@ export function withDefaults(body: AlertCreate): AlertRule {
 }
 
 /** The series a condition watches, for conditions that watch a price series. */
+export const SERIES_CONDITIONS: readonly ConditionType[] = [
+  'price_below',
+  'price_above',
+  'price_drop',
+  'price_rise',
+  'lowest_in_days',
+  'back_in_stock',
+  'out_of_stock',
+];
+
+/** The series a price or stock condition watches (undefined for the others). */
 export const seriesOf = (c: Condition): 'competitors' | 'own' | undefined =>
-  'series' in c ? ((c.series ?? 'competitors') as 'competitors' | 'own') : undefined;
+  SERIES_CONDITIONS.includes(c.type) ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own') : undefined;
 
 /**
  * What a JSON Schema cannot say about a rule (a whole rule: for an update, the stored rule with
@@ -372,3 +384,17 @@ export const AcknowledgeManySchema = Type.Object(
   { title: 'AlertEventAcknowledge', additionalProperties: false },
 );
 export type AcknowledgeMany = Static<typeof AcknowledgeManySchema>;
+
+export const AlertEventListSchema = listOf(AlertEventSchema, 'AlertEventList');
+
+export const AcknowledgedSchema = Type.Object(
+  {
+    data: Type.Array(AlertEventSchema, { maxItems: ACKNOWLEDGE_MAX, description: 'The events acknowledged (now or before), oldest first' }),
+    count: Type.Integer({ format: 'int32', minimum: 0, maximum: ACKNOWLEDGE_MAX, description: 'How many events `data` holds' }),
+    not_found: Type.Array(ResourceId('alev'), {
+      maxItems: ACKNOWLEDGE_MAX,
+      description: 'Ids sent that are not alert events of this account (never existed, deleted with their rule, or another account\'s)',
+    }),
+  },
+  { title: 'AlertEventsAcknowledged', additionalProperties: false },
+);

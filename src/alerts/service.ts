@@ -2,8 +2,10 @@ import type { Database, Queryable } from '../db/types.js';
 import { PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { type AlertCreate, type AlertRule, type AlertUpdate, checkAlertRule, normalizeCondition, withDefaults } from './schemas.js';
-import { type AlertRow, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, updateAlert } from './sql.js';
+import { type AlertCreate, type AlertRule, type AlertUpdate, checkAlertRule, normalizeCondition, seriesOf, withDefaults } from './schemas.js';
+import type { AlertEvent, AlertEventRow } from './alert-event.js';
+import { recordFirings } from './fired.js';
+import { acknowledgeAlertEvents, type AlertRow, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, latestInScope, type ScopeObservation, updateAlert } from './sql.js';
 
 /**
  * Alert rules (docs/ALERTS.md). Rule writes record no events: the only alert event type is
@@ -109,4 +111,62 @@ function ruleOf(r: AlertRow): AlertRule {
     daily_cap: r.daily_cap === null ? null : Number(r.daily_cap),
     enabled: r.enabled,
   };
+}
+
+export async function acknowledgeOne(db: Queryable, accountId: string, id: string): Promise<AlertEventRow> {
+  const [row] = await acknowledgeAlertEvents(db, accountId, [id]);
+  if (!row) throw ERRORS.notFound('Alert event');
+  return row;
+}
+
+/** Ids that are not the account's are reported, not refused: one deleted with its rule meanwhile must not block the rest. */
+export async function acknowledgeMany(db: Queryable, accountId: string, ids: readonly string[]): Promise<{ rows: AlertEventRow[]; notFound: string[] }> {
+  const unique = [...new Set(ids)];
+  const rows = await acknowledgeAlertEvents(db, accountId, unique);
+  const found = new Set(rows.map((r) => r.id));
+  return { rows, notFound: unique.filter((id) => !found.has(id)) };
+}
+
+const observed = (price: string | number, currency: string, inStock: boolean | null, at: Date) => ({
+  price: Number(price),
+  currency,
+  in_stock: inStock,
+  observed_at: at.toISOString(),
+});
+
+function testMessage(name: string, o: ScopeObservation | undefined): string {
+  if (!o) return `Test of the rule "${name}": no price has been recorded in its scope yet, so there is no current data.`;
+  const seller = o.competitor_id === null ? 'in our shop' : `at ${o.competitor_name ?? 'a competitor'}`;
+  const stock = o.in_stock === false ? ', out of stock' : '';
+  return `Test of the rule "${name}": the latest price of ${o.product_name} ${seller} is ${Number(o.price)} ${o.currency}${stock}.`;
+}
+
+/**
+ * POST /alerts/{id}/test: an alert event marked `test` (with its `alert.triggered` event) carrying
+ * the latest observation of a series in the rule's scope and the one before it. It fires whether
+ * the condition holds or not, enabled or not, and leaves the rule's state and daily cap alone.
+ */
+export async function testAlert(db: Database, accountId: string, id: string): Promise<AlertEvent> {
+  return db.transaction(async (tx) => {
+    const row = await getAlert(tx, accountId, id);
+    if (!row) throw ERRORS.notFound('Alert');
+    const c = row.condition;
+    const series = seriesOf(c) ?? (c.type === 'listing_failing' ? 'any' : 'competitors');
+    const o = await latestInScope(tx, accountId, row, series);
+    const [event] = await recordFirings(tx, accountId, [
+      {
+        alert_id: row.id,
+        condition_type: row.condition_type,
+        product_id: o?.product_id ?? row.product_id,
+        competitor_id: o ? o.competitor_id : row.competitor_id,
+        listing_id: row.listing_id ?? o?.listing_id ?? null,
+        previous: o && o.prev_price !== null ? observed(o.prev_price, o.prev_currency!, o.prev_in_stock, o.prev_observed_at!) : null,
+        current: o ? observed(o.price, o.currency, o.in_stock, o.observed_at) : null,
+        message: testMessage(row.name, o),
+        test: true,
+        sequence: null,
+      },
+    ]);
+    return event!;
+  });
 }

@@ -3,6 +3,7 @@ import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
 import { type PageRequest, pageSql } from '../lists/page.js';
 import { type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { ALERT_EVENT_COLUMNS, type AlertEventRow } from './alert-event.js';
 import type { Alert, ALERT_SORT_FIELDS, AlertEventListQuery, AlertListQuery, AlertRule, Condition } from './schemas.js';
 
 /** Alert rules and the account's alert events, as parameterised SQL, always scoped by account. */
@@ -163,28 +164,13 @@ export async function listAlerts(db: Queryable, accountId: string, f: AlertListQ
 }
 
 // ---------------------------------------------------------------------------------------------
-// Alert events (rows of `alert_events`; the engine writes them, src/alerts/fired.ts).
-
-/** The columns of `alert_events` as src/alerts/alert-event.ts reads them. */
-export const ALERT_EVENT_COLUMNS =
-  'id, account_id, alert_id, condition_type, product_id, competitor_id, listing_id, previous, current, message, test, ' +
-  'sequence, acknowledged_at, created_at';
-
-export interface AlertEventRowBase {
-  id: string;
-  created_at: Date;
-}
+// Alert events (rows of `alert_events`; src/alerts/fired.ts writes them).
 
 export const ALERT_EVENT_SORTS = {
-  created_at: timestampKey('created_at', (r: AlertEventRowBase) => r.created_at),
+  created_at: timestampKey('created_at', (r: AlertEventRow) => r.created_at),
 };
 
-export async function listAlertEvents<R extends AlertEventRowBase>(
-  db: Queryable,
-  accountId: string,
-  f: AlertEventListQuery,
-  page: PageRequest<AlertEventRowBase>,
-): Promise<R[]> {
+export async function listAlertEvents(db: Queryable, accountId: string, f: AlertEventListQuery, page: PageRequest<AlertEventRow>): Promise<AlertEventRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.alert_id !== undefined) add((p) => `alert_id = ${p}`, f.alert_id);
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
@@ -195,30 +181,32 @@ export async function listAlertEvents<R extends AlertEventRowBase>(
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
-  const r = await db.query<R>(
+  const r = await db.query<AlertEventRow>(
     `select ${ALERT_EVENT_COLUMNS} from alert_events where ${where.join(' and ')} order by ${keyset.orderBy} limit ${keyset.limit}`,
     params,
   );
   return r.rows;
 }
 
-export async function getAlertEvent<R>(db: Queryable, accountId: string, id: string): Promise<R | undefined> {
-  const r = await db.query<R>(`select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`, [id, accountId]);
+export async function getAlertEvent(db: Queryable, accountId: string, id: string): Promise<AlertEventRow | undefined> {
+  const r = await db.query<AlertEventRow>(`select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`, [id, accountId]);
   return r.rows[0];
 }
 
 /**
- * Acknowledges the account's events among `ids` (a second acknowledgement keeps the first
- * time) and answers every one of them that is in the account, acknowledged, oldest first.
+ * Acknowledges the account's events among `ids` (one acknowledged before keeps its time) and
+ * answers every one of them that is in the account, oldest first. The update is a CTE the select
+ * cannot see, so the select says what it wrote: now() is the same within the statement, rounded
+ * to the column's milliseconds as the stored value is.
  */
-export async function acknowledgeAlertEvents<R>(db: Queryable, accountId: string, ids: string[]): Promise<R[]> {
-  const r = await db.query<R>(
+export async function acknowledgeAlertEvents(db: Queryable, accountId: string, ids: readonly string[]): Promise<AlertEventRow[]> {
+  const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()::timestamptz(3)) as acknowledged_at' : `e.${c}`));
+  const r = await db.query<AlertEventRow>(
     `with acked as (
        update alert_events set acknowledged_at = now()
         where account_id = $1 and id = any ($2::text[]) and acknowledged_at is null
-        returning id
      )
-     select ${ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()) as acknowledged_at' : `e.${c}`)).join(', ')}
+     select ${columns.join(', ')}
        from alert_events e
       where e.account_id = $1 and e.id = any ($2::text[])
       order by e.created_at, e.id`,
@@ -230,4 +218,62 @@ export async function acknowledgeAlertEvents<R>(db: Queryable, accountId: string
 /** Forgets what the rule remembered about its subjects (streaks, armed, cap): it starts afresh. */
 export async function deleteAlertStates(db: Queryable, alertId: string): Promise<void> {
   await db.query('delete from alert_states where alert_id = $1', [alertId]);
+}
+
+/** The latest observation of a series in a rule's scope and the one before it (POST /alerts/{id}/test). */
+export interface ScopeObservation {
+  product_id: string;
+  product_name: string;
+  competitor_id: string | null;
+  competitor_name: string | null;
+  listing_id: string | null;
+  price: string | number;
+  currency: string;
+  in_stock: boolean | null;
+  observed_at: Date;
+  prev_price: string | number | null;
+  prev_currency: string | null;
+  prev_in_stock: boolean | null;
+  prev_observed_at: Date | null;
+}
+
+/**
+ * `series`: which sellers' series count (`any` for a listing's failures). A rule on a listing
+ * watches exactly its series, our own included, so its competitor (null or not) must match.
+ */
+export async function latestInScope(
+  db: Queryable,
+  accountId: string,
+  scope: { product_id: string | null; competitor_id: string | null; listing_id: string | null },
+  series: 'competitors' | 'own' | 'any',
+): Promise<ScopeObservation | undefined> {
+  const { params, where, add } = accountWhere(accountId);
+  where[0] = 's.account_id = $1';
+  where.push('s.latest_observed_at is not null');
+  if (scope.product_id !== null) add((p) => `s.product_id = ${p}`, scope.product_id);
+  if (scope.listing_id !== null) add((p) => `s.competitor_id is not distinct from ${p}::text`, scope.competitor_id);
+  else if (scope.competitor_id !== null) add((p) => `s.competitor_id = ${p}`, scope.competitor_id);
+  if (series === 'own') where.push('s.competitor_id is null');
+  if (series === 'competitors') where.push('s.competitor_id is not null');
+  const r = await db.query<ScopeObservation>(
+    `select s.product_id, p.name as product_name, s.competitor_id, c.name as competitor_name, s.latest_listing_id as listing_id,
+            s.latest_price as price, s.latest_currency as currency, s.latest_in_stock as in_stock, s.latest_observed_at as observed_at,
+            prev.price as prev_price, prev.currency as prev_currency, prev.in_stock as prev_in_stock, prev.observed_at as prev_observed_at
+       from price_series s
+       join products p on p.id = s.product_id
+       left join competitors c on c.id = s.competitor_id
+       left join lateral (
+         select o.price, o.currency, o.in_stock, o.observed_at
+           from price_observations o
+          where o.product_id = s.product_id and o.competitor_id is not distinct from s.competitor_id
+            and (o.observed_at, o.id) < (s.latest_observed_at, s.latest_observation_id)
+          order by o.observed_at desc, o.id desc
+          limit 1
+       ) prev on true
+      where ${where.join(' and ')}
+      order by s.latest_observed_at desc, s.product_id, s.competitor_id nulls first
+      limit 1`,
+    params,
+  );
+  return r.rows[0];
 }
