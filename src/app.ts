@@ -26,6 +26,7 @@ import { registerJsonParser } from './http/json-parser.js';
 import { RequestLogController } from './http/log-controller.js';
 import { registerNotFound } from './http/not-found.js';
 import { genReqId } from './http/request-id.js';
+import { registerUnknownInputRule } from './http/unknown-input.js';
 import { validatorCompiler } from './http/validation.js';
 
 export interface BuildOptions {
@@ -88,6 +89,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   registerJsonParser(app);
   registerContentEncoding(app);
   registerNotFound(app);
+  registerUnknownInputRule(app);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
