@@ -5,7 +5,7 @@ import { localOperations } from './owner-channel/local.js';
 import { type OwnerChannelServer, startOwnerChannel } from './owner-channel/server.js';
 import type { Config } from './config.js';
 import { ownerChannelPath, DataDirInUseError } from './db/data-dir-lock.js';
-import { type App, buildApp } from './app.js';
+import { type App, apiInjector, buildApp } from './app.js';
 import type { BackgroundWork } from './jobs/background.js';
 import { startBackgroundWork } from './jobs/tasks.js';
 import { type CoreRuntime, createCoreRuntime, createRuntime, type Runtime } from './runtime.js';
@@ -94,7 +94,8 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   try {
     if (roles.api && rt.db.kind === 'pglite') {
       const api = rt as Runtime;
-      running.ownerChannel = await startOwnerChannel(localOperations(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, ownerChannelPath(config.dataDir));
+      const ops = localOperations(rt.db, { onRevoked: (id) => api.keys.evict(id), inject: apiInjector(() => running.app) });
+      running.ownerChannel = await startOwnerChannel(ops, log, ownerChannelPath(config.dataDir));
     }
     running.background = await startBackgroundWork(rt, roles, log);
     if (!roles.worker && rt.db.kind === 'pglite') {
