@@ -5,6 +5,8 @@ import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { pricesRollup } from './commands/prices.js';
 import { importProducts } from './commands/import-products.js';
+import { exportPrices, exportProducts } from './commands/export.js';
+import { demoCommand } from './commands/demo.js';
 import { serveCommand, startCommand, workerCommand } from './commands/start.js';
 import { describeError, EXIT, UsageError } from './errors.js';
 
@@ -13,7 +15,7 @@ import { describeError, EXIT, UsageError } from './errors.js';
  *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
  * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
  */
-const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts];
+const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts, exportProducts, exportPrices, demoCommand];
 
 function version(): string {
   // package.json is two levels up from both src/cli and dist/cli.
@@ -27,8 +29,8 @@ Self-hostable price monitoring service: an HTTP JSON API with API keys and per-k
 and a worker that checks competitors' pages on schedule.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
-  help [command]    Show help for a command
+${COMMANDS.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join('\n')}
+  help [command]      Show help for a command
 
 Every command reads its configuration from the environment (PORT, HOST, DATA_DIR, DATABASE_URL,
 REDIS_URL, LOG_LEVEL, ...; see docs/OPERATIONS.md) and works on the same data as the server,
@@ -55,7 +57,7 @@ function groupHelp(group: string): string {
 ${GROUP_SUMMARIES[group] ?? ''}
 
 Commands:
-${members.map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
+${members.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join('\n')}
 
 Run \`pricehound ${group} COMMAND --help\` for a command's options.
 `;
