@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dashboard/dist/', 'node_modules/', '.test-cache/', 'data/', 'scratch/', 'test-artifacts/'] },
+  { ignores: ['dist/', 'clients/typescript/dist/', 'clients/typescript/src/openapi.ts', 'dashboard/dist/', 'node_modules/', '.test-cache/', 'data/', 'scratch/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

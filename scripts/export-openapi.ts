@@ -1,42 +1,16 @@
-// Writes the OpenAPI document that GET /api/v1/openapi.json serves, built from the real app and
-// its route schemas on a throwaway embedded database (nothing is listened on or fetched):
+// Writes the OpenAPI document that GET /api/v1/openapi.json serves, built from the real app
+// (scripts/openapi-document.ts; nothing is listened on or fetched):
 //   node --import tsx scripts/export-openapi.ts [out.json]      (default: stdout)
 // scripts/lint-openapi.mjs uses it; so can anyone who wants the document without a server.
-// PRICEHOUND_TEST_TEMPLATE (a migrated PGlite directory, as scripts/run-tests.mjs prepares) saves
-// the seconds a new database takes to create.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/app.js';
-import { OPENAPI_PATH } from '../src/openapi/plugin.js';
-import { createRuntime } from '../src/runtime.js';
+import { openApiDocument } from './openapi-document.js';
 
 const out = process.argv[2];
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-openapi-'));
-try {
-  const template = process.env.PRICEHOUND_TEST_TEMPLATE;
-  if (template && fs.existsSync(path.join(template, 'PG_VERSION'))) fs.cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
-  const rt = await createRuntime(loadConfig({ DATA_DIR: dir }), pino({ level: 'silent' }));
-  try {
-    const app = await buildApp(rt);
-    try {
-      const res = await app.inject({ method: 'GET', url: OPENAPI_PATH });
-      if (res.statusCode !== 200) throw new Error(`GET ${OPENAPI_PATH} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
-      const text = `${JSON.stringify(res.json(), null, 2)}\n`;
-      if (out) {
-        fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
-        fs.writeFileSync(out, text);
-      } else {
-        process.stdout.write(text);
-      }
-    } finally {
-      await app.close();
-    }
-  } finally {
-    await rt.close();
-  }
-} finally {
-  fs.rmSync(dir, { recursive: true, force: true });
+const text = `${JSON.stringify(await openApiDocument(), null, 2)}\n`;
+if (out) {
+  fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+  fs.writeFileSync(out, text);
+} else {
+  process.stdout.write(text);
 }

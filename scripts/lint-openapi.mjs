@@ -6,12 +6,11 @@
 // "Warnings left standing" in docs/OPENAPI.md (as "- `rule` (count): why").
 //   node scripts/lint-openapi.mjs [--keep]     --keep: also leave Spectral's raw report in dist/
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pgliteTemplate } from './pglite-template.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -35,27 +34,17 @@ function fail(message) {
   process.exit(1);
 }
 
-// The migrated PGlite directory that scripts/run-tests.mjs keeps in .test-cache (same key, so
-// whichever of the two runs first makes it for the other).
-function pgliteTemplate() {
-  const migrations = fs.readdirSync('migrations').sort().map((f) => f + fs.readFileSync(path.join('migrations', f), 'utf8')).join('\n');
-  const hash = crypto.createHash('sha256').update(migrations).digest('hex').slice(0, 16);
-  const template = path.join(root, '.test-cache', `pglite-${hash}`);
-  if (!fs.existsSync(path.join(template, 'PG_VERSION'))) {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-template-'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/make-test-template.ts', tmp], { stdio: 'inherit', env });
-    if (r.status !== 0) fail('could not create the embedded database template');
-    fs.rmSync(template, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(template), { recursive: true });
-    fs.cpSync(tmp, template, { recursive: true });
-    fs.rmSync(tmp, { recursive: true, force: true });
+function template() {
+  try {
+    return pgliteTemplate(env);
+  } catch (err) {
+    fail(err.message);
   }
-  return template;
 }
 
 const exported = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/export-openapi.ts', docPath], {
   stdio: 'inherit',
-  env: { ...env, PRICEHOUND_TEST_TEMPLATE: pgliteTemplate() },
+  env: { ...env, PRICEHOUND_TEST_TEMPLATE: template() },
 });
 if (exported.status !== 0) fail('could not build the document (scripts/export-openapi.ts)');
 

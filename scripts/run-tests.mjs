@@ -5,11 +5,11 @@
 //   node scripts/run-tests.mjs [file or directory ...]
 // DATABASE_URL / REDIS_URL in the environment switch the suite to PostgreSQL / Redis.
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pgliteTemplate } from './pglite-template.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -34,19 +34,12 @@ if (files.length === 0) {
 
 const env = { ...process.env };
 if (!env.DATABASE_URL) {
-  const migrations = fs.readdirSync('migrations').sort().map((f) => f + fs.readFileSync(path.join('migrations', f), 'utf8')).join('\n');
-  const hash = crypto.createHash('sha256').update(migrations).digest('hex').slice(0, 16);
-  const template = path.join(root, '.test-cache', `pglite-${hash}`);
-  if (!fs.existsSync(path.join(template, 'PG_VERSION'))) {
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-template-'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/make-test-template.ts', tmp], { stdio: 'inherit' });
-    if (r.status !== 0) process.exit(r.status ?? 1);
-    fs.rmSync(template, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(template), { recursive: true });
-    fs.cpSync(tmp, template, { recursive: true });
-    fs.rmSync(tmp, { recursive: true, force: true });
+  try {
+    env.PRICEHOUND_TEST_TEMPLATE = pgliteTemplate(env);
+  } catch (err) {
+    console.error(err.message);
+    process.exit(1);
   }
-  env.PRICEHOUND_TEST_TEMPLATE = template;
 }
 
 const concurrency = env.TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
+import { alertRoutes } from './alerts/index.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
@@ -13,9 +14,12 @@ import { registerOpenApi } from './openapi/plugin.js';
 import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
+import { webhookRoutes } from './webhooks/index.js';
 import type { AppContext } from './context.js';
 import type { ApiInjector } from './owner-channel/operations.js';
+import { registerContentEncoding } from './http/content-encoding.js';
 import { registerCors } from './http/cors.js';
+import { clientErrorHandler, registerProtocolChecks } from './http/client-error.js';
 import { errorHandler, frameworkErrors } from './http/error-handler.js';
 import { registerEtag } from './http/etag.js';
 import { registerIdempotency } from './http/idempotency.js';
@@ -41,6 +45,8 @@ async function apiV1(app: FastifyInstance) {
   await app.register(priceRoutes);
   await app.register(exchangeRateRoutes);
   await app.register(eventRoutes);
+  await app.register(alertRoutes);
+  await app.register(webhookRoutes);
 }
 
 /**
@@ -55,12 +61,24 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     frameworkErrors,
     logController: new RequestLogController(),
     bodyLimit: config.bodyLimit,
+    // Fastify's default 0 turns off Node's request timeout: a client that sends headers and part
+    // of a body would hold its connection for ever. Node checks the deadlines every
+    // connectionsCheckingInterval (its default 30 s would double a 30 s timeout).
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      requireHostHeader: false,
+      connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(config.requestTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorHandler(config.requestTimeoutMs),
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Ours answers in our error shape (src/http/client-error.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // The serializer's own ajv only needs to know our formats exist; values are validated on input.
-    serializerOpts: { ajv: { formats: { money: true, iso4217: true } } },
+    serializerOpts: { ajv: { formats: { money: true, percent: true, iso4217: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);
@@ -69,6 +87,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   registerJsonParser(app);
+  registerContentEncoding(app);
   registerNotFound(app);
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -77,6 +96,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   });
   // After the request-id hook and on the root, before any route: see src/http/cors.ts.
   await registerCors(app);
+  registerProtocolChecks(app);
   registerEtag(app);
 
   // /v1 aliases get their own operationIds so the OpenAPI document stays valid.

@@ -25,6 +25,11 @@ export interface Config {
   /** Maximum request body in bytes (batch endpoints allow `batchBodyLimit`). */
   bodyLimit: number;
   batchBodyLimit: number;
+  /**
+   * The whole request (headers and body) must arrive within this many ms; otherwise it is
+   * answered 408 and the connection closed (a client that stalls mid-upload holds nothing).
+   */
+  requestTimeoutMs: number;
   /** How long an API key lookup may be served from the in-process cache, in ms. */
   keyCacheTtlMs: number;
   /** Grace period for in-flight requests on SIGTERM before connections are cut, in ms. */
@@ -57,6 +62,8 @@ export interface Config {
   webhookRetryJitter: number;
   /** An endpoint without a success for this long while failing is disabled, in ms. */
   webhookDisableAfterMs: number;
+  /** Webhook endpoints one worker process delivers to at once (each one attempt at a time, in order). */
+  webhookConcurrency: number;
   /** After a secret rotation the old secret still signs for this long, in ms. */
   webhookSecretOverlapMs: number;
 }
@@ -171,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailureWindowSeconds: int(env, 'AUTH_FAILURE_WINDOW_SECONDS', 3600, 1, 86_400),
     bodyLimit: int(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     batchBodyLimit: int(env, 'BATCH_BODY_LIMIT_BYTES', 10_485_760, 1024, 1_073_741_824),
+    requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', 30_000, 10, 600_000),
     keyCacheTtlMs: int(env, 'KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     allowLoopbackTargets: bool(env, 'ALLOW_LOOPBACK_TARGETS', false),
@@ -189,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),
     webhookRetryJitter: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20, 0, 100) / 100,
     webhookDisableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 5 * 86_400_000, 1, 365 * 86_400_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
     webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
   };
 }

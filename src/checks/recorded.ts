@@ -1,3 +1,4 @@
+import { evaluateCheckFailure } from '../alerts/engine/live.js';
 import type { Queryable } from '../db/types.js';
 import { recordEvent } from '../events/service.js';
 import { afterObservations } from '../prices/observed.js';
@@ -7,7 +8,8 @@ import type { RecordedCheck } from './sql.js';
 /**
  * What follows a recorded check, in its transaction: a success's observation goes through what
  * every new observation goes through (events, alerts: src/prices/observed.ts); a failure is a
- * `listing.check_failed` event (never a price).
+ * `listing.check_failed` event (never a price) and the account's `listing_failing` rules judge
+ * the listing's failures in a row.
  */
 export async function afterCheck(tx: Queryable, check: RecordedCheck): Promise<void> {
   if (check.observation_id !== null) {
@@ -15,4 +17,5 @@ export async function afterCheck(tx: Queryable, check: RecordedCheck): Promise<v
     return;
   }
   await recordEvent(tx, check.account_id, 'listing.check_failed', toCheckResult(check));
+  await evaluateCheckFailure(tx, check.account_id, check.listing_id, check.consecutive_failures, check.started_at);
 }

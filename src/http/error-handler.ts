@@ -43,6 +43,13 @@ export function toApiError(err: FastifyError | Error, request: FastifyRequest): 
 }
 
 export function errorHandler(this: unknown, err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  // The client went away (an aborted upload, or one cut by REQUEST_TIMEOUT, which the client error
+  // handler has answered): the body stream fails with ECONNRESET, which is not the database's
+  // ECONNRESET (a 503 logged as an error). Nobody is left to answer; one line without a stack.
+  if (!(err instanceof ApiError) && request.raw.socket?.destroyed) {
+    request.log.info({ reason: (err as FastifyError).code ?? err.message }, 'request abandoned: the connection closed before the request was read');
+    return reply.code(400).send(errorBody(ERRORS.invalidRequest('The connection closed before the request was read'), request.id));
+  }
   const apiError = toApiError(err, request);
   if (apiError.status >= 500) {
     request.log.error({ err }, 'request failed');
@@ -50,6 +57,8 @@ export function errorHandler(this: unknown, err: FastifyError | Error, request: 
     request.log.info({ code: apiError.code, reason: err.message }, 'request rejected');
   }
   if (apiError.headers) reply.headers(apiError.headers);
+  // An error raised before the CORS hook ran still tells a browser script what went wrong.
+  addCorsHeaders(reply);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }
 

@@ -10,11 +10,13 @@ export const ERROR_CODES = {
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   unavailable: 503,
 } as const;
@@ -83,6 +85,11 @@ export const ERRORS = {
       'unsupported_media_type',
       type ? `Content-Type ${type} is not supported; send application/json` : 'A request body needs Content-Type: application/json',
     ),
+  requestTimeout: (ms: number) =>
+    new ApiError('request_timeout', `The request was not received in full within ${ms} ms; the connection is closed`),
+  headersTooLarge: () => new ApiError('headers_too_large', 'The request headers are larger than the server accepts'),
+  unsupportedEncoding: (encoding: string) =>
+    new ApiError('unsupported_media_type', `Content-Encoding ${encoding} is not supported; send gzip, deflate, br or no Content-Encoding`),
   validation: (details: ErrorDetail[], message = 'The request has invalid fields') =>
     new ApiError('validation_failed', message, details),
   /** A query string that parses but asks for something invalid: the same 422 as a query the schema refuses. */

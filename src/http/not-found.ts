@@ -25,7 +25,10 @@ export function registerNotFound(app: FastifyInstance) {
   app.setNotFoundHandler((request) => {
     const path = request.url.split('?')[0] ?? '/';
     const allow = [...methods].filter((m) => router.find(m as never, path) !== null);
-    if (allow.length > 0) {
+    // A route of this method that found nothing to serve (a missing file under /docs/static/)
+    // called the not-found handler itself: 404, not "wrong method".
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (allow.length > 0 && !allow.includes(method)) {
       if (allow.includes('GET')) allow.push('HEAD');
       throw ERRORS.methodNotAllowed(request.method, allow.sort());
     }

@@ -28,10 +28,13 @@ function makeAjv(coerceTypes: boolean): Ajv {
     useDefaults: true,
     strict: false,
     messages: true,
+    // `oneOf` + `discriminator` (an alert's condition): only the variant the tag names is checked.
+    discriminator: true,
   });
   addFormats(ajv);
   ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
   ajv.addFormat('money', { type: 'number', validate: isMoney });
+  ajv.addFormat('percent', { type: 'number', validate: isMoney });
   ajv.addFormat('iso4217', { type: 'string', validate: isCurrency });
   return ajv;
 }
@@ -102,10 +105,13 @@ function describe(e: ErrorObject): string {
       return 'is not a known field';
     case 'format':
       if (p.format === 'money') return 'must be an amount with at most 4 decimal places';
+      if (p.format === 'percent') return 'must be a number with at most 4 decimal places';
       if (p.format === 'iso4217') return 'must be an ISO 4217 currency code such as USD or EUR';
       if (p.format === 'uri') return 'must be an absolute URL';
       if (p.format === 'date-time') return 'must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z';
       return `must be a valid ${String(p.format)}`;
+    case 'discriminator':
+      return p.error === 'mapping' ? `"${String(p.tagValue)}" is not one of the accepted values` : 'is required and must be a string';
     case 'minLength':
       return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
     case 'maxLength':
@@ -133,6 +139,7 @@ export function toDetails(errors: ErrorObject[], prefix = ''): ErrorDetail[] {
     const p = e.params as Record<string, unknown>;
     let field = fieldPath(e.instancePath, prefix);
     if (e.keyword === 'required') field = field ? `${field}.${String(p.missingProperty)}` : String(p.missingProperty);
+    if (e.keyword === 'discriminator') field = field ? `${field}.${String(p.tag)}` : String(p.tag);
     if (e.keyword === 'additionalProperties') field = field ? `${field}.${String(p.additionalProperty)}` : String(p.additionalProperty);
     // For a nullable field ("string or null"), the `type: null` branch error adds nothing.
     if (e.keyword === 'type' && p.type === 'null' && seen.has(field)) continue;

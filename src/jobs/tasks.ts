@@ -16,6 +16,7 @@ import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
 import { rollupRun } from '../prices/rollup/job.js';
+import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
 
 /** The services of the process that tasks run on (src/runtime.ts opens them). */
@@ -47,6 +48,13 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
       // given back for another worker (or the next start) to check.
       return { stop: (graceMs) => worker.stop(graceMs), ready: { worker: { id: worker.id, concurrency: worker.concurrency } } };
     },
+  },
+  {
+    // Webhook delivery: WEBHOOK_CONCURRENCY endpoints at a time, woken by the NOTIFY of every
+    // new attempt; any number of worker processes share the endpoints (docs/WEBHOOKS.md).
+    name: 'webhook-deliveries',
+    roles: ['worker'],
+    start: ({ config, db, log }) => startDeliveryWorker(config, db, log),
   },
   periodicTask({
     // PRICE_ROLLUP_AFTER_DAYS (docs/prices/HISTORY.md, "Retention"); every API process runs it,

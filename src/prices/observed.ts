@@ -1,3 +1,4 @@
+import { evaluateObservations } from '../alerts/engine/live.js';
 import type { Queryable } from '../db/types.js';
 import type { EventType } from '../events/schemas.js';
 import { recordEvents } from '../events/service.js';
@@ -6,8 +7,9 @@ import { changesOfObservations, toPriceChange } from './changes/sql.js';
 /**
  * What follows new price observations, in the transaction that records them, whatever recorded
  * them (a check, POST /prices): the `price.changed` / `stock.changed` events of the changes they
- * made (the price_observations trigger found those). A statement's worth of observations costs
- * a fixed number of queries, not one per observation.
+ * made (the price_observations trigger found those), then the account's alert rules over them
+ * (src/alerts/engine/live.ts). A statement's worth of observations costs a fixed number of
+ * queries, not one per observation.
  */
 export async function afterObservations(tx: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
   if (observationIds.length === 0) return;
@@ -20,4 +22,5 @@ export async function afterObservations(tx: Queryable, accountId: string, observ
     if (row.new_in_stock !== row.old_in_stock) events.push({ type: 'stock.changed', data });
   }
   await recordEvents(tx, accountId, events);
+  await evaluateObservations(tx, accountId, observationIds);
 }

@@ -1,0 +1,123 @@
+import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
+import type { HttpMethod, MediaType, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers';
+import { type BatchOptions, inBatches, type PriceObservationInput, type PricesBatchResult, type ProductInput, type ProductsBatchResult } from './batches.js';
+import { EtagCache } from './etag-cache.js';
+import type { paths } from './openapi.js';
+import { type RetryInfo, type RetryOptions, Transport, type Usage, type UsageAlert } from './transport.js';
+
+export interface ClientOptions {
+  /** Where the service runs, e.g. `http://127.0.0.1:8080` (paths start with `/api/v1`). */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  /** Sent with every request. */
+  headers?: Record<string, string>;
+  /** Each attempt's limit, in ms (default 30 000; 0: none). For a limit on a whole call, pass `signal: AbortSignal.timeout(ms)`. */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Answer repeated GETs from 304s: `true` for a cache of 500 entries, or your own EtagCache. */
+  etagCache?: boolean | EtagCache;
+  usageAlert?: UsageAlert;
+  /** Called before each retry (to log it, or count). */
+  onRetry?: (info: RetryInfo) => void;
+  /** The fetch to send with (default: globalThis.fetch). */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+type InitParam<Init> = RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+type OrUndefined<T> = [T] extends [never] ? undefined : T;
+/** What a successful call resolves to: the body of its 2xx answer. */
+export type SuccessData<P extends keyof paths, M extends HttpMethod, I = object> = OrUndefined<
+  NonNullable<FetchResponse<paths[P][M] & Record<string | number, unknown>, I, MediaType>['data']>
+>;
+
+/** A method over every path that has it: the body of the success, or a thrown error. */
+export type Method<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
+  path: P,
+  ...init: InitParam<I>
+) => Promise<SuccessData<P, M, I>>;
+
+type GetPath = PathsWithMethod<paths, 'get'>;
+/** The paths whose GET answers a page: `{ data: [...], pagination: { next_cursor } }`. */
+export type ListPath = {
+  [P in GetPath]: SuccessData<P, 'get'> extends { data: readonly unknown[]; pagination: { next_cursor: string | null } } ? P : never;
+}[GetPath];
+export type ListItem<P extends ListPath> = SuccessData<P, 'get'> extends { data: readonly (infer T)[] } ? T : never;
+
+export interface PricehoundClient {
+  GET: Method<'get'>;
+  POST: Method<'post'>;
+  PUT: Method<'put'>;
+  PATCH: Method<'patch'>;
+  DELETE: Method<'delete'>;
+  /** Every item of a list, page after page (`for await`), following `pagination.next_cursor`. */
+  paginate<P extends ListPath>(path: P, ...init: InitParam<MaybeOptionalInit<paths[P], 'get'>>): AsyncGenerator<ListItem<P>, void, undefined>;
+  /** POST /api/v1/products/batch in batches of 1000, the per-item results merged (`index` over all `products`). */
+  createProducts(products: readonly ProductInput[], options?: BatchOptions): Promise<ProductsBatchResult>;
+  /** POST /api/v1/prices in batches of 1000, the per-item results merged (`index` over all `observations`). */
+  ingestPrices(observations: readonly PriceObservationInput[], options?: BatchOptions): Promise<PricesBatchResult>;
+  /** The key's hourly window as of the last answer (X-RateLimit-*), until the first answer undefined. */
+  readonly usage: Usage | undefined;
+  /** The ETag cache, when enabled. */
+  readonly etagCache: EtagCache | undefined;
+  /** The openapi-fetch client underneath (same transport), for the whole `{ data, response }`. */
+  readonly raw: Client<paths>;
+}
+
+export function createClient(options: ClientOptions): PricehoundClient {
+  const etagCache = options.etagCache === true ? new EtagCache() : options.etagCache || undefined;
+  const transport = new Transport({
+    fetch: options.fetch ?? ((request) => globalThis.fetch(request)),
+    timeoutMs: options.timeoutMs ?? 30_000,
+    retry: { maxAttempts: 5, baseDelayMs: 500, maxWaitMs: 60_000, ...options.retry },
+    etagCache,
+    usageAlert: options.usageAlert,
+    onRetry: options.onRetry,
+  });
+  const raw = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    headers: { ...options.headers, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+    fetch: transport.send,
+  });
+  // The transport throws for every answer that is not a success, so `data` is the success's body.
+  const method =
+    <M extends HttpMethod>(m: M) =>
+    async (path: string, init?: object) =>
+      (await raw.request(m as never, path as never, init as never)).data;
+  const api = {
+    GET: method('get'),
+    POST: method('post'),
+    PUT: method('put'),
+    PATCH: method('patch'),
+    DELETE: method('delete'),
+  } as unknown as Pick<PricehoundClient, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
+  const client: Omit<PricehoundClient, 'paginate'> & { paginate: unknown } = {
+    ...api,
+    async *paginate(path: string, init?: { params?: { query?: Record<string, unknown> } }) {
+      let cursor: string | undefined;
+      do {
+        const query = { ...init?.params?.query, ...(cursor ? { cursor } : {}) };
+        const page = (await api.GET(path as ListPath, { ...init, params: { ...init?.params, query } } as never)) as unknown as {
+          data: unknown[];
+          pagination: { next_cursor: string | null };
+        };
+        yield* page.data;
+        cursor = page.pagination.next_cursor ?? undefined;
+      } while (cursor);
+    },
+    createProducts: (products, options = {}) =>
+      inBatches(products, options, (batch, atomic, signal) =>
+        api.POST('/api/v1/products/batch', { body: { products: batch as ProductInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+      ),
+    ingestPrices: (observations, options = {}) =>
+      inBatches(observations, options, (batch, atomic, signal) =>
+        api.POST('/api/v1/prices', { body: { observations: batch as PriceObservationInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+      ),
+    get usage() {
+      return transport.usage;
+    },
+    etagCache,
+    raw,
+  };
+  return client as unknown as PricehoundClient;
+}

@@ -1,0 +1,171 @@
+import type { EtagCache } from './etag-cache.js';
+import { type ApiError, errorOf, NetworkError, RateLimitError, retryAfterSeconds, TimeoutError } from './errors.js';
+
+/** Retries of 429, 503 and requests that got no answer; never of other statuses. */
+export interface RetryOptions {
+  /** Attempts per call, the first included (default 5; 1 never retries). */
+  maxAttempts?: number;
+  /** Attempt n waits a random time up to `baseDelayMs * 2^(n-1)` (full jitter; default 500). */
+  baseDelayMs?: number;
+  /**
+   * The longest wait before one retry, in ms (default 60 000). When the service asks for a longer
+   * one (Retry-After, a 429's retry_after) the call fails at once with that error instead.
+   */
+  maxWaitMs?: number;
+}
+
+/** The key's hourly window, from the X-RateLimit-* headers of the last answer. */
+export interface Usage {
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the window resets. */
+  reset: number;
+}
+
+/** Calls `onLow` once per window when the remaining requests fall under `remaining`, or under `fraction` of the limit. */
+export interface UsageAlert {
+  remaining?: number;
+  fraction?: number;
+  onLow(usage: Usage): void;
+}
+
+export interface RetryInfo {
+  method: string;
+  url: string;
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  /** The wait before the next attempt, in ms. */
+  waitMs: number;
+  /** What made the attempt fail: an ApiError (429, 503) or a NetworkError. */
+  error: ApiError | NetworkError;
+}
+
+export interface TransportOptions {
+  fetch: (request: Request) => Promise<Response>;
+  /** Per attempt, in ms; 0: none. */
+  timeoutMs: number;
+  retry: Required<RetryOptions>;
+  etagCache: EtagCache | undefined;
+  usageAlert: UsageAlert | undefined;
+  onRetry: ((info: RetryInfo) => void) | undefined;
+}
+
+const RETRIED = new Set([429, 503]);
+const NO_BODY = new Set([101, 204, 205, 304]);
+const BODY_HEADERS = new Set(['content-length', 'content-type', 'content-encoding', 'transfer-encoding']);
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The `fetch` that openapi-fetch calls: every request goes through it. It adds an
+ * Idempotency-Key to each POST (kept across the retries of that call, so the service answers a
+ * retry of a request it already did with the first answer instead of doing it twice), serves
+ * cached GETs from 304s, times out each attempt, retries, tracks usage, and turns every
+ * answer that is not a success into an ApiError.
+ */
+export class Transport {
+  /** The last X-RateLimit-* headers seen. */
+  usage: Usage | undefined;
+  private alertedWindow: number | undefined;
+
+  constructor(private readonly options: TransportOptions) {}
+
+  readonly send = async (request: Request): Promise<Response> => {
+    const { etagCache } = this.options;
+    const method = request.method.toUpperCase();
+    const headers = new Headers(request.headers);
+    if (method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', crypto.randomUUID());
+    const cacheKey = method === 'GET' && etagCache ? `${headers.get('authorization') ?? ''} ${request.url}` : undefined;
+    const cached = cacheKey ? etagCache!.get(cacheKey) : undefined;
+    if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
+    const body = request.body ? await request.arrayBuffer() : undefined;
+    const caller = request.signal;
+
+    for (let attempt = 1; ; attempt++) {
+      const timeout = this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined;
+      const signal = timeout ? AbortSignal.any([caller, timeout]) : caller;
+      let response: Response;
+      let bytes: ArrayBuffer;
+      try {
+        response = await this.options.fetch(new Request(request.url, { method, headers, body, signal, redirect: request.redirect }));
+        // Read here, under the attempt's timeout, so that a body cut off is retried like no answer.
+        bytes = await response.arrayBuffer();
+      } catch (err) {
+        if (caller.aborted) throw caller.reason;
+        const error = timeout?.aborted
+          ? new TimeoutError(`${method} ${request.url}: no answer within ${this.options.timeoutMs} ms`, { cause: err })
+          : new NetworkError(`${method} ${request.url}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        await this.waitOrThrow(attempt, error, undefined, method, request.url, caller);
+        continue;
+      }
+      this.observe(response.headers);
+
+      if (response.status === 304 && cached) {
+        etagCache!.hits++;
+        // The cached answer with this answer's headers (rate limits, request id), but its own body's.
+        const merged = new Headers(cached.headers);
+        response.headers.forEach((v, k) => {
+          if (!BODY_HEADERS.has(k)) merged.set(k, v);
+        });
+        return new Response(cached.body.slice(0), { status: 200, statusText: 'OK', headers: merged });
+      }
+      const answer = new Response(NO_BODY.has(response.status) ? null : bytes, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+      if (response.ok || response.status === 304) {
+        const etag = response.headers.get('etag');
+        if (cacheKey && etag && response.status === 200) etagCache!.set(cacheKey, { etag, body: bytes, headers: [...response.headers] });
+        return answer;
+      }
+      const error = errorOf(answer, new TextDecoder().decode(bytes));
+      if (!RETRIED.has(response.status)) throw error;
+      const asked = error instanceof RateLimitError ? error.retryAfter : retryAfterSeconds(response.headers.get('retry-after'));
+      await this.waitOrThrow(attempt, error, asked, method, request.url, caller);
+    }
+  };
+
+  /** Waits before the next attempt, or throws `error` when there is none or the wait asked for is too long. */
+  private async waitOrThrow(attempt: number, error: ApiError | NetworkError, askedSeconds: number | undefined, method: string, url: string, signal: AbortSignal) {
+    const { maxAttempts, baseDelayMs, maxWaitMs } = this.options.retry;
+    if (attempt >= maxAttempts) throw error;
+    const asked = (askedSeconds ?? 0) * 1000;
+    if (asked > maxWaitMs) throw error;
+    // Full jitter (a random wait up to the exponential bound), on top of what the service asked
+    // for: many clients refused together do not all come back at the same instant.
+    const jitter = Math.random() * Math.min(maxWaitMs, baseDelayMs * 2 ** (attempt - 1));
+    const waitMs = Math.min(maxWaitMs, asked + jitter);
+    this.options.onRetry?.({ method, url, attempt, waitMs, error });
+    await sleep(waitMs, signal);
+  }
+
+  private observe(headers: Headers): void {
+    const limit = Number(headers.get('x-ratelimit-limit'));
+    const remaining = Number(headers.get('x-ratelimit-remaining'));
+    const reset = Number(headers.get('x-ratelimit-reset'));
+    if (!headers.has('x-ratelimit-remaining') || ![limit, remaining, reset].every(Number.isFinite)) return;
+    this.usage = { limit, remaining, reset };
+    const alert = this.options.usageAlert;
+    if (!alert || this.alertedWindow === reset) return;
+    const under = Math.max(alert.remaining ?? -Infinity, alert.fraction === undefined ? -Infinity : alert.fraction * limit);
+    if (remaining < under) {
+      this.alertedWindow = reset;
+      alert.onLow({ limit, remaining, reset });
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { numberToDecimal, parseDecimal } from '../../money/decimal.js';
+
+/**
+ * Exact comparisons of prices, thresholds and percentages as fractions of big integers: a drop
+ * from 19.99 to 17.991 is exactly 10 %, which binary floating point would miss.
+ */
+export interface Ratio {
+  n: bigint;
+  d: bigint;
+}
+
+export function ratio(value: string | number): Ratio {
+  const s = parseDecimal(typeof value === 'number' ? numberToDecimal(value) : value);
+  return { n: s.units, d: 10n ** BigInt(s.scale) };
+}
+
+export const mul = (a: Ratio, b: Ratio): Ratio => ({ n: a.n * b.n, d: a.d * b.d });
+export const sub = (a: Ratio, b: Ratio): Ratio => ({ n: a.n * b.d - b.n * a.d, d: a.d * b.d });
+export const add = (a: Ratio, b: Ratio): Ratio => ({ n: a.n * b.d + b.n * a.d, d: a.d * b.d });
+
+/** a < b: -1, a = b: 0, a > b: 1 (denominators are always positive). */
+export function cmp(a: Ratio, b: Ratio): number {
+  const l = a.n * b.d;
+  const r = b.n * a.d;
+  return l < r ? -1 : l > r ? 1 : 0;
+}
+
+/** 1 + percent / 100, or 1 - percent / 100: a threshold moved by a hysteresis band. */
+export const factor = (percent: string, sign: 1 | -1): Ratio => {
+  const one = { n: 1n, d: 1n };
+  const part = percentOf(percent, one);
+  return sign === 1 ? add(one, part) : sub(one, part);
+};
+
+/** percent % of base. */
+export const percentOf = (percent: number | string, base: Ratio): Ratio => {
+  const p = ratio(percent);
+  return mul(base, { n: p.n, d: p.d * 100n });
+};

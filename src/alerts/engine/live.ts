@@ -1,0 +1,74 @@
+import type { Queryable } from '../../db/types.js';
+import { loadExchangeRates } from '../../money/convert.js';
+import { type Firing, recordFirings } from '../fired.js';
+import { subjectOf } from './conditions.js';
+import { stateKey } from './machine.js';
+import type { Point } from './point.js';
+import type { EngineRule } from './rule.js';
+import { type Fired, runRules } from './run.js';
+import { loadCheckPoint, loadEnabledRules, loadLows, loadNewPoints, loadPositions, loadStates, saveStates } from './sql.js';
+
+/**
+ * Live evaluation (docs/alerts/firing.md): the account's enabled rules over new points, in the
+ * transaction that recorded them, so an alert exists exactly when its observation (or failed
+ * check) does. A fixed number of statements for any batch: the rules (the only one when the
+ * account has none), the points, the rates, the states, the position and the lows when a rule
+ * needs them, the states written, the firings written.
+ */
+
+const toFiring = (f: Fired): Firing => ({
+  alert_id: f.rule.id!,
+  condition_type: f.condition_type,
+  product_id: f.product_id,
+  competitor_id: f.competitor_id,
+  listing_id: f.listing_id,
+  previous: f.previous,
+  current: f.current,
+  message: f.message,
+  test: false,
+  sequence: f.sequence,
+});
+
+async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], points: Point[]): Promise<void> {
+  if (points.length === 0) return;
+  const rates = await loadExchangeRates(tx, accountId);
+  const keys = new Map<string, { alert_id: string; subject: string }>();
+  for (const p of points) {
+    for (const rule of rules) {
+      const subject = subjectOf(rule, p);
+      if (subject !== null) keys.set(stateKey(rule.id, subject), { alert_id: rule.id!, subject });
+    }
+  }
+  if (keys.size === 0) return;
+  const states = await loadStates(tx, [...keys.values()]);
+  const { fired, moved } = runRules(rules, points, states, rates);
+  await saveStates(tx, [...moved.values()].map((m) => ({ alert_id: m.rule.id!, subject: m.subject, state: m.state })));
+  await recordFirings(tx, accountId, fired.map(toFiring));
+}
+
+/** After observations `observationIds` were inserted (src/prices/observed.ts). */
+export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
+  if (observationIds.length === 0) return;
+  const rules = await loadEnabledRules(tx, accountId);
+  if (rules.length === 0) return;
+  const points = await loadNewPoints(tx, accountId, observationIds);
+  const types = new Set(rules.map((r) => r.condition_type));
+  if (types.has('undercut') || types.has('not_cheapest')) {
+    const positions = await loadPositions(tx, accountId, [...new Set(points.map((p) => p.product_id))]);
+    for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
+  }
+  const days = [...new Set(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1))];
+  if (days.length > 0) {
+    const lows = await loadLows(tx, accountId, points.map((p) => p.observation_id), days);
+    for (const p of points) p.lows = lows.get(p.observation_id);
+  }
+  await evaluate(tx, accountId, rules, points);
+}
+
+/** After a failed check of a listing (src/checks/recorded.ts): `failures` in a row, this one included. */
+export async function evaluateCheckFailure(tx: Queryable, accountId: string, listingId: string, failures: number, at: Date): Promise<void> {
+  const rules = (await loadEnabledRules(tx, accountId)).filter((r) => r.condition_type === 'listing_failing');
+  if (rules.length === 0) return;
+  const point = await loadCheckPoint(tx, accountId, listingId, failures, at);
+  if (point) await evaluate(tx, accountId, rules, [point]);
+}

@@ -1,0 +1,72 @@
+import type { ExchangeRates } from '../../money/convert.js';
+import type { ObservedPrice } from '../alert-event.js';
+import { judge, subjectOf } from './conditions.js';
+import { freshState, type RuleState, stateKey, step } from './machine.js';
+import { messageOf } from './message.js';
+import type { Point, PriceSide } from './point.js';
+import type { EngineRule } from './rule.js';
+
+/** What one rule fired on one point: an alert event without id and timestamps. */
+export interface Fired {
+  rule: EngineRule;
+  at: Date;
+  condition_type: string;
+  product_id: string;
+  competitor_id: string | null;
+  listing_id: string | null;
+  previous: ObservedPrice | null;
+  current: ObservedPrice | null;
+  message: string;
+  sequence: number | null;
+}
+
+const side = (s: PriceSide | null): ObservedPrice | null =>
+  s === null ? null : { price: Number(s.price), currency: s.currency, in_stock: s.in_stock, observed_at: s.observed_at.toISOString() };
+
+/**
+ * Runs every rule over points in time order, from the states given (missing: fresh), through
+ * the pure machine. Returns the firings in order and each state that moved. Late points are
+ * passed over. A product's rank is that of the whole batch, so not_cheapest judges only the
+ * last point of each product.
+ */
+export function runRules(
+  rules: readonly EngineRule[],
+  points: readonly Point[],
+  states: Map<string, RuleState>,
+  rates: ExchangeRates,
+): { fired: Fired[]; moved: Map<string, { rule: EngineRule; subject: string; state: RuleState }> } {
+  const fired: Fired[] = [];
+  const moved = new Map<string, { rule: EngineRule; subject: string; state: RuleState }>();
+  const lastOfProduct = new Map<string, number>();
+  points.forEach((p, i) => lastOfProduct.set(p.product_id, i));
+  points.forEach((p, i) => {
+    if (p.kind === 'observation' && p.late) return;
+    for (const rule of rules) {
+      if (rule.condition_type === 'not_cheapest' && lastOfProduct.get(p.product_id) !== i) continue;
+      const subject = subjectOf(rule, p);
+      if (subject === null) continue;
+      const key = stateKey(rule.id, subject);
+      const before = states.get(key) ?? freshState();
+      const r = step(rule, before, judge(rule, p, before, rates), p.observed_at.getTime());
+      if (r.state !== before) {
+        states.set(key, r.state);
+        moved.set(key, { rule, subject, state: r.state });
+      }
+      if (!r.fires) continue;
+      const observed = p.kind === 'observation';
+      fired.push({
+        rule,
+        at: p.observed_at,
+        condition_type: rule.condition_type,
+        product_id: p.product_id,
+        competitor_id: p.competitor_id,
+        listing_id: p.listing_id,
+        previous: observed ? side(p.previous) : null,
+        current: observed ? side(p) : null,
+        message: messageOf(rule, p),
+        sequence: observed ? p.sequence : null,
+      });
+    }
+  });
+  return { fired, moved };
+}

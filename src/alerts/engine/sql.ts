@@ -1,0 +1,270 @@
+import type { Queryable } from '../../db/types.js';
+import { convertedSql, rateJoin } from '../../money/convert.js';
+import { positionSql } from '../../position/sql.js';
+import { ALERT_EVENT_COLUMNS, type AlertEventRow } from '../alert-event.js';
+import { type RuleState, stateKey } from './machine.js';
+import type { CheckPoint, ObservationPoint } from './point.js';
+import type { EngineRule } from './rule.js';
+
+/** Statements of the alert engine (docs/alerts/firing.md): each a fixed cost for any batch. */
+
+/** An alert_events row to insert (acknowledged_at null, created_at now()). */
+export type NewAlertEvent = Omit<AlertEventRow, 'acknowledged_at' | 'created_at' | 'sequence'> & { sequence: number | null };
+
+/** Inserts every firing in one statement, in the order given. */
+export async function insertAlertEvents(db: Queryable, accountId: string, rows: readonly NewAlertEvent[]): Promise<AlertEventRow[]> {
+  if (rows.length === 0) return [];
+  const r = await db.query<AlertEventRow>(
+    `/* insertAlertEvents */
+     insert into alert_events (id, account_id, alert_id, condition_type, product_id, competitor_id, listing_id,
+                               previous, current, message, test, sequence)
+     select e.v->>'id', $1, e.v->>'alert_id', e.v->>'condition_type', e.v->>'product_id', e.v->>'competitor_id',
+            e.v->>'listing_id', nullif(e.v->'previous', 'null'::jsonb), nullif(e.v->'current', 'null'::jsonb),
+            e.v->>'message', (e.v->>'test')::boolean, (e.v->>'sequence')::bigint
+       from jsonb_array_elements($2::jsonb) with ordinality as e(v, n)
+      order by e.n
+     returning ${ALERT_EVENT_COLUMNS}`,
+    [accountId, JSON.stringify(rows)],
+  );
+  return r.rows;
+}
+
+/** The account's enabled rules, oldest first: the one query an account without rules pays. */
+export async function loadEnabledRules(db: Queryable, accountId: string): Promise<EngineRule[]> {
+  const r = await db.query<EngineRule>(
+    `/* loadEnabledRules */
+     select id, product_id, competitor_id, listing_id, condition_type, condition, rearm,
+            hysteresis_percent::text as hysteresis_percent, cooldown_seconds, confirmations, daily_cap
+       from alerts where account_id = $1 and enabled
+      order by created_at, id`,
+    [accountId],
+  );
+  return r.rows.map((x) => ({ ...x, cooldown_seconds: Number(x.cooldown_seconds), confirmations: Number(x.confirmations), daily_cap: x.daily_cap === null ? null : Number(x.daily_cap) }));
+}
+
+/**
+ * A subquery over the observations of `o`'s series matching `cond`, ending with `tail`. Two
+ * branches, one per kind of series, so each probes price_observations_series_time with equality
+ * on (product_id, competitor_id); the branch that does not apply is cut at planning.
+ */
+function inSeries(columns: string, cond: string, tail: string): string {
+  return `((select ${columns} from price_observations x
+             where o.competitor_id is not null and x.product_id = o.product_id and x.competitor_id = o.competitor_id and ${cond} ${tail})
+           union all
+           (select ${columns} from price_observations x
+             where o.competitor_id is null and x.product_id = o.product_id and x.competitor_id is null and ${cond} ${tail}))`;
+}
+
+interface PointRow {
+  id: number;
+  product_id: string;
+  competitor_id: string | null;
+  listing_id: string | null;
+  price: string;
+  currency: string;
+  in_stock: boolean | null;
+  observed_at: Date;
+  source: string;
+  product_name: string;
+  product_currency: string;
+  competitor_name: string | null;
+  prev_price: string | null;
+  prev_currency: string | null;
+  prev_in_stock: boolean | null;
+  prev_observed_at: Date | null;
+  sequence: number | string | null;
+  late: boolean;
+}
+
+/**
+ * Observations as points, in time order, with the series' previous observation and the
+ * sequence of the change each made. `ids` selects their ids (a subquery; $1 is the account);
+ * `late` is the SQL that says one arrived after a newer one of its series.
+ */
+async function loadPoints(db: Queryable, name: string, ids: string, late: string, params: unknown[]): Promise<ObservationPoint[]> {
+  const r = await db.query<PointRow>(
+    `/* ${name} */
+     select o.id, o.product_id, o.competitor_id, o.listing_id, o.price::text as price, o.currency, o.in_stock, o.observed_at, o.source,
+            p.name as product_name, p.currency as product_currency, c.name as competitor_name,
+            pv.price::text as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at,
+            ch.sequence, ${late} as late
+       from (${ids}) k
+       join price_observations o on o.id = k.id and o.account_id = $1
+       join products p on p.id = o.product_id
+       left join competitors c on c.id = o.competitor_id
+       left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (o.observed_at, o.id)', 'order by x.observed_at desc, x.id desc limit 1')} pv on true
+       left join price_changes ch on ch.observation_id = o.id
+      order by o.observed_at, o.id`,
+    params,
+  );
+  return r.rows.map((x) => ({
+    kind: 'observation',
+    observation_id: Number(x.id),
+    product_id: x.product_id,
+    competitor_id: x.competitor_id,
+    listing_id: x.listing_id,
+    price: x.price,
+    currency: x.currency,
+    in_stock: x.in_stock,
+    observed_at: x.observed_at,
+    source: x.source,
+    product_name: x.product_name,
+    product_currency: x.product_currency,
+    competitor_name: x.competitor_name,
+    previous:
+      x.prev_price === null ? null : { price: x.prev_price, currency: x.prev_currency!, in_stock: x.prev_in_stock, observed_at: x.prev_observed_at! },
+    sequence: x.sequence === null ? null : Number(x.sequence),
+    late: x.late,
+  }));
+}
+
+/** The points of observations just inserted (`ids`); late: a newer observation of the series was there before them. */
+export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[]) =>
+  loadPoints(db, 'loadNewAlertPoints', 'select unnest($2::bigint[]) as id', `exists ${inSeries('1', '(x.observed_at, x.id) > (o.observed_at, o.id) and x.id <> all($2::bigint[])', 'limit 1')}`, [
+    accountId,
+    ids,
+  ]);
+
+export interface PointScope {
+  product_id: string | null;
+  competitor_id: string | null;
+  listing_id: string | null;
+  /** true: our own series only; false: competitors' only; null: both. */
+  own: boolean | null;
+  from: string;
+  to: string;
+  limit: number;
+}
+
+/**
+ * The stored points of a scope observed in [from, to), at most `limit` + 1 (so the caller can
+ * tell there are more); late: a newer observation of the series was recorded in an earlier
+ * transaction.
+ */
+export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope): Promise<ObservationPoint[]> {
+  return loadPoints(
+    db,
+    'loadStoredAlertPoints',
+    `select id from price_observations
+      where account_id = $1 and observed_at >= $2::timestamptz and observed_at < $3::timestamptz
+        and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5) and ($6::text is null or listing_id = $6)
+        and ($7::boolean is null or (competitor_id is null) = $7)
+      order by observed_at, id limit ${s.limit + 1}`,
+    `exists ${inSeries('1', '(x.observed_at, x.id) > (o.observed_at, o.id) and x.created_at < o.created_at', 'limit 1')}`,
+    [accountId, s.from, s.to, s.product_id, s.competitor_id, s.listing_id, s.own],
+  );
+}
+
+/** Our price (in the product's currency) and rank of each product, as src/position defines them, now. */
+export async function loadPositions(db: Queryable, accountId: string, productIds: readonly string[]): Promise<Map<string, { own_price: string | null; rank: number | null }>> {
+  const r = await db.query<{ id: string; own_price: string | null; rank: number | null }>(
+    `/* loadAlertPositions */
+     select p.id, pos.own_price::text as own_price, pos.rank
+       from products p cross join lateral ${positionSql('p')} pos
+      where p.account_id = $1 and p.id = any($2::text[])`,
+    [accountId, productIds],
+  );
+  return new Map(r.rows.map((x) => [x.id, { own_price: x.own_price, rank: x.rank === null ? null : Number(x.rank) }]));
+}
+
+/**
+ * For each observation and each number of days, the lowest earlier price of its series within
+ * that many days before it, converted into the observation's currency with the account's rates
+ * (prices no rate converts are left out); null when there is none.
+ */
+export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
+  const r = await db.query<{ id: number; days: number; low: string | null }>(
+    `/* loadAlertLows */
+     select o.id, d.days, w.low::text as low
+       from price_observations o
+       cross join unnest($3::int[]) as d (days)
+       left join lateral (
+         select min(${convertedSql('x.price', 'fx', 'x.currency', 'o.currency')}) as low
+           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id)`, '')} x
+           ${rateJoin('fx', 'o.account_id', 'x.currency', 'o.currency')}
+       ) w on true
+      where o.account_id = $1 and o.id = any($2::bigint[])`,
+    [accountId, ids, days],
+  );
+  const lows = new Map<number, Map<number, string | null>>();
+  for (const x of r.rows) {
+    const id = Number(x.id);
+    if (!lows.has(id)) lows.set(id, new Map());
+    lows.get(id)!.set(Number(x.days), x.low);
+  }
+  return lows;
+}
+
+interface StateRow {
+  alert_id: string;
+  subject: string;
+  streak: number;
+  armed: boolean;
+  last_fired_at: Date | null;
+  cap_day: string | null;
+  cap_count: number;
+  last_value: string | null;
+}
+
+/** The states of the (rule, subject) pairs given, by `alertId \0 subject`. */
+export async function loadStates(db: Queryable, keys: readonly { alert_id: string; subject: string }[]): Promise<Map<string, RuleState>> {
+  if (keys.length === 0) return new Map();
+  const r = await db.query<StateRow>(
+    `/* loadAlertStates */
+     select s.alert_id, s.subject, s.streak, s.armed, s.last_fired_at, s.cap_day::text as cap_day, s.cap_count, s.last_value::text as last_value
+       from unnest($1::text[], $2::text[]) as k (alert_id, subject)
+       join alert_states s on s.alert_id = k.alert_id and s.subject = k.subject`,
+    [keys.map((k) => k.alert_id), keys.map((k) => k.subject)],
+  );
+  return new Map(
+    r.rows.map((x) => [
+      stateKey(x.alert_id, x.subject),
+      {
+        streak: Number(x.streak),
+        armed: x.armed,
+        last_fired_at: x.last_fired_at === null ? null : x.last_fired_at.getTime(),
+        cap_day: x.cap_day,
+        cap_count: Number(x.cap_count),
+        last_value: x.last_value,
+      },
+    ]),
+  );
+}
+
+/** Writes the states that moved, in one statement. */
+export async function saveStates(db: Queryable, rows: readonly { alert_id: string; subject: string; state: RuleState }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `/* saveAlertStates */
+     insert into alert_states (alert_id, subject, streak, armed, last_fired_at, cap_day, cap_count, last_value, updated_at)
+     select k.alert_id, k.subject, k.streak, k.armed, k.last_fired_at, k.cap_day, k.cap_count, k.last_value, now()
+       from unnest($1::text[], $2::text[], $3::int[], $4::boolean[], $5::timestamptz[], $6::date[], $7::int[], $8::numeric[])
+         as k (alert_id, subject, streak, armed, last_fired_at, cap_day, cap_count, last_value)
+     on conflict (alert_id, subject) do update set
+       streak = excluded.streak, armed = excluded.armed, last_fired_at = excluded.last_fired_at, cap_day = excluded.cap_day,
+       cap_count = excluded.cap_count, last_value = excluded.last_value, updated_at = now()`,
+    [
+      rows.map((x) => x.alert_id),
+      rows.map((x) => x.subject),
+      rows.map((x) => x.state.streak),
+      rows.map((x) => x.state.armed),
+      rows.map((x) => (x.state.last_fired_at === null ? null : new Date(x.state.last_fired_at).toISOString())),
+      rows.map((x) => x.state.cap_day),
+      rows.map((x) => x.state.cap_count),
+      rows.map((x) => x.state.last_value),
+    ],
+  );
+}
+
+/** A failed check of `listingId` as a point (failures in a row, the listing's product and competitor). */
+export async function loadCheckPoint(db: Queryable, accountId: string, listingId: string, failures: number, at: Date): Promise<CheckPoint | null> {
+  const r = await db.query<{ product_id: string; competitor_id: string | null; product_name: string; competitor_name: string | null }>(
+    `/* loadAlertCheckPoint */
+     select l.product_id, l.competitor_id, p.name as product_name, c.name as competitor_name
+       from listings l join products p on p.id = l.product_id left join competitors c on c.id = l.competitor_id
+      where l.id = $2 and l.account_id = $1`,
+    [accountId, listingId],
+  );
+  const x = r.rows[0];
+  return x ? { kind: 'check', listing_id: listingId, ...x, failures, observed_at: at } : null;
+}

@@ -1,0 +1,106 @@
+import type { Database } from '../../db/types.js';
+import { recordEvent } from '../../events/service.js';
+import { iso } from '../../http/fields.js';
+import { retryAfterMs, retryDelay, type RetryRules } from './schedule.js';
+import type { SendResult } from './send.js';
+import { addRetry, type AttemptAnswer, attemptSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, type EndpointRow, markAttemptFailed, type PendingAttempt } from './sql.js';
+
+/** What becomes of an answered (or unanswered) attempt: docs/WEBHOOKS.md, "Delivery". */
+
+export interface OutcomeRules extends RetryRules {
+  /** An endpoint failing without a success for this long is disabled, in ms (WEBHOOK_DISABLE_AFTER). */
+  disableAfterMs: number;
+}
+
+export interface AttemptOutcome {
+  endpointId: string;
+  attemptId: string;
+  eventId: string;
+  succeeded: boolean;
+  status: number | null;
+  /** The retry queued, in ms from now; undefined: none (success, or the schedule is exhausted). */
+  retryInMs?: number;
+  /** Why the endpoint was disabled by this attempt. */
+  disabled?: string;
+  /** The worker still holds the endpoint (only after a success). */
+  held: boolean;
+}
+
+export const GONE_REASON = 'The endpoint answered 410 Gone';
+export const disableAfterReason = (ms: number) => `No successful delivery for ${formatDuration(ms)}`;
+
+function formatDuration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1_000, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
+}
+
+/** The endpoint as the API shows it (GET /webhooks/{id}): the data of `endpoint.disabled`. */
+export const endpointJson = (r: EndpointRow) => ({
+  id: r.id,
+  object: 'webhook' as const,
+  url: r.url,
+  description: r.description,
+  event_types: r.event_types,
+  format: r.format,
+  enabled: r.enabled,
+  disabled_reason: r.disabled_reason,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+const isSuccess = (r: SendResult) => r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
+
+/**
+ * Records an attempt's result. A 2xx: succeeded, the endpoint up (one statement). Otherwise, in
+ * one transaction: the attempt failed; the next one queued at the following step of the schedule
+ * (never before the answer's Retry-After) unless the schedule is exhausted; the endpoint down,
+ * probed next when that retry is due, and given back; disabled with an `endpoint.disabled` event
+ * on a 410 or when it has been failing for WEBHOOK_DISABLE_AFTER.
+ */
+export async function recordOutcome(
+  db: Database,
+  o: { endpoint: ClaimedEndpoint; attempt: PendingAttempt; result: SendResult; workerId: string; leaseSeconds: number; rules: OutcomeRules },
+): Promise<AttemptOutcome> {
+  const { endpoint, attempt, result } = o;
+  const answer: AttemptAnswer = {
+    status: result.status ?? null,
+    durationMs: result.durationMs,
+    body: result.body ?? null,
+    error: result.error ?? null,
+  };
+  const base = { endpointId: endpoint.id, attemptId: attempt.id, eventId: attempt.event_id, status: answer.status };
+  if (isSuccess(result)) {
+    const held = await attemptSucceeded(db, endpoint.id, attempt.id, answer, o.workerId, o.leaseSeconds);
+    return { ...base, succeeded: true, held };
+  }
+  const pause = retryAfterMs(result.retryAfter);
+  return db.transaction(async (tx) => {
+    const outcome: AttemptOutcome = { ...base, succeeded: false, held: false };
+    // Already recorded by a worker that took the endpoint after this one's lease ran out.
+    if (!(await markAttemptFailed(tx, attempt.id, answer))) return outcome;
+    const delay = retryDelay(o.rules, attempt.retry, pause);
+    if (delay !== undefined) {
+      await addRetry(tx, attempt.id, delay);
+      outcome.retryInMs = delay;
+    }
+    // Exhausted: the next attempt in the queue is the next probe, at once (or after Retry-After).
+    const overdue = await endpointFailed(tx, endpoint.id, o.workerId, delay ?? pause ?? 0, o.rules.disableAfterMs);
+    const reason = result.status === 410 ? GONE_REASON : overdue ? disableAfterReason(o.rules.disableAfterMs) : undefined;
+    if (reason !== undefined) {
+      const row = await disableEndpoint(tx, endpoint.id, reason);
+      if (row) {
+        await recordEvent(tx, row.account_id, 'endpoint.disabled', endpointJson(row));
+        outcome.disabled = reason;
+      }
+    }
+    return outcome;
+  });
+}

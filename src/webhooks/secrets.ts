@@ -1,0 +1,12 @@
+import crypto from 'node:crypto';
+
+export const SECRET_PREFIX = 'whsec_';
+const SECRET_BYTES = 32;
+
+/**
+ * A new signing secret, as Standard Webhooks writes them: `whsec_` + base64 of 32 random bytes.
+ * The delivery worker signs with the decoded bytes (src/webhooks/delivery/).
+ */
+export function newSecret(): string {
+  return SECRET_PREFIX + crypto.randomBytes(SECRET_BYTES).toString('base64');
+}

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { useTestApp } from '../helpers/app.js';
+import { expectError, fieldsOf, PREFIXES } from '../products/support.js';
+import { type AlertJson, catalogue, createAlert, rule } from './rules-support.js';
+
+describe('alert rules: create, read, update, delete', () => {
+  const t = useTestApp();
+
+  for (const prefix of PREFIXES) {
+    it(`walks a rule's lifecycle under ${prefix}`, async () => {
+      const { headers } = await t.newKey();
+      const { product } = await catalogue(t, headers);
+      const body = {
+        name: 'Kettle undercut',
+        product_id: product.id,
+        competitor_id: null,
+        listing_id: null,
+        condition: { type: 'price_below', threshold: 45.0, currency: 'EUR' },
+        rearm: 'on_clear',
+        hysteresis_percent: 0,
+        cooldown_seconds: 0,
+        confirmations: 1,
+        daily_cap: null,
+        enabled: true,
+      };
+      const created = await t.app.inject({ method: 'POST', url: `${prefix}/alerts`, headers, payload: body });
+      assert.equal(created.statusCode, 201, created.body);
+      const a = created.json<AlertJson>();
+      assert.match(a.id, /^alrt_[0-9a-z]+$/);
+      assert.equal(created.headers.location, `${prefix}/alerts/${a.id}`);
+      assert.deepEqual({ ...a, id: undefined, created_at: undefined, updated_at: undefined }, {
+        ...body,
+        id: undefined,
+        object: 'alert',
+        created_at: undefined,
+        updated_at: undefined,
+      });
+      assert.match(a.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(a.updated_at, a.created_at);
+
+      const got = await t.app.inject({ method: 'GET', url: `${prefix}/alerts/${a.id}`, headers });
+      assert.equal(got.statusCode, 200);
+      assert.deepEqual(got.json(), a);
+
+      const put = await t.app.inject({ method: 'PUT', url: `${prefix}/alerts/${a.id}`, headers, payload: { name: 'Renamed', daily_cap: 5 } });
+      assert.equal(put.statusCode, 200, put.body);
+      const p = put.json<AlertJson>();
+      assert.deepEqual({ ...p, updated_at: undefined }, { ...a, name: 'Renamed', daily_cap: 5, updated_at: undefined });
+      assert.ok(p.updated_at > a.updated_at);
+
+      const off = await t.app.inject({ method: 'PATCH', url: `${prefix}/alerts/${a.id}`, headers, payload: { enabled: false } });
+      assert.equal(off.statusCode, 200, off.body);
+      assert.equal(off.json<AlertJson>().enabled, false);
+      assert.equal(off.json<AlertJson>().name, 'Renamed');
+
+      const del = await t.app.inject({ method: 'DELETE', url: `${prefix}/alerts/${a.id}`, headers });
+      assert.equal(del.statusCode, 204);
+      assert.equal(del.body, '');
+      expectError(await t.app.inject({ method: 'GET', url: `${prefix}/alerts/${a.id}`, headers }), 404, 'not_found');
+      expectError(await t.app.inject({ method: 'DELETE', url: `${prefix}/alerts/${a.id}`, headers }), 404, 'not_found');
+      expectError(await t.app.inject({ method: 'PATCH', url: `${prefix}/alerts/${a.id}`, headers, payload: { enabled: true } }), 404, 'not_found');
+    });
+  }
+
+  it('fills every default: the whole account, on_clear, no cap, enabled', async () => {
+    const { headers } = await t.newKey();
+    const a = await createAlert(t, headers, { name: 'Any drop', condition: { type: 'price_drop', percent: 5 } });
+    assert.deepEqual(
+      { ...a, id: undefined, created_at: undefined, updated_at: undefined },
+      {
+        id: undefined,
+        object: 'alert',
+        name: 'Any drop',
+        product_id: null,
+        competitor_id: null,
+        listing_id: null,
+        condition: { type: 'price_drop', percent: 5 },
+        rearm: 'on_clear',
+        hysteresis_percent: 0,
+        cooldown_seconds: 0,
+        confirmations: 1,
+        daily_cap: null,
+        enabled: true,
+        created_at: undefined,
+        updated_at: undefined,
+      },
+    );
+    const failing = await createAlert(t, headers, { name: 'Broken pages', condition: { type: 'listing_failing' } });
+    assert.deepEqual(failing.condition, { type: 'listing_failing', failures: 3 }, 'the default number of failures is shown');
+    const lower = await createAlert(t, headers, { name: 'x', condition: { type: 'price_above', threshold: 1.2345, currency: 'usd' } });
+    assert.deepEqual(lower.condition, { type: 'price_above', threshold: 1.2345, currency: 'USD' });
+  });
+
+  it('keeps exact numbers: hysteresis with 4 decimals, the largest cooldown, cap and confirmations', async () => {
+    const { headers } = await t.newKey();
+    const a = await createAlert(t, headers, rule({ rearm: 'cooldown', hysteresis_percent: 2.5001, cooldown_seconds: 31_536_000, confirmations: 100, daily_cap: 100_000 }));
+    assert.equal(a.hysteresis_percent, 2.5001);
+    assert.equal(a.cooldown_seconds, 31_536_000);
+    assert.equal(a.confirmations, 100);
+    assert.equal(a.daily_cap, 100_000);
+    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<AlertJson>();
+    assert.deepEqual(got, a);
+  });
+
+  it('replaces the condition as a whole and refuses an update that leaves the rule invalid', async () => {
+    const { headers } = await t.newKey();
+    const a = await createAlert(t, headers);
+    const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { condition: { type: 'out_of_stock' } } });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json<AlertJson>().condition, { type: 'out_of_stock' });
+    const bad = expectError(
+      await t.app.inject({ method: 'PUT', url: `/api/v1/alerts/${a.id}`, headers, payload: { condition: { type: 'price_rise' } } }),
+      422,
+      'validation_failed',
+    );
+    assert.deepEqual(fieldsOf(bad), ['condition']);
+    const again = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<AlertJson>();
+    assert.deepEqual(again.condition, { type: 'out_of_stock' }, 'a refused update changes nothing');
+    const empty = await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: {} });
+    assert.equal(empty.statusCode, 200);
+    assert.equal(empty.json<AlertJson>().name, a.name);
+  });
+
+  it('a new condition or scope makes the rule forget its state; enabling it does not', async () => {
+    const { headers } = await t.newKey();
+    const a = await createAlert(t, headers);
+    const states = async () =>
+      Number((await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_states where alert_id = $1', [a.id])).rows[0]!.n);
+    await t.rt.db.query(`insert into alert_states (alert_id, subject, streak, armed) values ($1, 'series:x', 2, false)`, [a.id]);
+    await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { enabled: false } });
+    await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { enabled: true, name: 'x' } });
+    assert.equal(await states(), 1);
+    await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { condition: { ...rule().condition } } });
+    assert.equal(await states(), 1, 'the same condition again is no change');
+    await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { condition: { type: 'price_below', threshold: 40 } } });
+    assert.equal(await states(), 0);
+  });
+
+  it('takes an Idempotency-Key on POST: a retry replays the rule instead of making a second one', async () => {
+    const { headers } = await t.newKey();
+    const h = { ...headers, 'idempotency-key': 'alert-retry-1' };
+    const first = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers: h, payload: rule() });
+    const second = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers: h, payload: rule() });
+    assert.equal(first.statusCode, 201);
+    assert.equal(second.statusCode, 201);
+    assert.equal(second.headers['idempotent-replayed'], 'true');
+    assert.equal(second.json<AlertJson>().id, first.json<AlertJson>().id);
+    const other = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers: h, payload: rule({ name: 'Other' }) });
+    expectError(other, 409, 'conflict');
+    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: AlertJson[] }>();
+    assert.equal(list.data.length, 1);
+  });
+
+  it('records no event for rule writes (alert.triggered is the only alert event type)', async () => {
+    const { headers } = await t.newKey();
+    const a = await createAlert(t, headers);
+    await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { enabled: false } });
+    await t.app.inject({ method: 'DELETE', url: `/api/v1/alerts/${a.id}`, headers });
+    const events = (await t.app.inject({ method: 'GET', url: '/api/v1/events', headers })).json<{ data: { type: string }[] }>();
+    assert.deepEqual(events.data.filter((e) => e.type.startsWith('alert')), []);
+  });
+
+  it('goes with its product when the product is deleted', async () => {
+    const { headers } = await t.newKey();
+    const { product } = await catalogue(t, headers);
+    const a = await createAlert(t, headers, rule({ product_id: product.id }));
+    await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${product.id}`, headers });
+    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers }), 404, 'not_found');
+  });
+});
