@@ -51,6 +51,8 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     assert.equal(products.length, 6);
     assert.ok(products.every((p) => /^(KIT|ELC)-\d{3}$/.test(String(p.sku)) && p.currency === 'EUR' && Number(p.base_price) > 0));
     assert.equal((await api(server, key, '/competitors?limit=100')).data.length, 4);
+    assert.equal((await api(server, key, '/alerts?limit=100')).data.length, 2);
+    assert.ok((await api(server, key, '/alert-events?limit=100')).data.length >= 2);
     const listings = (await api(server, key, '/listings?limit=100')).data;
     assert.ok(listings.length >= 18 && listings.length <= 24, `${listings.length} listings`);
     assert.ok(listings.every((l) => String(l.url).startsWith(`http://127.0.0.1:${shopPort}/`)));

@@ -40,7 +40,7 @@ async function fill(ops: OwnerOperations, products: DemoProduct[], days: number,
   const r = await seedDemo(accountApi(ops, k.key), { products, days, shopUrl, checkIntervalSeconds: 3600 }, bar);
   bar.done(
     `Created demo account ${k.account_id}: ${r.products} products, ${r.competitors} competitors, ${r.listings} listings, ` +
-      `${r.observations} price observations over ${days} days.`,
+      `${r.observations} price observations over ${days} days, ${r.alerts} alert rules.`,
   );
   return k.key;
 }
@@ -64,6 +64,7 @@ Shows pricehound with data in it, within a minute:
     127.0.0.1:PORT: product pages with JSON-LD prices that drift, go on sale and out of stock,
   - months of daily price history of every product at every competitor and in our own shop,
     so the dashboard's charts are full from the start,
+  - two alert rules, each with a test alert event,
 then starts the service (API, dashboard and check worker, as \`pricehound start\`; checks of
 the demo shop are allowed on loopback) and prints the dashboard's address and the key.
 

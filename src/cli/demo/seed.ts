@@ -28,6 +28,7 @@ export interface SeedResult {
   competitors: number;
   listings: number;
   observations: number;
+  alerts: number;
 }
 
 /**
@@ -100,5 +101,16 @@ export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress
     }
   }
   await flush();
-  return { products: productIds.size, competitors: competitorIds.size, listings: listings.length, observations: sent };
+
+  // Alert rules, each fired once with a test event so the dashboard's alerts page has some.
+  const first = opts.products[0]!;
+  const rules = [
+    { name: 'We are no longer the cheapest', condition: { type: 'not_cheapest' } },
+    { name: `${first.name}: a competitor is out of stock`, product_id: productIds.get(first.sku), condition: { type: 'out_of_stock' } },
+  ];
+  for (const rule of rules) {
+    const created = await api.json<{ id: string }>('POST', '/alerts', rule);
+    await api.json('POST', `/alerts/${created.id}/test`);
+  }
+  return { products: productIds.size, competitors: competitorIds.size, listings: listings.length, observations: sent, alerts: rules.length };
 }
