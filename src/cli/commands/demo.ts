@@ -98,7 +98,7 @@ quiet (LOG_LEVEL warn) unless LOG_LEVEL is set. Ctrl-C stops the service and the
         const ops = await openOperations(config);
         try {
           if (ops.via.kind === 'direct') await ops.migrate();
-          await fill(ops, products, days, shop.url);
+          out(`API key: ${await fill(ops, products, days, shop.url)}`);
         } finally {
           await ops.close();
         }
