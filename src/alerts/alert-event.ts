@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Money, OrNull, ResourceId, Timestamp, iso } from '../http/fields.js';
+import { CONDITION_TYPES } from './condition-types.js';
 
 /**
  * An alert event as the API shows it (`"object": "alert_event"`): what a rule fired, with the
@@ -31,7 +32,7 @@ export type ObservedPrice = { price: number; currency: string; in_stock: boolean
 const fields = {
   object: Type.Literal('alert_event'),
   alert_id: ResourceId('alrt'),
-  condition_type: Type.String({ maxLength: 40, description: 'The type of the rule\'s condition when it fired' }),
+  condition_type: Type.String({ enum: [...CONDITION_TYPES], description: 'The type of the rule\'s condition when it fired' }),
   product_id: OrNull(ResourceId('prod'), { description: 'The product the firing is about; null for a test event of an account-wide rule' }),
   competitor_id: OrNull(ResourceId('comp'), { description: 'The competitor whose price fired the rule; null: our own price, or none' }),
   listing_id: OrNull(ResourceId('lst'), { description: 'The page the price was seen on (or the failing listing), if any' }),

@@ -48,7 +48,8 @@ export type PreviewAlertEvent = Static<typeof PreviewAlertEventSchema>;
 
 export const AlertPreviewResultSchema = Type.Object(
   {
-    data: Type.Array(PreviewAlertEventSchema, { description: 'The alert events the rule would have created, oldest first' }),
+    // At most one firing per observation, and a preview reads at most PREVIEW_MAX_OBSERVATIONS.
+    data: Type.Array(PreviewAlertEventSchema, { maxItems: PREVIEW_MAX_OBSERVATIONS, description: 'The alert events the rule would have created, oldest first' }),
     count: Type.Integer({ format: 'int32', minimum: 0, maximum: PREVIEW_MAX_OBSERVATIONS, description: 'How many' }),
   },
   { title: 'AlertPreviewResult', additionalProperties: false },

@@ -7,19 +7,8 @@ import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js'
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */
 
-export const CONDITION_TYPES = [
-  'price_below',
-  'price_above',
-  'price_drop',
-  'price_rise',
-  'undercut',
-  'not_cheapest',
-  'lowest_in_days',
-  'back_in_stock',
-  'out_of_stock',
-  'listing_failing',
-] as const;
-export type ConditionType = (typeof CONDITION_TYPES)[number];
+export { CONDITION_TYPES, type ConditionType } from './condition-types.js';
+import { CONDITION_TYPES, type ConditionType } from './condition-types.js';
 
 export const REARM_MODES = ['on_clear', 'cooldown', 'every_change'] as const;
 export const SERIES = ['competitors', 'own'] as const;
