@@ -3,17 +3,13 @@
  * previewed over last month's prices before it is saved, its event shown and acknowledged after
  * a price that fires it; an endpoint made in the form, a delivery to a receiver on 127.0.0.1 in
  * its log, redelivered, and its secret rotated.
- *
- * These APIs come from their own branches (design/API.md "Alerts", "Events and webhooks"). On a
- * server without them (GET /api/v1/alerts or /webhooks answers 404) each test is skipped and says
- * so; the pages themselves then say the API is missing, which the last test checks.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
 
 interface Received {
@@ -65,24 +61,14 @@ async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_
 
 describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 300_000 }, () => {
   let rig: Rig;
-  let missing: { alerts: boolean; webhooks: boolean };
   before(async () => {
     rig = await startRig();
-    missing = {
-      alerts: (await rig.call('GET', '/api/v1/alerts')).status === 404,
-      webhooks: (await rig.call('GET', '/api/v1/webhooks')).status === 404,
-    };
   });
   after(async () => {
     await rig?.close();
   });
-  const need = (t: TestContext, area: 'alerts' | 'webhooks') => {
-    if (missing[area]) t.skip(`this server has no ${area} API yet (GET /api/v1/${area} answered 404): runs once the ${area} branch is merged`);
-    return !missing[area];
-  };
 
-  it('creates a rule after previewing last month, shows the event a price fires, and acknowledges it', async (t) => {
-    if (!need(t, 'alerts')) return;
+  it('creates a rule after previewing last month, shows the event a price fires, and acknowledges it', async () => {
     const product = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Kettle', base_price: 50, currency: 'EUR' })).body;
     const rival = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' })).body;
     const day = 86_400_000;
@@ -138,8 +124,7 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     await page.close();
   });
 
-  it('adds an endpoint, shows a delivery to 127.0.0.1 in its log, redelivers it and rotates the secret', async (t) => {
-    if (!need(t, 'webhooks')) return;
+  it('adds an endpoint, shows a delivery to 127.0.0.1 in its log, redelivers it and rotates the secret', async () => {
     const receiver = await startReceiver();
     try {
       const { page, dialogs, errors, failed } = await newPage(rig);
@@ -193,23 +178,5 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     } finally {
       await receiver.close();
     }
-  });
-
-  it('says so on a server without these APIs', async (t) => {
-    if (!missing.alerts && !missing.webhooks) {
-      t.skip('this server has both APIs: the pages show them (the tests above)');
-      return;
-    }
-    const { page } = await newPage(rig);
-    await signIn(page, rig.base, rig.key);
-    for (const [hash, area] of [
-      ['#/alerts', 'alerts'],
-      ['#/webhooks', 'webhooks'],
-    ] as const) {
-      if (!missing[area]) continue;
-      await page.goto(`${rig.base}/dashboard/${hash}`);
-      await page.getByText(`GET /api/v1/${area} answered 404`).waitFor();
-    }
-    await page.close();
   });
 });

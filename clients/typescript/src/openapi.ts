@@ -1415,7 +1415,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_back_in_stock";
+            type: "back_in_stock";
             /**
              * @description Which price series the condition watches: `competitors` (default, the competitors' offers) or `own` (our own shop's series of the product, recorded from its own listing or with `POST /prices` without a competitor)
              * @enum {string}
@@ -1431,7 +1431,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_listing_failing";
+            type: "listing_failing";
             /**
              * Format: int32
              * @description Failed checks in a row, 1 to 100 (default 3)
@@ -1447,7 +1447,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_lowest_in_days";
+            type: "lowest_in_days";
             /**
              * Format: int32
              * @description Days to look back, 1 to 365
@@ -1468,7 +1468,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_not_cheapest";
+            type: "not_cheapest";
         };
         /**
          * Condition_out_of_stock
@@ -1479,7 +1479,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_out_of_stock";
+            type: "out_of_stock";
             /**
              * @description Which price series the condition watches: `competitors` (default, the competitors' offers) or `own` (our own shop's series of the product, recorded from its own listing or with `POST /prices` without a competitor)
              * @enum {string}
@@ -1495,7 +1495,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_above";
+            type: "price_above";
             /**
              * Format: money
              * @description The price to compare with. At most 4 decimal places.
@@ -1521,7 +1521,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_below";
+            type: "price_below";
             /**
              * Format: money
              * @description The price to compare with. At most 4 decimal places.
@@ -1547,7 +1547,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_drop";
+            type: "price_drop";
             /**
              * Format: percent
              * @description Smallest drop, in percent of the previous price. At most 4 decimal places.
@@ -1573,7 +1573,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_rise";
+            type: "price_rise";
             /**
              * Format: percent
              * @description Smallest rise, in percent of the previous price. At most 4 decimal places.
@@ -1599,7 +1599,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_undercut";
+            type: "undercut";
             /**
              * Format: percent
              * @description How far below our price, in percent of it. At most 4 decimal places.
@@ -3116,6 +3116,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "webhook";
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description Empty: every event type */
@@ -3258,6 +3259,7 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "webhook";
+            /** Format: uri */
             url: string;
             description: string | null;
             /** @description Empty: every event type */
