@@ -16,6 +16,7 @@ import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
 import type { AppContext } from './context.js';
+import type { ApiInjector } from './owner-channel/operations.js';
 import { registerContentEncoding } from './http/content-encoding.js';
 import { registerCors } from './http/cors.js';
 import { clientErrorHandler, registerProtocolChecks } from './http/client-error.js';
@@ -26,6 +27,7 @@ import { registerJsonParser } from './http/json-parser.js';
 import { RequestLogController } from './http/log-controller.js';
 import { registerNotFound } from './http/not-found.js';
 import { genReqId } from './http/request-id.js';
+import { registerUnknownInputRule } from './http/unknown-input.js';
 import { validatorCompiler } from './http/validation.js';
 
 export interface BuildOptions {
@@ -88,6 +90,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   registerJsonParser(app);
   registerContentEncoding(app);
   registerNotFound(app);
+  registerUnknownInputRule(app);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -117,3 +120,28 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
 }
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/**
+ * Requests to `app` made in this process (Fastify inject: the whole HTTP pipeline, auth and rate
+ * limits included, without a socket). The owner channel's `api` operation and the CLI's commands
+ * on an account's data use it (src/owner-channel/operations.ts).
+ */
+export function apiInjector(app: () => App | undefined): ApiInjector {
+  return async ({ method, url, key, body, headers }) => {
+    const target = app();
+    if (!target) throw new Error('the HTTP API is not running yet');
+    const res = await target.inject({
+      method,
+      url,
+      headers: {
+        ...headers,
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+    const out: Record<string, string> = {};
+    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out[name.toLowerCase()] = String(value);
+    return { status: res.statusCode, headers: out, body: res.body };
+  };
+}

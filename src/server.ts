@@ -2,10 +2,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
 import { OwnerChannelUnreachableError, probeOwnerChannel } from './owner-channel/client.js';
 import { localOperations } from './owner-channel/local.js';
+import type { OwnerOperations } from './owner-channel/operations.js';
 import { type OwnerChannelServer, startOwnerChannel } from './owner-channel/server.js';
 import type { Config } from './config.js';
 import { ownerChannelPath, DataDirInUseError } from './db/data-dir-lock.js';
-import { type App, buildApp } from './app.js';
+import { type App, apiInjector, buildApp } from './app.js';
 import type { BackgroundWork } from './jobs/background.js';
 import { startBackgroundWork } from './jobs/tasks.js';
 import { type CoreRuntime, createCoreRuntime, createRuntime, type Runtime } from './runtime.js';
@@ -72,7 +73,14 @@ interface Running {
  * running are abandoned and their listings given back), flush usage counts, close the database
  * (releasing DATA_DIR), remove the owner channel's socket, exit 0. A second signal exits at once.
  */
-export async function startServer(config: Config, roles: Roles = { api: true, worker: true }): Promise<void> {
+export interface Started {
+  /** Where the API listens (undefined for a worker). */
+  url: string | undefined;
+  /** The owner operations on this process's database and API (the demo seeds through them). */
+  operations: OwnerOperations;
+}
+
+export async function startServer(config: Config, roles: Roles = { api: true, worker: true }): Promise<Started> {
   // Asynchronous stdout: under load the lines of many requests go out in one write instead of one
   // synchronous write(2) per line (~10-15 µs each, measured in docs/BENCHMARKS.md); an idle
   // process still writes each line at once. pino flushes synchronously on exit, so the lines
@@ -90,11 +98,11 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   const started = Date.now();
   const rt = roles.api ? await openRuntime(config, log) : await createCoreRuntime(config, log);
   const running: Running = { rt, app: undefined, ownerChannel: undefined, background: undefined };
+  const ops = localOperations(rt.db, { onRevoked: (id) => (rt as Runtime).keys?.evict(id), inject: apiInjector(() => running.app) });
   let stopping = false;
   try {
     if (roles.api && rt.db.kind === 'pglite') {
-      const api = rt as Runtime;
-      running.ownerChannel = await startOwnerChannel(localOperations(rt.db, { onRevoked: (id) => api.keys.evict(id) }), log, ownerChannelPath(config.dataDir));
+      running.ownerChannel = await startOwnerChannel(ops, log, ownerChannelPath(config.dataDir));
     }
     running.background = await startBackgroundWork(rt, roles, log);
     if (!roles.worker && rt.db.kind === 'pglite') {
@@ -148,6 +156,8 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  const address = running.app?.server.address();
+  return { operations: ops, url: address && typeof address === 'object' ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined };
 }
 
 async function shutdown({ app, ownerChannel, rt, background }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {

@@ -22,7 +22,7 @@ const SCOPE_FIELDS = ['product_id', 'competitor_id', 'listing_id'] as const;
  * existed or another account's) is a 422 naming the field, as for a listing's product_id.
  * Answers the listing's competitor (null: our own listing; undefined: no listing).
  */
-async function resolveScope(db: Queryable, accountId: string, rule: Scope, sent: Partial<Scope>): Promise<string | null | undefined> {
+export async function resolveScope(db: Queryable, accountId: string, rule: Scope, sent: Partial<Scope>): Promise<string | null | undefined> {
   if (rule.product_id === null && rule.competitor_id === null && rule.listing_id === null) return undefined;
   const refs = await findScopeRefs(db, accountId, rule);
   const details: ErrorDetail[] = [];

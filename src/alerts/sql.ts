@@ -196,10 +196,11 @@ export async function getAlertEvent(db: Queryable, accountId: string, id: string
 /**
  * Acknowledges the account's events among `ids` (one acknowledged before keeps its time) and
  * answers every one of them that is in the account, oldest first. The update is a CTE the select
- * cannot see, so the select says what it wrote: now() is the same within the statement.
+ * cannot see, so the select says what it wrote: now() is the same within the statement, rounded
+ * to the column's milliseconds as the stored value is.
  */
 export async function acknowledgeAlertEvents(db: Queryable, accountId: string, ids: readonly string[]): Promise<AlertEventRow[]> {
-  const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()) as acknowledged_at' : `e.${c}`));
+  const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()::timestamptz(3)) as acknowledged_at' : `e.${c}`));
   const r = await db.query<AlertEventRow>(
     `with acked as (
        update alert_events set acknowledged_at = now()

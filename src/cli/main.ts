@@ -4,6 +4,9 @@ import { type Command, note, out, runCommand } from './command.js';
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { pricesRollup } from './commands/prices.js';
+import { importProducts } from './commands/import-products.js';
+import { exportPrices, exportProducts } from './commands/export.js';
+import { demoCommand } from './commands/demo.js';
 import { serveCommand, startCommand, workerCommand } from './commands/start.js';
 import { describeError, EXIT, UsageError } from './errors.js';
 
@@ -12,7 +15,7 @@ import { describeError, EXIT, UsageError } from './errors.js';
  *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
  * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
  */
-const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup];
+const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts, exportProducts, exportPrices, demoCommand];
 
 function version(): string {
   // package.json is two levels up from both src/cli and dist/cli.
@@ -26,8 +29,8 @@ Self-hostable price monitoring service: an HTTP JSON API with API keys and per-k
 and a worker that checks competitors' pages on schedule.
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
-  help [command]    Show help for a command
+${COMMANDS.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join('\n')}
+  help [command]      Show help for a command
 
 Every command reads its configuration from the environment (PORT, HOST, DATA_DIR, DATABASE_URL,
 REDIS_URL, LOG_LEVEL, ...; see docs/OPERATIONS.md) and works on the same data as the server,
@@ -38,29 +41,40 @@ Options:
   -v, --version   print the version
 `;
 
-const KEYS_HELP = `Usage: pricehound keys create|list|revoke [options]
+/** Commands named by two words ('keys create') form a group; `pricehound GROUP --help` lists them. */
+const GROUP_SUMMARIES: Record<string, string> = {
+  keys: 'API keys',
+  prices: 'Price history maintenance',
+  import: 'Import data from files',
+  export: 'Export data to files',
+};
+
+function groupHelp(group: string): string {
+  const members = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  const names = members.map((c) => c.name.slice(group.length + 1));
+  return `Usage: pricehound ${group} ${names.join('|')} [options]
+
+${GROUP_SUMMARIES[group] ?? ''}
 
 Commands:
-${[keysCreate, keysList, keysRevoke].map((c) => `  ${c.name.padEnd(16)}${c.summary}`).join('\n')}
+${members.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join('\n')}
 
-Run \`pricehound keys COMMAND --help\` for a command's options.
+Run \`pricehound ${group} COMMAND --help\` for a command's options.
 `;
+}
 
 const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
+const isGroup = (word: string) => COMMANDS.some((c) => c.name.startsWith(`${word} `));
 
 /** Finds the command named by the leading words of argv; the rest are its arguments. */
 function resolve(argv: string[]): { cmd: Command; rest: string[] } | { help: string; ok: boolean } {
   const [first, second] = argv;
   if (first === undefined || (first.startsWith('-') && !isHelp(first))) return { cmd: startCommand, rest: argv };
-  if (first === 'keys') {
-    if (second === undefined || isHelp(second)) return { help: KEYS_HELP, ok: second !== undefined };
-    const cmd = COMMANDS.find((c) => c.name === `keys ${second}`);
-    if (!cmd) throw new UsageError(`unknown command "keys ${second}"`, 'keys');
-    return { cmd, rest: argv.slice(2) };
-  }
-  if (first === 'prices') {
-    const cmd = COMMANDS.find((c) => c.name === `prices ${second}`);
-    if (!cmd) throw new UsageError(second === undefined || isHelp(second) ? 'the prices command is: prices rollup' : `unknown command "prices ${second}"`, '');
+  if (isGroup(first)) {
+    // `pricehound keys` alone is wrong usage (exit 2), `pricehound keys --help` asks for it (exit 0).
+    if (second === undefined || isHelp(second)) return { help: groupHelp(first), ok: second !== undefined };
+    const cmd = COMMANDS.find((c) => c.name === `${first} ${second}`);
+    if (!cmd) throw new UsageError(`unknown command "${first} ${second}"`, first);
     return { cmd, rest: argv.slice(2) };
   }
   const cmd = COMMANDS.find((c) => c.name === first);

@@ -2,16 +2,43 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { OwnerOperations } from '../owner-channel/operations.js';
 import { OwnerChannelUnreachableError, probeOwnerChannel, channelOperations } from '../owner-channel/client.js';
 import type { Config } from '../config.js';
+import type { App } from '../app.js';
+import type { Runtime } from '../runtime.js';
 import { DataDirInUseError, readOwner } from '../db/data-dir-lock.js';
 import { CliError } from './errors.js';
 
-/** Opens the database in this process. Loaded on demand: talking to a server needs no driver. */
+/**
+ * Opens the database in this process. Loaded on demand: talking to a server needs no driver.
+ * The HTTP app that `api` requests go to is built on the first such request only.
+ */
 async function openDirect(config: Config): Promise<OwnerOperations> {
   const [{ openDatabase }, { localOperations }] = await Promise.all([import('../db/open.js'), import('../owner-channel/local.js')]);
   const db = config.databaseUrl
     ? await openDatabase({ ...config, databasePoolSize: 2 }, { applicationName: 'pricehound-cli' })
     : await openDatabase(config);
-  return localOperations(db, { ownsDb: true });
+  let opened: Promise<{ app: App; rt: Runtime }> | undefined;
+  const openApp = async () => {
+    const [{ default: pino }, { createRuntime }, { buildApp }] = await Promise.all([import('pino'), import('../runtime.js'), import('../app.js')]);
+    const rt = await createRuntime(config, pino({ level: 'silent' }), { db });
+    const app = await buildApp(rt);
+    await app.ready();
+    return { app, rt };
+  };
+  return localOperations(db, {
+    ownsDb: true,
+    inject: async (request) => {
+      opened ??= openApp();
+      const { app } = await opened;
+      const { apiInjector } = await import('../app.js');
+      return apiInjector(() => app)(request);
+    },
+    beforeClose: async () => {
+      if (!opened) return;
+      const { app, rt } = await opened;
+      await app.close();
+      await rt.close();
+    },
+  });
 }
 
 /** How long to wait for a DATA_DIR held by a process that does not answer yet (a server starting). */

@@ -23,6 +23,9 @@ export async function openPglite(dir: string): Promise<Database> {
   return openInWorker(dir);
 }
 
+/** How long a bulk query (an export's page) waits for the engine to be free before it runs anyway. */
+export const BULK_MAX_WAIT_MS = 250;
+
 async function openInWorker(dir: string): Promise<Database> {
   const listeners = new Map<number, (payload: string) => void>();
   let closed = false;
@@ -43,12 +46,38 @@ async function openInWorker(dir: string): Promise<Database> {
     throw err;
   }
 
+  // Calls in flight other than bulk queries; a transaction counts from begin to end.
+  let busy = 0;
+  let quiet: (() => void)[] = [];
+  const tracked = async <T>(work: () => Promise<T>): Promise<T> => {
+    busy++;
+    try {
+      return await work();
+    } finally {
+      if (--busy === 0) {
+        const waiting = quiet;
+        quiet = [];
+        for (const w of waiting) w();
+      }
+    }
+  };
+  // Bulk queries run one at a time, each once the engine has nothing else to do.
+  let bulkTail: Promise<unknown> = Promise.resolve();
+  const whenQuiet = () =>
+    busy === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          quiet.push(resolve);
+          setTimeout(resolve, BULK_MAX_WAIT_MS).unref();
+        });
+
   const wrap = (tx?: number): Queryable => ({
     query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      return engine.call('query', { sql, params: params as unknown[] | undefined, tx }) as Promise<QueryResult<T>>;
+      const call = () => engine.call('query', { sql, params: params as unknown[] | undefined, tx }) as Promise<QueryResult<T>>;
+      return tx === undefined ? tracked(call) : call();
     },
     async exec(sql: string) {
-      await engine.call('exec', { sql, tx });
+      await (tx === undefined ? tracked(() => engine.call('exec', { sql, tx })) : engine.call('exec', { sql, tx }));
     },
   });
   const base = wrap();
@@ -57,17 +86,24 @@ async function openInWorker(dir: string): Promise<Database> {
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
-    async transaction(fn) {
-      const tx = await engine.call('begin');
-      let result;
-      try {
-        result = await fn(wrap(tx));
-      } catch (err) {
-        await engine.call('end', { tx, commit: false }).catch(() => undefined);
-        throw err;
-      }
-      await engine.call('end', { tx, commit: true });
-      return result;
+    bulkQuery<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      const run = bulkTail.then(whenQuiet).then(() => engine.call('query', { sql, params: params as unknown[] | undefined }) as Promise<QueryResult<T>>);
+      bulkTail = run.catch(() => undefined);
+      return run;
+    },
+    transaction(fn) {
+      return tracked(async () => {
+        const tx = await engine.call('begin');
+        let result;
+        try {
+          result = await fn(wrap(tx));
+        } catch (err) {
+          await engine.call('end', { tx, commit: false }).catch(() => undefined);
+          throw err;
+        }
+        await engine.call('end', { tx, commit: true });
+        return result;
+      });
     },
     async listen(channel, onMessage) {
       const sub = await engine.call('listen', { channel });

@@ -93,6 +93,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   return {
     kind: 'postgres',
     query: base.query,
+    bulkQuery: base.query,
     exec: base.exec,
     async transaction(fn) {
       let client: pg.PoolClient;

@@ -18,6 +18,13 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /**
+   * For the pages of long reads (CSV exports): with the embedded engine, which runs one statement
+   * at a time, a bulk query waits until no other query is in flight (or BULK_MAX_WAIT_MS has
+   * passed), so an export never makes short requests queue behind its pages. With PostgreSQL
+   * it is `query`: the pool's other connections serve the short requests.
+   */
+  bulkQuery<T = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -60,4 +67,9 @@ export function isUnavailable(err: unknown): boolean {
     code.startsWith('57P') ||
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)
   );
+}
+
+/** `db` for the pages of a long read: its queries go through `bulkQuery` (see Database). */
+export function bulkReader(db: Database): Queryable {
+  return { query: (sql, params) => db.bulkQuery(sql, params), exec: (sql) => db.exec(sql) };
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { UnknownAccountError } from '../auth/keys.js';
 import type { ErrorDetail } from '../http/errors.js';
 import type { RollupResult } from '../prices/rollup/index.js';
-import type { CreatedKeyView, KeyView, OwnerOperations } from './operations.js';
+import type { ApiAnswer, CreatedKeyView, KeyView, OwnerOperations } from './operations.js';
 
 /** The owner channel could not be reached at all (nothing listening, or the socket file is missing). */
 export class OwnerChannelUnreachableError extends Error {
@@ -117,6 +117,11 @@ export function channelOperations(socketPath: string, pid: number): OwnerOperati
     async migrate() {
       const r = await request(socketPath, 'POST', '/migrate');
       if (r.status === 200) return r.body.applied as string[];
+      fail(r);
+    },
+    async api(apiRequest) {
+      const r = await request(socketPath, 'POST', '/api', apiRequest);
+      if (r.status === 200) return r.body as unknown as ApiAnswer;
       fail(r);
     },
     async close() {},

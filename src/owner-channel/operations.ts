@@ -20,10 +20,37 @@ export interface OwnerOperations {
   rollupPrices(input: { olderThanDays: number; after?: SeriesKey | null }): Promise<RollupResult>;
   /** Applies pending migrations; returns the names applied (empty when up to date). */
   migrate(): Promise<string[]>;
+  /**
+   * One request to the public HTTP API (/api/v1/...), authenticated by `key` like any client's:
+   * the commands that work on an account's data (import, export, demo) go through the same
+   * routes, validation and services as the API, in whichever process owns the database.
+   */
+  api(request: ApiRequest): Promise<ApiAnswer>;
   /** Where the work is done, for messages: this process or the server that owns DATA_DIR. */
   readonly via: { kind: 'direct' } | { kind: 'socket'; pid: number; socket: string };
   close(): Promise<void>;
 }
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path and query under the API root, e.g. '/api/v1/products?limit=100'. */
+  url: string;
+  /** The API key the request is made with. */
+  key: string;
+  /** A JSON body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ApiAnswer {
+  status: number;
+  /** Lower-case response header names. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Makes API requests in this process (src/app.ts `apiInjector`). */
+export type ApiInjector = (request: ApiRequest) => Promise<ApiAnswer>;
 
 export interface CreateKeyInput {
   plan: Plan;

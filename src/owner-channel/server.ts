@@ -19,6 +19,9 @@ import type { OwnerOperations } from './operations.js';
  *   POST /keys/ID/revoke        -> 200 KeyView | 404 not_found
  *   POST /migrate               -> 200 {"applied": [name]}
  *   POST /prices/rollup {older_than_days, after?} -> 200 RollupResult (src/prices/rollup)
+ *   POST /api {method, url, key, body?, headers?} -> 200 {status, headers, body}: one request to
+ *        the public HTTP API made in this process, with that API key (its answer, whatever its
+ *        status, is the body of our 200)
  * Errors have the HTTP API's body, {"error", "status", "code", "details"?, "request_id"}, made by
  * the same function from the same vocabulary (src/http/errors.ts); every answer carries its
  * request id in X-Request-Id, and the log lines of the request carry it too.
@@ -32,17 +35,20 @@ export interface OwnerChannelServer {
 }
 
 const MAX_BODY = 64 * 1024;
+/** An /api request carries a whole batch (1000 products, 1000 observations). */
+const MAX_API_BODY = 32 * 1024 * 1024;
+const API_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 
-async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+async function readJson(req: http.IncomingMessage, limit = MAX_BODY): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
   // Read to the end even past the limit: leaving the loop early destroys the socket, and the
   // 413 with it.
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size <= MAX_BODY) chunks.push(chunk);
+    if (size <= limit) chunks.push(chunk);
   }
-  if (size > MAX_BODY) throw ERRORS.payloadTooLarge(MAX_BODY);
+  if (size > limit) throw ERRORS.payloadTooLarge(limit);
   if (size === 0) return {};
   let body: unknown;
   try {
@@ -107,6 +113,15 @@ async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessag
     const result = await ops.rollupPrices({ olderThanDays: days as number, after: after as { productId: string; competitorId: string | null } | null });
     log.info({ ...result, next: undefined }, 'owner channel: price roll-up step done');
     return { status: 200, body: result };
+  }
+  if (url.pathname === '/api' && method === 'POST') {
+    const body = await readJson(req, MAX_API_BODY);
+    const apiMethod = API_METHODS.find((m) => m === body.method);
+    if (!apiMethod) throw invalidField('method', `must be one of ${API_METHODS.join(', ')}`);
+    if (typeof body.url !== 'string' || !body.url.startsWith('/')) throw invalidField('url', 'must be a path starting with /');
+    if (typeof body.key !== 'string' || body.key === '') throw invalidField('key', 'must be an API key');
+    const headers = body.headers !== null && typeof body.headers === 'object' ? (body.headers as Record<string, string>) : undefined;
+    return { status: 200, body: await ops.api({ method: apiMethod, url: body.url, key: body.key, body: body.body, headers }) };
   }
   if (url.pathname === '/migrate' && method === 'POST') {
     const applied = await ops.migrate();

@@ -89,6 +89,8 @@ describe('alert events: the feed and acknowledgement', () => {
     const first = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, undefined, 200);
     assert.deepEqual({ ...first, acknowledged_at: null }, e);
     assert.match(first.acknowledged_at ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const stored = (await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${e.id}`, headers })).json<AlertEventJson>();
+    assert.equal(stored.acknowledged_at, first.acknowledged_at, 'the answer says what was stored, to the millisecond');
     // Moved into the past, so a second write would show.
     await t.rt.db.query(`update alert_events set acknowledged_at = '2026-01-01T00:00:00Z' where id = $1`, [e.id]);
     const second = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, {}, 200);

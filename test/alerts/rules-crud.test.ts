@@ -168,4 +168,32 @@ describe('alert rules: create, read, update, delete', () => {
     await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${product.id}`, headers });
     expectError(await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers }), 404, 'not_found');
   });
+
+  it('accepts the bodies the dashboard sends (dashboard/src/pages/alerts.ts)', async () => {
+    const { headers } = await t.newKey();
+    const { product, competitor } = await catalogue(t, headers);
+    const h = { ...headers, 'idempotency-key': 'dash-1' };
+    const bodies = [
+      { name: 'Kettle below 45', product_id: product.id, competitor_id: competitor.id, condition: { type: 'price_below', threshold: 45 }, rearm: 'on_clear', cooldown_seconds: 0, confirmations: 1, daily_cap: null, enabled: true },
+      { name: 'Any drop', product_id: null, competitor_id: null, condition: { type: 'price_drop', percent: 5, amount: 2.5 }, rearm: 'cooldown', cooldown_seconds: 3600, confirmations: 2, daily_cap: 10, enabled: false },
+      { name: 'Broken', product_id: null, competitor_id: null, condition: { type: 'listing_failing' }, rearm: 'every_change', cooldown_seconds: 0, confirmations: 1, daily_cap: null, enabled: true },
+    ];
+    const ids: string[] = [];
+    for (const [i, body] of bodies.entries()) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers: { ...h, 'idempotency-key': `dash-${i}` }, payload: body });
+      assert.equal(res.statusCode, 201, res.body);
+      ids.push(res.json<AlertJson>().id);
+    }
+    const toggled = await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${ids[1]}`, headers, payload: { enabled: true } });
+    assert.equal(toggled.json<AlertJson>().enabled, true);
+    const fired = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${ids[0]}/test`, headers: { ...h, 'idempotency-key': 'dash-test' } });
+    assert.equal(fired.statusCode, 201, fired.body);
+    const open = (await t.app.inject({ method: 'GET', url: '/api/v1/alert-events?state=open&limit=50', headers })).json<{ data: { id: string }[] }>();
+    const acked = await t.app.inject({ method: 'POST', url: '/api/v1/alert-events/acknowledge', headers, payload: { ids: open.data.map((e) => e.id) } });
+    assert.equal(acked.statusCode, 200, acked.body);
+    assert.equal(acked.json<{ count: number }>().count, 1);
+    // The dashboard's single acknowledge sends no body; its api() then sends no Content-Type either.
+    const one = await t.app.inject({ method: 'POST', url: `/api/v1/alert-events/${open.data[0]!.id}/acknowledge`, headers: { authorization: headers.authorization! } });
+    assert.equal(one.statusCode, 200, one.body);
+  });
 });

@@ -121,6 +121,15 @@ describe('webhook delivery when the receiver fails', () => {
         ],
       );
       assert.equal(rx.received.filter((r) => !r.body.includes('endpoint.disabled')).length, 1, 'nothing more was sent to it');
+      // Enabled again, its backlog goes out, in order.
+      rx.answer = () => ({ status: 200 });
+      let n = 0;
+      const resumed = attempted(worker, (o) => o.endpointId === ep.id && o.succeeded && ++n === 2);
+      const patch = await t.app.inject({ method: 'PATCH', url: `/api/v1/webhooks/${ep.id}`, headers: key.headers, payload: { enabled: true } });
+      assert.equal(patch.statusCode, 200, patch.body);
+      await resumed;
+      const sent = rx.received.filter((r) => !r.body.includes('endpoint.disabled')).map((r) => r.headers['webhook-id']);
+      assert.deepEqual(sent, [log[0]!.event_id, log[0]!.event_id, log[1]!.event_id]);
     } finally {
       await worker.halt();
       await retire(t, key.accountId);

@@ -35,22 +35,8 @@ export interface EndpointJson {
 /** A webhook endpoint of the account, made through POST /api/v1/webhooks. */
 export async function createEndpoint(t: TestApp, key: { headers: Headers; accountId: string }, body: { url: string; event_types?: string[]; format?: string }): Promise<EndpointJson & { secret: string }> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key.headers, payload: body });
-  if (res.statusCode !== 404) {
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json();
-  }
-  // Until the endpoints API is there: the row it would write.
-  const id = `wh_${crypto.randomBytes(13).toString('hex').slice(0, 26)}`;
-  const secret = newSecret();
-  await t.rt.db.query(`insert into webhook_endpoints (id, account_id, url, secret, event_types, format) values ($1, $2, $3, $4, $5, $6)`, [
-    id,
-    key.accountId,
-    body.url,
-    secret,
-    body.event_types ?? [],
-    body.format ?? 'standard',
-  ]);
-  return { id, url: body.url, enabled: true, disabled_reason: null, secret };
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json();
 }
 
 /** Causes `n` events (product.created), in one transaction; answers the products' ids in order. */

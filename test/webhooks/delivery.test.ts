@@ -65,11 +65,10 @@ describe('webhook delivery', () => {
     const key = await t.newKey();
     const ep = await createEndpoint(t, key, { url: rx.url });
     const old = ep.secret;
-    const fresh = newSecret();
-    await t.rt.db.query(
-      `update webhook_endpoints set previous_secret = secret, secret = $2, previous_secret_expires_at = now() + interval '1 hour' where id = $1`,
-      [ep.id, fresh],
-    );
+    const rotated = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${ep.id}/rotate-secret`, headers: key.headers, payload: {} });
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const fresh = rotated.json<{ secret: string }>().secret;
+    assert.notEqual(fresh, old);
     const worker = await startWorker(t);
     try {
       await createProduct(t, key.headers);
@@ -104,7 +103,9 @@ describe('webhook delivery', () => {
       const delivered = attempted(worker, (o) => o.endpointId === ep.id && o.succeeded);
       await createProduct(t, key.headers);
       await delivered;
-      const log = await attempts(t.rt.db, ep.id);
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}/deliveries?sort=created_at`, headers: key.headers });
+      assert.equal(res.statusCode, 200, res.body);
+      const log = res.json<{ data: { attempt: number; status: string; response_status: number | null; trigger: string; event_id: string; response_body: string | null }[] }>().data;
       assert.deepEqual(
         log.map((a) => [a.attempt, a.status, a.response_status, a.trigger]),
         [

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 /** A webhook receiver on 127.0.0.1 for tests (not a test file itself). */
 
 export interface Received {
+  /** The request's path and query. */
+  path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
@@ -58,7 +60,7 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          const got: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+          const got: Received = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
           r.received.push(got);
           const a = r.answer(got, r.received.length);
           if (a !== 'hang') {

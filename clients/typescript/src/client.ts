@@ -56,7 +56,7 @@ export interface PricehoundClient {
   createProducts(products: readonly ProductInput[], options?: BatchOptions): Promise<ProductsBatchResult>;
   /** POST /api/v1/prices in batches of 1000, the per-item results merged (`index` over all `observations`). */
   ingestPrices(observations: readonly PriceObservationInput[], options?: BatchOptions): Promise<PricesBatchResult>;
-  /** The key's hourly window as of the last answer (X-RateLimit-*), until the first answer undefined. */
+  /** The key's hourly window from the answers' X-RateLimit-* (the lowest remaining of the newest window); undefined before the first. */
   readonly usage: Usage | undefined;
   /** The ETag cache, when enabled. */
   readonly etagCache: EtagCache | undefined;

@@ -78,7 +78,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * answer that is not a success into an ApiError.
  */
 export class Transport {
-  /** The last X-RateLimit-* headers seen. */
+  /** The X-RateLimit-* headers seen last (the lowest remaining of the newest window). */
   usage: Usage | undefined;
   private alertedWindow: number | undefined;
 
@@ -112,7 +112,8 @@ export class Transport {
         await this.waitOrThrow(attempt, error, undefined, method, request.url, caller);
         continue;
       }
-      this.observe(response.headers);
+      // A 401's X-RateLimit-* describe the address's failed-authentication budget, not the key's hour.
+      if (response.status !== 401) this.observe(response.headers);
 
       if (response.status === 304 && cached) {
         etagCache!.hits++;
@@ -159,6 +160,9 @@ export class Transport {
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const reset = Number(headers.get('x-ratelimit-reset'));
     if (!headers.has('x-ratelimit-remaining') || ![limit, remaining, reset].every(Number.isFinite)) return;
+    // Within a window the count only goes down; concurrent answers can arrive out of order.
+    const last = this.usage;
+    if (last && (last.reset > reset || (last.reset === reset && last.remaining < remaining))) return;
     this.usage = { limit, remaining, reset };
     const alert = this.options.usageAlert;
     if (!alert || this.alertedWindow === reset) return;

@@ -43,16 +43,17 @@ export async function loadEnabledRules(db: Queryable, accountId: string): Promis
 }
 
 /**
- * A subquery over the observations of `o`'s series matching `cond`, ending with `tail`. Two
- * branches, one per kind of series, so each probes price_observations_series_time with equality
- * on (product_id, competitor_id); the branch that does not apply is cut at planning.
+ * A subquery over the observations of the series of the row `o` (with product_id and
+ * competitor_id) matching `cond`, ending with `tail`. Two branches, one per kind of series, so
+ * each probes price_observations_series_time with equality on (product_id, competitor_id); the
+ * branch that does not apply is cut at planning.
  */
-function inSeries(columns: string, cond: string, tail: string): string {
+function inSeries(columns: string, cond: string, tail: string, o = 'o'): string {
   return `((select ${columns} from price_observations x
-             where o.competitor_id is not null and x.product_id = o.product_id and x.competitor_id = o.competitor_id and ${cond} ${tail})
+             where ${o}.competitor_id is not null and x.product_id = ${o}.product_id and x.competitor_id = ${o}.competitor_id and ${cond} ${tail})
            union all
            (select ${columns} from price_observations x
-             where o.competitor_id is null and x.product_id = o.product_id and x.competitor_id is null and ${cond} ${tail}))`;
+             where ${o}.competitor_id is null and x.product_id = ${o}.product_id and x.competitor_id is null and ${cond} ${tail}))`;
 }
 
 interface PointRow {
@@ -78,25 +79,23 @@ interface PointRow {
 
 /**
  * Observations as points, in time order, with the series' previous observation and the
- * sequence of the change each made. `ids` selects their ids (a subquery; $1 is the account);
- * `late` is the SQL that says one arrived after a newer one of its series.
+ * sequence of the change each made. `ids` selects them (a subquery of `id`, `late`: it
+ * arrived after a newer observation of its series, and `prev_*`: the series' observation just
+ * before it; $1 is the account).
  */
-async function loadPoints(db: Queryable, name: string, ids: string, late: string, params: unknown[]): Promise<ObservationPoint[]> {
-  const r = await db.query<PointRow>(
-    `/* ${name} */
+async function loadPoints(db: Queryable, name: string, ids: string, params: unknown[]): Promise<ObservationPoint[]> {
+  const sql = `/* ${name} */
      select o.id, o.product_id, o.competitor_id, o.listing_id, o.price::text as price, o.currency, o.in_stock, o.observed_at, o.source,
             p.name as product_name, p.currency as product_currency, c.name as competitor_name,
-            pv.price::text as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at,
-            ch.sequence, ${late} as late
+            k.prev_price::text as prev_price, k.prev_currency, k.prev_in_stock, k.prev_observed_at,
+            ch.sequence, k.late
        from (${ids}) k
        join price_observations o on o.id = k.id and o.account_id = $1
        join products p on p.id = o.product_id
        left join competitors c on c.id = o.competitor_id
-       left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (o.observed_at, o.id)', 'order by x.observed_at desc, x.id desc limit 1')} pv on true
        left join price_changes ch on ch.observation_id = o.id
-      order by o.observed_at, o.id`,
-    params,
-  );
+      order by o.observed_at, o.id`;
+  const r = await db.query<PointRow>(sql, params);
   return r.rows.map((x) => ({
     kind: 'observation',
     observation_id: Number(x.id),
@@ -118,12 +117,42 @@ async function loadPoints(db: Queryable, name: string, ids: string, late: string
   }));
 }
 
-/** The points of observations just inserted (`ids`); late: a newer observation of the series was there before them. */
+/**
+ * The points of observations just inserted (`ids`). Late: older than the newest observation of
+ * the series from before them (found once per series, stepping back over the batch's own rows).
+ */
 export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[]) =>
-  loadPoints(db, 'loadNewAlertPoints', 'select unnest($2::bigint[]) as id', `exists ${inSeries('1', '(x.observed_at, x.id) > (o.observed_at, o.id) and x.id <> all($2::bigint[])', 'limit 1')}`, [
-    accountId,
-    ids,
-  ]);
+  loadPoints(
+    db,
+    'loadNewAlertPoints',
+    // The observation before one that is not late is the newest from before the batch or the
+    // batch's own one before it: a window over those, as the price_observations trigger does.
+    `with batch as materialized (select unnest($2::bigint[]) as id),
+          b as materialized (select o.id, o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at
+                               from price_observations o join batch on batch.id = o.id where o.account_id = $1),
+          s as (select distinct product_id, competitor_id from b),
+          pre as materialized (
+            select s.product_id, s.competitor_id, l.id, l.price, l.currency, l.in_stock, l.observed_at
+              from s cross join lateral ${inSeries(
+                'x.id, x.price, x.currency, x.in_stock, x.observed_at',
+                'x.id not in (select id from batch)',
+                'order by x.observed_at desc, x.id desc limit 1',
+                's',
+              )} l),
+          w as (select id, product_id, competitor_id, price, currency, in_stock, observed_at, true as fresh from b
+                union all
+                select id, product_id, competitor_id, price, currency, in_stock, observed_at, false from pre),
+          lagged as (
+            select w.*, lag(price) over s as prev_price, lag(currency) over s as prev_currency,
+                   lag(in_stock) over s as prev_in_stock, lag(observed_at) over s as prev_observed_at
+              from w window s as (partition by product_id, competitor_id order by observed_at, id))
+     select g.id, g.prev_price, g.prev_currency, g.prev_in_stock, g.prev_observed_at,
+            coalesce((g.observed_at, g.id) < (pre.observed_at, pre.id), false) as late
+       from lagged g
+       left join pre on pre.product_id = g.product_id and pre.competitor_id is not distinct from g.competitor_id
+      where g.fresh`,
+    [accountId, ids],
+  );
 
 export interface PointScope {
   product_id: string | null;
@@ -138,19 +167,27 @@ export interface PointScope {
 
 /**
  * The stored points of a scope observed in [from, to), at most `limit` + 1 (so the caller can
- * tell there are more); late: a newer observation of the series was recorded in an earlier
- * transaction.
+ * tell there are more). Late: a newer observation of the series was recorded by an earlier
+ * transaction (created_at; observations before `from` cannot be newer, so they are not read).
+ * The previous observation is the newest older one that was there when it arrived, as live.
  */
 export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope): Promise<ObservationPoint[]> {
   return loadPoints(
     db,
     'loadStoredAlertPoints',
-    `select id from price_observations
-      where account_id = $1 and observed_at >= $2::timestamptz and observed_at < $3::timestamptz
-        and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5) and ($6::text is null or listing_id = $6)
-        and ($7::boolean is null or (competitor_id is null) = $7)
-      order by observed_at, id limit ${s.limit + 1}`,
-    `exists ${inSeries('1', '(x.observed_at, x.id) > (o.observed_at, o.id) and x.created_at < o.created_at', 'limit 1')}`,
+    `select w.id, w.late, pv.price as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at
+       from (
+       select id, product_id, competitor_id, observed_at, created_at,
+              coalesce(observed_at < max(observed_at) over (partition by product_id, competitor_id order by created_at
+                                                            range between unbounded preceding and current row exclude group), false) as late
+         from price_observations
+        where account_id = $1 and observed_at >= $2::timestamptz
+          and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5)
+          and ($7::boolean is null or (competitor_id is null) = $7)
+     ) w
+     left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (w.observed_at, w.id) and x.created_at <= w.created_at', 'order by x.observed_at desc, x.id desc limit 1', 'w')} pv on true
+      where w.observed_at < $3::timestamptz and ($6::text is null or w.id in (select id from price_observations where listing_id = $6))
+      order by w.observed_at, w.id limit ${s.limit + 1}`,
     [accountId, s.from, s.to, s.product_id, s.competitor_id, s.listing_id, s.own],
   );
 }
@@ -169,7 +206,7 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
 
 /**
  * For each observation and each number of days, the lowest earlier price of its series within
- * that many days before it, converted into the observation's currency with the account's rates
+ * that many days before it (among those recorded by then), converted into the observation's currency with the account's rates
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
@@ -179,9 +216,9 @@ export async function loadLows(db: Queryable, accountId: string, ids: readonly n
        from price_observations o
        cross join unnest($3::int[]) as d (days)
        left join lateral (
-         select min(${convertedSql('x.price', 'fx', 'x.currency', 'o.currency')}) as low
-           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id)`, '')} x
-           ${rateJoin('fx', 'o.account_id', 'x.currency', 'o.currency')}
+         select min(${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')}) as low
+           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
+           ${rateJoin('fx', 'o.account_id', 'h.currency', 'o.currency')}
        ) w on true
       where o.account_id = $1 and o.id = any($2::bigint[])`,
     [accountId, ids, days],

@@ -1,29 +1,10 @@
-import type { OwnerOperations, KeyView } from '../../owner-channel/operations.js';
+import type { KeyView } from '../../owner-channel/operations.js';
 import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
-import { loadConfigOrExit } from '../../config.js';
+import { withOperations } from '../account-api.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
-import { openOperations } from '../target.js';
 
 const PLAN_LIST = PLAN_NAMES.join('|');
-
-/**
- * Runs `fn` against the configured database (see ../target.ts). When the CLI opened the
- * database itself it first applies pending migrations, as the server would at start, so keys
- * can be made before the server has ever run.
- */
-async function withOperations<T>(fn: (ops: OwnerOperations) => Promise<T>): Promise<T> {
-  const ops = await openOperations(loadConfigOrExit());
-  try {
-    if (ops.via.kind === 'direct') {
-      const applied = await ops.migrate();
-      if (applied.length > 0) note(`applied migrations: ${applied.join(', ')}`);
-    }
-    return await fn(ops);
-  } finally {
-    await ops.close();
-  }
-}
 
 /** Control characters in names would garble a terminal. */
 const printable = (s: string | null) => (s === null ? '-' : s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'));

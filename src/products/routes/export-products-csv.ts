@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { contentDispositionHeader, csvHeaders, csvStream, type CsvValue } from '../../http/csv.js';
+import { bulkReader } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
 import { eachPage, type PageRequest, pageRequest } from '../../lists/page.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
@@ -62,7 +63,9 @@ export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => 
     async (request, reply) => {
       const q = request.query;
       checkListFilters(q);
-      const load = (page: PageRequest<ProductRow>) => listProducts(app.ctx.db, request.principal.accountId, q, page, { cheapestName: true });
+      // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
+      const db = bulkReader(app.ctx.db);
+      const load = (page: PageRequest<ProductRow>) => listProducts(db, request.principal.accountId, q, page, { cheapestName: true });
       const page = pageRequest({ sort: q.sort, limit: CATALOGUE_PAGE_ROWS }, PRODUCT_SORTS, '-created_at');
       const first = await load(page); // before the headers go out: a failure is still a JSON error here
       return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, rowsOf(eachPage(page, load, first))));

@@ -1,9 +1,9 @@
 import type { Database } from '../../db/types.js';
 import { recordEvent } from '../../events/service.js';
-import { iso } from '../../http/fields.js';
+import { toWebhook } from '../sql.js';
 import { retryAfterMs, retryDelay, type RetryRules } from './schedule.js';
 import type { SendResult } from './send.js';
-import { addRetry, type AttemptAnswer, attemptSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, type EndpointRow, markAttemptFailed, type PendingAttempt } from './sql.js';
+import { addRetry, type AttemptAnswer, attemptSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, markAttemptFailed, type PendingAttempt } from './sql.js';
 
 /** What becomes of an answered (or unanswered) attempt: docs/WEBHOOKS.md, "Delivery". */
 
@@ -41,20 +41,6 @@ function formatDuration(ms: number): string {
   }
   return `${ms} ms`;
 }
-
-/** The endpoint as the API shows it (GET /webhooks/{id}): the data of `endpoint.disabled`. */
-export const endpointJson = (r: EndpointRow) => ({
-  id: r.id,
-  object: 'webhook' as const,
-  url: r.url,
-  description: r.description,
-  event_types: r.event_types,
-  format: r.format,
-  enabled: r.enabled,
-  disabled_reason: r.disabled_reason,
-  created_at: iso(r.created_at),
-  updated_at: iso(r.updated_at),
-});
 
 const isSuccess = (r: SendResult) => r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
 
@@ -97,7 +83,7 @@ export async function recordOutcome(
     if (reason !== undefined) {
       const row = await disableEndpoint(tx, endpoint.id, reason);
       if (row) {
-        await recordEvent(tx, row.account_id, 'endpoint.disabled', endpointJson(row));
+        await recordEvent(tx, row.account_id, 'endpoint.disabled', toWebhook(row));
         outcome.disabled = reason;
       }
     }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/types.js';
 import { newId } from '../../ids.js';
+import type { WebhookRow } from '../sql.js';
 
 /**
  * Every statement of webhook delivery (docs/WEBHOOKS.md, "Delivery"). The queue is
@@ -178,26 +179,17 @@ export async function endpointFailed(db: Queryable, endpointId: string, workerId
   return r.rows[0]?.overdue === true;
 }
 
-/** The endpoint as the API shows it (no secret), for the endpoint.disabled event. */
-export interface EndpointRow {
-  id: string;
+/** The endpoint's row as the API reads it (no secret), and its account: for the endpoint.disabled event. */
+export interface DisabledEndpoint extends WebhookRow {
   account_id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  format: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /**
  * Disables an enabled endpoint for `reason`; its pending attempts stay pending (enabling it again
  * resumes them, from a clean state). Undefined when it was already disabled.
  */
-export async function disableEndpoint(db: Queryable, endpointId: string, reason: string): Promise<EndpointRow | undefined> {
-  const r = await db.query<EndpointRow>(
+export async function disableEndpoint(db: Queryable, endpointId: string, reason: string): Promise<DisabledEndpoint | undefined> {
+  const r = await db.query<DisabledEndpoint>(
     `/* disableWebhookEndpoint */
      update webhook_endpoints
         set enabled = false, disabled_reason = $2, failing_since = null, probe_at = null,

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
+import { bulkReader } from '../../../db/types.js';
 import { eachPage, type PageRequest, pageRequest } from '../../../lists/page.js';
 import { historyRange } from '../params.js';
 import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';
@@ -59,7 +60,9 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
         const rows = (await bucketRows(app.ctx.db, { ...p, interval: range.interval })).filter((r) => r.start !== null);
         return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
       }
-      const load = (page: PageRequest<ObservationRow>) => rawRows(app.ctx.db, p, page);
+      // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
+      const db = bulkReader(app.ctx.db);
+      const load = (page: PageRequest<ObservationRow>) => rawRows(db, p, page);
       const page = pageRequest({ limit: CSV_PAGE_ROWS }, RAW_SORTS, 'observed_at');
       const first = await load(page); // before the headers go out: a 404 is still possible here
       return csvHeaders(reply, filename).send(csvStream(RAW_HEADER, rawCsvRows(eachPage(page, load, first))));
