@@ -189,15 +189,9 @@ export type ConditionType = Condition['type'];
 export type AlertEvent = Schemas['AlertEvent'];
 export type AlertEventsAcknowledged = Schemas['AlertEventsAcknowledged'];
 
-/**
- * POST /alerts/preview (src/alerts/preview.ts): the events a rule body would have fired over a
- * range. Written here until the generated document has AlertPreviewResult.
- */
-export type PreviewAlertEvent = Omit<AlertEvent, 'id' | 'alert_id'> & { id: null; alert_id: null };
-export interface AlertPreviewResult {
-  data: PreviewAlertEvent[];
-  count: number;
-}
+/** POST /alerts/preview: a rule body and a range; the events it would have fired there. */
+export type AlertPreview = Schemas['AlertPreview'];
+export type AlertPreviewResult = Schemas['AlertPreviewResult'];
 
 // ---- Webhooks (design/API.md "Events and webhooks") ----
 

@@ -662,6 +662,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an alert rule over stored prices
+         * @description Runs a rule body (as for `POST /alerts`) over the observations stored between `from` (inclusive) and `to` (exclusive, at most 366 days later), from a fresh state, with the same semantics as live evaluation, and answers the alert events it would have created (`id` and `alert_id` null, `created_at` the firing observation's time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). See docs/alerts/firing.md.
+         */
+        post: operations["previewAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts/{id}": {
         parameters: {
             query?: never;
@@ -1145,6 +1165,65 @@ export interface components {
                 /** @description Pass as `cursor` to get the next page; null on the last page */
                 next_cursor: string | null;
             };
+        };
+        /** AlertPreview */
+        AlertPreview: {
+            /** @description A name for the rule */
+            name: string;
+            /** @description Only this product (null: every product) */
+            product_id?: string | null;
+            /** @description Only this competitor's offers (null: every competitor) */
+            competitor_id?: string | null;
+            /** @description Only this listing; implies its product and competitor, which may be left out or must match */
+            listing_id?: string | null;
+            condition: components["schemas"]["AlertCondition"];
+            /**
+             * @description When the rule may fire again: `on_clear` (default) after the condition was false past `hysteresis_percent`; `cooldown` while it holds, but not within `cooldown_seconds`; `every_change` on every qualifying observation
+             * @enum {string}
+             */
+            rearm?: "on_clear" | "cooldown" | "every_change";
+            /**
+             * Format: percent
+             * @description With `on_clear`: how far past the threshold the condition must clear, in percent of it, 0 to 100 (default 0). At most 4 decimal places.
+             */
+            hysteresis_percent?: number;
+            /**
+             * Format: int32
+             * @description With `cooldown`: seconds between firings, 0 to 31536000 (a year; default 0)
+             */
+            cooldown_seconds?: number;
+            /**
+             * Format: int32
+             * @description Observations in a row the condition must hold before the rule fires, 1 to 100 (default 1)
+             */
+            confirmations?: number;
+            /**
+             * Format: int32
+             * @description Most firings per UTC day, 1 to 100000; null (default): no cap
+             */
+            daily_cap?: number | null;
+            /** @description false: never evaluated (default true) */
+            enabled?: boolean;
+            /**
+             * Format: date-time
+             * @description Start of the range (inclusive): observations observed at or after it
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the range (exclusive); after `from`, at most 366 days later
+             */
+            to: string;
+        };
+        /** AlertPreviewResult */
+        AlertPreviewResult: {
+            /** @description The alert events the rule would have created, oldest first */
+            data: components["schemas"]["PreviewAlertEvent"][];
+            /**
+             * Format: int32
+             * @description How many
+             */
+            count: number;
         };
         /** AlertUpdate */
         AlertUpdate: {
@@ -2051,6 +2130,82 @@ export interface components {
             changes: components["schemas"]["PriceChangesOverPeriods"] | null;
             /** @description null: no observations (our base_price) */
             stats: components["schemas"]["SeriesStats"] | null;
+        };
+        /** PreviewAlertEvent */
+        PreviewAlertEvent: {
+            /** @description Always null: a preview creates nothing */
+            id: null;
+            /** @enum {string} */
+            object: "alert_event";
+            /** @description Always null: the rule previewed is not stored */
+            alert_id: null;
+            /** @description The type of the rule's condition when it fired */
+            condition_type: string;
+            /** @description The product the firing is about; null for a test event of an account-wide rule */
+            product_id: string | null;
+            /** @description The competitor whose price fired the rule; null: our own price, or none */
+            competitor_id: string | null;
+            /** @description The page the price was seen on (or the failing listing), if any */
+            listing_id: string | null;
+            /** @description The series' observation before the one that fired; null where there is none (a first observation, a failing listing) */
+            previous: {
+                /**
+                 * Format: money
+                 * @description The previous price. At most 4 decimal places.
+                 */
+                price: number;
+                /**
+                 * Format: iso4217
+                 * @description ISO 4217 code; any case on input, upper case on output
+                 */
+                currency: string;
+                /** @description Whether the offer could be bought; null: unknown */
+                in_stock: boolean | null;
+                /**
+                 * Format: date-time
+                 * @description When the previous price was seen (RFC 3339, UTC)
+                 */
+                observed_at: string;
+            } | null;
+            /** @description The observation that fired (for `listing_failing`: the listing's last price, or null when it never had one) */
+            current: {
+                /**
+                 * Format: money
+                 * @description The current price. At most 4 decimal places.
+                 */
+                price: number;
+                /**
+                 * Format: iso4217
+                 * @description ISO 4217 code; any case on input, upper case on output
+                 */
+                currency: string;
+                /** @description Whether the offer could be bought; null: unknown */
+                in_stock: boolean | null;
+                /**
+                 * Format: date-time
+                 * @description When the current price was seen (RFC 3339, UTC)
+                 */
+                observed_at: string;
+            } | null;
+            /** @description One sentence for a person saying what happened */
+            message: string;
+            /** @description true: sent by `POST /alerts/{id}/test`, not by a real observation */
+            test: boolean;
+            /**
+             * Format: int64
+             * @description The `sequence` of the price series' change that fired the rule (as in `price.changed`); null when the firing came from no change (a first observation, an unchanged price, a failing listing, a test)
+             */
+            sequence: number | null;
+            /**
+             * Format: date-time
+             * @description When the event was acknowledged; null: open
+             */
+            acknowledged_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the rule would have fired: the observed_at of the observation that fired it
+             */
+            created_at: string;
         };
         /** PriceBucket */
         PriceBucket: {
@@ -12293,6 +12448,222 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A rule body (as for POST /alerts; `enabled` is ignored) and the time range to run it over */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertPreview"];
+            };
+        };
+        responses: {
+            /** @description The events the rule would have fired, oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPreviewResult"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is larger than the limit of 1048576 bytes",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

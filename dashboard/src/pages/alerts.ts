@@ -4,7 +4,7 @@ import { money, when } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, AlertEventsAcknowledged, AlertPreviewResult, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
+import type { AlertEvent, AlertEventsAcknowledged, AlertPreview, AlertPreviewResult, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
 import { checkbox, clearErrors, confirmDialog, control, errorBox, field, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
 type KeysOf<U> = U extends unknown ? keyof U : never;
@@ -333,7 +333,8 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
       if (!body.name) body.name = 'Preview';
       let res: AlertPreviewResult;
       try {
-        res = await api<AlertPreviewResult>('/alerts/preview', { method: 'POST', body: { ...body, from: from.toISOString(), to: to.toISOString() } });
+        const preview: AlertPreview = { ...body, from: from.toISOString(), to: to.toISOString() };
+        res = await api<AlertPreviewResult>('/alerts/preview', { method: 'POST', body: preview });
       } catch (e) {
         fail(e);
         return;
