@@ -17,9 +17,10 @@ interface Received {
   body: string;
 }
 
-/** A webhook receiver on 127.0.0.1 that answers 200 and hands over each request as it arrives. */
+/** A webhook receiver on 127.0.0.1 that answers `status` (200) and hands over each request as it arrives. */
 async function startReceiver() {
   const received: Received[] = [];
+  const answer = { status: 200 };
   const waiting: ((r: Received) => void)[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -27,7 +28,7 @@ async function startReceiver() {
     req.on('end', () => {
       const r = { headers: req.headers, body };
       received.push(r);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
+      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.status === 200 ? 'thanks' : 'broken');
       waiting.shift()?.(r);
     });
   });
@@ -36,6 +37,7 @@ async function startReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pricehound`,
     received,
+    answer,
     /** The next request (or the one already there beyond `seen`). */
     next(seen: number): Promise<Received> {
       if (received.length > seen) return Promise.resolve(received[seen]!);
@@ -62,7 +64,8 @@ async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_
 describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 300_000 }, () => {
   let rig: Rig;
   before(async () => {
-    rig = await startRig();
+    // One retry, soon: a failing delivery has failed for good within the test.
+    rig = await startRig({ env: { WEBHOOK_RETRY_SCHEDULE: '200ms' } });
   });
   after(async () => {
     await rig?.close();
@@ -171,6 +174,48 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
       const rotated = (await page.getByRole('dialog', { name: 'New signing secret' }).getByTestId('webhook-secret').textContent()) ?? '';
       assert.match(rotated, /^whsec_/);
       assert.notEqual(rotated, secret);
+      assert.deepEqual(dialogs, []);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(unexpected(failed), []);
+      await page.close();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('replays the failed deliveries of a range from the log', async () => {
+    const receiver = await startReceiver();
+    receiver.answer.status = 500;
+    try {
+      const made = await rig.call<{ id: string }>('POST', '/api/v1/webhooks', { url: receiver.url, description: 'Flaky receiver', event_types: ['webhook.test'] });
+      assert.equal(made.status, 201);
+      const id = made.body.id;
+      const test = await rig.call<{ id: string }>('POST', `/api/v1/webhooks/${id}/test`);
+      assert.equal(test.status, 202);
+      // The first attempt and its one retry both get 500: the event has failed.
+      await until(async () => {
+        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        return d.length === 2 && d.every((x) => x.status === 'failed') ? true : undefined;
+      }, 'both attempts to fail');
+      receiver.answer.status = 200;
+
+      const { page, dialogs, errors, failed } = await newPage(rig);
+      await signIn(page, rig.base, rig.key);
+      await page.goto(`${rig.base}/dashboard/#/webhooks?id=${id}&status=failed`);
+      const log = page.getByTestId('deliveries');
+      await log.getByRole('row').filter({ hasText: 'HTTP 500' }).first().waitFor();
+      assert.equal(await log.getByRole('row').filter({ hasText: 'succeeded' }).count(), 0, 'the failed filter shows failures only');
+      await page.getByRole('button', { name: 'Redeliver failed events in this range' }).click();
+      await page.getByTestId('replay-result').getByText('Queued 1 failed event again.').waitFor();
+      const third = await receiver.next(2);
+      assert.equal(third.headers['webhook-id'], test.body.id);
+      await until(async () => {
+        const d = (await rig.call<{ data: { trigger: string; status: string; attempt: number }[] }>('GET', `/api/v1/webhooks/${id}/deliveries?status=succeeded`)).body.data;
+        return d.length === 1 && d[0]!.trigger === 'manual' && d[0]!.attempt === 3 ? true : undefined;
+      }, 'the replayed attempt to succeed');
+      await page.getByRole('navigation', { name: 'Which attempts' }).getByRole('link', { name: 'Succeeded' }).click();
+      await log.getByRole('row').filter({ hasText: 'HTTP 200' }).filter({ hasText: '3 (manual)' }).waitFor();
+      await shot(page, 'webhook-replay');
       assert.deepEqual(dialogs, []);
       assert.deepEqual(errors, []);
       assert.deepEqual(unexpected(failed), []);

@@ -152,14 +152,17 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
 
   const err = h('div');
   const replay = h('button', { type: 'submit', class: 'secondary' }, 'Redeliver failed events in this range');
+  const result = h('p', { role: 'status', 'data-testid': 'replay-result' });
   const now = new Date();
   const form = h(
     'form',
     { class: 'inline-form', novalidate: true, 'aria-label': 'Replay a range' },
     field({ name: 'since', label: 'From', type: 'datetime-local', required: true, value: toLocalInput(new Date(now.getTime() - 86_400_000)) }),
-    field({ name: 'until', label: 'Until', type: 'datetime-local', required: true, value: toLocalInput(now) }),
+    // The input has minutes only: the default end is the next minute, so that events of this one count.
+    field({ name: 'until', label: 'Until', type: 'datetime-local', required: true, value: toLocalInput(new Date(now.getTime() + 60_000)) }),
     h('div', { class: 'actions' }, replay),
     err,
+    result,
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -167,7 +170,7 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
     const at = (k: string) => new Date(control(form, k)!.value).toISOString();
     void withBusy(replay, err, async () => {
       const r = await api<RedeliverResult>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { since: at('since'), until: at('until') } });
-      toast(r.queued === 0 ? 'No failed event in this range: nothing queued.' : `Queued ${r.queued} failed event${r.queued === 1 ? '' : 's'} again.`);
+      put(result, r.queued === 0 ? 'No failed event in this range: nothing queued.' : `Queued ${r.queued} failed event${r.queued === 1 ? '' : 's'} again.`);
       await load();
     });
   });
