@@ -244,10 +244,13 @@ async function main() {
     const logDir = workDir(`webhooks-logs-${kind}`);
     const key = createKey(t);
     const rx = await startReceiver();
+    console.log(`${kind}: starting the service`);
     const svc = await startService(t, logDir);
+    console.log(`${kind}: running`);
     try {
       const api = client(svc.api.url, key);
       const s = await sustained(api, rx);
+      console.log(`${kind}: sustained`, s);
       const l = await latency(api, rx);
       results[kind] = { sustained: s, latency: l };
       rows.push({ database: kind, 'events/s': s.eventsPerSecond, 'backlog s': s.seconds, 'latency p50 ms': l.p50Ms, 'p99 ms': l.p99Ms, 'max ms': l.maxMs, verified: `${l.verified}/${l.events}` });

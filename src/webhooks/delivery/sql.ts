@@ -27,12 +27,14 @@ export interface ClaimedEndpoint {
 
 /**
  * Due: the endpoint is enabled, up or with its probe due, and the oldest attempt of its queue
- * (the one that must go first) is due; and, with `leaseFree`, nobody's lease on it is live.
+ * (the one that must go first) is due, or the endpoint is up (a retry's time only paces the
+ * probes of a down endpoint: one enabled again or given a new URL sends its backlog at once);
+ * and, with `leaseFree`, nobody's lease on it is live.
  */
 const due = (leaseFree: boolean) => `e.enabled
   ${leaseFree ? 'and (e.locked_by is null or e.locked_until <= now())' : ''}
   and (e.failing_since is null or e.probe_at is null or e.probe_at <= now())
-  and coalesce((select d.next_attempt_at <= now() from webhook_deliveries d
+  and coalesce((select d.next_attempt_at <= now() or e.failing_since is null from webhook_deliveries d
                  where d.endpoint_id = e.id and d.status = 'pending'
                  order by d.event_seq, d.id limit 1), false)`;
 
@@ -79,7 +81,7 @@ export interface PendingAttempt {
 export async function pendingAttempts(db: Queryable, endpointId: string, workerId: string, limit: number): Promise<PendingAttempt[]> {
   const r = await db.query<PendingAttempt>(
     `/* pendingWebhookAttempts */
-     select d.id, d.event_id, d.attempt, d.retry, d.next_attempt_at <= now() as due,
+     select d.id, d.event_id, d.attempt, d.retry, d.next_attempt_at <= now() or w.failing_since is null as due,
             ev.type, ev.data, ev.created_at as event_created_at,
             json_build_object('id', w.id, 'account_id', w.account_id, 'url', w.url, 'format', w.format, 'secret', w.secret,
                               'previous_secret', w.previous_secret,
