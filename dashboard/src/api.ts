@@ -134,7 +134,4 @@ export async function all<T>(path: string, query: Query = {}, max = 1000, signal
   return out;
 }
 
-/** True when the API has no such route (the Alerts and Webhooks areas on a server that predates them). */
-export const isMissingRoute = (err: unknown) => err instanceof ApiError && err.status === 404 && err.message.startsWith('No route for');
-
 export const newIdempotencyKey = () => `dash-${crypto.randomUUID()}`;

@@ -1,87 +1,25 @@
+import type { components } from '../../clients/typescript/src/openapi';
+
 /**
- * The API's shapes as the dashboard reads them: hand-written copies of the parts it uses, so the
- * browser build depends on nothing of the server's. The names say which schema each mirrors;
- * docs/API-DECISIONS.md and /api/v1/openapi.json are the reference.
+ * The API's shapes as the dashboard reads them. Where the OpenAPI document has the schema, the type
+ * is the one generated from it (clients/typescript/src/openapi.ts, `npm run client:generate`):
+ * type-only imports, so the bundle holds none of it and a changed schema fails `npm run typecheck`.
+ * The rest are hand-written copies of the parts the pages use (the names say which schema each
+ * mirrors; /api/v1/openapi.json is the reference).
  */
+type Schemas = components['schemas'];
 
-export interface Usage {
-  object: 'usage';
-  plan: string;
-  limit: number;
-  used: number;
-  remaining: number;
-  reset: number;
-  history: { hour: string; requests: number; rejected: number }[];
-}
-
-export interface Position {
-  own_price: number | null;
-  own_price_source: 'observation' | 'base_price';
-  competitors_compared: number;
-  competitors_left_out: number;
-  rank: number | null;
-  price_index: number | null;
-}
-
-/** src/products/schemas.ts ProductSchema */
-export interface Product {
-  id: string;
-  object: 'product';
-  name: string;
-  brand: string | null;
-  sku: string | null;
-  category: string | null;
-  description: string | null;
-  base_price: number;
-  currency: string;
-  url: string | null;
-  created_at: string;
-  updated_at: string;
-  monitoring: {
-    listing_count: number;
-    lowest_competitor_price: { price: number; currency: string; competitor_id: string; listing_id: string; observed_at: string | null } | null;
-    last_checked_at: string | null;
-    position: Position;
-  };
-}
+export type Usage = Schemas['Usage'];
+export type Product = Schemas['Product'];
+export type Position = Schemas['ProductMonitoring']['position'];
+export type Competitor = Schemas['Competitor'];
+export type Listing = Schemas['Listing'];
+export type PriceChange = Schemas['PriceChange'];
+export type PriceChangeSummary = Schemas['PriceChangeSummary'];
 
 export type ProductInput = Partial<Pick<Product, 'name' | 'brand' | 'sku' | 'category' | 'description' | 'base_price' | 'currency' | 'url'>>;
 
-/** src/competitors/schemas.ts */
-export interface Competitor {
-  id: string;
-  name: string;
-  website: string;
-  domain: string;
-  notes: string | null;
-  listing_count: number;
-}
-
-/** src/listings/schemas.ts ListingSchema */
-export interface Listing {
-  id: string;
-  product_id: string;
-  competitor_id: string | null;
-  url: string;
-  selector: string | null;
-  currency_override: string | null;
-  check_interval_seconds: number;
-  enabled: boolean;
-  respect_robots: boolean;
-  render_js: boolean;
-  status: 'pending' | 'ok' | 'failing' | 'flagged';
-  last_checked_at: string | null;
-  last_success_at: string | null;
-  last_price: number | null;
-  last_currency: string | null;
-  in_stock: boolean | null;
-  last_error: string | null;
-  consecutive_failures: number;
-  next_check_at: string | null;
-  warnings: { code: string; message: string }[];
-  created_at: string;
-}
-
+/** src/products/schemas.ts ProductSchema */
 /** src/checks/schemas.ts CandidateSchema */
 export interface Candidate {
   price: number;
@@ -242,109 +180,31 @@ export interface Trends {
   }[];
 }
 
-interface Side {
-  price: number;
-  currency: string;
-  in_stock: boolean | null;
-  observed_at: string;
-}
-
-/** src/prices/changes/schemas.ts PriceChangeSchema */
-export interface PriceChange {
-  id: string;
-  product_id: string;
-  competitor_id: string | null;
-  listing_id: string | null;
-  observation_id: string;
-  old: Side;
-  new: Side;
-  change: { amount: number; percent: number | null } | null;
-  source: 'api' | 'scrape';
-  created_at: string;
-}
-
-/** GET /price-changes/summary (src/prices/changes) */
-export interface PriceChangeSummary {
-  since: string;
-  until: string;
-  changes: number;
-  up: number;
-  down: number;
-  back_in_stock: number;
-  out_of_stock: number;
-  average_percent: number | null;
-  series_observed: number;
-  series_unchanged: number;
-}
-
 // ---- Alerts (design/API.md "Alerts") ----
 
-export type ConditionType =
-  | 'price_below'
-  | 'price_above'
-  | 'price_drop'
-  | 'price_rise'
-  | 'undercut'
-  | 'not_cheapest'
-  | 'lowest_in_days'
-  | 'back_in_stock'
-  | 'out_of_stock'
-  | 'listing_failing';
+export type AlertRule = Schemas['Alert'];
+export type AlertRuleInput = Schemas['AlertCreate'];
+export type Condition = Schemas['AlertCondition'];
+export type ConditionType = Condition['type'];
+export type AlertEvent = Schemas['AlertEvent'];
+export type AlertEventsAcknowledged = Schemas['AlertEventsAcknowledged'];
 
-export interface Condition {
-  type: ConditionType;
-  threshold?: number;
-  currency?: string;
-  percent?: number;
-  amount?: number;
-  margin_percent?: number;
-  margin_amount?: number;
-  days?: number;
-  failures?: number;
-}
-
-export interface AlertRule {
-  id: string;
-  name: string;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  condition: Condition;
-  rearm: 'on_clear' | 'cooldown' | 'every_change';
-  hysteresis_percent: number;
-  cooldown_seconds: number;
-  confirmations: number;
-  daily_cap: number | null;
-  enabled: boolean;
-  created_at?: string;
-}
-
-export type AlertRuleInput = Omit<AlertRule, 'id' | 'created_at'>;
-
-interface EventSide {
-  price: number | null;
-  currency: string | null;
-  in_stock: boolean | null;
-  observed_at: string | null;
-}
-
-export interface AlertEvent {
-  id: string;
-  alert_id: string;
-  condition_type: ConditionType;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  previous: EventSide | null;
-  current: EventSide | null;
-  message: string;
-  test: boolean;
-  acknowledged_at: string | null;
-  created_at: string;
-}
+/** POST /alerts/preview: a rule body and a range; the events it would have fired there. */
+export type AlertPreview = Schemas['AlertPreview'];
+export type AlertPreviewResult = Schemas['AlertPreviewResult'];
 
 // ---- Webhooks (design/API.md "Events and webhooks") ----
 
+export type Webhook = Schemas['Webhook'];
+export type WebhookWithSecret = Schemas['WebhookWithSecret'];
+export type WebhookCreate = Schemas['WebhookCreate'];
+export type EventType = Webhook['event_types'][number];
+export type Delivery = Schemas['WebhookDelivery'];
+export type RedeliverResult = Schemas['RedeliverResult'];
+/** The event POST /webhooks/{id}/test queued. */
+export type ApiEvent = Schemas['Event'];
+
+/** Every event type, for the endpoint form; `satisfies` keeps it in step with the document. */
 export const EVENT_TYPES = [
   'product.created',
   'product.updated',
@@ -361,32 +221,4 @@ export const EVENT_TYPES = [
   'alert.triggered',
   'webhook.test',
   'endpoint.disabled',
-] as const;
-
-export interface Webhook {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  format: 'standard' | 'slack';
-  enabled: boolean;
-  disabled_reason: string | null;
-  secret?: string;
-  created_at?: string;
-}
-
-export interface Delivery {
-  id?: string;
-  event_id: string;
-  /** Not in design/API.md; shown when the server sends it. */
-  event_type?: string;
-  error?: string | null;
-  attempt: number;
-  status: 'succeeded' | 'failed' | 'pending';
-  response_status: number | null;
-  duration_ms: number | null;
-  response_body: string | null;
-  trigger: 'scheduled' | 'manual';
-  created_at: string;
-  next_attempt_at: string | null;
-}
+] as const satisfies readonly EventType[];

@@ -1,4 +1,4 @@
-import { all, ApiError, type ErrorDetail, isMissingRoute } from './api';
+import { ApiError, type ErrorDetail } from './api';
 import { type Child, h, nextId, put } from './dom';
 import { go } from './router';
 
@@ -305,17 +305,3 @@ export function positionClass(rank: number | null, compared: number): 'cheap' | 
 }
 
 export const POSITION_WORDS = { cheap: 'cheapest', middle: 'in between', expensive: 'most expensive', none: 'not compared' } as const;
-
-/**
- * Every item of an API list the server may not have yet (the Alerts and Webhooks APIs arrive
- * after the rest): null, with a notice on the page, when the route answers 404.
- */
-export async function listOrMissing<T>(ctx: { main: HTMLElement; signal: AbortSignal }, path: string, area: string): Promise<T[] | null> {
-  try {
-    return await all<T>(path, {}, 500, ctx.signal);
-  } catch (err) {
-    if (!isMissingRoute(err)) throw err;
-    ctx.main.append(notice(`This server has no ${area} API yet (GET /api/v1${path} answered 404). Update pricehound to use it.`, 'info'));
-    return null;
-  }
-}

@@ -83,6 +83,7 @@ class SchemaHoister {
       (container as Record<string | number, unknown>)[key] = this.walk((container as Record<string | number, unknown>)[key]);
     }
     boundEnum(copy);
+    this.mapDiscriminator(copy);
     if (typeof copy.title !== 'string') return copy;
     const name = copy.title;
     const text = JSON.stringify(copy);
@@ -94,6 +95,27 @@ class SchemaHoister {
       throw new Error(`OpenAPI: two different schemas are titled "${name}"; give one of them another title`);
     }
     return { $ref: `#/components/schemas/${encodeURIComponent(name)}` };
+  }
+
+  /**
+   * A `discriminator` without `mapping` means, in OpenAPI, that the tag's value is the variant's
+   * component name (`Condition_price_below`), so generators type it so. Ours are each variant's
+   * one value (`const`, or an `enum` of one): state it. Ajv refuses `mapping` in the validation schemas, hence here.
+   */
+  private mapDiscriminator(s: Obj) {
+    const d = s.discriminator;
+    if (!isObj(d) || typeof d.propertyName !== 'string' || d.mapping !== undefined || !Array.isArray(s.oneOf)) return;
+    const mapping: Record<string, string> = {};
+    for (const v of s.oneOf) {
+      const ref = isObj(v) && typeof v.$ref === 'string' ? v.$ref : undefined;
+      const variant = ref === undefined ? undefined : this.schemas[decodeURIComponent(ref.slice(ref.lastIndexOf('/') + 1))];
+      const props = variant?.properties;
+      const tag: unknown = isObj(props) ? props[d.propertyName] : undefined;
+      const value = !isObj(tag) ? undefined : tag.const ?? (Array.isArray(tag.enum) && tag.enum.length === 1 ? tag.enum[0] : undefined);
+      if (typeof value !== 'string') return;
+      mapping[value] = ref!;
+    }
+    s.discriminator = { ...d, mapping };
   }
 }
 

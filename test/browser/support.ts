@@ -151,7 +151,7 @@ export async function newPage(rig: Rig): Promise<Watched> {
   return { page, dialogs, errors, failed };
 }
 
-/** Failed answers other than the expected ones (the Alerts API probed on a server that predates it). */
+/** Failed answers other than the expected ones (a dry run the test makes fail on purpose). */
 export const unexpected = (failed: string[], allowed: RegExp[] = []) => failed.filter((e) => !allowed.some((r) => r.test(e)));
 
 export async function signIn(page: Page, base: string, key: string): Promise<void> {

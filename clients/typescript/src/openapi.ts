@@ -1497,7 +1497,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_back_in_stock";
+            type: "back_in_stock";
             /**
              * @description Which price series the condition watches: `competitors` (default, the competitors' offers) or `own` (our own shop's series of the product, recorded from its own listing or with `POST /prices` without a competitor)
              * @enum {string}
@@ -1513,7 +1513,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_listing_failing";
+            type: "listing_failing";
             /**
              * Format: int32
              * @description Failed checks in a row, 1 to 100 (default 3)
@@ -1529,7 +1529,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_lowest_in_days";
+            type: "lowest_in_days";
             /**
              * Format: int32
              * @description Days to look back, 1 to 365
@@ -1550,7 +1550,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_not_cheapest";
+            type: "not_cheapest";
         };
         /**
          * Condition_out_of_stock
@@ -1561,7 +1561,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_out_of_stock";
+            type: "out_of_stock";
             /**
              * @description Which price series the condition watches: `competitors` (default, the competitors' offers) or `own` (our own shop's series of the product, recorded from its own listing or with `POST /prices` without a competitor)
              * @enum {string}
@@ -1577,7 +1577,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_above";
+            type: "price_above";
             /**
              * Format: money
              * @description The price to compare with. At most 4 decimal places.
@@ -1603,7 +1603,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_below";
+            type: "price_below";
             /**
              * Format: money
              * @description The price to compare with. At most 4 decimal places.
@@ -1629,7 +1629,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_drop";
+            type: "price_drop";
             /**
              * Format: percent
              * @description Smallest drop, in percent of the previous price. At most 4 decimal places.
@@ -1655,7 +1655,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_price_rise";
+            type: "price_rise";
             /**
              * Format: percent
              * @description Smallest rise, in percent of the previous price. At most 4 decimal places.
@@ -1681,7 +1681,7 @@ export interface components {
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "Condition_undercut";
+            type: "undercut";
             /**
              * Format: percent
              * @description How far below our price, in percent of it. At most 4 decimal places.

@@ -1,50 +1,62 @@
-import { ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { all, ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
 import { type Child, h, put } from '../dom';
-import { when } from '../format';
+import { money, when } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, AlertRule, Competitor, Condition, ConditionType, Product } from '../types';
-import { checkbox, clearErrors, confirmDialog, control, errorBox, field, listOrMissing, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+import type { AlertEvent, AlertEventsAcknowledged, AlertPreview, AlertPreviewResult, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
+import { checkbox, clearErrors, confirmDialog, control, errorBox, field, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
-/** Each condition type, how it reads, and the fields it takes (design/API.md "Alerts"). */
-const CONDITIONS: Record<ConditionType, { label: string; fields: (keyof Condition)[] }> = {
-  price_below: { label: 'A price falls below a threshold', fields: ['threshold', 'currency'] },
-  price_above: { label: 'A price rises above a threshold', fields: ['threshold', 'currency'] },
-  price_drop: { label: 'A price drops by at least…', fields: ['percent', 'amount'] },
-  price_rise: { label: 'A price rises by at least…', fields: ['percent', 'amount'] },
-  undercut: { label: 'A competitor undercuts our price', fields: ['margin_percent', 'margin_amount'] },
-  not_cheapest: { label: 'We stop being the cheapest', fields: [] },
-  lowest_in_days: { label: 'A price is the lowest in N days', fields: ['days'] },
-  back_in_stock: { label: 'An offer is back in stock', fields: [] },
-  out_of_stock: { label: 'An offer goes out of stock', fields: [] },
-  listing_failing: { label: 'A listing\'s checks keep failing', fields: ['failures'] },
+type KeysOf<U> = U extends unknown ? keyof U : never;
+/** A field of some condition object (generated from the API's AlertCondition). */
+type ConditionField = Exclude<KeysOf<Condition>, 'type'>;
+
+/**
+ * Each condition type, how it reads, and the fields it takes (src/alerts/schemas.ts). `series`:
+ * the condition watches a price series, competitors' (default) or our own; `preview: false`:
+ * POST /alerts/preview refuses it (no history of ranks or of failed checks).
+ */
+const CONDITIONS: Record<ConditionType, { label: string; fields: Exclude<ConditionField, 'series'>[]; series: boolean; preview: boolean }> = {
+  price_below: { label: 'A price falls below a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
+  price_above: { label: 'A price rises above a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
+  price_drop: { label: 'A price drops by at least…', fields: ['percent', 'amount'], series: true, preview: true },
+  price_rise: { label: 'A price rises by at least…', fields: ['percent', 'amount'], series: true, preview: true },
+  undercut: { label: 'A competitor undercuts our price', fields: ['margin_percent', 'margin_amount'], series: false, preview: true },
+  not_cheapest: { label: 'We stop being the cheapest', fields: [], series: false, preview: false },
+  lowest_in_days: { label: 'A price is the lowest in N days', fields: ['days'], series: true, preview: true },
+  back_in_stock: { label: 'An offer is back in stock', fields: [], series: true, preview: true },
+  out_of_stock: { label: 'An offer goes out of stock', fields: [], series: true, preview: true },
+  listing_failing: { label: 'A listing\'s checks keep failing', fields: ['failures'], series: false, preview: false },
 };
 
-const CONDITION_FIELD_LABELS: Record<string, [string, string]> = {
+const CONDITION_FIELD_LABELS: Record<Exclude<ConditionField, 'series'>, [string, string]> = {
   threshold: ['Threshold', 'e.g. 45.00'],
   currency: ['Currency of the threshold', 'Default: the product\'s'],
-  percent: ['By percent', 'e.g. 5'],
+  percent: ['By percent', 'e.g. 5 (percent, amount or both)'],
   amount: ['By amount', 'e.g. 2.50'],
-  margin_percent: ['Margin (percent of our price)', 'Default 0'],
+  margin_percent: ['Margin (percent of our price)', 'Default 0; a percent or an amount, not both'],
   margin_amount: ['Margin (amount)', ''],
   days: ['Days', '1 to 365'],
   failures: ['Failures in a row', 'Default 3'],
 };
 
+const words = (k: string) => k.replaceAll('_', ' ');
+
 const describeCondition = (c: Condition) => {
   const extra = Object.entries(c)
     .filter(([k]) => k !== 'type')
-    .map(([k, v]) => `${k.replace('_', ' ')} ${String(v)}`)
+    .map(([k, v]) => `${words(k)} ${String(v)}`)
     .join(', ');
   return `${CONDITIONS[c.type]?.label ?? c.type}${extra ? ` (${extra})` : ''}`;
 };
 
+/** The price an event is about, e.g. "43.00 EUR, was 46.00 EUR". */
+const eventPrice = (e: Pick<AlertEvent, 'current' | 'previous'>) =>
+  e.current ? `${money(e.current.price, e.current.currency)}${e.previous ? `, was ${money(e.previous.price, e.previous.currency)}` : ''}` : '—';
+
 export async function alertsPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Alerts');
-  const listed = await listOrMissing<AlertRule>(ctx, '/alerts', 'Alerts');
-  if (!listed) return;
-  let rules = listed;
+  let rules = await all<AlertRule>('/alerts', {}, 500, ctx.signal);
   const [comps, products] = await Promise.all([
     competitorMap().catch(() => new Map<string, Competitor>()),
     api<ListPage<Product>>('/products', { query: { sort: 'name', limit: 100 }, signal: ctx.signal }).then((p) => p.data),
@@ -66,10 +78,23 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
               r.product_id ? h('a', { href: href(`/products/${r.product_id}`) }, names.get(r.product_id)?.name ?? r.product_id) : 'every product',
               ' · ',
               r.competitor_id ? competitorName(comps, r.competitor_id) : 'every seller',
+              r.listing_id ? [' · listing ', h('code', null, r.listing_id)] : null,
             ],
           },
           { title: 'When', cell: (r) => describeCondition(r.condition) },
-          { title: 'Re-arms', cell: (r) => r.rearm.replace('_', ' ') + (r.confirmations > 1 ? `, ${r.confirmations} confirmations` : '') },
+          {
+            title: 'Re-arms',
+            cell: (r) =>
+              [
+                words(r.rearm),
+                r.rearm === 'cooldown' ? `after ${r.cooldown_seconds} s` : null,
+                r.rearm === 'on_clear' && r.hysteresis_percent > 0 ? `clears ${r.hysteresis_percent} % past` : null,
+                r.confirmations > 1 ? `${r.confirmations} confirmations` : null,
+                r.daily_cap !== null ? `at most ${r.daily_cap} a day` : null,
+              ]
+                .filter(Boolean)
+                .join(', '),
+          },
           { title: 'State', cell: (r) => (r.enabled ? 'enabled' : 'disabled') },
           {
             title: 'Actions',
@@ -85,8 +110,8 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
               const test = h('button', { type: 'button', class: 'secondary small' }, 'Test');
               test.addEventListener('click', () =>
                 void withBusy(test, null, async () => {
-                  await api(`/alerts/${encodeURIComponent(r.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
-                  toast(`Test event of “${r.name}” recorded.`);
+                  const e = await api<AlertEvent>(`/alerts/${encodeURIComponent(r.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                  toast(`Test event of “${r.name}” recorded: ${e.message}`);
                   await renderEvents();
                 }),
               );
@@ -117,13 +142,15 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
   const renderEvents = async () => {
     try {
       const page = await api<ListPage<AlertEvent>>('/alert-events', { query: { state: state === 'all' ? undefined : state, limit: 50 }, signal: ctx.signal });
-      const prods = await productsByIds(page.data.map((e) => e.product_id).filter((x): x is string => x !== null));
+      const prods = await productsByIds(page.data.map((e) => e.product_id).filter((x): x is string => x !== null && !names.has(x)));
+      for (const [id, p] of names) prods.set(id, p);
+      const ruleNames = new Map(rules.map((r) => [r.id, r.name]));
       const open = page.data.filter((e) => !e.acknowledged_at);
       const ackAll = h('button', { type: 'button', class: 'secondary', disabled: open.length === 0 }, `Acknowledge all ${open.length} shown`);
       ackAll.addEventListener('click', () =>
         void withBusy(ackAll, null, async () => {
-          await api('/alert-events/acknowledge', { method: 'POST', body: { ids: open.map((e) => e.id) } });
-          toast(`Acknowledged ${open.length} events.`);
+          const r = await api<AlertEventsAcknowledged>('/alert-events/acknowledge', { method: 'POST', body: { ids: open.map((e) => e.id) } });
+          toast(`Acknowledged ${r.count} events${r.not_found.length ? `; ${r.not_found.length} were gone (their rule deleted)` : ''}.`);
           await renderEvents();
         }),
       );
@@ -133,8 +160,11 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
           'Alert events, newest first',
           [
             { title: 'When', cell: (e: AlertEvent) => h('time', { datetime: e.created_at }, when(e.created_at)) },
-            { title: 'What', cell: (e) => [e.message, e.test ? h('span', { class: 'badge muted' }, 'test') : null] },
+            { title: 'Rule', cell: (e) => ruleNames.get(e.alert_id) ?? e.alert_id },
+            { title: 'What', cell: (e) => [e.message, e.test ? [' ', h('span', { class: 'badge muted' }, 'test')] : null] },
+            { title: 'Price', cell: (e) => eventPrice(e) },
             { title: 'Product', cell: (e) => (e.product_id ? h('a', { href: href(`/products/${e.product_id}`) }, prods.get(e.product_id)?.name ?? e.product_id) : '—') },
+            { title: 'Seller', cell: (e) => (e.competitor_id ? competitorName(comps, e.competitor_id) : e.product_id ? 'our shop' : '—') },
             {
               title: 'State',
               cell: (e) => {
@@ -196,12 +226,32 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
   });
   const renderConditionFields = () => {
     const type = (control(form, 'condition.type')?.value ?? 'price_below') as ConditionType;
+    const spec = CONDITIONS[type];
     put(
       conditionFields,
-      CONDITIONS[type].fields.map((f) => {
-        const [label, hint] = CONDITION_FIELD_LABELS[f]!;
-        return field({ name: `condition.${f}`, label, hint, inputmode: f === 'currency' ? undefined : 'decimal', required: f === 'threshold' || f === 'days', maxlength: f === 'currency' ? 3 : undefined });
+      spec.fields.map((f) => {
+        const [label, hint] = CONDITION_FIELD_LABELS[f];
+        const integer = f === 'days' || f === 'failures';
+        return field({
+          name: `condition.${f}`,
+          label,
+          hint,
+          inputmode: f === 'currency' ? undefined : integer ? 'numeric' : 'decimal',
+          required: f === 'threshold' || f === 'days',
+          maxlength: f === 'currency' ? 3 : undefined,
+        });
       }),
+      spec.series
+        ? selectField({
+            name: 'condition.series',
+            label: 'Whose prices',
+            options: [
+              ['competitors', 'Competitors\' offers (default)'],
+              ['own', 'Our own shop\'s price (leave Seller at every competitor)'],
+            ],
+          })
+        : null,
+      spec.preview ? null : h('p', { class: 'hint' }, 'This condition cannot be previewed: past ranks and failed checks are not kept as a history.'),
     );
   };
   const previewBtn = h('button', { type: 'button', class: 'secondary' }, 'Preview the last 30 days');
@@ -223,7 +273,8 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
         ['every_change', 'On every qualifying observation'],
       ],
     }),
-    field({ name: 'cooldown_seconds', label: 'Cooldown (seconds)', type: 'number', value: 0, min: '0' }),
+    field({ name: 'hysteresis_percent', label: 'Clears past (percent)', inputmode: 'decimal', value: 0, hint: 'With "after the condition cleared": how far past the threshold, 0 to 100' }),
+    field({ name: 'cooldown_seconds', label: 'Cooldown (seconds)', type: 'number', value: 0, min: '0', hint: 'With "after a cooldown"' }),
     field({ name: 'confirmations', label: 'Confirmations', type: 'number', value: 1, min: '1', hint: 'Observations in a row the condition must hold' }),
     field({ name: 'daily_cap', label: 'At most per day', type: 'number', min: '1', hint: 'Empty: no cap' }),
     checkbox({ name: 'enabled', label: 'Enabled', checked: true }),
@@ -232,28 +283,37 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
     previewSlot,
   );
   renderConditionFields();
+  // A preview answers for the form as it was: once the rule changes, it no longer does.
+  let previewShown = false;
+  form.addEventListener('input', () => {
+    if (!previewShown) return;
+    previewShown = false;
+    put(previewSlot, h('p', { class: 'muted' }, 'The rule changed: preview it again.'));
+  });
 
-  const read = (): Record<string, unknown> => {
+  /** The form as an AlertCreate body; numbers the API refuses are sent as typed, for its 422. */
+  const read = (): AlertRuleInput => {
     const v = (k: string) => control(form, k)?.value.trim() ?? '';
+    const num = (k: string) => (Number.isFinite(Number(v(k))) ? Number(v(k)) : v(k));
     const type = v('condition.type') as ConditionType;
     const condition: Record<string, unknown> = { type };
     for (const f of CONDITIONS[type].fields) {
-      const val = v(`condition.${f}`);
-      if (val === '') continue;
-      condition[f] = f === 'currency' ? val.toUpperCase() : Number.isFinite(Number(val)) ? Number(val) : val;
+      if (v(`condition.${f}`) === '') continue;
+      condition[f] = f === 'currency' ? v(`condition.${f}`).toUpperCase() : num(`condition.${f}`);
     }
-    const body: Record<string, unknown> = {
+    if (CONDITIONS[type].series && v('condition.series') === 'own') condition.series = 'own';
+    return {
       name: v('name'),
       product_id: v('product_id') || null,
       competitor_id: v('competitor_id') || null,
-      condition,
-      rearm: v('rearm'),
-      cooldown_seconds: Number(v('cooldown_seconds') || 0),
-      confirmations: Number(v('confirmations') || 1),
-      daily_cap: v('daily_cap') ? Number(v('daily_cap')) : null,
+      condition: condition as Condition,
+      rearm: v('rearm') as AlertRule['rearm'],
+      hysteresis_percent: v('hysteresis_percent') === '' ? 0 : (num('hysteresis_percent') as number),
+      cooldown_seconds: v('cooldown_seconds') === '' ? 0 : (num('cooldown_seconds') as number),
+      confirmations: v('confirmations') === '' ? 1 : (num('confirmations') as number),
+      daily_cap: v('daily_cap') ? (num('daily_cap') as number) : null,
       enabled: (control(form, 'enabled') as HTMLInputElement).checked,
     };
-    return body;
   };
   const fail = (e: unknown) => {
     if (e instanceof ApiError && e.details.length > 0) {
@@ -269,20 +329,37 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
       const to = new Date();
       const from = new Date(to.getTime() - 30 * 86_400_000);
       const body = read();
-      if (!body.name) delete body.name;
-      let res: { data: AlertEvent[]; count: number };
+      // A preview needs no name yet.
+      if (!body.name) body.name = 'Preview';
+      let res: AlertPreviewResult;
       try {
-        res = await api<{ data: AlertEvent[]; count: number }>('/alerts/preview', { method: 'POST', body: { ...body, from: from.toISOString(), to: to.toISOString() } });
+        const preview: AlertPreview = { ...body, from: from.toISOString(), to: to.toISOString() };
+        res = await api<AlertPreviewResult>('/alerts/preview', { method: 'POST', body: preview });
       } catch (e) {
         fail(e);
         return;
       }
+      previewShown = true;
       put(
         previewSlot,
         h('h3', null, `Would have fired ${res.count} time${res.count === 1 ? '' : 's'} in the last 30 days`),
         res.data.length === 0
           ? h('p', { class: 'muted' }, 'Nothing in the stored prices would have fired it.')
-          : h('ul', { class: 'events' }, res.data.slice(0, 100).map((e): Child => h('li', null, h('time', { datetime: e.current?.observed_at ?? e.created_at }, when(e.current?.observed_at ?? e.created_at)), ' — ', e.message))),
+          : h(
+              'ul',
+              { class: 'events' },
+              res.data.slice(0, 100).map((e): Child =>
+                h(
+                  'li',
+                  null,
+                  h('time', { datetime: e.created_at }, when(e.created_at)),
+                  ' — ',
+                  e.message,
+                  e.competitor_id ? ` (${competitorName(comps, e.competitor_id)})` : '',
+                ),
+              ),
+            ),
+        res.count > 100 ? h('p', { class: 'muted' }, `The first 100 of ${res.count} shown.`) : null,
       );
     });
   });
@@ -301,6 +378,7 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
       created(rule);
       form.reset();
       renderConditionFields();
+      previewShown = false;
       put(previewSlot);
       go('/alerts', { state: 'open' });
     });

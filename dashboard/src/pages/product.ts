@@ -1,4 +1,4 @@
-import { ApiError, api, type Page as ListPage, isMissingRoute } from '../api';
+import { ApiError, api, type Page as ListPage } from '../api';
 import { type ChartInput, type Marker, type PickedPoint, type PricePoint, type PriceSeries, priceChart, type PriceChart } from '../charts/price-chart';
 import { append, type Child, extLink, h, put } from '../dom';
 import { count, money, number, percent, relative, stock, when } from '../format';
@@ -429,8 +429,7 @@ async function loadAlertMarkers(ctx: PageContext, productId: string, from: numbe
     });
     events = page.data;
   } catch (err) {
-    // A server without the Alerts API yet: no markers, no message.
-    if (isMissingRoute(err) || ctx.signal.aborted) return null;
+    if (ctx.signal.aborted) return null;
     return { markers: [], list: errorBox(err) };
   }
   const markers = events.map((e) => ({ t: Date.parse(e.current?.observed_at ?? e.created_at) / 1000, label: e.message }));

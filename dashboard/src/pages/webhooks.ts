@@ -1,11 +1,10 @@
-import { ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { all, ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
 import { h, nextId, put } from '../dom';
 import { toLocalInput, when } from '../format';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import { type Delivery, EVENT_TYPES, type Webhook } from '../types';
-import { badge, clearErrors, confirmDialog, control, errorBox, field, listOrMissing, listPager, loading, modal, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
-
+import { type ApiEvent, type Delivery, EVENT_TYPES, type RedeliverResult, type Webhook, type WebhookCreate, type WebhookWithSecret } from '../types';
+import { badge, clearErrors, confirmDialog, control, errorBox, field, listPager, loading, modal, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
 /** A secret is shown once (design/API.md): in a dialog, with a copy button, never stored by the page. */
 function showSecret(title: string, secret: string): void {
@@ -31,9 +30,7 @@ function showSecret(title: string, secret: string): void {
 
 export async function webhooksPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Webhooks');
-  const listed = await listOrMissing<Webhook>(ctx, '/webhooks', 'Webhooks');
-  if (!listed) return;
-  let endpoints = listed;
+  let endpoints = await all<Webhook>('/webhooks', {}, 500, ctx.signal);
   const selected = ctx.query.get('id');
   const listSlot = h('div');
   const render = () =>
@@ -52,8 +49,8 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
               const test = h('button', { type: 'button', class: 'small' }, 'Send test');
               test.addEventListener('click', () =>
                 void withBusy(test, null, async () => {
-                  await api(`/webhooks/${encodeURIComponent(w.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
-                  toast('Test event queued; see the delivery log.');
+                  const event = await api<ApiEvent>(`/webhooks/${encodeURIComponent(w.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                  toast(`Test event ${event.id} queued; see the delivery log.`);
                   go('/webhooks', { id: w.id });
                 }),
               );
@@ -62,8 +59,8 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
                 void (async () => {
                   if (!(await confirmDialog('Make a new signing secret? The old one keeps signing beside it for the overlap (24 hours by default).', 'Rotate'))) return;
                   await withBusy(rotate, null, async () => {
-                    const r = await api<Webhook>(`/webhooks/${encodeURIComponent(w.id)}/rotate-secret`, { method: 'POST', body: {} });
-                    if (r.secret) showSecret('New signing secret', r.secret);
+                    const r = await api<WebhookWithSecret>(`/webhooks/${encodeURIComponent(w.id)}/rotate-secret`, { method: 'POST', body: {} });
+                    showSecret('New signing secret', r.secret);
                   });
                 })(),
               );
@@ -104,18 +101,19 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
 
 async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
   const cursor = ctx.query.get('cursor');
+  const status = ctx.query.get('status') ?? '';
   const slot = h('div', { 'data-testid': 'deliveries' }, loading());
   const refresh = h('button', { type: 'button', class: 'secondary small', onclick: () => void load() }, 'Refresh');
   const load = async () => {
     try {
-      const page = await api<ListPage<Delivery>>(`/webhooks/${encodeURIComponent(w.id)}/deliveries`, { query: { cursor, limit: 25 }, signal: ctx.signal });
+      const page = await api<ListPage<Delivery>>(`/webhooks/${encodeURIComponent(w.id)}/deliveries`, { query: { cursor, limit: 25, status }, signal: ctx.signal });
       put(
         slot,
         table(
           'Attempts, newest first',
           [
             { title: 'Queued', cell: (d: Delivery) => when(d.created_at, true) },
-            { title: 'Event', cell: (d) => [h('code', null, d.event_id), d.event_type ? [h('br'), d.event_type] : null] },
+            { title: 'Event', cell: (d) => [h('code', null, d.event_id), h('br'), d.event_type] },
             { title: 'Attempt', class: 'num', cell: (d) => `${d.attempt}${d.trigger === 'manual' ? ' (manual)' : ''}` },
             { title: 'Result', cell: (d) => [badge(d.status, d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'bad' : 'muted'), d.response_status ? ` HTTP ${d.response_status}` : '', d.duration_ms !== null ? ` · ${d.duration_ms} ms` : ''] },
             { title: 'Next attempt', cell: (d) => (d.next_attempt_at ? when(d.next_attempt_at) : '—') },
@@ -132,8 +130,8 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
                 const again = h('button', { type: 'button', class: 'secondary small' }, 'Redeliver');
                 again.addEventListener('click', () =>
                   void withBusy(again, null, async () => {
-                    await api(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { event_id: d.event_id } });
-                    toast('Queued again.');
+                    const r = await api<RedeliverResult>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { event_id: d.event_id } });
+                    toast(r.queued === 1 ? 'Queued again.' : `Queued ${r.queued} attempts.`);
                     await load();
                   }),
                 );
@@ -144,7 +142,7 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
           page.data,
           'Nothing delivered yet.',
         ),
-        listPager('/webhooks', { id: w.id }, cursor, page.pagination),
+        listPager('/webhooks', { id: w.id, status: status || undefined }, cursor, page.pagination),
       );
     } catch (err) {
       if (!ctx.signal.aborted) put(slot, errorBox(err));
@@ -154,26 +152,39 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
 
   const err = h('div');
   const replay = h('button', { type: 'submit', class: 'secondary' }, 'Redeliver failed events in this range');
+  const result = h('p', { role: 'status', 'data-testid': 'replay-result' });
   const now = new Date();
   const form = h(
     'form',
     { class: 'inline-form', novalidate: true, 'aria-label': 'Replay a range' },
     field({ name: 'since', label: 'From', type: 'datetime-local', required: true, value: toLocalInput(new Date(now.getTime() - 86_400_000)) }),
-    field({ name: 'until', label: 'Until', type: 'datetime-local', required: true, value: toLocalInput(now) }),
+    // The input has minutes only: the default end is the next minute, so that events of this one count.
+    field({ name: 'until', label: 'Until', type: 'datetime-local', required: true, value: toLocalInput(new Date(now.getTime() + 60_000)) }),
     h('div', { class: 'actions' }, replay),
     err,
+    result,
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     clearErrors(form);
     const at = (k: string) => new Date(control(form, k)!.value).toISOString();
     void withBusy(replay, err, async () => {
-      const r = await api<{ queued?: number }>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { since: at('since'), until: at('until') } });
-      toast(`Queued ${r.queued ?? 'the'} events again.`);
+      const r = await api<RedeliverResult>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { since: at('since'), until: at('until') } });
+      put(result, r.queued === 0 ? 'No failed event in this range: nothing queued.' : `Queued ${r.queued} failed event${r.queued === 1 ? '' : 's'} again.`);
       await load();
     });
   });
-  return h('div', null, h('div', { class: 'toolbar' }, refresh), slot, h('h3', null, 'Replay a range'), form);
+  const tabs = h(
+    'nav',
+    { class: 'segmented', 'aria-label': 'Which attempts' },
+    [
+      ['', 'All'],
+      ['failed', 'Failed'],
+      ['pending', 'Pending'],
+      ['succeeded', 'Succeeded'],
+    ].map(([k, label]) => h('a', { href: href('/webhooks', { id: w.id, status: k || undefined }), 'aria-current': k === status ? 'true' : undefined }, label!)),
+  );
+  return h('div', null, h('div', { class: 'toolbar' }, tabs, refresh), slot, h('h3', null, 'Replay a range'), form);
 }
 
 function endpointForm(): HTMLElement {
@@ -203,18 +214,18 @@ function endpointForm(): HTMLElement {
     clearErrors(form);
     const types = [...form.querySelectorAll<HTMLInputElement>('input[name=event_types]:checked')].map((i) => i.value);
     const description = control(form, 'description')!.value.trim();
-    const body: Record<string, unknown> = { url: control(form, 'url')!.value.trim(), format: control(form, 'format')!.value, event_types: types };
+    const body: WebhookCreate = { url: control(form, 'url')!.value.trim(), format: control(form, 'format')!.value as WebhookCreate['format'], event_types: types as WebhookCreate['event_types'] };
     if (description) body.description = description;
     void withBusy(submit, err, async () => {
-      let created: Webhook;
+      let created: WebhookWithSecret;
       try {
-        created = await api<Webhook>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
+        created = await api<WebhookWithSecret>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
       } catch (e2) {
         if (e2 instanceof ApiError && e2.details.length > 0 && showFieldErrors(form, e2.details).length === 0) return;
         throw e2;
       }
       go('/webhooks', { id: created.id });
-      if (created.secret) showSecret('Endpoint added: its signing secret', created.secret);
+      showSecret('Endpoint added: its signing secret', created.secret);
     });
   });
   return form;
