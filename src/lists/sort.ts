@@ -15,6 +15,8 @@ export interface SortKey<R> {
   value: (r: R) => string | number;
   /** Whether a value that came back in a cursor is one `value` could have produced (a forged one is a 400, not an SQL error). */
   accepts: (v: unknown) => boolean;
+  /** What SQL compares for an accepted value, when the cursor holds another form (a public id for its bigint). */
+  param?: (v: unknown) => unknown;
   /** The column that breaks ties: `id` by default. */
   tiebreak?: Tiebreak<R>;
 }
@@ -25,6 +27,8 @@ export interface Tiebreak<R> {
   cast: string;
   of: (r: R) => string;
   accepts: (v: string) => boolean;
+  /** What SQL compares for an accepted tiebreak, when it is not the text itself. */
+  param?: (v: string) => unknown;
 }
 
 export type SortKeys<R> = Record<string, SortKey<R>>;
