@@ -3,9 +3,8 @@ import { domainOf, withinDomain } from '../competitors/urls.js';
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { internalId, publicId } from '../ids.js';
 import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, timestampKey } from '../lists/sort.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../lists/sort.js';
 import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
 
 /** Every listing query of the API, as parameterised SQL, always scoped by account. */
@@ -284,7 +283,7 @@ export async function listListings(db: Queryable, accountId: string, f: ListFilt
 export const CHECK_LOG_SORTS = {
   started_at: {
     ...timestampKey<CheckRow>('k.started_at', (r) => r.started_at),
-    tiebreak: { expr: 'k.id', cast: '::bigint', of: (r) => publicId('chk', r.id), accepts: (id) => internalId('chk', id) !== null, param: (id) => internalId('chk', id) },
+    tiebreak: sequenceTiebreak<CheckRow>('chk', 'k.id', (r) => r.id),
   },
 } satisfies Record<string, SortKey<CheckRow>>;
 

@@ -1,4 +1,5 @@
 import { iso } from '../http/fields.js';
+import { internalId, publicId, type SequenceKind } from '../ids.js';
 
 /**
  * How a list is ordered and how a page continues after its last row (keyset pagination): one
@@ -32,6 +33,15 @@ export interface Tiebreak<R> {
 }
 
 export type SortKeys<R> = Record<string, SortKey<R>>;
+
+/** A bigint sequence column as tiebreak: the cursor holds the row's public id (src/ids.ts), never the number. */
+export const sequenceTiebreak = <R>(kind: SequenceKind, column: string, read: (r: R) => number | string): Tiebreak<R> => ({
+  expr: column,
+  cast: '::bigint',
+  of: (r) => publicId(kind, read(r)),
+  accepts: (id) => internalId(kind, id) !== null,
+  param: (id) => internalId(kind, id),
+});
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

@@ -1,8 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
 import { type PageRequest, pageSql } from '../../lists/page.js';
-import { type SortKey, timestampKey } from '../../lists/sort.js';
-import { internalId } from '../../ids.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
@@ -179,7 +178,7 @@ export interface ObservationRow {
 export const RAW_SORTS = {
   observed_at: {
     ...timestampKey<ObservationRow>('o.observed_at', (r) => r.observed_at),
-    tiebreak: { expr: 'o.id', cast: '::bigint', of: (r) => observationId(r.id!), accepts: (id) => internalId('obs', id) !== null, param: (id) => internalId('obs', id) },
+    tiebreak: sequenceTiebreak<ObservationRow>('obs', 'o.id', (r) => r.id!),
   },
 } satisfies Record<string, SortKey<ObservationRow>>;
 
