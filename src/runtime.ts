@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { KeyResolver } from './auth/key-cache.js';
 import { createExtractor, type Extractor } from './checks/extractor.js';
 import type { Config } from './config.js';
+import { loadIdKey } from './db/id-key.js';
+import { useIdKey } from './ids.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import type { Database } from './db/types.js';
@@ -53,6 +55,7 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
   try {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
+    useIdKey(await loadIdKey(db));
   } catch (err) {
     if (!opts.db) await db.close();
     throw err;

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import type { Candidate, CandidateSource, Period } from '../extraction/index.js';
 import { FETCH_ERROR_CODES } from '../fetcher/types.js';
+import { publicId } from '../ids.js';
 import { Currency, HttpUrl, iso, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
 
 /**
@@ -89,7 +90,7 @@ const ERROR_CODE_DESCRIPTION = 'Why the check failed, as a stable code (docs/MON
 
 export const CheckResultSchema = Type.Object(
   {
-    id: Type.String({ maxLength: 20, pattern: '^[0-9]+$', description: 'Id of this check within the log' }),
+    id: ResourceId('chk'),
     object: Type.Literal('listing_check'),
     listing_id: ListingIdSchema,
     started_at: Timestamp('When the check started (RFC 3339, UTC)'),
@@ -138,7 +139,7 @@ export type StoredCandidate = Omit<CandidateJson, 'period'> & Partial<Pick<Candi
 /** A listing_checks row as the API shows it (`select *` gives every column this needs). */
 export function toCheckResult(r: CheckRow): CheckResult {
   return {
-    id: String(r.id),
+    id: publicId('chk', r.id),
     object: 'listing_check',
     listing_id: r.listing_id,
     started_at: iso(r.started_at),

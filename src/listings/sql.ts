@@ -4,7 +4,7 @@ import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
 import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, timestampKey } from '../lists/sort.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../lists/sort.js';
 import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
 
 /** Every listing query of the API, as parameterised SQL, always scoped by account. */
@@ -279,13 +279,11 @@ export async function listListings(db: Queryable, accountId: string, f: ListFilt
   return r.rows;
 }
 
-const isCheckId = (id: string) => /^[1-9][0-9]{0,17}$/.test(id);
-
 /** The check log's one order, newest first; its tiebreak is the check's bigint id. */
 export const CHECK_LOG_SORTS = {
   started_at: {
     ...timestampKey<CheckRow>('k.started_at', (r) => r.started_at),
-    tiebreak: { expr: 'k.id', cast: '::bigint', of: (r) => String(r.id), accepts: isCheckId },
+    tiebreak: sequenceTiebreak<CheckRow>('chk', 'k.id', (r) => r.id),
   },
 } satisfies Record<string, SortKey<CheckRow>>;
 

@@ -67,12 +67,12 @@ export function pageSql<R>(
   const dir = descending ? 'desc' : 'asc';
   let after: string | undefined;
   if (page.after) {
-    params.push(page.after.value);
+    params.push(key.param ? key.param(page.after.value) : page.after.value);
     const v = `$${params.length}${key.cast}`;
     const op = descending ? '<' : '>';
     if (tiebreak.expr === null) after = `${key.expr} ${op} ${v}`;
     else {
-      params.push(page.after.id);
+      params.push(tiebreak.param ? tiebreak.param(page.after.id) : page.after.id);
       const i = `$${params.length}${tiebreak.cast}`;
       after = opts.expanded
         ? `${key.expr} ${op}= ${v} and (${key.expr} ${op} ${v} or ${tiebreak.expr} ${op} ${i})`

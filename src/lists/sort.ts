@@ -1,4 +1,5 @@
 import { iso } from '../http/fields.js';
+import { internalId, publicId, type SequenceKind } from '../ids.js';
 
 /**
  * How a list is ordered and how a page continues after its last row (keyset pagination): one
@@ -15,6 +16,8 @@ export interface SortKey<R> {
   value: (r: R) => string | number;
   /** Whether a value that came back in a cursor is one `value` could have produced (a forged one is a 400, not an SQL error). */
   accepts: (v: unknown) => boolean;
+  /** What SQL compares for an accepted value, when the cursor holds another form (a public id for its bigint). */
+  param?: (v: unknown) => unknown;
   /** The column that breaks ties: `id` by default. */
   tiebreak?: Tiebreak<R>;
 }
@@ -25,9 +28,20 @@ export interface Tiebreak<R> {
   cast: string;
   of: (r: R) => string;
   accepts: (v: string) => boolean;
+  /** What SQL compares for an accepted tiebreak, when it is not the text itself. */
+  param?: (v: string) => unknown;
 }
 
 export type SortKeys<R> = Record<string, SortKey<R>>;
+
+/** A bigint sequence column as tiebreak: the cursor holds the row's public id (src/ids.ts), never the number. */
+export const sequenceTiebreak = <R>(kind: SequenceKind, column: string, read: (r: R) => number | string): Tiebreak<R> => ({
+  expr: column,
+  cast: '::bigint',
+  of: (r) => publicId(kind, read(r)),
+  accepts: (id) => internalId(kind, id) !== null,
+  param: (id) => internalId(kind, id),
+});
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Value } from 'typebox/value';
 import { CandidateSchema, toCandidateJson, toCheckResult, type CheckRow } from '../../src/checks/schemas.js';
 import type { Candidate } from '../../src/extraction/index.js';
+import { useIdKey } from '../../src/ids.js';
+
+// toCheckResult writes the check's public id, which needs a key (a runtime loads the deployment's).
+useIdKey(crypto.randomBytes(16));
 
 /** The candidate JSON of checks and POST /extract: what the extractor's candidates become. */
 

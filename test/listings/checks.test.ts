@@ -96,7 +96,8 @@ describe('listings: check log', () => {
     assert.ok(all.every((c) => c.listing_id === l.id));
     for (let i = 1; i < all.length; i++) {
       const [a, b] = [all[i - 1]!, all[i]!];
-      assert.ok(Date.parse(a.started_at) > Date.parse(b.started_at) || (a.started_at === b.started_at && Number(a.id) > Number(b.id)), `order at ${i}`);
+      // Ties on started_at go by the check's number, which its public id hides (test/hardening/public-ids.test.ts).
+      assert.ok(Date.parse(a.started_at) >= Date.parse(b.started_at) && a.id !== b.id, `order at ${i}`);
     }
     const walked: CheckJson[] = [];
     let cursor: string | null = null;

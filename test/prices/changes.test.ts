@@ -32,7 +32,7 @@ describe('GET /price-changes', () => {
     const changes = await changesOf(t, c.headers);
     assert.equal(changes.length, 5);
     const [toUsd, fromZero, toZero, stock, up] = changes;
-    assert.match(up!.id, /^pchg_\d+$/);
+    assert.match(up!.id, /^pchg_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     assert.equal(up!.object, 'price_change');
     assert.deepEqual(
       { ...up!, id: undefined, created_at: undefined },

@@ -45,7 +45,7 @@ describe('price history: CSV export', () => {
     assert.equal(res.headers['content-disposition'], `attachment; filename="${productId}-prices-raw.csv"`);
     const lines = res.body.split('\r\n');
     assert.equal(lines[0], 'observed_at,competitor_id,competitor_name,listing_id,price,currency,in_stock,source,samples,price_sum,id');
-    assert.match(lines[1]!, /^2025-03-01T10:00:00\.000Z,,,,10\.5,EUR,true,api,1,10\.5,obs_\d+$/);
+    assert.match(lines[1]!, /^2025-03-01T10:00:00\.000Z,,,,10\.5,EUR,true,api,1,10\.5,obs_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     assert.equal(lines[2], '');
     assert.equal(lines.length, 3);
   });

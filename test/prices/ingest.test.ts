@@ -19,7 +19,7 @@ describe('POST /prices', () => {
     assert.deepEqual([out.created, out.failed], [4, 0]);
     const [own, comp, fromListing, big] = out.data.map((r) => r.observation!);
     assert.deepEqual(out.data.map((r) => [r.index, r.status]), [[0, 201], [1, 201], [2, 201], [3, 201]]);
-    assert.match(own!.id, /^obs_\d+$/);
+    assert.match(own!.id, /^obs_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     assert.equal(own!.object, 'price_observation');
     assert.deepEqual([own!.competitor_id, own!.listing_id, own!.price, own!.currency, own!.in_stock, own!.source], [null, null, 49.99, 'EUR', null, 'api']);
     const observedAt = Date.parse(own!.observed_at);

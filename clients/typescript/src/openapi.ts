@@ -1971,7 +1971,7 @@ export interface components {
         };
         /** ListingCheck */
         ListingCheck: {
-            /** @description Id of this check within the log */
+            /** @description Opaque id starting with `chk_` */
             id: string;
             /** @enum {string} */
             object: "listing_check";

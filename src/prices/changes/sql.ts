@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { accountWhere } from '../../db/where.js';
 import { iso } from '../../http/fields.js';
+import { internalId, publicId } from '../../ids.js';
 import { type PageRequest, pageSql } from '../../lists/page.js';
 import type { SortKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
@@ -29,7 +30,7 @@ export interface PriceChangeRow {
   change_percent: string | null;
 }
 
-export const changeId = (id: number | string) => `pchg_${id}`;
+export const changeId = (id: number | string) => publicId('pchg', id);
 
 export function toPriceChange(r: PriceChangeRow): PriceChange {
   return {
@@ -70,13 +71,14 @@ export const KIND_SQL: Record<ChangeKind, string> = {
   out_of_stock: 'new_in_stock is false and old_in_stock is distinct from false',
 };
 
-/** Changes have one order, newest first by id (which only grows): the cursor holds the last id's digits. */
+/** Changes have one order, newest first by id (which only grows): the cursor holds the last change's public id. */
 export const CHANGE_SORTS = {
   id: {
     expr: 'id',
     cast: '::bigint',
-    value: (r) => String(r.id),
-    accepts: (v) => typeof v === 'string' && /^[1-9][0-9]{0,17}$/.test(v),
+    value: (r) => changeId(r.id),
+    accepts: (v) => internalId('pchg', v) !== null,
+    param: (v) => internalId('pchg', v),
     tiebreak: { expr: null, cast: '', of: (r) => changeId(r.id), accepts: () => true },
   },
 } satisfies Record<string, SortKey<PriceChangeRow>>;

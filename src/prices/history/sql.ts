@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
 import { type PageRequest, pageSql } from '../../lists/page.js';
-import { type SortKey, timestampKey } from '../../lists/sort.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
@@ -178,7 +178,7 @@ export interface ObservationRow {
 export const RAW_SORTS = {
   observed_at: {
     ...timestampKey<ObservationRow>('o.observed_at', (r) => r.observed_at),
-    tiebreak: { expr: 'o.id', cast: '::bigint', of: (r) => String(r.id), accepts: (id) => /^[1-9][0-9]{0,17}$/.test(id) },
+    tiebreak: sequenceTiebreak<ObservationRow>('obs', 'o.id', (r) => r.id!),
   },
 } satisfies Record<string, SortKey<ObservationRow>>;
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
+import { publicId } from '../../ids.js';
 import type { PriceObservation } from './schemas.js';
 
 /**
@@ -24,7 +25,7 @@ export interface ObservationRow {
 
 export const OBSERVATION_COLUMNS = 'id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source, created_at';
 
-export const observationId = (id: number | string) => `obs_${id}`;
+export const observationId = (id: number | string) => publicId('obs', id);
 
 export function toObservation(r: ObservationRow): PriceObservation {
   return {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
+import { publicId } from '../../../ids.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
 import { bulkReader } from '../../../db/types.js';
@@ -23,7 +24,7 @@ function bucketCells(r: BucketRow): CsvValue[] {
 }
 
 function rawCells(r: ObservationRow): CsvValue[] {
-  return [iso(r.observed_at), r.competitor_id, r.competitor_name, r.listing_id, num(r.price), r.currency, r.in_stock, r.source, num(r.samples), num(r.price_sum), `obs_${r.id}`];
+  return [iso(r.observed_at), r.competitor_id, r.competitor_name, r.listing_id, num(r.price), r.currency, r.in_stock, r.source, num(r.samples), num(r.price_sum), publicId('obs', r.id!)];
 }
 
 async function* rawCsvRows(pages: AsyncIterable<ObservationRow[]>) {
