@@ -18,13 +18,16 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { cleanup, DATABASES, env, machine, realServerArgs, REAL_SERVER, sleep, table, workDir, writeResult } from './lib/common.js';
 import { ROOT, type Server, startServer, track } from './lib/proc.js';
 import { pgUrl, recreatePgDatabase } from './lib/seed.js';
 
-const PG_DB = 'ph_bench_webhooks';
+const PG_DB = process.env.BENCH_PG_DB ?? 'ph_bench_webhooks';
+/** No part may run longer than this (a hang fails the run instead of holding the machine). */
+const PART_TIMEOUT_MS = env('BENCH_PART_TIMEOUT_S', 300) * 1000;
 const SUSTAINED_EVENTS = env('BENCH_WEBHOOK_EVENTS', 5000);
 const LATENCY_EVENTS = env('BENCH_LATENCY_EVENTS', 1000);
 const LATENCY_RATE = env('BENCH_LATENCY_RATE', 50);
@@ -84,6 +87,19 @@ function startReceiver(): Promise<{ url: string; arrivals: Arrival[]; onArrival:
   );
 }
 
+/** `work` or an error after PART_TIMEOUT_MS, so a hung part ends the run. */
+async function bounded<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result after ${PART_TIMEOUT_MS / 1000} s`)), PART_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -127,8 +143,12 @@ async function startWorker(t: Target, logFile: string): Promise<{ stop(): Promis
   await until(() => fs.readFileSync(logFile, 'utf8').includes('pricehound worker ready'), 60_000, 'the worker');
   return {
     async stop() {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
     },
   };
 }
@@ -179,7 +199,7 @@ async function sustained(api: ReturnType<typeof client>, rx: Awaited<ReturnType<
   // A new URL forgets the failure: the backlog goes out at once.
   await api('PATCH', `/webhooks/${ep.id}`, { url: `${rx.url}/up` });
   const up = () => rx.arrivals.filter((a) => a.path === '/up');
-  await until(() => up().length >= total, 600_000, 'the backlog');
+  await until(() => up().length >= total, PART_TIMEOUT_MS, 'the backlog');
   const arrived = up();
   const seconds = (arrived[arrived.length - 1]!.at - t0) / 1000;
   const distinct = new Set(arrived.map((a) => a.id)).size;
@@ -249,11 +269,16 @@ async function main() {
     console.log(`${kind}: running`);
     try {
       const api = client(svc.api.url, key);
-      const s = await sustained(api, rx);
+      const s = await bounded(`${kind} sustained`, sustained(api, rx));
       console.log(`${kind}: sustained`, s);
-      const l = await latency(api, rx);
-      results[kind] = { sustained: s, latency: l };
+      results[kind] = { sustained: s, loadavg: os.loadavg() };
+      const l = await bounded(`${kind} latency`, latency(api, rx));
+      results[kind] = { sustained: s, latency: l, loadavg: os.loadavg() };
       rows.push({ database: kind, 'events/s': s.eventsPerSecond, 'backlog s': s.seconds, 'latency p50 ms': l.p50Ms, 'p99 ms': l.p99Ms, 'max ms': l.maxMs, verified: `${l.verified}/${l.events}` });
+    } catch (e) {
+      // A part that failed or timed out is recorded; the other database still runs.
+      console.error(`${kind}:`, e);
+      results[kind] = { ...(results[kind] as object), error: String(e) };
     } finally {
       await svc.stop();
       await rx.close();
@@ -267,3 +292,5 @@ async function main() {
 }
 
 await main();
+// A timed-out part may leave its polling loop behind: end here rather than wait for it.
+process.exit(0);
