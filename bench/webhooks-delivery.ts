@@ -5,12 +5,15 @@
  *              endpoint; the endpoint is pointed at a fast receiver on 127.0.0.1 and one worker
  *              process delivers them: events/s from the change to the last arrival. Target on
  *              PostgreSQL: at least 500/s.
- *   latency    POST /prices at a steady BENCH_LATENCY_RATE per second (50), each a price change,
+ *   latency    POST /prices at a steady BENCH_LATENCY_RATE per second (50), each a price change
+ *              of one of BENCH_LATENCY_PRODUCTS products (20) in turn, from the request sent
  *              to the receiver holding the event verified (standardwebhooks): p50 / p99 over
  *              BENCH_LATENCY_EVENTS (1000). BENCH_EVENT_TYPE picks the event waited for:
  *              `price.changed` (default) or `alert.triggered` (a rule that fires on every price is
  *              created first). Target on PostgreSQL: p99 under 100 ms.
  *
+ * Each part stops after BENCH_PART_TIMEOUT_S (300) and is recorded as failed; a failed
+ * POST /prices is counted (failedPosts), not fatal.
  * PostgreSQL runs `pricehound serve` plus one `pricehound worker`; the embedded database one
  * `pricehound start` (the only way it can run). Run with `npm run bench:webhooks`.
  */

@@ -243,15 +243,19 @@ interface StateRow {
   last_value: string | null;
 }
 
-/** The states of the (rule, subject) pairs given, by `alertId \0 subject`. */
+/**
+ * The states of the (rule, subject) pairs given, by `alertId \0 subject` (and maybe others of the
+ * same rules and subjects, which nobody asks for). The distinct rules and subjects are sent, not
+ * every pair: a batch's pairs are (rules x series), its parameters (rules + series).
+ */
 export async function loadStates(db: Queryable, keys: readonly { alert_id: string; subject: string }[]): Promise<Map<string, RuleState>> {
   if (keys.length === 0) return new Map();
   const r = await db.query<StateRow>(
     `/* loadAlertStates */
      select s.alert_id, s.subject, s.streak, s.armed, s.last_fired_at, s.cap_day::text as cap_day, s.cap_count, s.last_value::text as last_value
-       from unnest($1::text[], $2::text[]) as k (alert_id, subject)
-       join alert_states s on s.alert_id = k.alert_id and s.subject = k.subject`,
-    [keys.map((k) => k.alert_id), keys.map((k) => k.subject)],
+       from alert_states s
+      where s.alert_id = any($1::text[]) and s.subject = any($2::text[])`,
+    [[...new Set(keys.map((k) => k.alert_id))], [...new Set(keys.map((k) => k.subject))]],
   );
   return new Map(
     r.rows.map((x) => [
