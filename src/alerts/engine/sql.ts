@@ -210,18 +210,21 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
+  // One scan of each observation's series over the longest window; every number of days is a
+  // filter over it (a scan per number of days read the shorter windows twice).
   const r = await db.query<{ id: number; days: number; low: string | null }>(
     `/* loadAlertLows */
-     select o.id, d.days, w.low::text as low
+     select o.id, d.days, (min(h.conv) filter (where h.observed_at >= o.observed_at - make_interval(days => d.days)))::text as low
        from price_observations o
-       cross join unnest($3::int[]) as d (days)
        left join lateral (
-         select min(${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')}) as low
-           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
+         select ${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')} as conv, h.observed_at
+           from ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= o.observed_at - make_interval(days => $4::int) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
            ${rateJoin('fx', 'o.account_id', 'h.currency', 'o.currency')}
-       ) w on true
-      where o.account_id = $1 and o.id = any($2::bigint[])`,
-    [accountId, ids, days],
+       ) h on true
+       cross join unnest($3::int[]) as d (days)
+      where o.account_id = $1 and o.id = any($2::bigint[])
+      group by o.id, o.observed_at, d.days`,
+    [accountId, ids, days, Math.max(...days)],
   );
   const lows = new Map<number, Map<number, string | null>>();
   for (const x of r.rows) {
