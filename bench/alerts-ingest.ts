@@ -6,7 +6,10 @@
  * or, without DATABASE_URL, on embedded PGlite in a temporary directory.
  * Target: rows/s with rules / rows/s without >= 0.8; the median ratio over rounds, with its min
  * and max. Each account has 100 products at 2 competitors; a batch is 1000 observations, the
- * next hour for every series (5 per series), so every batch moves prices and fires some rules.
+ * next 5 hours of every series, generated as shops behave (observe(): most hours repeat the
+ * price, some move it a little, rare sales and stock-outs), the same stream for both accounts.
+ * The 100 rules (rulesOf()) mix every price and stock type, account-wide and per product; most
+ * observations fire nothing: the run reports the firings per observation.
  * Env: BENCH_ALERTS_ROUNDS=8  BENCH_ALERTS_BATCHES=3 (per account and round)
  */
 import crypto from 'node:crypto';
@@ -50,6 +53,25 @@ async function storage(): Promise<{ env: Record<string, string>; kind: string; d
   };
 }
 
+/** BENCH_STATEMENTS=1 (PostgreSQL): time spent in each statement, by its leading comment. */
+const statements = new Map<string, { n: number; ms: number }>();
+if (process.env.BENCH_STATEMENTS === '1') {
+  const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+    const text = typeof a[0] === 'string' ? a[0] : ((a[0] as { text?: string } | undefined)?.text ?? '');
+    const name = /\/\* (\w+) \*\//.exec(text)?.[1] ?? text.slice(0, 40).replace(/\s+/g, ' ');
+    const t0 = performance.now();
+    const r = query.apply(this, a);
+    if (r instanceof Promise) {
+      void r.then(() => {
+        const x = statements.get(name) ?? { n: 0, ms: 0 };
+        statements.set(name, { n: x.n + 1, ms: x.ms + performance.now() - t0 });
+      }, () => undefined);
+    }
+    return r;
+  } as typeof pg.Client.prototype.query;
+}
+
 const s = await storage();
 const config = loadConfig({ AUTH_FAILURE_LIMIT: '1000000', ...s.env });
 const rt = await createRuntime(config, pino({ level: 'warn' }));
@@ -65,7 +87,44 @@ async function post(headers: Record<string, string>, url: string, payload: objec
 interface Account {
   name: string;
   headers: Record<string, string>;
-  series: { product_id: string; competitor_id: string }[];
+  series: { product_id: string; competitor_id: string; base: number }[];
+}
+
+/** Product i's base price: 20 to 199.5 EUR, spread over the catalogue. */
+const baseOf = (i: number) => 20 + ((i * 37) % 360) / 2;
+
+/**
+ * 100 rules as a shop would set them: 40 account-wide (changes of 10 % or more, undercut by 10 %,
+ * a 30-day low, stock, not the cheapest) and 60 on one product each (thresholds 8 % off its
+ * price, a 7-day low, a 5 % drop, stock), mostly re-armed on clear, some on a cooldown.
+ */
+function rulesOf(products: { id: string }[]): object[] {
+  const wide = [
+    { type: 'price_drop', percent: 10 },
+    { type: 'price_rise', percent: 15 },
+    { type: 'undercut', margin_percent: 10 },
+    { type: 'lowest_in_days', days: 30 },
+    { type: 'back_in_stock' },
+    { type: 'out_of_stock' },
+    { type: 'not_cheapest' },
+    { type: 'price_drop', amount: 20 },
+  ];
+  const rules: object[] = [];
+  for (let i = 0; i < 40; i++) rules.push({ name: `wide ${i}`, condition: wide[i % wide.length], rearm: i % 4 === 3 ? 'cooldown' : 'on_clear', ...(i % 4 === 3 ? { cooldown_seconds: 3600 } : {}) });
+  for (let i = 0; i < 60; i++) {
+    const product = products[(i * 7) % products.length]!;
+    const base = baseOf((i * 7) % products.length);
+    const kinds = [
+      { type: 'price_below', threshold: Math.round(base * 0.92 * 100) / 100 },
+      { type: 'price_above', threshold: Math.round(base * 1.08 * 100) / 100 },
+      { type: 'lowest_in_days', days: 7 },
+      { type: 'price_drop', percent: 5 },
+      { type: 'back_in_stock' },
+      { type: 'undercut', margin_amount: Math.round(base * 0.05 * 100) / 100 },
+    ];
+    rules.push({ name: `product ${i}`, product_id: product.id, condition: kinds[i % kinds.length], rearm: i % 5 === 4 ? 'every_change' : 'on_clear' });
+  }
+  return rules;
 }
 
 async function account(name: string, rules: boolean): Promise<Account> {
@@ -73,31 +132,33 @@ async function account(name: string, rules: boolean): Promise<Account> {
   const headers = { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' };
   const competitors = [await post(headers, '/api/v1/competitors', { name: 'A', website: 'https://a.example' }), await post(headers, '/api/v1/competitors', { name: 'B', website: 'https://b.example' })];
   const products = [];
-  for (let i = 0; i < PRODUCTS; i++) products.push(await post(headers, '/api/v1/products', { name: `P${i}`, base_price: 50, currency: 'EUR' }));
-  if (rules) {
-    // 100 rules of every price kind: 40 account-wide, 60 on one product each.
-    const kinds = [
-      { type: 'price_below', threshold: 45 },
-      { type: 'price_above', threshold: 55 },
-      { type: 'price_drop', percent: 5 },
-      { type: 'price_rise', amount: 2 },
-      { type: 'undercut', margin_percent: 5 },
-      { type: 'lowest_in_days', days: 7 },
-      { type: 'back_in_stock' },
-      { type: 'out_of_stock' },
-      { type: 'not_cheapest' },
-      { type: 'price_below', threshold: 40, series: 'own' },
-    ];
-    for (let i = 0; i < 100; i++) {
-      await post(headers, '/api/v1/alerts', {
-        name: `r${i}`,
-        condition: kinds[i % kinds.length],
-        ...(i >= 40 ? { product_id: products[i % PRODUCTS]!.id } : {}),
-        rearm: i % 3 === 0 ? 'every_change' : 'on_clear',
-      });
-    }
-  }
-  return { name, headers, series: products.flatMap((p) => competitors.map((c) => ({ product_id: p.id, competitor_id: c.id }))) };
+  for (let i = 0; i < PRODUCTS; i++) products.push(await post(headers, '/api/v1/products', { name: `P${i}`, base_price: baseOf(i), currency: 'EUR' }));
+  if (rules) for (const r of rulesOf(products)) await post(headers, '/api/v1/alerts', r);
+  return {
+    name,
+    headers,
+    series: products.flatMap((p, i) => competitors.map((c, j) => ({ product_id: p.id, competitor_id: c.id, base: baseOf(i) * (j === 0 ? 1.02 : 0.99) }))),
+  };
+}
+
+/** A deterministic number in [0, 1) for (hour, series, salt): both accounts get the same stream. */
+function rand(h: number, i: number, salt: number): number {
+  let x = (h * 73856093) ^ (i * 19349663) ^ (salt * 83492791);
+  x = Math.imul(x ^ (x >>> 16), 0x45d9f3b);
+  x = Math.imul(x ^ (x >>> 16), 0x45d9f3b);
+  return ((x ^ (x >>> 16)) >>> 0) / 2 ** 32;
+}
+
+/**
+ * Series i's observation at hour h, as a monitored shop behaves: the price holds for most hours
+ * (a change in about 1 hour of 12, up to 3 % either way), a sale of 15 % about once in 300
+ * hours for 1 to 6 hours, out of stock about 1 hour in 250.
+ */
+function observe(h: number, i: number, base: number): { price: number; in_stock: boolean } {
+  const epoch = Math.floor((h + Math.floor(rand(0, i, 1) * 12)) / 12);
+  const drift = 1 + (rand(epoch, i, 3) - 0.5) * 0.06;
+  const sale = rand(Math.floor(h / 6), i, 4) < 1 / 50 ? 0.85 : 1;
+  return { price: Math.round(base * drift * sale * 100) / 100, in_stock: rand(h, i, 5) >= 1 / 250 };
 }
 
 const withRules = await account('rules', true);
@@ -105,14 +166,14 @@ const without = await account('none', false);
 const start = Date.UTC(2025, 0, 1);
 const hourOf = new Map<string, number>();
 
-/** One batch: the next 5 hours of every series, prices wandering around 45-55, stock flipping now and then. */
+/** One batch: the next 5 hours of every series (1000 observations). */
 async function batch(a: Account): Promise<number> {
   const h0 = hourOf.get(a.name) ?? 0;
   hourOf.set(a.name, h0 + 5);
   const observations = [];
   for (let h = h0; h < h0 + 5; h++) {
     for (const [i, x] of a.series.entries()) {
-      observations.push({ ...x, price: 45 + ((h * 7 + i * 3) % 11), currency: 'EUR', in_stock: (h + i) % 9 !== 0, observed_at: new Date(start + h * 3_600_000).toISOString() });
+      observations.push({ product_id: x.product_id, competitor_id: x.competitor_id, ...observe(h, i, x.base), currency: 'EUR', observed_at: new Date(start + h * 3_600_000).toISOString() });
     }
   }
   const t0 = process.hrtime.bigint();
@@ -122,9 +183,17 @@ async function batch(a: Account): Promise<number> {
   return ms;
 }
 
-// Warm-up: one batch each.
-await batch(withRules);
-await batch(without);
+// Warm-up: 30 hours of history each; the first sight of every series (in stock, its first low)
+// fires here, as it does once in a shop's first day, and the rounds measure the days after.
+const WARMUP = Math.max(1, env('BENCH_ALERTS_WARMUP', 6));
+for (let b = 0; b < WARMUP; b++) {
+  await batch(withRules);
+  await batch(without);
+}
+const load = [os.loadavg()];
+const firedBefore = Number((await rt.db.query<{ n: number }>('select count(*)::int as n from alert_events')).rows[0]!.n);
+const hoursBefore = hourOf.get('rules') ?? 0;
+const measuredFrom = (await rt.db.query<{ now: Date }>('select clock_timestamp() as now')).rows[0]!.now;
 const ratios: number[] = [];
 const rows: Record<string, number>[] = [];
 for (let round = 0; round < ROUNDS; round++) {
@@ -133,14 +202,20 @@ for (let round = 0; round < ROUNDS; round++) {
   for (let b = 0; b < BATCHES; b++) for (const a of order) ms[a.name]! += await batch(a);
   const rate = (name: string) => (BATCHES * 1000) / (ms[name]! / 1000);
   ratios.push(rate('rules') / rate('none'));
-  rows.push({ round, rules_rows_s: Math.round(rate('rules')), none_rows_s: Math.round(rate('none')), ratio: Math.round((rate('rules') / rate('none')) * 1000) / 1000 });
+  load.push(os.loadavg());
+  rows.push({ round, load1: Math.round(os.loadavg()[0]! * 10) / 10, rules_rows_s: Math.round(rate('rules')), none_rows_s: Math.round(rate('none')), ratio: Math.round((rate('rules') / rate('none')) * 1000) / 1000 });
 }
 const sorted = [...ratios].sort((a, b) => a - b);
 const median = sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
 const fired = await rt.db.query<{ n: number }>('select count(*)::int as n from alert_events');
+const byType = await rt.db.query<{ condition_type: string; n: number }>('select condition_type, count(*)::int as n from alert_events where created_at >= $1 group by 1 order by 2 desc', [measuredFrom]);
+const observed = ((hourOf.get('rules') ?? 0) - hoursBefore) * withRules.series.length;
+const firedMeasured = Number(fired.rows[0]!.n) - firedBefore;
+const firingRate = firedMeasured / observed;
 console.table(rows);
-const summary = { database: s.kind, rounds: ROUNDS, batches_per_round: BATCHES, ratio_median: Math.round(median * 1000) / 1000, ratio_min: Math.round(sorted[0]! * 1000) / 1000, ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000, alert_events: Number(fired.rows[0]!.n), target: 0.8 };
+const summary = { database: s.kind, rounds: ROUNDS, batches_per_round: BATCHES, ratio_median: Math.round(median * 1000) / 1000, ratio_min: Math.round(sorted[0]! * 1000) / 1000, ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000, warmup_batches: WARMUP, alert_events_measured: firedMeasured, observations_measured: observed, firings_per_observation: Math.round(firingRate * 10000) / 10000, load1_min: Math.min(...load.map((l) => l[0]!)), load1_max: Math.max(...load.map((l) => l[0]!)), firings_by_type: Object.fromEntries(byType.rows.map((r) => [r.condition_type, Number(r.n)])), target: 0.8 };
 console.log(summary);
+if (statements.size > 0) console.table([...statements].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20).map(([name, x]) => ({ name, n: x.n, ms: Math.round(x.ms), per_call_ms: Math.round((x.ms / x.n) * 10) / 10 })));
 writeResult(`alerts-ingest-${s.kind}`, { machine: machine(), summary, rounds: rows });
 await app.close();
 await rt.close();

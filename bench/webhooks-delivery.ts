@@ -5,12 +5,15 @@
  *              endpoint; the endpoint is pointed at a fast receiver on 127.0.0.1 and one worker
  *              process delivers them: events/s from the change to the last arrival. Target on
  *              PostgreSQL: at least 500/s.
- *   latency    POST /prices at a steady BENCH_LATENCY_RATE per second (50), each a price change,
+ *   latency    POST /prices at a steady BENCH_LATENCY_RATE per second (50), each a price change
+ *              of one of BENCH_LATENCY_PRODUCTS products (20) in turn, from the request sent
  *              to the receiver holding the event verified (standardwebhooks): p50 / p99 over
  *              BENCH_LATENCY_EVENTS (1000). BENCH_EVENT_TYPE picks the event waited for:
  *              `price.changed` (default) or `alert.triggered` (a rule that fires on every price is
  *              created first). Target on PostgreSQL: p99 under 100 ms.
  *
+ * Each part stops after BENCH_PART_TIMEOUT_S (300) and is recorded as failed; a failed
+ * POST /prices is counted (failedPosts), not fatal.
  * PostgreSQL runs `pricehound serve` plus one `pricehound worker`; the embedded database one
  * `pricehound start` (the only way it can run). Run with `npm run bench:webhooks`.
  */
@@ -18,16 +21,20 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { cleanup, DATABASES, env, machine, realServerArgs, REAL_SERVER, sleep, table, workDir, writeResult } from './lib/common.js';
 import { ROOT, type Server, startServer, track } from './lib/proc.js';
 import { pgUrl, recreatePgDatabase } from './lib/seed.js';
 
-const PG_DB = 'ph_bench_webhooks';
+const PG_DB = process.env.BENCH_PG_DB ?? 'ph_bench_webhooks';
+/** No part may run longer than this (a hang fails the run instead of holding the machine). */
+const PART_TIMEOUT_MS = env('BENCH_PART_TIMEOUT_S', 300) * 1000;
 const SUSTAINED_EVENTS = env('BENCH_WEBHOOK_EVENTS', 5000);
 const LATENCY_EVENTS = env('BENCH_LATENCY_EVENTS', 1000);
 const LATENCY_RATE = env('BENCH_LATENCY_RATE', 50);
+const LATENCY_PRODUCTS = Math.max(1, env('BENCH_LATENCY_PRODUCTS', 20));
 const EVENT_TYPE = process.env.BENCH_EVENT_TYPE ?? 'price.changed';
 if (EVENT_TYPE !== 'price.changed' && EVENT_TYPE !== 'alert.triggered') throw new Error('BENCH_EVENT_TYPE: price.changed or alert.triggered');
 
@@ -84,6 +91,19 @@ function startReceiver(): Promise<{ url: string; arrivals: Arrival[]; onArrival:
   );
 }
 
+/** `work` or an error after PART_TIMEOUT_MS, so a hung part ends the run. */
+async function bounded<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result after ${PART_TIMEOUT_MS / 1000} s`)), PART_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -127,8 +147,12 @@ async function startWorker(t: Target, logFile: string): Promise<{ stop(): Promis
   await until(() => fs.readFileSync(logFile, 'utf8').includes('pricehound worker ready'), 60_000, 'the worker');
   return {
     async stop() {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
-      await new Promise((r) => proc.once('exit', r));
+      const killer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
     },
   };
 }
@@ -179,7 +203,7 @@ async function sustained(api: ReturnType<typeof client>, rx: Awaited<ReturnType<
   // A new URL forgets the failure: the backlog goes out at once.
   await api('PATCH', `/webhooks/${ep.id}`, { url: `${rx.url}/up` });
   const up = () => rx.arrivals.filter((a) => a.path === '/up');
-  await until(() => up().length >= total, 600_000, 'the backlog');
+  await until(() => up().length >= total, PART_TIMEOUT_MS, 'the backlog');
   const arrived = up();
   const seconds = (arrived[arrived.length - 1]!.at - t0) / 1000;
   const distinct = new Set(arrived.map((a) => a.id)).size;
@@ -188,12 +212,17 @@ async function sustained(api: ReturnType<typeof client>, rx: Awaited<ReturnType<
 }
 
 async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<typeof startReceiver>>) {
-  const product = await api<{ id: string }>('POST', '/products', { name: 'Kettle', base_price: 100, currency: 'EUR' });
+  // Prices go round LATENCY_PRODUCTS products, as a shop's do: requests for one series queue on
+  // its row, so one series at 50/s measures that queue, not delivery.
+  const products: { id: string }[] = [];
+  for (let i = 0; i < LATENCY_PRODUCTS; i++) products.push(await api<{ id: string }>('POST', '/products', { name: `Kettle ${i}`, base_price: 100, currency: 'EUR' }));
   const competitor = await api<{ id: string }>('POST', '/competitors', { name: 'Rival', website: 'https://rival.example' });
+  const observe = (i: number, price: number) =>
+    api('POST', '/prices', { observations: [{ product_id: products[i % products.length]!.id, competitor_id: competitor.id, price, currency: 'EUR' }] });
+  for (let i = 0; i < products.length; i++) await observe(i, 100); // each series' first price, before the rule and the endpoint
   if (EVENT_TYPE === 'alert.triggered') {
     await api('POST', '/alerts', {
       name: 'every price',
-      product_id: product.id,
       competitor_id: competitor.id,
       condition: { type: 'price_above', threshold: 0, currency: 'EUR' },
       rearm: 'every_change',
@@ -201,8 +230,6 @@ async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<ty
   }
   const ep = await api<{ id: string; secret: string }>('POST', '/webhooks', { url: `${rx.url}/latency`, event_types: [EVENT_TYPE] });
   const verifier = new Webhook(ep.secret);
-  const observe = (price: number) => api('POST', '/prices', { observations: [{ product_id: product.id, competitor_id: competitor.id, price, currency: 'EUR' }] });
-  await observe(100); // the series' first price: no change yet
 
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
@@ -221,19 +248,26 @@ async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<ty
   });
   const start = performance.now();
   const posts: Promise<unknown>[] = [];
+  let failedPosts = 0;
   for (let i = 0; i < LATENCY_EVENTS; i++) {
     const due = start + (i * 1000) / LATENCY_RATE;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     const price = 100 + (i + 1) / 100;
     sentAt.set(Math.round(price * 100), performance.now());
-    posts.push(observe(price));
+    // A failed request is counted, not thrown: the run goes on and reports it.
+    posts.push(observe(i, price).catch((e: unknown) => {
+      failedPosts++;
+      if (failedPosts === 1) console.error('POST /prices failed:', String(e).slice(0, 300));
+    }));
   }
   await Promise.all(posts);
-  await until(() => latencies.length + bad >= LATENCY_EVENTS, 60_000, 'every event');
+  // Events still missing after a minute are reported as missing (a percentile over what came).
+  await until(() => latencies.length + bad + failedPosts >= LATENCY_EVENTS, 60_000, 'every event').catch(() => undefined);
+  const missing = LATENCY_EVENTS - latencies.length - bad - failedPosts;
   const sorted = [...latencies].sort((a, b) => a - b);
   const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
-  return { eventType: EVENT_TYPE, events: LATENCY_EVENTS, ratePerSecond: LATENCY_RATE, verified: latencies.length, bad, p50Ms: pct(50), p99Ms: pct(99), maxMs: pct(100) };
+  return { eventType: EVENT_TYPE, events: LATENCY_EVENTS, ratePerSecond: LATENCY_RATE, verified: latencies.length, bad, failedPosts, missing, products: LATENCY_PRODUCTS, p50Ms: pct(50), p99Ms: pct(99), maxMs: pct(100) };
 }
 
 async function main() {
@@ -249,11 +283,16 @@ async function main() {
     console.log(`${kind}: running`);
     try {
       const api = client(svc.api.url, key);
-      const s = await sustained(api, rx);
+      const s = await bounded(`${kind} sustained`, sustained(api, rx));
       console.log(`${kind}: sustained`, s);
-      const l = await latency(api, rx);
-      results[kind] = { sustained: s, latency: l };
+      results[kind] = { sustained: s, loadavg: os.loadavg() };
+      const l = await bounded(`${kind} latency`, latency(api, rx));
+      results[kind] = { sustained: s, latency: l, loadavg: os.loadavg() };
       rows.push({ database: kind, 'events/s': s.eventsPerSecond, 'backlog s': s.seconds, 'latency p50 ms': l.p50Ms, 'p99 ms': l.p99Ms, 'max ms': l.maxMs, verified: `${l.verified}/${l.events}` });
+    } catch (e) {
+      // A part that failed or timed out is recorded; the other database still runs.
+      console.error(`${kind}:`, e);
+      results[kind] = { ...(results[kind] as object), error: String(e) };
     } finally {
       await svc.stop();
       await rx.close();
@@ -267,3 +306,5 @@ async function main() {
 }
 
 await main();
+// A timed-out part may leave its polling loop behind: end here rather than wait for it.
+process.exit(0);

@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/types.js';
 import { loadExchangeRates } from '../../money/convert.js';
 import { type Firing, recordFirings } from '../fired.js';
 import { subjectOf } from './conditions.js';
-import { stateKey } from './machine.js';
+import { freshState, sameState, stateKey } from './machine.js';
 import type { Point } from './point.js';
 import type { EngineRule } from './rule.js';
 import { type Fired, runRules } from './run.js';
@@ -41,8 +41,12 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   }
   if (keys.size === 0) return;
   const states = await loadStates(tx, [...keys.values()]);
+  const stored = new Map(states);
   const { fired, moved } = runRules(rules, points, states, rates);
-  await saveStates(tx, [...moved.values()].map((m) => ({ alert_id: m.rule.id!, subject: m.subject, state: m.state })));
+  // Only what differs from what is stored is written (a missing row reads as fresh): most rules
+  // judge most points without changing what they remember.
+  const changed = [...moved].filter(([key, m]) => !sameState(stored.get(key) ?? freshState(), m.state));
+  await saveStates(tx, changed.map(([, m]) => ({ alert_id: m.rule.id!, subject: m.subject, state: m.state })));
   await recordFirings(tx, accountId, fired.map(toFiring));
 }
 

@@ -26,6 +26,10 @@ export const stateKey = (alertId: string | null, subject: string) => `${alertId 
 
 export const freshState = (): RuleState => ({ streak: 0, armed: true, last_fired_at: null, cap_day: null, cap_count: 0, last_value: null });
 
+/** Whether two states remember the same. */
+export const sameState = (a: RuleState, b: RuleState) =>
+  a.streak === b.streak && a.armed === b.armed && a.last_fired_at === b.last_fired_at && a.cap_day === b.cap_day && a.cap_count === b.cap_count && a.last_value === b.last_value;
+
 /** What a condition says of one observation. */
 export type Verdict =
   /** It cannot be judged (no exchange rate, no previous price, unknown stock): nothing moves. */

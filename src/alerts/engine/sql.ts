@@ -210,18 +210,21 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
+  // One scan of each observation's series over the longest window; every number of days is a
+  // filter over it (a scan per number of days read the shorter windows twice).
   const r = await db.query<{ id: number; days: number; low: string | null }>(
     `/* loadAlertLows */
-     select o.id, d.days, w.low::text as low
+     select o.id, d.days, (min(h.conv) filter (where h.observed_at >= o.observed_at - make_interval(days => d.days)))::text as low
        from price_observations o
-       cross join unnest($3::int[]) as d (days)
        left join lateral (
-         select min(${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')}) as low
-           from ${inSeries('x.price, x.currency', `x.observed_at >= o.observed_at - make_interval(days => d.days) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
+         select ${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')} as conv, h.observed_at
+           from ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= o.observed_at - make_interval(days => $4::int) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
            ${rateJoin('fx', 'o.account_id', 'h.currency', 'o.currency')}
-       ) w on true
-      where o.account_id = $1 and o.id = any($2::bigint[])`,
-    [accountId, ids, days],
+       ) h on true
+       cross join unnest($3::int[]) as d (days)
+      where o.account_id = $1 and o.id = any($2::bigint[])
+      group by o.id, o.observed_at, d.days`,
+    [accountId, ids, days, Math.max(...days)],
   );
   const lows = new Map<number, Map<number, string | null>>();
   for (const x of r.rows) {
@@ -243,15 +246,19 @@ interface StateRow {
   last_value: string | null;
 }
 
-/** The states of the (rule, subject) pairs given, by `alertId \0 subject`. */
+/**
+ * The states of the (rule, subject) pairs given, by `alertId \0 subject` (and maybe others of the
+ * same rules and subjects, which nobody asks for). The distinct rules and subjects are sent, not
+ * every pair: a batch's pairs are (rules x series), its parameters (rules + series).
+ */
 export async function loadStates(db: Queryable, keys: readonly { alert_id: string; subject: string }[]): Promise<Map<string, RuleState>> {
   if (keys.length === 0) return new Map();
   const r = await db.query<StateRow>(
     `/* loadAlertStates */
      select s.alert_id, s.subject, s.streak, s.armed, s.last_fired_at, s.cap_day::text as cap_day, s.cap_count, s.last_value::text as last_value
-       from unnest($1::text[], $2::text[]) as k (alert_id, subject)
-       join alert_states s on s.alert_id = k.alert_id and s.subject = k.subject`,
-    [keys.map((k) => k.alert_id), keys.map((k) => k.subject)],
+       from alert_states s
+      where s.alert_id = any($1::text[]) and s.subject = any($2::text[])`,
+    [[...new Set(keys.map((k) => k.alert_id))], [...new Set(keys.map((k) => k.subject))]],
   );
   return new Map(
     r.rows.map((x) => [
