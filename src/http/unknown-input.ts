@@ -21,8 +21,12 @@ interface ObjectSchema {
  */
 export function registerUnknownInputRule(app: FastifyInstance) {
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { querystring?: ObjectSchema; body?: unknown; hide?: boolean } | undefined;
+    const schema = route.schema as { querystring?: ObjectSchema; body?: unknown; hide?: boolean; security?: unknown[] } | undefined;
     if (!schema || schema.hide) return;
+    // The public operations (health, readiness, metrics, the document: `security: []`) take no
+    // input at all and are called by probes and scrapers that may add their own query (a cache
+    // buster); they answer the same whatever is sent, so nothing can be invalid (docs/OPENAPI.md).
+    if (Array.isArray(schema.security) && schema.security.length === 0) return;
     const query = schema.querystring;
     // A schema that means to take more (patterns, open objects) keeps its own rule.
     const checkQuery = !query || ((query.additionalProperties === undefined || query.additionalProperties === false) && !query.patternProperties);

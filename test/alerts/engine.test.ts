@@ -215,7 +215,7 @@ describe('alert engine: what never fires', () => {
     assert.equal((await fired(t, c.headers)).length, 1);
   });
 
-  it('a 1000-item ingestion evaluates set-based: quickly, with exactly the firings expected', async () => {
+  it('a 1000-item ingestion evaluates set-based, with exactly the firings expected and one state per subject', async () => {
     const c = await catalogue(t);
     await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45 } });
     for (let i = 0; i < 99; i++) await createRule(t, c.headers, { product_id: c.otherProductId, condition: { type: 'price_above', threshold: 1000 + i } });
@@ -225,9 +225,8 @@ describe('alert engine: what never fires', () => {
         observations.push({ product_id: c.productId, competitor_id, price: h % 2 === 0 ? 40 : 50, currency: 'EUR', observed_at: at(h) });
       }
     }
-    const started = process.hrtime.bigint();
+    // How fast is bench:alerts' business (docs/BENCHMARKS.md), not a timed test's.
     const res = await ingestOk(t, c.headers, observations, true);
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     assert.equal(res.created, 1000);
     const r = await t.rt.db.query<{ alerts: number; events: number; states: number }>(
       `select (select count(*)::int from alert_events where account_id = $1) as alerts,
@@ -237,6 +236,5 @@ describe('alert engine: what never fires', () => {
     );
     // Every 40 after a 50 re-arms and fires: 250 per series.
     assert.deepEqual(r.rows[0], { alerts: 500, events: 500, states: 2 });
-    assert.ok(ms < 20_000, `took ${ms} ms`);
   });
 });

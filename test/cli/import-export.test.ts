@@ -184,4 +184,16 @@ describe('pricehound import products, with no server running', () => {
     const exported = await cli(['export', 'products', '--format', 'jsonl', '--sort', 'name'], { ...storage.env, PRICEHOUND_KEY: key });
     assert.deepEqual(exported.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { name: string }).name), ['One', 'Two']);
   });
+
+  it('exports every page, not only the first (150 products, pages of 100)', async () => {
+    const key = (await createKeyWithCli(storage.env, ['--plan', 'business'])).key;
+    const file = path.join(dir, 'many.csv');
+    fs.writeFileSync(file, ['name,base_price,currency,sku', ...Array.from({ length: 150 }, (_, i) => `Item ${i},${i + 1},EUR,M-${i}`)].join('\n'));
+    const imported = await cli(['import', 'products', file, '--json'], { ...storage.env, PRICEHOUND_KEY: key });
+    assert.equal(JSON.parse(imported.stdout).created, 150, imported.stderr);
+    const exported = await cli(['export', 'products', '--format', 'jsonl'], { ...storage.env, PRICEHOUND_KEY: key });
+    assert.equal(exported.code, 0, exported.stderr);
+    const skus = new Set(exported.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { sku: string }).sku));
+    assert.equal(skus.size, 150);
+  });
 });

@@ -8,8 +8,7 @@ import { IMPORT_COLUMNS } from './import-products.js';
 
 interface Page<T> {
   data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
+  pagination: { has_more: boolean; next_cursor: string | null };
 }
 
 type Item = Record<string, unknown>;
@@ -69,7 +68,7 @@ async function* pages<T>(api: AccountApi, path: string, query: URLSearchParams):
     if (cursor) q.set('cursor', cursor);
     const page: Page<T> = await api.json<Page<T>>('GET', `${path}?${q.toString()}`);
     yield page.data;
-    cursor = page.has_more ? page.next_cursor : null;
+    cursor = page.pagination.has_more ? page.pagination.next_cursor : null;
   } while (cursor);
 }
 
