@@ -14,7 +14,7 @@ interface Param {
   in: string;
   schema: { pattern?: string; format?: string };
 }
-type Doc = { paths: Record<string, Record<string, { requestBody?: unknown; parameters?: Param[] }>> };
+type Doc = { paths: Record<string, Record<string, { requestBody?: unknown; parameters?: Param[]; security?: unknown[] }>> };
 
 /** A path parameter that passes its schema and names nothing: `prod_0zzz`, or a currency code. */
 function sampleParam(p: Param | undefined): string {
@@ -26,11 +26,15 @@ function sampleParam(p: Param | undefined): string {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** Every operation of the OpenAPI document, path parameters filled with a made-up id. */
+/**
+ * Every operation of the OpenAPI document that takes input, path parameters filled with a made-up
+ * id. The public probes (`security: []`: health, readiness, metrics, the document) take none and
+ * answer any query alike (test/openapi/contract.test.ts checks it).
+ */
 function operationsOf(doc: Doc): Operation[] {
   return Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item)
-      .filter(([m]) => METHODS.includes(m))
+      .filter(([m, op]) => METHODS.includes(m) && !(Array.isArray(op.security) && op.security.length === 0))
       .map(([m, op]) => ({
         method: m.toUpperCase(),
         path: path.replace(/\{([^}]+)\}/g, (_, name: string) => sampleParam(op.parameters?.find((p) => p.in === 'path' && p.name === name))),

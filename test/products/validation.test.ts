@@ -248,7 +248,9 @@ describe('products: field validation', () => {
   it('does not turn a lone surrogate into a 500', async () => {
     const { headers } = await t.newKey();
     const res = await post(headers, '{"name":"bad \\ud800 half","base_price":1,"currency":"USD"}');
-    assert.ok([201, 422].includes(res.statusCode), res.body);
+    // Refused, never stored as U+FFFD (issue 12, item 3): a 400 naming the field.
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json<{ error: string }>().error, /lone UTF-16 surrogate.*name/);
   });
 
   it('ignores nothing: a wrong type in an optional field is refused, not dropped', async () => {
