@@ -5,7 +5,7 @@ import { newId } from '../ids.js';
 import { type AlertCreate, type AlertRule, type AlertUpdate, checkAlertRule, normalizeCondition, seriesOf, withDefaults } from './schemas.js';
 import type { AlertEvent, AlertEventRow } from './alert-event.js';
 import { recordFirings } from './fired.js';
-import { acknowledgeAlertEvents, type AlertRow, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, latestInScope, type ScopeObservation, updateAlert } from './sql.js';
+import { acknowledgeAlertEvents, type AlertRow, toAlert, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, latestInScope, type ScopeObservation, updateAlert } from './sql.js';
 
 /**
  * Alert rules (docs/ALERTS.md). Rule writes record no events: the only alert event type is
@@ -97,20 +97,10 @@ const sameCondition = (a: object, b: object) =>
   Object.keys(a).length === Object.keys(b).length &&
   Object.entries(a).every(([k, v]) => (b as Record<string, unknown>)[k] === v);
 
+/** The rule's settings as a body would state them: the API shape without its identity and times. */
 function ruleOf(r: AlertRow): AlertRule {
-  return {
-    name: r.name,
-    product_id: r.product_id,
-    competitor_id: r.competitor_id,
-    listing_id: r.listing_id,
-    condition: r.condition,
-    rearm: r.rearm,
-    hysteresis_percent: Number(r.hysteresis_percent),
-    cooldown_seconds: Number(r.cooldown_seconds),
-    confirmations: Number(r.confirmations),
-    daily_cap: r.daily_cap === null ? null : Number(r.daily_cap),
-    enabled: r.enabled,
-  };
+  const { id: _id, object: _object, created_at: _created, updated_at: _updated, ...rule } = toAlert(r);
+  return { ...rule, rearm: r.rearm };
 }
 
 export async function acknowledgeOne(db: Queryable, accountId: string, id: string): Promise<AlertEventRow> {
