@@ -7,6 +7,7 @@
  * timer, starting and stopping a set of them) must not import any area.
  */
 import type { Logger } from 'pino';
+import { startAlertBacklog } from '../alerts/engine/backlog.js';
 import type { Extractor } from '../checks/extractor.js';
 import { releaseStaleLeases } from '../checks/leases.js';
 import { CheckWorker } from '../checks/worker.js';
@@ -55,6 +56,14 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     name: 'webhook-deliveries',
     roles: ['worker'],
     start: ({ config, db, log }) => startDeliveryWorker(config, db, log),
+  },
+  {
+    // Alert rules over large ingested batches, just after their commit (docs/alerts/firing.md,
+    // "Large batches"); any number of worker processes share the backlog, an account's batches
+    // in order.
+    name: 'alert-backlog',
+    roles: ['worker'],
+    start: ({ db, log }) => startAlertBacklog(db, log),
   },
   periodicTask({
     // PRICE_ROLLUP_AFTER_DAYS (docs/prices/HISTORY.md, "Retention"); every API process runs it,

@@ -3,10 +3,10 @@ import { loadExchangeRates } from '../../money/convert.js';
 import { type Firing, recordFirings } from '../fired.js';
 import { subjectOf } from './conditions.js';
 import { freshState, sameState, stateKey } from './machine.js';
-import type { Point } from './point.js';
+import type { ObservationPoint, Point } from './point.js';
 import type { EngineRule } from './rule.js';
 import { type Fired, runRules } from './run.js';
-import { loadCheckPoint, loadEnabledRules, loadLows, loadNewPoints, loadPositions, loadStates, saveStates } from './sql.js';
+import { hasBacklog, loadCheckPoint, loadEnabledRules, loadLows, loadNewPoints, loadPositions, loadStates, queueBacklog, saveStates } from './sql.js';
 
 /**
  * Live evaluation (docs/alerts/firing.md): the account's enabled rules over new points, in the
@@ -50,12 +50,38 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   await recordFirings(tx, accountId, fired.map(toFiring));
 }
 
-/** After observations `observationIds` were inserted (src/prices/observed.ts). */
+/**
+ * Batches of more observations than this are not evaluated in the transaction that inserts them
+ * but queued (alert_backlog) and evaluated by a worker just after their commit (backlog.ts), so
+ * bulk ingestion costs about the same with rules as without (docs/alerts/firing.md, "Large
+ * batches"). A check or an interactive POST /prices stays well under it.
+ */
+export const ALERT_INLINE_MAX = 100;
+
+/**
+ * After observations `observationIds` were inserted (src/prices/observed.ts): evaluated now, or
+ * queued behind the account's backlog when the batch is large or the account has one waiting
+ * (an account's batches are evaluated in the order they were recorded).
+ */
 export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
   if (observationIds.length === 0) return;
   const rules = await loadEnabledRules(tx, accountId);
   if (rules.length === 0) return;
-  const points = await loadNewPoints(tx, accountId, observationIds);
+  if (observationIds.length > ALERT_INLINE_MAX || (await hasBacklog(tx, accountId))) {
+    await queueBacklog(tx, accountId, observationIds);
+    return;
+  }
+  await evaluatePoints(tx, accountId, rules, await loadNewPoints(tx, accountId, observationIds));
+}
+
+/** A queued batch (backlog.ts), judged against what was recorded by `recordedAt`, with the rules enabled now. */
+export async function evaluateQueued(tx: Queryable, accountId: string, observationIds: readonly number[], recordedAt: Date): Promise<void> {
+  const rules = await loadEnabledRules(tx, accountId);
+  if (rules.length === 0) return;
+  await evaluatePoints(tx, accountId, rules, await loadNewPoints(tx, accountId, observationIds, recordedAt));
+}
+
+async function evaluatePoints(tx: Queryable, accountId: string, rules: EngineRule[], points: ObservationPoint[]): Promise<void> {
   const types = new Set(rules.map((r) => r.condition_type));
   if (types.has('undercut') || types.has('not_cheapest')) {
     const positions = await loadPositions(tx, accountId, [...new Set(points.map((p) => p.product_id))]);

@@ -120,8 +120,10 @@ async function loadPoints(db: Queryable, name: string, ids: string, params: unkn
 /**
  * The points of observations just inserted (`ids`). Late: older than the newest observation of
  * the series from before them (found once per series, stepping back over the batch's own rows).
+ * `recordedAt` (a batch evaluated after its commit, backlog.ts): the batch's created_at; only
+ * observations recorded by then count as before it, as when it was inserted.
  */
-export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[]) =>
+export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[], recordedAt: Date | null = null) =>
   loadPoints(
     db,
     'loadNewAlertPoints',
@@ -135,7 +137,7 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
             select s.product_id, s.competitor_id, l.id, l.price, l.currency, l.in_stock, l.observed_at
               from s cross join lateral ${inSeries(
                 'x.id, x.price, x.currency, x.in_stock, x.observed_at',
-                'x.id not in (select id from batch)',
+                'x.id not in (select id from batch) and ($3::timestamptz is null or x.created_at <= $3)',
                 'order by x.observed_at desc, x.id desc limit 1',
                 's',
               )} l),
@@ -151,7 +153,7 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
        from lagged g
        left join pre on pre.product_id = g.product_id and pre.competitor_id is not distinct from g.competitor_id
       where g.fresh`,
-    [accountId, ids],
+    [accountId, ids, recordedAt],
   );
 
 export interface PointScope {
@@ -311,4 +313,51 @@ export async function loadCheckPoint(db: Queryable, accountId: string, listingId
   );
   const x = r.rows[0];
   return x ? { kind: 'check', listing_id: listingId, ...x, failures, observed_at: at } : null;
+}
+
+/** Whether the account has a batch waiting in alert_backlog (then new ones queue behind it). */
+export async function hasBacklog(db: Queryable, accountId: string): Promise<boolean> {
+  const r = await db.query<{ waiting: boolean }>(`/* hasAlertBacklog */ select exists (select 1 from alert_backlog where account_id = $1) as waiting`, [accountId]);
+  return r.rows[0]!.waiting;
+}
+
+/** Queues a batch for evaluation after commit (migrations/0007: the insert wakes the evaluators). */
+export async function queueBacklog(db: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
+  await db.query(`/* queueAlertBacklog */ insert into alert_backlog (account_id, observation_ids) values ($1, $2::bigint[])`, [accountId, observationIds]);
+}
+
+export interface QueuedBatch {
+  id: number;
+  account_id: string;
+  observation_ids: number[];
+  created_at: Date;
+}
+
+/**
+ * Locks the oldest queued batch whose account has no older one (an older one still present is
+ * being evaluated by another worker: the account's batches go in order), skipping those other
+ * workers hold; null when there is none.
+ */
+export async function claimBacklog(db: Queryable): Promise<QueuedBatch | null> {
+  const r = await db.query<{ id: number | string; account_id: string; observation_ids: (number | string)[]; created_at: Date }>(
+    `/* claimAlertBacklog */
+     select b.id, b.account_id, b.observation_ids, b.created_at
+       from alert_backlog b
+      where not exists (select 1 from alert_backlog o where o.account_id = b.account_id and o.id < b.id)
+      order by b.id
+      limit 1
+        for update skip locked`,
+  );
+  const x = r.rows[0];
+  return x ? { id: Number(x.id), account_id: x.account_id, observation_ids: x.observation_ids.map(Number), created_at: x.created_at } : null;
+}
+
+export async function deleteBacklog(db: Queryable, id: number): Promise<void> {
+  await db.query(`/* deleteAlertBacklog */ delete from alert_backlog where id = $1`, [id]);
+}
+
+/** Batches waiting (GET /readyz-style figures and tests). */
+export async function backlogSize(db: Queryable): Promise<number> {
+  const r = await db.query<{ n: number | string }>(`/* alertBacklogSize */ select count(*) as n from alert_backlog`);
+  return Number(r.rows[0]!.n);
 }

@@ -1,0 +1,85 @@
+import type { Logger } from 'pino';
+import type { Database } from '../../db/types.js';
+import { evaluateQueued } from './live.js';
+import { claimBacklog, deleteBacklog } from './sql.js';
+
+/** NOTIFY channel of migrations/0007: "a batch was queued". */
+export const BACKLOG_CHANNEL = 'alert_backlog';
+/** After a failed evaluation the loop waits this long (doubling, up to a minute) before trying again. */
+const RETRY_MS = 1_000;
+
+/**
+ * Evaluates one queued batch (alert_backlog, see live.ts ALERT_INLINE_MAX) and deletes it in the
+ * same transaction as its firings and states: each batch is evaluated exactly once, whichever
+ * worker takes it and whenever one dies. Returns false when nothing was waiting.
+ */
+export function evaluateOneQueued(db: Database): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const batch = await claimBacklog(tx);
+    if (!batch) return false;
+    await evaluateQueued(tx, batch.account_id, batch.observation_ids, batch.created_at);
+    await deleteBacklog(tx, batch.id);
+    return true;
+  });
+}
+
+/** Evaluates queued batches until none is waiting; returns how many it evaluated. */
+export async function drainAlertBacklog(db: Database): Promise<number> {
+  let n = 0;
+  while (await evaluateOneQueued(db)) n++;
+  return n;
+}
+
+/**
+ * The `alert-backlog` task of src/jobs/tasks.ts: drains the backlog whenever a NOTIFY says a
+ * batch was queued (and once at start, for what was queued while no worker ran). One batch per
+ * transaction, so a PGlite process serves requests between them.
+ */
+export async function startAlertBacklog(db: Database, log: Logger): Promise<{ stop(): Promise<void> }> {
+  let wanted = true;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    wanted = true;
+    wake?.();
+  };
+  const unlisten = await db.listen(BACKLOG_CHANNEL, poke, poke);
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopped) {
+      if (!wanted) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      wanted = false;
+      try {
+        while (!stopped && (await evaluateOneQueued(db)));
+        failures = 0;
+      } catch (err) {
+        // A batch that cannot be evaluated stays queued (its account's alerts wait behind it)
+        // and is tried again, less and less often, so the error is in the log, not lost.
+        failures++;
+        log.error({ err }, 'alert evaluation of a queued batch failed');
+        const delay = Math.min(60_000, RETRY_MS * 2 ** Math.min(failures - 1, 6));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+        wanted = true;
+      }
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      await unlisten().catch(() => undefined);
+    },
+  };
+}
