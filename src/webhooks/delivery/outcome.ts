@@ -3,7 +3,7 @@ import { recordEvent } from '../../events/service.js';
 import { toWebhook } from '../sql.js';
 import { retryAfterMs, retryDelay, type RetryRules } from './schedule.js';
 import type { SendResult } from './send.js';
-import { addRetry, type AttemptAnswer, attemptSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, markAttemptFailed, type PendingAttempt } from './sql.js';
+import { addRetry, type AttemptAnswer, attemptsSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, markAttemptFailed, type PendingAttempt } from './sql.js';
 
 /** What becomes of an answered (or unanswered) attempt: docs/WEBHOOKS.md, "Delivery". */
 
@@ -42,31 +42,43 @@ function formatDuration(ms: number): string {
   return `${ms} ms`;
 }
 
-const isSuccess = (r: SendResult) => r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
+export const isSuccess = (r: SendResult) => r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
+
+const answerOf = (result: SendResult): AttemptAnswer => ({
+  status: result.status ?? null,
+  durationMs: result.durationMs,
+  body: result.body ?? null,
+  error: result.error ?? null,
+});
 
 /**
- * Records an attempt's result. A 2xx: succeeded, the endpoint up (one statement). Otherwise, in
- * one transaction: the attempt failed; the next one queued at the following step of the schedule
- * (never before the answer's Retry-After) unless the schedule is exhausted; the endpoint down,
- * probed next when that retry is due, and given back; disabled with an `endpoint.disabled` event
- * on a 410 or when it has been failing for WEBHOOK_DISABLE_AFTER.
+ * Records 2xx answers of one endpoint's attempts, in one statement (the worker groups the
+ * answers that come while the previous group is being written): succeeded, each at the time it
+ * was answered; the endpoint up. `held`: the worker still holds the endpoint.
  */
-export async function recordOutcome(
+export async function recordSuccesses(
   db: Database,
-  o: { endpoint: ClaimedEndpoint; attempt: PendingAttempt; result: SendResult; workerId: string; leaseSeconds: number; rules: OutcomeRules },
+  o: { endpoint: ClaimedEndpoint; answered: readonly { attempt: PendingAttempt; result: SendResult; at: Date }[]; workerId: string; leaseSeconds: number },
+): Promise<AttemptOutcome[]> {
+  const rows = o.answered.map((x) => ({ attemptId: x.attempt.id, answer: answerOf(x.result), at: x.at }));
+  const held = await attemptsSucceeded(db, o.endpoint.id, rows, o.workerId, o.leaseSeconds);
+  return o.answered.map((x) => ({ endpointId: o.endpoint.id, attemptId: x.attempt.id, eventId: x.attempt.event_id, status: x.result.status ?? null, succeeded: true, held }));
+}
+
+/**
+ * Records an attempt that did not succeed, in one transaction: the attempt failed; the next
+ * one queued at the following step of the schedule (never before the answer's Retry-After)
+ * unless the schedule is exhausted; the endpoint down, probed next when that retry is due, and
+ * given back; disabled with an `endpoint.disabled` event on a 410 or when it has been failing
+ * for WEBHOOK_DISABLE_AFTER.
+ */
+export async function recordFailure(
+  db: Database,
+  o: { endpoint: ClaimedEndpoint; attempt: PendingAttempt; result: SendResult; workerId: string; rules: OutcomeRules },
 ): Promise<AttemptOutcome> {
   const { endpoint, attempt, result } = o;
-  const answer: AttemptAnswer = {
-    status: result.status ?? null,
-    durationMs: result.durationMs,
-    body: result.body ?? null,
-    error: result.error ?? null,
-  };
+  const answer = answerOf(result);
   const base = { endpointId: endpoint.id, attemptId: attempt.id, eventId: attempt.event_id, status: answer.status };
-  if (isSuccess(result)) {
-    const held = await attemptSucceeded(db, endpoint.id, attempt.id, answer, o.workerId, o.leaseSeconds);
-    return { ...base, succeeded: true, held };
-  }
   const pause = retryAfterMs(result.retryAfter);
   return db.transaction(async (tx) => {
     const outcome: AttemptOutcome = { ...base, succeeded: false, held: false };

@@ -109,24 +109,41 @@ export interface AttemptAnswer {
 }
 
 /**
- * A 2xx: the attempt succeeded, the endpoint is up, and the lease runs on. One statement, one
- * round trip. Answers whether `workerId` still holds the endpoint and it is still enabled.
+ * 2xx answers: the attempts succeeded (each at the time it was answered), the endpoint is up,
+ * and the lease runs on. One statement, one round trip, for any number of attempts of one
+ * endpoint. Answers whether `workerId` still holds the endpoint and it is still enabled.
  */
-export async function attemptSucceeded(db: Queryable, endpointId: string, attemptId: string, a: AttemptAnswer, workerId: string, leaseSeconds: number): Promise<boolean> {
+export async function attemptsSucceeded(
+  db: Queryable,
+  endpointId: string,
+  attempts: readonly { attemptId: string; answer: AttemptAnswer; at: Date }[],
+  workerId: string,
+  leaseSeconds: number,
+): Promise<boolean> {
   const r = await db.query<{ id: string }>(
-    `/* webhookAttemptSucceeded */
+    `/* webhookAttemptsSucceeded */
      with done as (
-       update webhook_deliveries
-          set status = 'succeeded', response_status = $3, duration_ms = $4, response_body = $5, error = null,
-              attempted_at = now(), next_attempt_at = null
-        where id = $2 and status = 'pending'
-       returning id)
+       update webhook_deliveries d
+          set status = 'succeeded', response_status = k.status, duration_ms = k.duration_ms, response_body = k.body, error = null,
+              attempted_at = k.at, next_attempt_at = null
+         from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::timestamptz[]) as k (id, status, duration_ms, body, at)
+        where d.id = k.id and d.status = 'pending'
+       returning d.id)
      update webhook_endpoints
         set last_success_at = now(), failing_since = null, probe_at = null,
-            locked_until = case when locked_by = $6 then now() + make_interval(secs => $7::float8) else locked_until end
+            locked_until = case when locked_by = $7 then now() + make_interval(secs => $8::float8) else locked_until end
       where id = $1
-     returning id, locked_by = $6 and enabled as held`,
-    [endpointId, attemptId, a.status, a.durationMs, a.body, workerId, leaseSeconds],
+     returning id, locked_by = $7 and enabled as held`,
+    [
+      endpointId,
+      attempts.map((a) => a.attemptId),
+      attempts.map((a) => a.answer.status),
+      attempts.map((a) => Math.round(a.answer.durationMs)),
+      attempts.map((a) => a.answer.body),
+      attempts.map((a) => a.at.toISOString()),
+      workerId,
+      leaseSeconds,
+    ],
   );
   return (r.rows[0] as { held?: boolean } | undefined)?.held === true;
 }

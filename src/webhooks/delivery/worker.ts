@@ -3,10 +3,11 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/types.js';
-import { recordOutcome, type AttemptOutcome, type OutcomeRules } from './outcome.js';
+import { type AttemptOutcome, isSuccess, type OutcomeRules, recordFailure, recordSuccesses } from './outcome.js';
 import { webhookBody } from './payload.js';
-import type { WebhookSender } from './send.js';
+import type { SendResult, WebhookSender } from './send.js';
 import { signatureHeader } from './signing.js';
+import { SuccessGroup } from './success-group.js';
 import { claimEndpoints, DELIVERIES_CHANNEL, type ClaimedEndpoint, nextWakeInMs, type PendingAttempt, pendingAttempts, releaseAllEndpoints, releaseEndpoint } from './sql.js';
 
 export interface DeliveryWorkerOptions {
@@ -34,15 +35,22 @@ interface WorkerEvents {
 
 /** Attempts read per query while serving an endpoint. */
 const BATCH = 100;
+/**
+ * Answered attempts of an endpoint that may wait unrecorded while the next ones go out: their
+ * writes are grouped (up to this many per statement), and a worker killed mid-flight sends at
+ * most this many again (docs/WEBHOOKS.md, "At least once").
+ */
+export const UNRECORDED_MAX = 4;
 /** After a claim fails (database down), wait this long before the next, doubling up to 30 s. */
 const CLAIM_RETRY_MS = 500;
 
 /**
  * Delivers webhooks (docs/WEBHOOKS.md, "Delivery"): leases endpoints with a due attempt
  * (src/webhooks/delivery/sql.ts), up to `concurrency` at a time, and serves each one attempt at
- * a time in the order of its events until its queue has nothing due; each attempt is recorded
- * in a short statement after its answer (src/webhooks/delivery/outcome.ts). At least once: a
- * worker that dies between the answer and the record leaves the attempt pending, and whoever
+ * a time in the order of its events until its queue has nothing due; successes are recorded in
+ * groups, one statement per group written while the next attempt goes out (success-group.ts),
+ * a failure in a transaction of its own (src/webhooks/delivery/outcome.ts). At least once: a
+ * worker that dies between an answer and its record leaves the attempt pending, and whoever
  * takes the endpoint after its lease sends it again.
  *
  * Wake-ups: the NOTIFY of migrations/0004 on `webhook_deliveries` (a dedicated connection on
@@ -169,31 +177,50 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
     this.serving.set(endpointId, done);
   }
 
-  /** Sends the endpoint's due attempts in order until none is due, one fails, or the lease is lost. */
+  /**
+   * Sends the endpoint's due attempts in order until none is due, one fails, or the lease is
+   * lost. Successes are written in groups while the next attempt is sent (SuccessGroup); a
+   * failure is written after every success before it.
+   */
   private async drain(endpointId: string): Promise<void> {
+    type Answered = { endpoint: ClaimedEndpoint; attempt: PendingAttempt; result: SendResult; at: Date };
+    const group = new SuccessGroup<Answered>(
+      (answered) => recordSuccesses(this.db, { endpoint: answered[0]!.endpoint, answered, workerId: this.id, leaseSeconds: this.leaseSeconds }),
+      (outcome) => this.emit('attempted', outcome),
+      UNRECORDED_MAX,
+    );
     for (;;) {
       const batch = await pendingAttempts(this.db, endpointId, this.id, BATCH);
       let more = batch.length === BATCH;
       for (const a of batch) {
-        if (!a.due || this.stopping) {
+        if (!a.due || this.stopping || !group.held) {
           more = false;
           break;
         }
-        const outcome = await this.attempt(a.endpoint, a);
+        await group.room();
+        if (!group.held) break;
+        const result = await this.send(a.endpoint, a);
+        if (isSuccess(result)) {
+          group.add({ endpoint: a.endpoint, attempt: a, result, at: new Date() });
+          continue;
+        }
+        if (!(await group.settle())) return;
+        const outcome = await recordFailure(this.db, { endpoint: a.endpoint, attempt: a, result, workerId: this.id, rules: this.rules });
+        if (outcome.disabled) this.log.warn({ endpoint_id: endpointId, reason: outcome.disabled }, 'webhook endpoint disabled');
         this.emit('attempted', outcome);
-        if (!outcome.held) return; // failed (the endpoint was given back), or taken over
+        return; // the endpoint was given back
       }
-      if (this.stopping) return;
+      if (!(await group.settle()) || this.stopping) return;
       if (more) continue;
       const r = await releaseEndpoint(this.db, endpointId, this.id);
       if (!r.held || r.released) return;
     }
   }
 
-  private async attempt(ep: ClaimedEndpoint, a: PendingAttempt): Promise<AttemptOutcome> {
+  private send(ep: ClaimedEndpoint, a: PendingAttempt): Promise<SendResult> {
     const body = webhookBody(ep.format, { id: a.event_id, type: a.type, created_at: a.event_created_at, data: a.data });
     const timestamp = Math.floor(Date.now() / 1000);
-    const res = await this.sender.send({
+    return this.sender.send({
       url: ep.url,
       body,
       headers: {
@@ -204,9 +231,6 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
         'webhook-signature': signatureHeader(ep, a.event_id, timestamp, body),
       },
     });
-    const outcome = await recordOutcome(this.db, { endpoint: ep, attempt: a, result: res, workerId: this.id, leaseSeconds: this.leaseSeconds, rules: this.rules });
-    if (outcome.disabled) this.log.warn({ endpoint_id: ep.id, reason: outcome.disabled }, 'webhook endpoint disabled');
-    return outcome;
   }
 
   /**
