@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
+import { KEY_IN_TEXT } from './auth/keys.js';
 import { alertRoutes } from './alerts/index.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
@@ -15,6 +16,7 @@ import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
 import { webhookRoutes } from './webhooks/index.js';
+import { SECRET_IN_TEXT } from './webhooks/secrets.js';
 import type { AppContext } from './context.js';
 import type { ApiInjector } from './owner-channel/operations.js';
 import { registerContentEncoding } from './http/content-encoding.js';
@@ -60,7 +62,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     ...(typeof opts.logger === 'object' ? { loggerInstance: opts.logger } : { logger: opts.logger ?? false }),
     genReqId,
     frameworkErrors,
-    logController: new RequestLogController(),
+    logController: new RequestLogController([KEY_IN_TEXT, SECRET_IN_TEXT]),
     bodyLimit: config.bodyLimit,
     // Fastify's default 0 turns off Node's request timeout: a client that sends headers and part
     // of a body would hold its connection for ever. Node checks the deadlines every

@@ -7,6 +7,8 @@ import { type Plan, PLANS } from './plans.js';
 /** A fixed prefix lets secret scanners recognise leaked keys. */
 export const KEY_PREFIX = 'ph_live_';
 const KEY_PATTERN = /^ph_live_[A-Za-z0-9_-]{43}$/;
+/** A key (or the start of one) inside other text: what the request log redacts. */
+export const KEY_IN_TEXT = /ph_live_[A-Za-z0-9_-]+/g;
 
 export interface ApiKey {
   id: string;
