@@ -257,7 +257,7 @@ export async function releaseAllEndpoints(db: Queryable, workerId?: string): Pro
 export async function nextWakeInMs(db: Queryable): Promise<number | null> {
   const r = await db.query<{ ms: number | null }>(
     `/* nextWebhookWake */
-     select greatest(0, extract(epoch from min(greatest(
+     select (extract(epoch from min(greatest(
               case when w.failing_since is not null then w.probe_at end,
               case when w.locked_by is not null then w.locked_until end,
               d.at)) - now()) * 1000)::float8 as ms
@@ -267,5 +267,8 @@ export async function nextWakeInMs(db: Queryable): Promise<number | null> {
                             order by d.event_seq, d.id limit 1) d
       where w.enabled and d.at is not null`,
   );
-  return r.rows[0]?.ms ?? null;
+  const ms = r.rows[0]?.ms ?? null;
+  // Clamped here, not with greatest(0, ...) in SQL: greatest skips nulls, so "nothing is
+  // waiting" (min over no rows) came out as 0, and an idle worker claimed again at once, forever.
+  return ms === null ? null : Math.max(0, ms);
 }
