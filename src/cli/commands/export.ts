@@ -145,7 +145,7 @@ Writes the price observations (ours and competitors') of the products of the API
 account (PRICEHOUND_KEY, or --key) between --from and --to, product by product, oldest first,
 read through GET /products/{id}/prices?interval=raw a page of up to 1000 at a time: only one
 page is held at a time. CSV columns: ${PRICE_COLUMNS.join(', ')}.
-JSON lines: the API's observation objects, with the product's sku.
+JSON lines: the API's observation objects, with the product's id and sku.
 Works whether or not the server is running.
 
 Options:
@@ -158,13 +158,15 @@ ${COMMON_HELP}
     return exportRows(values, this.name, PRICE_COLUMNS, async function* (api) {
       const productQ = productQuery(values);
       productQ.set('limit', '100');
-      const historyQ = new URLSearchParams({ interval: 'raw', limit: '1000' });
-      for (const f of ['from', 'to'] as const) if (typeof values[f] === 'string') historyQ.set(f, values[f]);
+      // One `to` for the whole run: left to each request, the default range would move while the pages are read.
+      const historyQ = new URLSearchParams({ interval: 'raw', limit: '1000', to: typeof values.to === 'string' ? values.to : new Date().toISOString() });
+      if (typeof values.from === 'string') historyQ.set('from', values.from);
       if (typeof values.competitor === 'string') historyQ.set('competitor_id', values.competitor);
       for await (const products of pages<Item>(api, '/products', productQ)) {
         for (const product of products) {
+          // The history's items leave out the product they are the history of.
           for await (const observations of pages<Item>(api, `/products/${String(product.id)}/prices`, historyQ)) {
-            yield observations.map((o) => ({ ...o, sku: product.sku ?? null }));
+            yield observations.map((o) => ({ ...o, product_id: product.id, sku: product.sku ?? null }));
           }
         }
       }

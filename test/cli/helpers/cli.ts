@@ -8,6 +8,9 @@ export interface CliResult {
   stderr: string;
 }
 
+/** A command still running after this long is killed and fails its test with what it printed. */
+const CLI_TIMEOUT_MS = 120_000;
+
 /** Runs `pricehound ARGS` from source with `env` and waits for it to exit. */
 export async function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
   const proc = runCli(args, env);
@@ -15,7 +18,14 @@ export async function cli(args: string[], env: Record<string, string>): Promise<
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    proc.kill('SIGKILL');
+  }, CLI_TIMEOUT_MS);
   const [code] = (await once(proc, 'close')) as [number | null];
+  clearTimeout(timer);
+  if (timedOut) throw new Error(`pricehound ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS / 1000} s; stderr: ${stderr}; stdout: ${stdout.slice(0, 2000)}`);
   return { code, stdout, stderr };
 }
 
