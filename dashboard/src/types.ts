@@ -17,6 +17,8 @@ export type Listing = Schemas['Listing'];
 export type PriceChange = Schemas['PriceChange'];
 export type PriceChangeSummary = Schemas['PriceChangeSummary'];
 
+export type ProductBatchResult = Schemas['ProductBatchResult'];
+
 export type ProductInput = Partial<Pick<Product, 'name' | 'brand' | 'sku' | 'category' | 'description' | 'base_price' | 'currency' | 'url'>>;
 
 // ---- Checks and extraction ----

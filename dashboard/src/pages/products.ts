@@ -5,7 +5,7 @@ import { count, money, number, relative } from '../format';
 import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { Competitor, Product } from '../types';
+import type { Competitor, Product, ProductBatchResult } from '../types';
 import {
   badge,
   confirmDialog,
@@ -190,12 +190,6 @@ interface RowError {
   message: string;
 }
 
-interface BatchResult {
-  data: { index: number; status: number; product?: Product; error?: { error: string; details?: { field: string; message: string }[] } }[];
-  created: number;
-  failed: number;
-}
-
 /** Reads the file into products and the rows refused before sending (a price that is not a number). */
 export function productsFromCsv(text: string): { items: { line: number; product: Record<string, unknown> }[]; errors: RowError[]; ignored: string[] } {
   const rows = parseCsv(text);
@@ -298,7 +292,7 @@ async function runImport(text: string, signal: AbortSignal, progress: HTMLProgre
   for (let i = 0; i < items.length; i += IMPORT_CHUNK) {
     if (signal.aborted) break;
     const chunk = items.slice(i, i + IMPORT_CHUNK);
-    const res = await api<BatchResult>('/products/batch', {
+    const res = await api<ProductBatchResult>('/products/batch', {
       method: 'POST',
       body: { products: chunk.map((c) => c.product) },
       idempotencyKey: newIdempotencyKey(),
