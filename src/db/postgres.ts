@@ -103,6 +103,14 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         throw asUnavailable(err);
       }
       let broken: Error | undefined;
+      // A checked-out connection that drops between two statements (the server restarted, the
+      // network cut) emits 'error' with no query to reject: without a listener that ended the
+      // process (test/faults/database-outage.test.ts). The statement that follows fails with
+      // the same cause and the connection is discarded at release.
+      const dropped = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', dropped);
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
@@ -116,6 +124,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         }
         throw asUnavailable(err);
       } finally {
+        client.removeListener('error', dropped);
         client.release(broken);
       }
     },
