@@ -41,6 +41,16 @@ export function redactUrl(raw: string): string {
   }
 }
 
+/** What an operator reads for the file system errors DATA_DIR can meet. */
+const FILE_SYSTEM_WHY: Record<string, string> = {
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  ENOTDIR: 'part of the path is a file, not a directory',
+};
+
 interface ErrnoLike {
   code?: unknown;
   syscall?: unknown;
@@ -86,6 +96,14 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
   if (typeof e.severity === 'string' && typeof e.code === 'string') {
     // an error reported by PostgreSQL itself: authentication, missing database, permissions ...
     return `the database refused${where}: ${String(e.message)} (SQLSTATE ${e.code})`;
+  }
+  const path = (e as { path?: unknown }).path;
+  // A file system error in DATA_DIR: from our own files (with its path) or from the embedded
+  // engine's (no path; only when DATA_DIR holds the database).
+  const inDataDir = typeof path === 'string' ? Boolean(env.dataDir && path.startsWith(env.dataDir)) : Boolean(env.dataDir && !env.databaseUrl);
+  if (inDataDir && typeof e.code === 'string' && FILE_SYSTEM_WHY[e.code]) {
+    const on = typeof path === 'string' ? ` on ${path}` : '';
+    return `cannot write DATA_DIR ${env.dataDir}: ${FILE_SYSTEM_WHY[e.code]} (${e.code}${on}); give pricehound a writable directory with free space, or set DATA_DIR to another one`;
   }
   if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && typeof e.message === 'string') return e.message;
   return err instanceof Error ? err.message : String(err);

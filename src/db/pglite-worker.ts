@@ -10,6 +10,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction, types } from '@electric-sql/pglite';
+import { serializeError } from '../threads/protocol.js';
 import { notifyParent, serveThread } from '../threads/serve.js';
 import { PreparedStatements } from './pglite-prepared.js';
 
@@ -24,6 +25,25 @@ export interface EngineMethods {
 }
 
 class RollbackRequested extends Error {}
+
+// The engine's file system errors are objects, not Errors ({ name: 'ErrnoError', errno }), and
+// some surface as rejections nobody awaits (a write behind a query): they end this thread.
+// Thrown again as an Error naming the errno, so the parent's message says what happened.
+process.on('unhandledRejection', (reason) => {
+  throw asError(reason);
+});
+
+/** Emscripten's errno numbers (WASI) of the file system errors DATA_DIR can meet. */
+const ERRNO: Record<number, string> = { 2: 'EACCES', 19: 'EDQUOT', 51: 'ENOSPC', 63: 'EPERM', 69: 'EROFS' };
+
+function asError(reason: unknown): Error {
+  if (reason instanceof Error) return reason;
+  const r = (reason ?? {}) as { name?: unknown; errno?: unknown; code?: unknown };
+  const code = typeof r.code === 'string' ? r.code : typeof r.errno === 'number' ? ERRNO[r.errno] : undefined;
+  const err = new Error(code ? `${code}: the embedded database could not write its files` : `the embedded database failed: ${String(r.name ?? reason)}`);
+  if (code) Object.assign(err, { code });
+  return err;
+}
 
 async function openEngine(dir: string): Promise<EngineMethods> {
   const pg = await PGlite.create(dir, {
@@ -105,5 +125,5 @@ async function openEngine(dir: string): Promise<EngineMethods> {
 
 if (parentPort) {
   const { dir } = workerData as { dir: string };
-  await serveThread(openEngine(dir), { closeAfter: 'close' });
+  await serveThread(openEngine(dir), { closeAfter: 'close', serializeError: (err) => serializeError(asError(err)) });
 }

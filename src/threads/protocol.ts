@@ -26,9 +26,24 @@ export const READY_ID = 0;
 
 /** Keeps what callers look at (code, constraint, detail, ...); functions and objects stay behind. */
 export function serializeError(err: unknown): SerializedError {
-  if (!(err instanceof Error)) return { message: String(err) };
+  if (!(err instanceof Error)) {
+    // Not an Error but an object with fields (the embedded engine's file system errors:
+    // { name: 'ErrnoError', errno, code }): keep its fields, and a message built from them.
+    if (typeof err !== 'object' || err === null) return { message: String(err) };
+    const fields = err as Record<string, unknown>;
+    const message = typeof fields.message === 'string' ? fields.message : typeof fields.code === 'string' ? fields.code : JSON.stringify(primitives(fields));
+    return { ...primitives(fields), message };
+  }
   const out: SerializedError = { message: err.message, name: err.name };
   for (const [k, v] of Object.entries(err)) {
+    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+  }
+  return out;
+}
+
+function primitives(o: Record<string, unknown>): Record<string, string | number | boolean | null> {
+  const out: Record<string, string | number | boolean | null> = {};
+  for (const [k, v] of Object.entries(o)) {
     if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
   }
   return out;
