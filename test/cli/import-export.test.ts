@@ -162,6 +162,20 @@ describe('pricehound import products / export, while the server runs', () => {
     assert.ok(rows.every((x) => x.sku === 'KT-1' && x.product_id === product!.id && x.competitor_id === '' && x.source === 'api'));
     const none = await cli(['export', 'prices', '--sku', 'KT-1', '--from', new Date(Date.now() - 3600_000).toISOString(), '--format', 'jsonl'], env);
     assert.equal(none.stdout, '');
+    // Over two years: the history answers 366 days per request, so the range goes window by window.
+    const old = new Date(Date.now() - 700 * 86_400_000).toISOString();
+    const older = await fetch(`${server.url}/api/v1/prices`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ observations: [{ product_id: product!.id, price: 29, currency: 'EUR', observed_at: old }] }),
+    });
+    assert.equal(older.status, 200);
+    const long = await cli(['export', 'prices', '--sku', 'KT-1', '--from', new Date(Date.now() - 800 * 86_400_000).toISOString()], env);
+    assert.equal(long.code, 0, long.stderr);
+    assert.deepEqual((parse(long.stdout, { columns: true }) as Record<string, string>[]).map((x) => x.price), ['29', '34', '33', '32', '31', '30']);
+    const bad = await cli(['export', 'prices', '--from', 'yesterday'], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--from must be a date and time/);
   });
 });
 

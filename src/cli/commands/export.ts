@@ -60,6 +60,24 @@ function productQuery(values: Record<string, unknown>): URLSearchParams {
   return q;
 }
 
+const DAY_MS = 86_400_000;
+/** The raw history answers at most this span per request (GET /products/{id}/prices). */
+const HISTORY_WINDOW_MS = 366 * DAY_MS;
+
+/** [from, to) cut into spans the history answers, oldest first. */
+function windows(from: Date, to: Date): [Date, Date][] {
+  const out: [Date, Date][] = [];
+  for (let a = from.getTime(); a < to.getTime(); a += HISTORY_WINDOW_MS) out.push([new Date(a), new Date(Math.min(a + HISTORY_WINDOW_MS, to.getTime()))]);
+  return out;
+}
+
+function instant(value: unknown, fallback: Date, option: string, command: string): Date {
+  if (value === undefined) return fallback;
+  const d = new Date(String(value));
+  if (typeof value !== 'string' || Number.isNaN(d.getTime())) throw new UsageError(`${option} must be a date and time (RFC 3339), got "${String(value)}"`, command);
+  return d;
+}
+
 /** Every page of a list endpoint, one request (one bounded page) at a time. */
 async function* pages<T>(api: AccountApi, path: string, query: URLSearchParams): AsyncGenerator<T[]> {
   let cursor: string | null = null;
@@ -155,18 +173,22 @@ Options:
 ${COMMON_HELP}
 `,
   async run(values) {
+    // One `to` for the whole run: left to each request, the default range would move while the pages are read.
+    const to = instant(values.to, new Date(), '--to', this.name);
+    const from = instant(values.from, new Date(to.getTime() - 30 * DAY_MS), '--from', this.name);
+    if (from >= to) throw new UsageError('--from must be before --to', this.name);
     return exportRows(values, this.name, PRICE_COLUMNS, async function* (api) {
       const productQ = productQuery(values);
       productQ.set('limit', '100');
-      // One `to` for the whole run: left to each request, the default range would move while the pages are read.
-      const historyQ = new URLSearchParams({ interval: 'raw', limit: '1000', to: typeof values.to === 'string' ? values.to : new Date().toISOString() });
-      if (typeof values.from === 'string') historyQ.set('from', values.from);
-      if (typeof values.competitor === 'string') historyQ.set('competitor_id', values.competitor);
       for await (const products of pages<Item>(api, '/products', productQ)) {
         for (const product of products) {
-          // The history's items leave out the product they are the history of.
-          for await (const observations of pages<Item>(api, `/products/${String(product.id)}/prices`, historyQ)) {
-            yield observations.map((o) => ({ ...o, product_id: product.id, sku: product.sku ?? null }));
+          for (const [start, end] of windows(from, to)) {
+            const historyQ = new URLSearchParams({ interval: 'raw', limit: '1000', from: start.toISOString(), to: end.toISOString() });
+            if (typeof values.competitor === 'string') historyQ.set('competitor_id', values.competitor);
+            // The history's items leave out the product they are the history of.
+            for await (const observations of pages<Item>(api, `/products/${String(product.id)}/prices`, historyQ)) {
+              yield observations.map((o) => ({ ...o, product_id: product.id, sku: product.sku ?? null }));
+            }
           }
         }
       }
