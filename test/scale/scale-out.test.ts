@@ -173,6 +173,13 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
       const dueAgain = Date.parse(patched[i]!.updated_at);
       assert.ok(first < dueAgain && second >= dueAgain - 1, `listing ${i}: one check before the change, one after`);
     }
+    // And nothing more is due: the next check is one new interval (plus jitter) after the second.
+    const after = await Promise.all(listings.map((l, i) => ok<{ status: string; next_check_at: string; last_checked_at: string }>(200, url(i), h, 'GET', `/listings/${l.id}`)));
+    for (const [i, l] of after.entries()) {
+      assert.equal(l.status, 'ok');
+      const gap = (Date.parse(l.next_check_at) - Date.parse(l.last_checked_at)) / 1000;
+      assert.ok(gap >= 600 - 1 && gap <= 660 + 1, `listing ${i}: next check ${gap} s after the last`);
+    }
     assert.deepEqual(
       Array.from({ length: n }, (_, i) => site.hits(pagePath(i))).filter((x) => x !== 2),
       [],
