@@ -120,7 +120,9 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
 
   it('one rate limit across the API processes: a free key gets exactly its plan’s successes, then the spec’s 429', T, async () => {
     // The window is the UTC hour: it must not turn over in the middle (test/helpers/clock.ts).
-    await clearOfHourBoundary();
+    // The requests take about 5 s on a loaded machine: half a minute clear is enough, and waits
+    // at most that long (the default two minutes would overrun the test's timeout).
+    await clearOfHourBoundary(30);
     const limit = PLANS.free;
     const extra = 200;
     const t0 = Date.now();
