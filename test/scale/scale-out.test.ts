@@ -118,6 +118,34 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
     await storage?.cleanup();
   });
 
+  /**
+   * Each of `events` arrives exactly once at each endpoint (and nothing else does), and each
+   * endpoint's delivery log holds exactly one attempt per event, a success.
+   */
+  async function assertDeliveredOnce(h: Record<string, string>, endpoints: { id: string; path: string }[], events: Set<string>): Promise<void> {
+    const hook = (p: string) => `/hook${p}`;
+    const mine = new Set(endpoints.map((e) => hook(e.path)));
+    await rx.until((r) => new Set(r.filter((x) => mine.has(x.path)).map((x) => `${x.path} ${String(x.headers['webhook-id'])}`)).size >= events.size * endpoints.length, 60_000);
+    for (const [i, ep] of endpoints.entries()) {
+      const got = tally(rx.received.filter((r) => r.path === hook(ep.path)).map((r) => String(r.headers['webhook-id'])));
+      assert.deepEqual([...got.keys()].filter((id) => !events.has(id)), [], `${ep.path}: nothing invented`);
+      assert.equal(got.size, events.size, `${ep.path}: every event arrived`);
+      assert.deepEqual([...got].filter(([, k]) => k !== 1), [], `${ep.path}: each arrived once`);
+      // The receiver has every answer; the log records them in groups a moment later (there is no
+      // event to await for that write but the log itself).
+      let log: { event_id: string; status: string }[];
+      for (const deadline = Date.now() + 20_000; ; await wait(100)) {
+        log = await all(url(i), h, `/webhooks/${ep.id}/deliveries`);
+        if (log.length >= events.size && log.every((d) => d.status !== 'pending')) break;
+        assert.ok(Date.now() < deadline, `${ep.path}: the log records every attempt (${log.filter((d) => d.status !== 'pending').length} of ${events.size})`);
+      }
+      assert.deepEqual(tally(log.map((d) => d.status)), new Map([['succeeded', events.size]]), `${ep.path}: one attempt per event, each a success`);
+      const succeeded = tally(log.map((d) => d.event_id));
+      assert.equal(succeeded.size, events.size);
+      assert.ok([...succeeded.keys()].every((id) => events.has(id)));
+    }
+  }
+
   it('one rate limit across the API processes: a free key gets exactly its plan’s successes, then the spec’s 429', T, async () => {
     // The window is the UTC hour: it must not turn over in the middle (test/helpers/clock.ts).
     // The requests take about 5 s on a loaded machine: half a minute clear is enough, and waits
@@ -146,34 +174,45 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
   it('every due check done exactly once per due time by the two workers', T, async () => {
     const h = keys.checks;
     const n = 45;
-    const product = await ok<{ id: string }>(201, url(0), h, 'POST', '/products', { name: 'Scale kettle', base_price: 40, currency: 'EUR' });
-    const pagePath = (i: number) => `/pages/jsonld-basic.html?scale=${i}`;
+    // The account's events go to a webhook too: the checks' events are written by the workers.
+    const endpoint = await ok<{ id: string }>(201, url(0), h, 'POST', '/webhooks', { url: `${rx.url}/checks` });
+    // A product per listing: each is its own price series, so each second check is a price change.
+    const batch = await ok<{ data: { product: { id: string } }[] }>(200, url(0), h, 'POST', '/products/batch', {
+      products: Array.from({ length: n }, (_, i) => ({ name: `Scale kettle ${i}`, base_price: 40, currency: 'EUR' })),
+    });
+    const products = batch.data.map((r) => r.product.id);
+    // Round 1 finds 19.99 USD in stock, round 2 (another page) 249.00 USD out of stock.
+    const pagePath = (round: 1 | 2, i: number) => `/pages/${round === 1 ? 'jsonld-basic' : 'jsonld-out-of-stock'}.html?scale=${i}`;
     const finished = (ids: Set<string>) => (l: LogLine) => l.msg === 'check finished' && ids.has(String(l.listing_id));
     const t0 = Date.now();
 
     // Round 1: new listings are due at once; created through all three API processes.
     const listings = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        ok<{ id: string }>(201, url(i), h, 'POST', '/listings', { product_id: product.id, url: site.url + pagePath(i), check_interval_seconds: 300 }),
+        ok<{ id: string }>(201, url(i), h, 'POST', '/listings', { product_id: products[i], url: site.url + pagePath(1, i), check_interval_seconds: 300 }),
       ),
     );
     const ids = new Set(listings.map((l) => l.id));
     await waitForLogsAcross(workers, n, finished(ids));
 
-    // Round 2: a new interval makes each listing due again at once (docs/MONITORING.md).
+    // Round 2: a new URL and interval make each listing due again at once (docs/MONITORING.md).
     const patched = await Promise.all(
-      listings.map((l, i) => ok<{ updated_at: string }>(200, url(i + 1), h, 'PATCH', `/listings/${l.id}`, { check_interval_seconds: 600 })),
+      listings.map((l, i) =>
+        ok<{ updated_at: string }>(200, url(i + 1), h, 'PATCH', `/listings/${l.id}`, { url: site.url + pagePath(2, i), check_interval_seconds: 600 }),
+      ),
     );
     await waitForLogsAcross(workers, 2 * n, finished(ids));
     const ms = Date.now() - t0;
 
-    const perListing = await Promise.all(listings.map((l, i) => all<{ started_at: string; ok: boolean }>(url(i + 2), h, `/listings/${l.id}/checks`)));
+    const perListing = await Promise.all(
+      listings.map((l, i) => all<{ started_at: string; price: number | null }>(url(i + 2), h, `/listings/${l.id}/checks`)),
+    );
     for (const [i, checks] of perListing.entries()) {
       assert.equal(checks.length, 2, `listing ${i}: one check per due time`);
-      assert.ok(checks.every((c) => c.ok), `listing ${i}: both checks found the price`);
-      const [first, second] = checks.map((c) => Date.parse(c.started_at)).sort((p, q) => p - q) as [number, number];
+      const [first, second] = checks.map((c) => ({ at: Date.parse(c.started_at), price: c.price })).sort((p, q) => p.at - q.at) as [{ at: number; price: number }, { at: number; price: number }];
       const dueAgain = Date.parse(patched[i]!.updated_at);
-      assert.ok(first < dueAgain && second >= dueAgain - 1, `listing ${i}: one check before the change, one after`);
+      assert.ok(first.at < dueAgain && second.at >= dueAgain - 1, `listing ${i}: one check before the change, one after`);
+      assert.deepEqual([first.price, second.price], [19.99, 249], `listing ${i}: each check read its page`);
     }
     // And nothing more is due: the next check is one new interval (plus jitter) after the second.
     const after = await Promise.all(listings.map((l, i) => ok<{ status: string; next_check_at: string; last_checked_at: string }>(200, url(i), h, 'GET', `/listings/${l.id}`)));
@@ -183,14 +222,19 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
       assert.ok(gap >= 600 - 1 && gap <= 660 + 1, `listing ${i}: next check ${gap} s after the last`);
     }
     assert.deepEqual(
-      Array.from({ length: n }, (_, i) => site.hits(pagePath(i))).filter((x) => x !== 2),
+      Array.from({ length: n }, (_, i) => [site.hits(pagePath(1, i)), site.hits(pagePath(2, i))]).filter(([a, b]) => a !== 1 || b !== 1),
       [],
-      'the site saw each page twice',
+      'the site saw each page once',
     );
+    const events = await all<{ id: string; type: string }>(url(1), h, '/events');
+    await assertDeliveredOnce(h, [{ id: endpoint.id, path: '/checks' }], new Set(events.map((e) => e.id)));
+    const types = tally(events.map((e) => e.type));
+    assert.equal(types.get('price.changed'), n, 'each second check saw a new price');
+    assert.equal(types.get('stock.changed'), n, 'and the stock state move');
     const perWorker = workers.map((w) => w.logs.filter(finished(ids)).length);
     assert.equal(perWorker[0]! + perWorker[1]!, 2 * n);
     assert.ok(perWorker.every((x) => x > 0), `both workers checked: ${perWorker.join(' + ')}`);
-    console.log(`# checks: ${n} listings x 2 due times in ${ms} ms, per worker ${perWorker.join(' + ')}`);
+    console.log(`# checks: ${n} listings x 2 due times in ${ms} ms, per worker ${perWorker.join(' + ')}; events delivered once: ${JSON.stringify(Object.fromEntries(types))}`);
   });
 
   it('every webhook delivered: each event succeeds exactly once per endpoint in the delivery log', T, async () => {
@@ -211,27 +255,7 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
 
     const events = new Set((await all<{ id: string }>(url(2), h, '/events')).map((e) => e.id));
     assert.equal(events.size, 150, 'one event per write');
-    const hook = (p: string) => `/hook${p}`;
-    await rx.until((r) => new Set(r.map((x) => `${x.path} ${String(x.headers['webhook-id'])}`)).size >= events.size * paths.length, 60_000);
-
-    for (const [i, ep] of endpoints.entries()) {
-      const got = tally(rx.received.filter((r) => r.path === hook(paths[i]!)).map((r) => String(r.headers['webhook-id'])));
-      assert.deepEqual([...got.keys()].filter((id) => !events.has(id)), [], `${paths[i]}: nothing invented`);
-      assert.equal(got.size, events.size, `${paths[i]}: every event arrived`);
-      assert.deepEqual([...got].filter(([, k]) => k !== 1), [], `${paths[i]}: each arrived once`);
-      // The receiver has every answer; the log records them in groups a moment later (there is no
-      // event to await for that write but the log itself).
-      let log: { event_id: string; status: string }[];
-      for (const deadline = Date.now() + 20_000; ; await wait(100)) {
-        log = await all(url(i), h, `/webhooks/${ep.id}/deliveries`);
-        if (log.length >= events.size && log.every((d) => d.status !== 'pending')) break;
-        assert.ok(Date.now() < deadline, `${paths[i]}: the log records every attempt (${log.filter((d) => d.status !== 'pending').length} of ${events.size})`);
-      }
-      assert.deepEqual(tally(log.map((d) => d.status)), new Map([['succeeded', events.size]]), `${paths[i]}: one attempt per event, each a success`);
-      const succeeded = tally(log.map((d) => d.event_id));
-      assert.equal(succeeded.size, events.size);
-      assert.ok([...succeeded.keys()].every((id) => events.has(id)));
-    }
+    await assertDeliveredOnce(h, endpoints.map((ep, i) => ({ id: ep.id, path: paths[i]! })), events);
     console.log(`# webhooks: ${events.size} events x ${paths.length} endpoints delivered and logged in ${Date.now() - t0} ms`);
   });
 
