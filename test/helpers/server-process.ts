@@ -12,14 +12,22 @@ export interface LogLine {
   [k: string]: unknown;
 }
 
-export interface ServerProcess {
+/** A pricehound process whose JSON log lines are collected. */
+export interface LoggedProcess {
   proc: ChildProcess;
-  url: string;
   logs: LogLine[];
   /** Resolves with the first log line (past or future) that matches. */
   waitForLog(match: (l: LogLine) => boolean): Promise<LogLine>;
+  /** Resolves once `n` log lines (past and future) match, with them. */
+  waitForLogs(n: number, match: (l: LogLine) => boolean): Promise<LogLine[]>;
+  /** Calls `fn` with every log line from now on, until the returned function is called. */
+  onLog(fn: (l: LogLine) => void): () => void;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface ServerProcess extends LoggedProcess {
+  url: string;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -34,14 +42,14 @@ export function runCli(args: string[], env: Record<string, string>): ChildProces
 }
 
 /**
- * Starts a real server process on a free port and resolves once it logs that it listens
- * (killing it and rejecting if it has not within a minute). Its JSON log lines are collected in
- * `logs`; LOG_LEVEL must stay at info or lower for the "listening" line to appear.
+ * Runs `pricehound ARGS` from source, collecting its JSON log lines. A waiter is rejected when the
+ * process exits before its lines came.
  */
-export async function spawnServer(env: Record<string, string>, args: string[] = ['start']): Promise<ServerProcess> {
-  const proc = runCli(args, { PORT: '0', HOST: '127.0.0.1', ...env });
+export function spawnLogged(args: string[], env: Record<string, string>): LoggedProcess {
+  const proc = runCli(args, env);
   const logs: LogLine[] = [];
-  const waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  const waiters: { n: number; match: (l: LogLine) => boolean; found: LogLine[]; resolve: (l: LogLine[]) => void }[] = [];
+  const listeners = new Set<(l: LogLine) => void>();
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -53,41 +61,91 @@ export async function spawnServer(env: Record<string, string>, args: string[] = 
     }
     logs.push(parsed);
     for (const w of [...waiters]) {
-      if (w.match(parsed)) {
+      if (!w.match(parsed)) continue;
+      w.found.push(parsed);
+      if (w.found.length >= w.n) {
         waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(parsed);
+        w.resolve(w.found);
       }
     }
+    for (const fn of [...listeners]) fn(parsed);
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     proc.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const waitForLog = (match: (l: LogLine) => boolean) => {
-    const found = logs.find(match);
-    if (found) return Promise.resolve(found);
-    return new Promise<LogLine>((resolve, reject) => {
-      waiters.push({ match, resolve });
-      void exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before the log line; stderr: ${stderr}`)));
+  const waitForLogs = (n: number, match: (l: LogLine) => boolean) => {
+    const found = logs.filter(match);
+    if (found.length >= n) return Promise.resolve(found);
+    return new Promise<LogLine[]>((resolve, reject) => {
+      waiters.push({ n, match, found, resolve });
+      void exited.then(({ code, signal }) => reject(new Error(`${args.join(' ')} exited (${code ?? signal}) before the log lines; stderr: ${stderr}`)));
     });
   };
-  // A server that never says it listens (wrong LOG_LEVEL, a hang) must not hang the suite.
-  const startTimeout = setTimeout(() => proc.kill('SIGKILL'), START_TIMEOUT_MS);
-  let listening: LogLine;
-  try {
-    listening = await waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'));
-  } finally {
-    clearTimeout(startTimeout);
-  }
-  const url = String(listening.msg).replace('Server listening at ', '');
   return {
     proc,
-    url,
     logs,
-    waitForLog,
+    waitForLog: async (match) => (await waitForLogs(1, match))[0]!,
+    waitForLogs,
+    onLog(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       return exited;
     },
   };
+}
+
+/** Resolves once the process logs `ready`, killing it and rejecting if it has not within a minute. */
+async function started(p: LoggedProcess, ready: (l: LogLine) => boolean): Promise<LogLine> {
+  // A process that never says it is ready (wrong LOG_LEVEL, a hang) must not hang the suite.
+  const startTimeout = setTimeout(() => p.proc.kill('SIGKILL'), START_TIMEOUT_MS);
+  try {
+    return await p.waitForLog(ready);
+  } finally {
+    clearTimeout(startTimeout);
+  }
+}
+
+/**
+ * Starts a real server process on a free port and resolves once it logs that it listens
+ * (killing it and rejecting if it has not within a minute). Its JSON log lines are collected in
+ * `logs`; LOG_LEVEL must stay at info or lower for the "listening" line to appear.
+ */
+export async function spawnServer(env: Record<string, string>, args: string[] = ['start']): Promise<ServerProcess> {
+  const p = spawnLogged(args, { PORT: '0', HOST: '127.0.0.1', ...env });
+  const listening = await started(p, (l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'));
+  return { ...p, url: String(listening.msg).replace('Server listening at ', '') };
+}
+
+/** `pricehound worker` (PostgreSQL only), resolved once it logs that it is ready. */
+export async function spawnWorker(env: Record<string, string>): Promise<LoggedProcess> {
+  const p = spawnLogged(['worker'], env);
+  await started(p, (l) => l.msg === 'pricehound worker ready');
+  return p;
+}
+
+/** Resolves once `n` log lines (past and future) that match have come from `procs` together; rejects if one exits first. */
+export function waitForLogsAcross(procs: LoggedProcess[], n: number, match: (l: LogLine) => boolean): Promise<LogLine[]> {
+  const found = procs.flatMap((p) => p.logs.filter(match));
+  if (found.length >= n) return Promise.resolve(found);
+  return new Promise((resolve, reject) => {
+    const offs = procs.map((p) =>
+      p.onLog((l) => {
+        if (!match(l)) return;
+        found.push(l);
+        if (found.length < n) return;
+        for (const off of offs) off();
+        resolve(found);
+      }),
+    );
+    for (const p of procs) {
+      void p.exited.then(({ code, signal }) => {
+        for (const off of offs) off();
+        reject(new Error(`a process exited (${code ?? signal}) with ${found.length} of ${n} log lines`));
+      });
+    }
+  });
 }

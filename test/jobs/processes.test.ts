@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
@@ -11,67 +8,13 @@ import type { Database } from '../../src/db/types.js';
 import { notifyListingsDue } from '../../src/checks/leases.js';
 import { cli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
-import { type LogLine, runCli, spawnServer } from '../helpers/server-process.js';
+import { type LoggedProcess, type LogLine, spawnLogged, spawnServer, waitForLogsAcross } from '../helpers/server-process.js';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/server.js';
 import { insertListings, MONITORING_ENV } from './support.js';
 
 /** Real processes: `pricehound worker` (PostgreSQL), and the worker inside `pricehound start`. */
 
 const T = { timeout: 120_000 };
-
-interface WorkerProcess {
-  proc: ChildProcess;
-  logs: LogLine[];
-  /** Resolves once `n` lines (past and future) match. */
-  waitForLogs(n: number, match: (l: LogLine) => boolean): Promise<LogLine[]>;
-  /** Called with every log line as it comes. */
-  onLog(fn: (l: LogLine) => void): void;
-  exited: Promise<number | null>;
-}
-
-/** `pricehound ARGS` from source, its JSON log lines collected. */
-function spawnLogged(args: string[], env: Record<string, string>): WorkerProcess {
-  const proc = runCli(args, env);
-  const logs: LogLine[] = [];
-  const waiters: { n: number; match: (l: LogLine) => boolean; resolve: (l: LogLine[]) => void }[] = [];
-  const listeners: ((l: LogLine) => void)[] = [];
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = once(proc, 'exit').then(([code]) => code as number | null);
-  const settle = () => {
-    for (const w of [...waiters]) {
-      const found = logs.filter(w.match);
-      if (found.length >= w.n) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(found);
-      }
-    }
-  };
-  readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-    let parsed: LogLine;
-    try {
-      parsed = JSON.parse(line) as LogLine;
-    } catch {
-      parsed = { msg: line };
-    }
-    logs.push(parsed);
-    settle();
-    for (const fn of listeners) fn(parsed);
-  });
-  return {
-    proc,
-    logs,
-    exited,
-    onLog: (fn) => listeners.push(fn),
-    waitForLogs(n, match) {
-      return new Promise((resolve, reject) => {
-        waiters.push({ n, match, resolve });
-        settle();
-        void exited.then((code) => reject(new Error(`process exited (${code}) first; stderr: ${stderr}`)));
-      });
-    },
-  };
-}
 
 const isReady = (l: LogLine) => l.msg === 'pricehound worker ready';
 const isCheck = (l: LogLine) => l.msg === 'check finished';
@@ -95,7 +38,7 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
   let db: Database;
   let site: FixtureSite;
   let account: { accountId: string; productId: string };
-  const workers: WorkerProcess[] = [];
+  const workers: LoggedProcess[] = [];
 
   before(async () => {
     storage = await testStorage();
@@ -130,17 +73,7 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
     await notifyListingsDue(db);
 
     // Every check is logged (at debug) by the process that ran it.
-    const done = () => workers.reduce((n, w) => n + w.logs.filter(isCheck).length, 0);
-    await new Promise<void>((resolve, reject) => {
-      const onLine = () => {
-        if (done() >= 200) resolve();
-      };
-      for (const w of workers) {
-        w.onLog(onLine);
-        void w.exited.then((code) => reject(new Error(`a worker exited (${code})`)));
-      }
-      onLine();
-    });
+    await waitForLogsAcross(workers, 200, isCheck);
 
     const perWorker = workers.map((w) => w.logs.filter(isCheck).length);
     const checks = await db.query<{ listing_id: string; n: number }>(
@@ -166,7 +99,7 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
     assert.ok(perWorker.every((n) => n > 0), `both workers took a share: ${perWorker.join(' + ')}`);
 
     for (const w of workers) w.proc.kill('SIGTERM');
-    assert.deepEqual(await Promise.all(workers.map((w) => w.exited)), [0, 0]);
+    assert.deepEqual(await Promise.all(workers.map(async (w) => (await w.exited).code)), [0, 0]);
   });
 
   it('SIGTERM during a check: the worker gives the listing back, due at once, and exits 0', T, async () => {
@@ -178,7 +111,7 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
     await notifyListingsDue(db);
     await arrived;
     w.proc.kill('SIGTERM');
-    assert.equal(await w.exited, 0);
+    assert.equal((await w.exited).code, 0);
     site.release('sigterm');
     const r = await db.query<{ locked_by: string | null; due: boolean; status: string; n: number }>(
       `select locked_by, next_check_at <= now() as due, status, (select count(*)::int from listing_checks where listing_id = $1) as n

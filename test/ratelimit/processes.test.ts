@@ -5,6 +5,7 @@ import type { Plan } from '../../src/auth/plans.js';
 import { loadConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
+import { pool } from '../helpers/pool.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { assertSpec429, inOneHour, nextHour, rateHeaders } from './support.js';
@@ -40,21 +41,6 @@ async function get(base: string, path: string, headers: Record<string, string>):
   const res = await fetch(base + path, { headers });
   const body = await res.text();
   return { status: res.status, headers: Object.fromEntries(res.headers), body, sent, received: Date.now() };
-}
-
-/** Runs `count` calls of `fn(i)` with at most `concurrency` in flight. */
-async function pool<T>(count: number, concurrency: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const i = next++;
-        out[i] = await fn(i);
-      }
-    }),
-  );
-  return out;
 }
 
 const as429 = (a: Answer) => ({ statusCode: a.status, headers: a.headers, body: a.body });

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { UNRECORDED_MAX } from '../../src/webhooks/delivery/worker.js';
 import { createKeyWithCli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
-import { runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import { type LoggedProcess, type ServerProcess, spawnServer, spawnWorker } from '../helpers/server-process.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 /**
@@ -17,26 +15,6 @@ import { startReceiver, type Receiver } from './receiver.js';
 
 const T = { timeout: 180_000 };
 const ENV = { ALLOW_LOOPBACK_TARGETS: 'true', WEBHOOK_TIMEOUT: '1s', WEBHOOK_RETRY_SCHEDULE: '50,50,50,50,50,50,50,50,50,50', WEBHOOK_RETRY_JITTER_PERCENT: '0' };
-
-interface Worker {
-  proc: ChildProcess;
-  exited: Promise<unknown>;
-}
-
-/** `pricehound worker`, resolved once it says it is ready. */
-async function spawnWorker(env: Record<string, string>): Promise<Worker> {
-  const proc = runCli(['worker'], env);
-  const exited = once(proc, 'exit');
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (line.includes('"pricehound worker ready"')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited before it was ready: ${stderr}`)));
-  });
-  return { proc, exited };
-}
 
 async function api(base: string, headers: Record<string, string>, method: string, path: string, body?: object): Promise<{ status: number; json: unknown }> {
   const res = await fetch(`${base}/api/v1${path}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
@@ -96,7 +74,7 @@ describe('webhook delivery across processes', () => {
     const pg = usingPostgres();
     const serverA: ServerProcess = await spawnServer(env, [pg ? 'serve' : 'start']);
     procs.push(serverA);
-    let workerA: Worker | undefined;
+    let workerA: LoggedProcess | undefined;
     if (pg) {
       workerA = await spawnWorker(env);
       procs.push({ stop: async () => workerA!.proc.kill('SIGKILL') });
