@@ -32,6 +32,7 @@ export const CANDIDATE_SOURCES = [
   'platform:woocommerce',
   'platform:magento',
   'platform:bigcommerce',
+  'visible',
 ] as const satisfies readonly CandidateSource[];
 // Fails to compile when the extractor gains a source this list lacks.
 const _allSources: (typeof CANDIDATE_SOURCES)[number] = '' as CandidateSource;
