@@ -163,7 +163,7 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     const seen = vis.availability;
     availability = stated ?? seen?.value ?? 'unknown';
     if (stated && seen?.strong && seen.value !== stated) {
-      notes.push(`the page says ${seen.value.replace('_', ' ')} (${seen.why}) although the structured data says ${stated.replace('_', ' ')}; chose what the page says`);
+      notes.push(`the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`);
       availability = seen.value;
     }
   } else {

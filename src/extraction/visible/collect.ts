@@ -41,7 +41,8 @@ export interface VisibleNode {
   marks: number;
   /** Marks of the nearest price-marked ancestors (up to three levels up). */
   boxMarks: number;
-  path: string;
+  /** CSS path to the element (computed when read). */
+  readonly path: string;
   tag: string;
   /** A captured element (text filled when it closes), or a text node's text. */
   el?: Captured;
@@ -49,11 +50,21 @@ export interface VisibleNode {
   disabled?: boolean;
   /** A button whose class, id or form marks it as the add-to-cart button (else its label decides). */
   buy?: boolean;
-  /** Texts of the two nearest blocks around the node, innermost first, for the evidence snippet (filled at close). */
-  around: Array<{ text: string }>;
+  /** The two nearest blocks around the node, innermost first: ranges of VisibleScan.chunks, for the evidence snippet. */
+  around: Block[];
+  /** Index in VisibleScan.chunks where the node starts. */
+  at: number;
+}
+
+/** A block element's text: chunks[start, end) of VisibleScan.chunks (end set when it closes). */
+export interface Block {
+  start: number;
+  end: number;
 }
 
 export interface VisibleScan {
+  /** The page's visible text pieces, in order, with a space at block boundaries. */
+  chunks: string[];
   prices: VisibleNode[];
   stock: VisibleNode[];
   buttons: VisibleNode[];
@@ -67,21 +78,24 @@ interface VFrame {
   nth: number;
   ctx: number;
   marks: number;
-  kids?: Map<string, number>;
-  /** Open block collecting text for snippets of the nodes inside it. */
-  around?: { parts: string[]; length: number; box: { text: string } };
+  /** Element children opened so far (for :nth-child). */
+  kids: number;
+  block?: Block;
 }
 
 const MAX_PRICES = 300;
+/** Prices in headers, carts and carousels kept (to be listed as ignored); the rest are not read at all. */
+const MAX_OUTSIDE = 6;
+const C_OUTSIDE = C_CHROME | C_CART | C_OTHERS;
 const MAX_STOCK = 20;
 const MAX_BUTTONS = 20;
-const MAX_SNIPPET = 240;
+const MAX_CHUNKS = 20_000;
 
 // Class and id words, matched on "class id" lower-cased with camelCase split ("oldPrice" -> "old-price").
 const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
 const CURRENT_WORD = /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo)(?![a-z]{2})/;
 const OLD_WORD =
-  /(?<![a-z])(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|before|original|retail|list|streich|barre|ancien|tachado|anterior|previous|reference|regular-price-old)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))/;
+  /(?<![a-z])(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference)-?(?:price|preis|prix|precio))/;
 const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
 const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
 const CART_TOKEN =
@@ -96,7 +110,50 @@ const BUY_WORD = /add[-_ ]?to[-_ ]?(?:cart|bag|basket)|addtocart|buy[-_]?now|buy
 
 function words(cls: string | undefined, id: string | undefined): string {
   const s = `${cls ?? ''} ${id ?? ''}`;
-  return s.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+  return (/[A-Z]/.test(s) ? s.replace(/([a-z])([A-Z])/g, '$1-$2') : s).toLowerCase();
+}
+
+const K_PRICE = 1;
+const K_OLD = 2;
+const K_CURRENT = 4;
+const K_HIDDEN = 8;
+const K_CHROME = 16;
+const K_CART = 32;
+const K_OTHERS = 64;
+const K_TERMS = 128;
+const K_MAINLIKE = 256;
+const K_FORM = 512;
+const K_STOCK = 1024;
+const K_BUY = 2048;
+const K_BADGE = 4096;
+
+/** What an element's class and id say; pages repeat the same few hundred class strings, so it is cached. */
+const classCache = new Map<string, number>();
+function classKinds(cls: string | undefined, id: string | undefined): number {
+  const key = id === undefined ? (cls ?? '') : `${cls ?? ''}\u0000${id}`;
+  const had = classCache.get(key);
+  if (had !== undefined) return had;
+  const w = words(cls, id);
+  let k = 0;
+  if (PRICE_WORD.test(w)) k |= K_PRICE;
+  if (OLD_WORD.test(w)) k |= K_OLD;
+  else if (k & K_PRICE && CURRENT_WORD.test(w)) k |= K_CURRENT;
+  if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden)(?=\s|$)/.test(w)) k |= K_HIDDEN;
+  for (const token of w.split(/\s+/)) {
+    if (CHROME_TOKEN.test(token)) k |= K_CHROME;
+    if (CART_TOKEN.test(token)) k |= K_CART;
+  }
+  const mainlike = MAINLIKE_WORD.test(w);
+  if (mainlike) k |= K_MAINLIKE;
+  else if (OTHERS_WORD.test(w)) k |= K_OTHERS;
+  if (TERMS_WORD.test(w)) k |= K_TERMS;
+  if (/add-?to-?cart|product-form|cart-form|buy-form|product_addtocart/.test(w)) k |= K_FORM;
+  if (STOCK_WORD.test(w)) k |= K_STOCK;
+  if (BUY_WORD.test(w)) k |= K_BUY;
+  if (/badge|label--|tag--/.test(w)) k |= K_BADGE;
+  if (classCache.size > 10_000) classCache.clear();
+  classCache.set(key, k);
+  return k;
 }
 
 function segment(f: VFrame): string {
@@ -104,10 +161,11 @@ function segment(f: VFrame): string {
   if (id && /^[A-Za-z][\w-]*$/.test(id)) return `#${id}`;
   const cls = (f.attrs.class ?? '').trim().split(/\s+/)[0];
   const c = cls && /^[A-Za-z_][\w-]*$/.test(cls) ? `.${cls}` : '';
-  return `${f.tag}${c}:nth-of-type(${f.nth})`;
+  return `${f.tag}${c}:nth-child(${f.nth})`;
 }
 
 export interface Collector {
+  /** `capture` captures the element being opened (the scanner's capture of it). */
   open(tag: string, attrs: Attrs, cls: string | undefined, id: string | undefined, capture: () => Captured): void;
   text(data: string): void;
   close(): void;
@@ -119,41 +177,49 @@ const DIGIT = /\d/;
 const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾zł]|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
 
 export function createCollector(): Collector {
-  const result: VisibleScan = { prices: [], stock: [], buttons: [] };
+  const chunks: string[] = [];
+  const result: VisibleScan = { chunks, prices: [], stock: [], buttons: [] };
   const stack: VFrame[] = [];
-  const rootKids = new Map<string, number>();
+  let rootKids = 0;
   let uid = 0;
   let seq = 0;
+  let outside = 0;
+  const room = (ctx: number): boolean => result.prices.length < MAX_PRICES && (!(ctx & C_OUTSIDE) || outside++ < MAX_OUTSIDE);
 
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
     for (let i = stack.length - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
     const around = nearestBlocks();
+    const frames = stack.slice();
+    let memo: string | undefined;
     return {
       seq: seq,
       chain: stack.map((s) => s.uid),
       ctx: f.ctx,
       marks: f.marks,
       boxMarks,
-      path: cssPath(),
+      get path(): string {
+        return (memo ??= cssPath(frames));
+      },
       tag: f.tag,
       around,
+      at: chunks.length,
       ...extra,
     };
   };
-  const nearestBlocks = (): Array<{ text: string }> => {
-    const out: Array<{ text: string }> = [];
+  const nearestBlocks = (): Block[] => {
+    const out: Block[] = [];
     for (let i = stack.length - 1; i >= 0 && out.length < 2; i--) {
-      const a = (stack[i] as VFrame).around;
-      if (a) out.push(a.box);
+      const b = (stack[i] as VFrame).block;
+      if (b) out.push(b);
     }
     return out;
   };
   // From the nearest ancestor with an id, else from <body>.
-  const cssPath = (): string => {
+  const cssPath = (frames: readonly VFrame[]): string => {
     const parts: string[] = [];
-    for (let i = stack.length - 1; i >= 0; i--) {
-      const f = stack[i] as VFrame;
+    for (let i = frames.length - 1; i >= 0; i--) {
+      const f = frames[i] as VFrame;
       if (f.tag === 'body' || f.tag === 'html') {
         parts.push(f.tag);
         break;
@@ -169,9 +235,7 @@ export function createCollector(): Collector {
     result,
     open(tag, attrs, cls, id, capture) {
       const parent = stack[stack.length - 1];
-      const kids = parent ? (parent.kids ??= new Map()) : rootKids;
-      const nth = (kids.get(tag) ?? 0) + 1;
-      kids.set(tag, nth);
+      const nth = parent ? ++parent.kids : ++rootKids;
       let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
       if (parent && parent.ctx & (C_PRICEBOX | C_OLDBOX)) ctx |= parent.ctx & (C_PRICEBOX | C_OLDBOX);
       let marks = 0;
@@ -181,7 +245,7 @@ export function createCollector(): Collector {
       else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
       else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
       else if ((tag === 'header' || tag === 'footer' || tag === 'nav') && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
-      else if (tag === 'aside' && !MAINLIKE_WORD.test(words(cls, id))) ctx |= C_OTHERS;
+      else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS;
       if (attrs.hidden !== undefined || attrs['aria-hidden'] === 'true') ctx |= C_HIDDEN;
       const style = attrs.style;
       if (style) {
@@ -196,24 +260,18 @@ export function createCollector(): Collector {
 
       const itemprop = attrs.itemprop;
       const label = attrs['aria-label'];
-      if (cls || id) {
-        const w = words(cls, id);
-        if (PRICE_WORD.test(w)) marks |= M_PRICE;
-        if (OLD_WORD.test(w)) marks |= M_OLD;
-        else if (marks & M_PRICE && CURRENT_WORD.test(w)) marks |= M_CURRENT;
-        if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden)(?=\s|$)/.test(w)) ctx |= C_HIDDEN;
-        for (const token of w.split(/\s+/)) {
-          if (CHROME_TOKEN.test(token) && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
-          if (CART_TOKEN.test(token) && tag !== 'form') ctx |= C_CART;
-        }
-        if (OTHERS_WORD.test(w) && !MAINLIKE_WORD.test(w)) ctx |= C_OTHERS;
-        if (TERMS_WORD.test(w)) ctx |= C_TERMS;
-        if (MAINLIKE_WORD.test(w)) ctx |= C_MAINLIKE;
-        if (tag === 'form' && /add-?to-?cart|product-form|cart-form|buy-form|product_addtocart/.test(w)) ctx |= C_FORM;
-        if (STOCK_WORD.test(w) && !(marks & M_PRICE) && result.stock.length < MAX_STOCK) {
-          // Filled in below, once the frame exists.
-          marks |= 64;
-        }
+      const k = cls || id ? classKinds(cls, id) : 0;
+      if (k) {
+        if (k & K_PRICE) marks |= M_PRICE;
+        if (k & K_OLD) marks |= M_OLD;
+        if (k & K_CURRENT) marks |= M_CURRENT;
+        if (k & K_HIDDEN) ctx |= C_HIDDEN;
+        if (k & K_CHROME && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
+        if (k & K_CART && tag !== 'form') ctx |= C_CART;
+        if (k & K_OTHERS) ctx |= C_OTHERS;
+        if (k & K_TERMS) ctx |= C_TERMS;
+        if (k & K_MAINLIKE) ctx |= C_MAINLIKE;
+        if (k & K_FORM && tag === 'form') ctx |= C_FORM;
       }
       if (itemprop) {
         if (/(?:^|\s)(?:price|lowPrice)(?:\s|$)/.test(itemprop)) marks |= M_PRICE | M_ITEMPROP;
@@ -226,28 +284,33 @@ export function createCollector(): Collector {
         if (/(?<![\p{L}])(?:was|original|regular|old|compare|before|uvp|statt|list)(?![\p{L}])/u.test(l)) marks |= M_OLD;
         else if (marks & M_ARIA && /(?<![\p{L}])(?:sale|current|now|final|special)(?![\p{L}])/u.test(l)) marks |= M_CURRENT;
       }
+      // "price__badge--sold-out", "product-availability": a stock message, not a price.
+      // Badges ("price__badge-sold-out") sit in every page of some themes, shown by CSS: not a message.
+      const stock = k & K_STOCK && !(marks & M_ITEMPROP) && !(k & K_BADGE);
+      if (stock) marks = 0;
       if (marks & M_OLD) ctx |= C_OLDBOX;
       else if (marks & M_PRICE) ctx |= C_PRICEBOX;
 
-      const f: VFrame = { uid: uid++, tag, attrs, nth, ctx, marks: marks & 31 };
+      const f: VFrame = { uid: uid++, tag, attrs, nth, ctx, marks, kids: 0 };
       if (tag === 'div' || tag === 'section' || tag === 'li' || tag === 'p' || tag === 'td' || tag === 'form' || tag === 'article' || tag === 'dd') {
-        f.around = { parts: [], length: 0, box: { text: '' } };
+        chunks.push(' ');
+        f.block = { start: chunks.length, end: -1 };
       }
       stack.push(f);
 
       const hiddenOrChrome = ctx & C_HIDDEN;
       if (hiddenOrChrome) return;
-      if ((marks & (M_PRICE | M_OLD) || tag === 'del' || tag === 's' || tag === 'strike') && result.prices.length < MAX_PRICES) {
+      if (stock) {
+        if (result.stock.length < MAX_STOCK) result.stock.push(node(f, { el: capture() }));
+      } else if ((marks & (M_PRICE | M_OLD) || tag === 'del' || tag === 's' || tag === 'strike') && room(ctx)) {
         result.prices.push(node(f, { el: capture() }));
-      } else if (marks & 64) {
-        result.stock.push(node(f, { el: capture() }));
       }
       if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_OTHERS | C_CART))) result.h1 = node(f, {});
       if ((tag === 'button' || tag === 'input' || tag === 'a') && result.buttons.length < MAX_BUTTONS && !(ctx & (C_CHROME | C_OTHERS | C_CART))) {
         const type = (attrs.type ?? '').toLowerCase();
-        const w = words(cls, id) + ` ${(attrs.name ?? '').toLowerCase()}`;
-        const buyish = BUY_WORD.test(w) || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));
-        if (tag === 'a' ? BUY_WORD.test(w) : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
+        const named = k & K_BUY || (attrs.name !== undefined && BUY_WORD.test(attrs.name.toLowerCase()));
+        const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));
+        if (tag === 'a' ? named : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
           const disabled = attrs.disabled !== undefined || attrs['aria-disabled'] === 'true' || /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
           result.buttons.push(node(f, { el: capture(), disabled, buy: !!buyish }));
         }
@@ -256,37 +319,16 @@ export function createCollector(): Collector {
     text(data) {
       const f = stack[stack.length - 1];
       if (!f || f.ctx & C_HIDDEN) return;
-      for (let i = stack.length - 1; i >= 0; i--) {
-        const a = (stack[i] as VFrame).around;
-        if (a) {
-          if (a.length < MAX_SNIPPET * 2) {
-            a.parts.push(data);
-            a.length += data.length;
-          }
-          break;
-        }
-      }
-      if (f.ctx & (C_PRICEBOX | C_OLDBOX) || result.prices.length >= MAX_PRICES) return;
-      if (!DIGIT.test(data) || data.length > 200 || !CURRENCYISH.test(data)) return;
+      if (chunks.length < MAX_CHUNKS) chunks.push(data);
+      if (f.ctx & (C_PRICEBOX | C_OLDBOX)) return;
+      if (data.length > 200 || !DIGIT.test(data) || !CURRENCYISH.test(data) || !room(f.ctx)) return;
       result.prices.push(node(f, { text: data }));
     },
     close() {
       const f = stack.pop();
-      if (!f?.around) return;
-      const text = f.around.parts.join('').replace(/\s+/g, ' ').trim();
-      f.around.box.text = text;
-      // The block's text is part of the block around it.
-      if (text) {
-        for (let i = stack.length - 1; i >= 0; i--) {
-          const a = (stack[i] as VFrame).around;
-          if (a) {
-            if (a.length < MAX_SNIPPET * 2) {
-              a.parts.push(` ${text} `);
-              a.length += text.length;
-            }
-            break;
-          }
-        }
+      if (f?.block) {
+        f.block.end = chunks.length;
+        chunks.push(' ');
       }
     },
   };

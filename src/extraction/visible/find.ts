@@ -97,8 +97,11 @@ function within(n: VisibleNode, block: readonly number[] | undefined): boolean {
   return n.chain.length > last && n.chain[last] === block[last];
 }
 
-function snippetOf(n: VisibleNode, raw: string): string {
-  const texts = n.around.map((b) => b.text).filter(Boolean);
+function snippetOf(n: VisibleNode, raw: string, chunks: readonly string[]): string {
+  // At most 40 text pieces either side of the node: a block can be the whole page.
+  const texts = n.around
+    .map((b) => chunks.slice(Math.max(b.start, n.at - 40), Math.min(b.end < 0 ? chunks.length : b.end, n.at + 40)).join('').replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
   let text = texts.find((t) => t.length >= 40 && t.length <= 400) ?? texts[0] ?? raw;
   if (text.length > SNIPPET) {
     const at = Math.max(0, text.indexOf(raw));
@@ -108,7 +111,19 @@ function snippetOf(n: VisibleNode, raw: string): string {
   return text;
 }
 
-function readNode(node: VisibleNode, hints: PriceHints): Read {
+const REGIONS: ReadonlyArray<readonly [number, string]> = [
+  [C_CART, 'in the shopping cart'],
+  [C_CHROME, 'in the page header, footer or navigation'],
+  [C_OTHERS, "another product's price (carousel, related or listed products)"],
+];
+/** Ignored prices outside the product's regions read (and listed) per page: reading costs, listing them all says nothing more. */
+const MAX_OUTSIDE = 6;
+
+function regionOf(n: VisibleNode): string | undefined {
+  return REGIONS.find(([flag]) => n.ctx & flag)?.[1];
+}
+
+function readNode(node: VisibleNode, hints: PriceHints, region?: string): Read {
   const text = textOf(node);
   const r: Read = { node, text, score: 0, why: [] };
   if (!text) return { ...r, ignored: 'no visible text' };
@@ -125,9 +140,7 @@ function readNode(node: VisibleNode, hints: PriceHints): Read {
   }
   Object.assign(r, { price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period !== undefined });
   if (struck || r.old) return { ...r, old: true, ignored: 'a struck-through or old ("was", "UVP", "RRP") price' };
-  if (node.ctx & C_CART) return { ...r, ignored: 'in the shopping cart' };
-  if (node.ctx & C_CHROME) return { ...r, ignored: 'in the page header, footer or navigation' };
-  if (node.ctx & C_OTHERS) return { ...r, ignored: "another product's price (carousel, related or listed products)" };
+  if (region) return { ...r, ignored: region };
   if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text)) return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
   if (p.period) return { ...r, ignored: `a price per ${p.period} (instalment or subscription)` };
   if (isZeroDecimal(p.amount)) return { ...r, ignored: 'a zero price, usually a placeholder' };
@@ -173,8 +186,8 @@ function score(r: Read, a: Anchors): void {
   if (r.text.length > 60) add(-2, 'inside a long text');
 }
 
-function candidateOf(r: Read, hints: PriceHints, extra: Partial<Candidate>): Candidate {
-  const evidence: Evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text) };
+function candidateOf(r: Read, hints: PriceHints, chunks: readonly string[], extra: Partial<Candidate>): Candidate {
+  const evidence: Evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text, chunks) };
   const c: Candidate = { price: r.price as string, source: 'visible', detail: r.node.path, raw: r.text, evidence };
   const currency = r.currency;
   if (currency) c.currency = currency;
@@ -217,14 +230,18 @@ export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleR
   }
   const availability = findAvailability(scan, anchors);
 
-  const reads = scan.prices.map((n) => readNode(n, hints));
-  // The same place repeated three times or more (li.card:nth-of-type(1), (2), (3)...) is a list of products.
+  // The same place repeated three times or more (li.card:nth-child(1), (2), (3)...) is a list of products.
+  const shape = (n: VisibleNode): string => n.path.replace(/:nth-child\(\d+\)/g, '');
+  const inside = scan.prices.filter((n) => !regionOf(n));
   const shapes = new Map<string, number>();
-  const shape = (r: Read): string => r.node.path.replace(/:nth-of-type\(\d+\)/g, '');
-  for (const r of reads) if (!r.ignored) shapes.set(shape(r), (shapes.get(shape(r)) ?? 0) + 1);
-  for (const r of reads) {
-    const n = shapes.get(shape(r)) ?? 0;
-    if (!r.ignored && n >= 3) r.ignored = `one of ${n} prices in the same place of repeated blocks: a list of products`;
+  for (const n of inside) shapes.set(shape(n), (shapes.get(shape(n)) ?? 0) + 1);
+  const reads: Read[] = [];
+  let outside = 0;
+  for (const n of scan.prices) {
+    const repeated = regionOf(n) ? 0 : (shapes.get(shape(n)) ?? 0);
+    const region = regionOf(n) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
+    if (region && outside++ >= MAX_OUTSIDE) continue;
+    reads.push(readNode(n, hints, region));
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
   const oldPrices = reads
@@ -242,7 +259,7 @@ export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleR
   const ranked = [...groups.values()].sort((x, y) => y.score - x.score || x.node.seq - y.node.seq);
   const ignored = reads.filter((r) => r.ignored && r.price);
   const listIgnored = (): Candidate[] =>
-    ignored.slice(0, MAX_LISTED).map((r) => candidateOf(r, hints, { ignored: r.ignored as string }));
+    ignored.slice(0, MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: r.ignored as string }));
 
   const best = ranked[0];
   const second = ranked[1];
@@ -265,13 +282,13 @@ export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleR
   }
 
   const others = (from: number, why: (r: Read) => string): Candidate[] =>
-    ranked.slice(from, from + MAX_LISTED).map((r) => candidateOf(r, hints, { ignored: why(r) }));
+    ranked.slice(from, from + MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: why(r) }));
   if (refusal || !best) {
     return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, availability };
   }
   const lead = second ? best.score - second.score : best.score;
   const confidence = Math.round(Math.min(1, best.score / 14) * Math.min(1, lead / 6) * 100) / 100;
-  const chosen = candidateOf(best, hints, { confidence });
+  const chosen = candidateOf(best, hints, scan.chunks, { confidence });
   const rest = others(1, (r) => `scored ${r.score}, below the chosen price's ${best.score}`);
   return { chosen, candidates: [chosen, ...rest, ...listIgnored()], oldPrices, availability };
 }
