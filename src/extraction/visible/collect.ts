@@ -24,6 +24,7 @@ export const C_FORM = 128; // add-to-cart form
 export const C_PRICEBOX = 256; // inside a price-marked element
 export const C_OLDBOX = 512; // inside an old-price-marked element
 const C_MAINTAG = 1024; // inside <main> or <article>: page <header>/<footer> below it are not chrome
+const SETS_OTHERS = 2048; // this element itself starts a C_OTHERS region (never inherited)
 
 /** Marks of the element itself (VisibleNode.marks). */
 export const M_PRICE = 1;
@@ -38,6 +39,8 @@ export interface VisibleNode {
   /** Ids of the ancestors and the element itself, outermost first. */
   chain: number[];
   ctx: number;
+  /** The innermost ancestor that made this a C_OTHERS region (a wrapper around the h1 is the product page, not a carousel). */
+  othersUid?: number;
   marks: number;
   /** Marks of the nearest price-marked ancestors (up to three levels up). */
   boxMarks: number;
@@ -63,6 +66,8 @@ export interface Block {
 }
 
 export interface VisibleScan {
+  /** The <html lang> attribute. */
+  lang?: string;
   /** The page's visible text pieces, in order, with a space at block boundaries. */
   chunks: string[];
   prices: VisibleNode[];
@@ -77,6 +82,7 @@ interface VFrame {
   attrs: Attrs;
   nth: number;
   ctx: number;
+  othersUid?: number;
   marks: number;
   /** Element children opened so far (for :nth-child). */
   kids: number;
@@ -86,7 +92,7 @@ interface VFrame {
 const MAX_PRICES = 300;
 /** Prices in headers, carts and carousels kept (to be listed as ignored); the rest are not read at all. */
 const MAX_OUTSIDE = 6;
-const C_OUTSIDE = C_CHROME | C_CART | C_OTHERS;
+const MAX_OTHERS = 40;
 const MAX_STOCK = 20;
 const MAX_BUTTONS = 20;
 const MAX_CHUNKS = 20_000;
@@ -95,13 +101,13 @@ const MAX_CHUNKS = 20_000;
 const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
 const CURRENT_WORD = /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo)(?![a-z]{2})/;
 const OLD_WORD =
-  /(?<![a-z])(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference)-?(?:price|preis|prix|precio))/;
+  /(?<![a-z])(?<!with-|has-)(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|barrato|pieno|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference|secondary)-?(?:price|preis|prix|precio))/;
 const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
 const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
 const CART_TOKEN =
   /^(?:(?:mini|side|header|top|drawer|flyout|offcanvas|floating|nav)[-_]?(?:cart|basket|bag)|(?:cart|basket|bag)[-_]?(?:drawer|dropdown|popup|preview|summary|totals?|widget|count|flyout|sidebar|items?|contents?|subtotal|overlay|modal|panel|notification|popover)|minicart|cart)$/;
 const OTHERS_WORD =
-  /(?<![a-z])(?:carousel|slider|swiper|slick|glide|splide|related|recommend\w*|empfehlung\w*|upsells?|up-sells?|cross-?sells?|crosssell|similar|recently|also|bestsellers?|accessories|product-(?:grid|list|tile|card|item|items|recommendations|slider)|products|product-cards?|listing|teaser|bundle)(?![a-z])/;
+  /(?<![a-z])(?:carousel|slider|swiper|slick|glide|splide|related|recommend\w*|empfehlung\w*|upsells?|up-sells?|cross-?sells?|crosssell|similar|recently|also|bestsellers?|accessories|other-sellers|sellers|fbt|frequently|product-(?:grid|list|tile|card|item|items|recommendations|slider)|products|product-cards?|listing|teaser|bundle)(?![a-z-])/;
 const TERMS_WORD =
   /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|tax|vat|mwst|deposit|pfand)(?![a-z])/;
 const MAINLIKE_WORD =
@@ -174,7 +180,7 @@ export interface Collector {
 
 const DIGIT = /\d/;
 /** A currency sign or code next to a digit: worth reading as a price when not price-marked. */
-const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾zł]|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
+const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾]|zł|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
 
 export function createCollector(): Collector {
   const chunks: string[] = [];
@@ -184,7 +190,10 @@ export function createCollector(): Collector {
   let uid = 0;
   let seq = 0;
   let outside = 0;
-  const room = (ctx: number): boolean => result.prices.length < MAX_PRICES && (!(ctx & C_OUTSIDE) || outside++ < MAX_OUTSIDE);
+  let others = 0;
+  const room = (ctx: number): boolean =>
+    result.prices.length < MAX_PRICES &&
+    (ctx & (C_CHROME | C_CART) ? outside++ < MAX_OUTSIDE : ctx & C_OTHERS ? others++ < MAX_OTHERS : true);
 
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
@@ -196,6 +205,7 @@ export function createCollector(): Collector {
       seq: seq,
       chain: stack.map((s) => s.uid),
       ctx: f.ctx,
+      othersUid: f.othersUid,
       marks: f.marks,
       boxMarks,
       get path(): string {
@@ -236,6 +246,7 @@ export function createCollector(): Collector {
     open(tag, attrs, cls, id, capture) {
       const parent = stack[stack.length - 1];
       const nth = parent ? ++parent.kids : ++rootKids;
+      if (tag === 'html' && attrs.lang) result.lang = attrs.lang;
       let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
       if (parent && parent.ctx & (C_PRICEBOX | C_OLDBOX)) ctx |= parent.ctx & (C_PRICEBOX | C_OLDBOX);
       let marks = 0;
@@ -245,8 +256,9 @@ export function createCollector(): Collector {
       else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
       else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
       else if ((tag === 'header' || tag === 'footer' || tag === 'nav') && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
-      else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS;
-      if (attrs.hidden !== undefined || attrs['aria-hidden'] === 'true') ctx |= C_HIDDEN;
+      else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS | SETS_OTHERS;
+      // aria-hidden is not: shops hide the visible price from screen readers and show them a copy.
+      if (attrs.hidden !== undefined) ctx |= C_HIDDEN;
       const style = attrs.style;
       if (style) {
         if (/line-through/i.test(style)) ctx |= C_STRUCK;
@@ -255,12 +267,13 @@ export function createCollector(): Collector {
       if (tag === 'form') {
         const action = attrs.action ?? '';
         if (/cart\/add|basket\/add|add-?to-?cart|addtocart|warenkorb/i.test(action)) ctx |= C_FORM;
-        else if (/\/(?:cart|basket|checkout)(?:$|[/?])/i.test(action)) ctx |= C_CART;
       }
 
       const itemprop = attrs.itemprop;
       const label = attrs['aria-label'];
-      const k = cls || id ? classKinds(cls, id) : 0;
+      // SPAs name parts in test hooks instead of classes ("data-testid=product-price").
+      const hook = attrs['data-testid'] ?? attrs['data-test'] ?? attrs['data-qa-id'] ?? attrs['data-hook'];
+      const k = cls || id || hook ? classKinds(hook === undefined ? cls : `${cls ?? ''} ${hook}`, id) : 0;
       if (k) {
         if (k & K_PRICE) marks |= M_PRICE;
         if (k & K_OLD) marks |= M_OLD;
@@ -268,16 +281,16 @@ export function createCollector(): Collector {
         if (k & K_HIDDEN) ctx |= C_HIDDEN;
         if (k & K_CHROME && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
         if (k & K_CART && tag !== 'form') ctx |= C_CART;
-        if (k & K_OTHERS) ctx |= C_OTHERS;
+        if (k & K_OTHERS) ctx |= C_OTHERS | SETS_OTHERS;
         if (k & K_TERMS) ctx |= C_TERMS;
         if (k & K_MAINLIKE) ctx |= C_MAINLIKE;
         if (k & K_FORM && tag === 'form') ctx |= C_FORM;
       }
       if (itemprop) {
         if (/(?:^|\s)(?:price|lowPrice)(?:\s|$)/.test(itemprop)) marks |= M_PRICE | M_ITEMPROP;
-        if (/(?:^|\s)itemListElement(?:\s|$)/.test(itemprop)) ctx |= C_OTHERS;
+        if (/(?:^|\s)itemListElement(?:\s|$)/.test(itemprop)) ctx |= C_OTHERS | SETS_OTHERS;
       }
-      if (attrs.itemtype && /ListItem|ItemList/.test(attrs.itemtype)) ctx |= C_OTHERS;
+      if (attrs.itemtype && /ListItem|ItemList/.test(attrs.itemtype)) ctx |= C_OTHERS | SETS_OTHERS;
       if (label) {
         const l = label.toLowerCase();
         if (PRICE_WORD.test(l)) marks |= M_PRICE | M_ARIA;
@@ -291,7 +304,9 @@ export function createCollector(): Collector {
       if (marks & M_OLD) ctx |= C_OLDBOX;
       else if (marks & M_PRICE) ctx |= C_PRICEBOX;
 
-      const f: VFrame = { uid: uid++, tag, attrs, nth, ctx, marks, kids: 0 };
+      const othersUid = ctx & SETS_OTHERS ? uid : parent?.othersUid;
+      ctx &= ~SETS_OTHERS;
+      const f: VFrame = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0 };
       if (tag === 'div' || tag === 'section' || tag === 'li' || tag === 'p' || tag === 'td' || tag === 'form' || tag === 'article' || tag === 'dd') {
         chunks.push(' ');
         f.block = { start: chunks.length, end: -1 };
@@ -305,8 +320,9 @@ export function createCollector(): Collector {
       } else if ((marks & (M_PRICE | M_OLD) || tag === 'del' || tag === 's' || tag === 'strike') && room(ctx)) {
         result.prices.push(node(f, { el: capture() }));
       }
-      if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_OTHERS | C_CART))) result.h1 = node(f, {});
-      if ((tag === 'button' || tag === 'input' || tag === 'a') && result.buttons.length < MAX_BUTTONS && !(ctx & (C_CHROME | C_OTHERS | C_CART))) {
+      if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_CART))) result.h1 = node(f, {});
+      const ownRegion = !(ctx & C_OTHERS) || (result.h1 !== undefined && result.h1.othersUid === othersUid);
+      if ((tag === 'button' || tag === 'input' || tag === 'a') && result.buttons.length < MAX_BUTTONS && !(ctx & (C_CHROME | C_CART)) && ownRegion) {
         const type = (attrs.type ?? '').toLowerCase();
         const named = k & K_BUY || (attrs.name !== undefined && BUY_WORD.test(attrs.name.toLowerCase()));
         const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));

@@ -60,8 +60,9 @@ const MAX_LISTED = 12;
 const SNIPPET = 120;
 
 const SHIPPING_TEXT =
-  /(?<![\p{L}])(?:shipping|delivery|versand\p{L}*|lieferung|livraison|envío|envio|frete|spedizione|dostawa|доставка|verzending|frakt|porto|postage|per month|a month|\/\s*mo|monatlich|par mois|al mes|por mes|ao mês|klarna|afterpay|paypal|zinsen|ratenzahlung|raten|mensualit\p{L}*|cuotas|parcelas|interest|free over|ab \d|über \d)(?![\p{L}])/iu;
+  /(?<![\p{L}])(?:shipping|delivery|versand\p{L}*|lieferung|livraison|envío|envio|frete|spedizione|dostawa|доставка|verzending|frakt|porto|postage|per month|a month|\/\s*mo|monatlich|par mois|al mes|por mes|ao mês|klarna|afterpay|paypal|zinsen|ratenzahlung|raten|mensualit\p{L}*|cuotas|parcelas|interest|free over|ab \d|über \d|ex\.? tax|excl\.?|excluding|exkl\.?|netto|ohne mwst|hors taxes?|sin iva|lowest price|niedrigster preis|najniższa cena|prix le plus bas|30 (?:days|tage|tagen|dni|jours|días)|inhalt|grundpreis|contenu|unit price)(?![\p{L}])/iu;
 const OLD_LEAD = new RegExp(`^\\s*${OLD_WORDS}\\.?\\s*:?\\s*`, 'iu');
+const OLD_LABEL = new RegExp(`${OLD_WORDS}\\.?\\s*:?\\s*$`, 'iu');
 
 interface Read {
   node: VisibleNode;
@@ -119,15 +120,20 @@ const REGIONS: ReadonlyArray<readonly [number, string]> = [
 /** Ignored prices outside the product's regions read (and listed) per page: reading costs, listing them all says nothing more. */
 const MAX_OUTSIDE = 6;
 
-function regionOf(n: VisibleNode): string | undefined {
-  return REGIONS.find(([flag]) => n.ctx & flag)?.[1];
+function regionOf(n: VisibleNode, h1: VisibleNode | undefined): string | undefined {
+  // The same "listing" / "product-card" wrapper as the title's is the product page itself.
+  const ctx = h1?.othersUid !== undefined && n.othersUid === h1.othersUid ? n.ctx & ~C_OTHERS : n.ctx;
+  return REGIONS.find(([flag]) => ctx & flag)?.[1];
 }
 
-function readNode(node: VisibleNode, hints: PriceHints, region?: string): Read {
+function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[], region?: string): Read {
   const text = textOf(node);
   const r: Read = { node, text, score: 0, why: [] };
   if (!text) return { ...r, ignored: 'no visible text' };
-  const struck = (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
+  // "List Price: <span>$49.99</span>", "statt <span>…</span>": the label before the element.
+  const before = node.el ? chunks.slice(Math.max(0, node.at - 3), node.at).join('').slice(-40) : '';
+  const labelled = before !== '' && OLD_LABEL.test(before);
+  const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
   let p = parsePrice(text, hints);
   if (!p.ok && /holds only an old price/.test(p.reason)) {
     r.old = true;
@@ -144,6 +150,10 @@ function readNode(node: VisibleNode, hints: PriceHints, region?: string): Read {
   if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text)) return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
   if (p.period) return { ...r, ignored: `a price per ${p.period} (instalment or subscription)` };
   if (isZeroDecimal(p.amount)) return { ...r, ignored: 'a zero price, usually a placeholder' };
+  if (!p.currency && !p.currencyText) {
+    if (!(node.marks & M_PRICE)) return { ...r, ignored: 'a number with no currency and no price mark' };
+    if (node.boxMarks & M_PRICE) return { ...r, ignored: 'a part of a price (whole units or cents on their own)' };
+  }
   return r;
 }
 
@@ -220,7 +230,9 @@ function findAvailability(scan: VisibleScan, a: Anchors): VisibleAvailability | 
   return strong.find((s) => s.value !== 'in_stock') ?? strong[0] ?? weak;
 }
 
-export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleResult {
+export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): VisibleResult {
+  // '¥' on a Japanese page is the yen even beside kanji-only text ("¥3,980(税込)").
+  const hints = !pageHints.currency && /^ja\b/i.test(scan.lang ?? '') ? { ...pageHints, currency: 'JPY' } : pageHints;
   const button = scan.buttons.find((b) => b.buy || buttonLabelKind(textOf(b) || b.el?.attrs.value || '') !== undefined);
   const anchors: Anchors = { button, h1: scan.h1 };
   if (scan.h1 && button) {
@@ -232,16 +244,16 @@ export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleR
 
   // The same place repeated three times or more (li.card:nth-child(1), (2), (3)...) is a list of products.
   const shape = (n: VisibleNode): string => n.path.replace(/:nth-child\(\d+\)/g, '');
-  const inside = scan.prices.filter((n) => !regionOf(n));
+  const inside = scan.prices.filter((n) => !regionOf(n, scan.h1));
   const shapes = new Map<string, number>();
   for (const n of inside) shapes.set(shape(n), (shapes.get(shape(n)) ?? 0) + 1);
   const reads: Read[] = [];
   let outside = 0;
   for (const n of scan.prices) {
-    const repeated = regionOf(n) ? 0 : (shapes.get(shape(n)) ?? 0);
-    const region = regionOf(n) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
+    const repeated = regionOf(n, scan.h1) ? 0 : (shapes.get(shape(n)) ?? 0);
+    const region = regionOf(n, scan.h1) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
     if (region && outside++ >= MAX_OUTSIDE) continue;
-    reads.push(readNode(n, hints, region));
+    reads.push(readNode(n, hints, scan.chunks, region));
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
   const oldPrices = reads
@@ -275,7 +287,7 @@ export function findVisiblePrice(scan: VisibleScan, hints: PriceHints): VisibleR
     } else refusal = 'no price-like text on the visible page';
   } else if (unclear && unclear.score >= best.score) {
     refusal = `the visible price ${quote(unclear.text)} reads two ways (${unclear.ambiguous}); ${pin}`;
-  } else if (best.score < MIN_SCORE) {
+  } else if (best.score < (second ? MIN_SCORE : MIN_SCORE - 1)) {
     refusal = `no visible price stands out as the product's (best: ${best.price} at ${best.node.path}, score ${best.score} of the ${MIN_SCORE} needed); ${pin}`;
   } else if (second && best.score - second.score < MIN_LEAD) {
     refusal = `two visible prices are equally likely the product's: ${best.price} (${best.node.path}) and ${second.price} (${second.node.path}); ${pin} on the one you mean`;
