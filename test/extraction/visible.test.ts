@@ -32,6 +32,7 @@ describe('visible-price finder (test/fixtures/visible-truth.json)', () => {
     it(`${t.file}: ${t.refuse ? `refuses (${t.refuse})` : `${t.price} ${t.currency} ${t.stock}`}`, () => {
       const html = page(t.file);
       const r = extractPrices(html, t.options);
+      if (t.stock) assert.equal(r.availability, t.stock);
       if (t.refuse) {
         assert.equal(r.chosen, undefined);
         assert.match(r.failure ?? '', new RegExp(t.refuse));
