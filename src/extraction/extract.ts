@@ -15,7 +15,10 @@
  * The chosen price is the first candidate not marked `ignored`. Candidates are ignored when
  * they are list/strikethrough/compare-at prices, unit prices, another product's or variant's
  * price, a zero placeholder, or platform prices outside the product block that disagree.
- * There is no "first number on the page" fallback: with no trusted source, extraction fails and
+ *   6. The visible page (visible/find.ts): the price a shopper sees, scored by marks and position,
+ *      when no source above gives one; and a witness that overrules a structured price the page
+ *      shows struck through or contradicts with confidence. Off with `visibleFallback: false`.
+ * There is no "first number on the page" fallback: when the finder is not sure it refuses, and
  * `failure` says what was looked for, so the check records nothing rather than a wrong number.
  *
  * Currency: `currencyOverride` when given (it replaces every candidate's currency); else the
@@ -23,8 +26,8 @@
  * structured currency settling '$', '¥', 'kr'); else, for text sources, the page's currency.
  *
  * Availability: from the chosen candidate's source, else the first source that states one
- * (JSON-LD, microdata, meta, platform data), else the add-to-cart button ("Sold out",
- * "Ausverkauft", "Pre-order", disabled), else 'unknown'.
+ * (JSON-LD, microdata, meta, platform data), else the visible page (stock messages, the buy
+ * button's label and state; a message in words also overrules a structured value), else 'unknown'.
  *
  * Cost: the page is parsed once, streaming, with no DOM (scan.ts); a DOM is built only when the
  * listing has a selector, and then the automatic sources read that DOM instead of a second parse.
