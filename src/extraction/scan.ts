@@ -399,7 +399,11 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
         }
       }
 
-      vis?.open(tag, attrs, cls, id, () => capture(tag, attrs, flags, priceBox));
+      const made = vis?.open(tag, attrs, cls, id);
+      if (made) {
+        const el = capture(tag, attrs, flags, priceBox);
+        for (const n of made) n.el = el;
+      }
 
       // Hidden and struck-through text only matters inside a capture.
       let hidden = false;

@@ -44,8 +44,8 @@ export interface VisibleNode {
   marks: number;
   /** Marks of the nearest price-marked ancestors (up to three levels up). */
   boxMarks: number;
-  /** CSS path to the element (computed when read). */
-  readonly path: string;
+  /** CSS path to the element. */
+  path: string;
   tag: string;
   /** A captured element (text filled when it closes), or a text node's text. */
   el?: Captured;
@@ -53,16 +53,8 @@ export interface VisibleNode {
   disabled?: boolean;
   /** A button whose class, id or form marks it as the add-to-cart button (else its label decides). */
   buy?: boolean;
-  /** The two nearest blocks around the node, innermost first: ranges of VisibleScan.chunks, for the evidence snippet. */
-  around: Block[];
   /** Index in VisibleScan.chunks where the node starts. */
   at: number;
-}
-
-/** A block element's text: chunks[start, end) of VisibleScan.chunks (end set when it closes). */
-export interface Block {
-  start: number;
-  end: number;
 }
 
 export interface VisibleScan {
@@ -86,7 +78,6 @@ interface VFrame {
   marks: number;
   /** Element children opened so far (for :nth-child). */
   kids: number;
-  block?: Block;
 }
 
 const MAX_PRICES = 300;
@@ -171,65 +162,60 @@ function segment(f: VFrame): string {
 }
 
 export interface Collector {
-  /** `capture` captures the element being opened (the scanner's capture of it). */
-  open(tag: string, attrs: Attrs, cls: string | undefined, id: string | undefined, capture: () => Captured): void;
+  /**
+   * Returns the nodes made for this element, whose `el` the scanner then sets to its capture of
+   * the element (a closure per element would cost more than the rest of the work).
+   */
+  open(tag: string, attrs: Attrs, cls: string | undefined, id: string | undefined): VisibleNode[] | undefined;
   text(data: string): void;
   close(): void;
   result: VisibleScan;
 }
 
 const DIGIT = /\d/;
+/** Elements whose text is set apart from their neighbours' (a space in VisibleScan.chunks). */
+const BLOCKS: ReadonlySet<string> = new Set(['div', 'section', 'li', 'p', 'td', 'th', 'tr', 'form', 'article', 'dd', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'br', 'button', 'header', 'footer', 'main', 'aside', 'ul', 'ol', 'table', 'label']);
 /** A currency sign or code next to a digit: worth reading as a price when not price-marked. */
 const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾]|zł|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
 
 export function createCollector(): Collector {
   const chunks: string[] = [];
   const result: VisibleScan = { chunks, prices: [], stock: [], buttons: [] };
+  // Frames are reused as the depth goes up and down: one object per depth, not per element.
   const stack: VFrame[] = [];
+  let depth = 0;
   let rootKids = 0;
   let uid = 0;
   let seq = 0;
+  // The nodes made by the element being opened (reused: one array per page, not per element).
+  const made: VisibleNode[] = [];
+  const keep = (n: VisibleNode): VisibleNode => {
+    made.push(n);
+    return n;
+  };
   let outside = 0;
   let others = 0;
   const room = (ctx: number): boolean =>
     result.prices.length < MAX_PRICES &&
-    (ctx & (C_CHROME | C_CART) ? outside++ < MAX_OUTSIDE : ctx & C_OTHERS ? others++ < MAX_OTHERS : true);
+    (ctx & (C_CHROME | C_CART)
+      ? outside++ < MAX_OUTSIDE
+      : ctx & C_OTHERS
+        ? // Once the title is seen outside any list, lists are other products: a few are enough to show.
+          others++ < (result.h1 && result.h1.othersUid === undefined ? MAX_OUTSIDE : MAX_OTHERS)
+        : true);
 
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
-    for (let i = stack.length - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
-    const around = nearestBlocks();
-    const frames = stack.slice();
-    let memo: string | undefined;
-    return {
-      seq: seq,
-      chain: stack.map((s) => s.uid),
-      ctx: f.ctx,
-      othersUid: f.othersUid,
-      marks: f.marks,
-      boxMarks,
-      get path(): string {
-        return (memo ??= cssPath(frames));
-      },
-      tag: f.tag,
-      around,
-      at: chunks.length,
-      ...extra,
-    };
-  };
-  const nearestBlocks = (): Block[] => {
-    const out: Block[] = [];
-    for (let i = stack.length - 1; i >= 0 && out.length < 2; i--) {
-      const b = (stack[i] as VFrame).block;
-      if (b) out.push(b);
-    }
-    return out;
+    for (let i = depth - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
+    const chain: number[] = [];
+    for (let i = 0; i < depth; i++) chain.push((stack[i] as VFrame).uid);
+    return { seq, chain, ctx: f.ctx, othersUid: f.othersUid, marks: f.marks, boxMarks, path: cssPath(), tag: f.tag, at: chunks.length, ...extra };
   };
   // From the nearest ancestor with an id, else from <body>.
-  const cssPath = (frames: readonly VFrame[]): string => {
+  const cssPath = (): string => {
     const parts: string[] = [];
-    for (let i = frames.length - 1; i >= 0; i--) {
-      const f = frames[i] as VFrame;
+    for (let i = depth - 1; i >= 0; i--) {
+      const f = stack[i] as VFrame;
       if (f.tag === 'body' || f.tag === 'html') {
         parts.push(f.tag);
         break;
@@ -243,8 +229,9 @@ export function createCollector(): Collector {
 
   return {
     result,
-    open(tag, attrs, cls, id, capture) {
-      const parent = stack[stack.length - 1];
+    open(tag, attrs, cls, id) {
+      made.length = 0;
+      const parent = depth > 0 ? stack[depth - 1] : undefined;
       const nth = parent ? ++parent.kids : ++rootKids;
       if (tag === 'html' && attrs.lang) result.lang = attrs.lang;
       let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
@@ -257,9 +244,39 @@ export function createCollector(): Collector {
       else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
       else if ((tag === 'header' || tag === 'footer' || tag === 'nav') && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
       else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS | SETS_OTHERS;
-      // aria-hidden is not: shops hide the visible price from screen readers and show them a copy.
-      if (attrs.hidden !== undefined) ctx |= C_HIDDEN;
-      const style = attrs.style;
+      // One pass over the attributes (usually one to three) instead of a lookup per name.
+      let style: string | undefined;
+      let itemprop: string | undefined;
+      let itemtype: string | undefined;
+      let label: string | undefined;
+      let hook: string | undefined;
+      for (const a in attrs) {
+        switch (a) {
+          case 'hidden':
+            // aria-hidden is not: shops hide the visible price from screen readers and show them a copy.
+            ctx |= C_HIDDEN;
+            break;
+          case 'style':
+            style = attrs[a];
+            break;
+          case 'itemprop':
+            itemprop = attrs[a];
+            break;
+          case 'itemtype':
+            itemtype = attrs[a];
+            break;
+          case 'aria-label':
+            label = attrs[a];
+            break;
+          // SPAs name parts in test hooks instead of classes ("data-testid=product-price").
+          case 'data-testid':
+          case 'data-test':
+          case 'data-qa-id':
+          case 'data-hook':
+            hook ??= attrs[a];
+            break;
+        }
+      }
       if (style) {
         if (/line-through/i.test(style)) ctx |= C_STRUCK;
         if (/display\s*:\s*none|visibility\s*:\s*hidden/i.test(style)) ctx |= C_HIDDEN;
@@ -269,10 +286,6 @@ export function createCollector(): Collector {
         if (/cart\/add|basket\/add|add-?to-?cart|addtocart|warenkorb/i.test(action)) ctx |= C_FORM;
       }
 
-      const itemprop = attrs.itemprop;
-      const label = attrs['aria-label'];
-      // SPAs name parts in test hooks instead of classes ("data-testid=product-price").
-      const hook = attrs['data-testid'] ?? attrs['data-test'] ?? attrs['data-qa-id'] ?? attrs['data-hook'];
       const k = cls || id || hook ? classKinds(hook === undefined ? cls : `${cls ?? ''} ${hook}`, id) : 0;
       if (k) {
         if (k & K_PRICE) marks |= M_PRICE;
@@ -290,7 +303,7 @@ export function createCollector(): Collector {
         if (/(?:^|\s)(?:price|lowPrice)(?:\s|$)/.test(itemprop)) marks |= M_PRICE | M_ITEMPROP;
         if (/(?:^|\s)itemListElement(?:\s|$)/.test(itemprop)) ctx |= C_OTHERS | SETS_OTHERS;
       }
-      if (attrs.itemtype && /ListItem|ItemList/.test(attrs.itemtype)) ctx |= C_OTHERS | SETS_OTHERS;
+      if (itemtype && /ListItem|ItemList/.test(itemtype)) ctx |= C_OTHERS | SETS_OTHERS;
       if (label) {
         const l = label.toLowerCase();
         if (PRICE_WORD.test(l)) marks |= M_PRICE | M_ARIA;
@@ -306,19 +319,26 @@ export function createCollector(): Collector {
 
       const othersUid = ctx & SETS_OTHERS ? uid : parent?.othersUid;
       ctx &= ~SETS_OTHERS;
-      const f: VFrame = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0 };
-      if (tag === 'div' || tag === 'section' || tag === 'li' || tag === 'p' || tag === 'td' || tag === 'form' || tag === 'article' || tag === 'dd') {
-        chunks.push(' ');
-        f.block = { start: chunks.length, end: -1 };
-      }
-      stack.push(f);
+      let f = stack[depth];
+      if (f) {
+        f.uid = uid++;
+        f.tag = tag;
+        f.attrs = attrs;
+        f.nth = nth;
+        f.ctx = ctx;
+        f.othersUid = othersUid;
+        f.marks = marks;
+        f.kids = 0;
+      } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0 };
+      depth++;
+      if (BLOCKS.has(tag)) chunks.push(' ');
 
       const hiddenOrChrome = ctx & C_HIDDEN;
       if (hiddenOrChrome) return;
       if (stock) {
-        if (result.stock.length < MAX_STOCK) result.stock.push(node(f, { el: capture() }));
+        if (result.stock.length < MAX_STOCK) result.stock.push(keep(node(f, {})));
       } else if ((marks & (M_PRICE | M_OLD) || tag === 'del' || tag === 's' || tag === 'strike') && room(ctx)) {
-        result.prices.push(node(f, { el: capture() }));
+        result.prices.push(keep(node(f, {})));
       }
       if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_CART))) result.h1 = node(f, {});
       const ownRegion = !(ctx & C_OTHERS) || (result.h1 !== undefined && result.h1.othersUid === othersUid);
@@ -328,12 +348,13 @@ export function createCollector(): Collector {
         const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));
         if (tag === 'a' ? named : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
           const disabled = attrs.disabled !== undefined || attrs['aria-disabled'] === 'true' || /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
-          result.buttons.push(node(f, { el: capture(), disabled, buy: !!buyish }));
+          result.buttons.push(keep(node(f, { disabled, buy: !!buyish })));
         }
       }
+      return made.length ? made : undefined;
     },
     text(data) {
-      const f = stack[stack.length - 1];
+      const f = depth > 0 ? stack[depth - 1] : undefined;
       if (!f || f.ctx & C_HIDDEN) return;
       if (chunks.length < MAX_CHUNKS) chunks.push(data);
       if (f.ctx & (C_PRICEBOX | C_OLDBOX)) return;
@@ -341,11 +362,9 @@ export function createCollector(): Collector {
       result.prices.push(node(f, { text: data }));
     },
     close() {
-      const f = stack.pop();
-      if (f?.block) {
-        f.block.end = chunks.length;
-        chunks.push(' ');
-      }
+      if (depth === 0) return;
+      const f = stack[--depth] as VFrame;
+      if (BLOCKS.has(f.tag)) chunks.push(' ');
     },
   };
 }

@@ -99,17 +99,14 @@ function within(n: VisibleNode, block: readonly number[] | undefined): boolean {
 }
 
 function snippetOf(n: VisibleNode, raw: string, chunks: readonly string[]): string {
-  // At most 40 text pieces either side of the node: a block can be the whole page.
-  const texts = n.around
-    .map((b) => chunks.slice(Math.max(b.start, n.at - 40), Math.min(b.end < 0 ? chunks.length : b.end, n.at + 40)).join('').replace(/\s+/g, ' ').trim())
-    .filter(Boolean);
-  let text = texts.find((t) => t.length >= 40 && t.length <= 400) ?? texts[0] ?? raw;
-  if (text.length > SNIPPET) {
-    const at = Math.max(0, text.indexOf(raw));
-    const start = Math.max(0, Math.min(at - 40, text.length - SNIPPET));
-    text = `${start > 0 ? '…' : ''}${text.slice(start, start + SNIPPET).trim()}${start + SNIPPET < text.length ? '…' : ''}`;
-  }
-  return text;
+  // Up to 40 text pieces either side of the node, cut to SNIPPET characters around its text.
+  const before = chunks.slice(Math.max(0, n.at - 40), n.at).join('').replace(/\s+/g, ' ');
+  const after = chunks.slice(n.at, n.at + 40).join('').replace(/\s+/g, ' ');
+  const text = `${before}${after}`.trim();
+  if (text.length <= SNIPPET) return text || raw;
+  const at = Math.max(0, text.indexOf(raw.slice(0, 20)));
+  const start = Math.max(0, Math.min(at - 40, text.length - SNIPPET));
+  return `${start > 0 ? '…' : ''}${text.slice(start, start + SNIPPET).trim()}${start + SNIPPET < text.length ? '…' : ''}`;
 }
 
 const REGIONS: ReadonlyArray<readonly [number, string]> = [
