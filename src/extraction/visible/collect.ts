@@ -78,6 +78,8 @@ interface VFrame {
   marks: number;
   /** Element children opened so far (for :nth-child). */
   kids: number;
+  /** Its text is set apart from its neighbours' (BLOCKS). */
+  block: boolean;
 }
 
 const MAX_PRICES = 300;
@@ -204,6 +206,23 @@ export function createCollector(): Collector {
           others++ < (result.h1 && result.h1.othersUid === undefined ? MAX_OUTSIDE : MAX_OTHERS)
         : true);
 
+  const pushFrame = (tag: string, attrs: Attrs, nth: number, ctx: number, othersUid: number | undefined, marks: number): VFrame => {
+    let f = stack[depth];
+    if (f) {
+      f.uid = uid++;
+      f.tag = tag;
+      f.attrs = attrs;
+      f.nth = nth;
+      f.ctx = ctx;
+      f.othersUid = othersUid;
+      f.marks = marks;
+      f.kids = 0;
+      f.block = BLOCKS.has(tag);
+    } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0, block: BLOCKS.has(tag) };
+    depth++;
+    if (f.block) chunks.push(' ');
+    return f;
+  };
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
     for (let i = depth - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
@@ -230,14 +249,20 @@ export function createCollector(): Collector {
   return {
     result,
     open(tag, attrs, cls, id) {
-      made.length = 0;
+      if (made.length) made.length = 0;
       const parent = depth > 0 ? stack[depth - 1] : undefined;
       const nth = parent ? ++parent.kids : ++rootKids;
       if (tag === 'html' && attrs.lang) result.lang = attrs.lang;
+      seq++;
+      // Inside a hidden element, the site header, footer or navigation: nothing to read (menus are
+      // a fifth of a page's elements), only a frame to keep the depth and the CSS paths right.
+      if (parent && parent.ctx & (C_HIDDEN | C_CHROME)) {
+        pushFrame(tag, attrs, nth, parent.ctx & ~(C_PRICEBOX | C_OLDBOX), parent.othersUid, 0);
+        return undefined;
+      }
       let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
       if (parent && parent.ctx & (C_PRICEBOX | C_OLDBOX)) ctx |= parent.ctx & (C_PRICEBOX | C_OLDBOX);
       let marks = 0;
-      seq++;
 
       if (tag === 'del' || tag === 's' || tag === 'strike') ctx |= C_STRUCK;
       else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
@@ -319,19 +344,7 @@ export function createCollector(): Collector {
 
       const othersUid = ctx & SETS_OTHERS ? uid : parent?.othersUid;
       ctx &= ~SETS_OTHERS;
-      let f = stack[depth];
-      if (f) {
-        f.uid = uid++;
-        f.tag = tag;
-        f.attrs = attrs;
-        f.nth = nth;
-        f.ctx = ctx;
-        f.othersUid = othersUid;
-        f.marks = marks;
-        f.kids = 0;
-      } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0 };
-      depth++;
-      if (BLOCKS.has(tag)) chunks.push(' ');
+      const f = pushFrame(tag, attrs, nth, ctx, othersUid, marks);
 
       const hiddenOrChrome = ctx & C_HIDDEN;
       if (hiddenOrChrome) return;
@@ -355,7 +368,7 @@ export function createCollector(): Collector {
     },
     text(data) {
       const f = depth > 0 ? stack[depth - 1] : undefined;
-      if (!f || f.ctx & C_HIDDEN) return;
+      if (!f || f.ctx & (C_HIDDEN | C_CHROME)) return;
       if (chunks.length < MAX_CHUNKS) chunks.push(data);
       if (f.ctx & (C_PRICEBOX | C_OLDBOX)) return;
       if (data.length > 200 || !DIGIT.test(data) || !CURRENCYISH.test(data) || !room(f.ctx)) return;
@@ -364,7 +377,7 @@ export function createCollector(): Collector {
     close() {
       if (depth === 0) return;
       const f = stack[--depth] as VFrame;
-      if (BLOCKS.has(f.tag)) chunks.push(' ');
+      if (f.block) chunks.push(' ');
     },
   };
 }

@@ -128,8 +128,8 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   const r: Read = { node, text, score: 0, why: [] };
   if (!text) return { ...r, ignored: 'no visible text' };
   // "List Price: <span>$49.99</span>", "statt <span>…</span>": the label before the element.
-  const before = node.el ? chunks.slice(Math.max(0, node.at - 3), node.at).join('').slice(-40) : '';
-  const labelled = before !== '' && OLD_LABEL.test(before);
+  const before = node.el ? chunks.slice(Math.max(0, node.at - 3), node.at).join('').slice(-30) : '';
+  const labelled = /\p{L}\.?\s*:?\s*$/u.test(before) && OLD_LABEL.test(before);
   const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
   let p = parsePrice(text, hints);
   if (!p.ok && /holds only an old price/.test(p.reason)) {
@@ -194,8 +194,9 @@ function score(r: Read, a: Anchors): void {
 }
 
 function candidateOf(r: Read, hints: PriceHints, chunks: readonly string[], extra: Partial<Candidate>): Candidate {
-  const evidence: Evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text, chunks) };
-  const c: Candidate = { price: r.price as string, source: 'visible', detail: r.node.path, raw: r.text, evidence };
+  const c: Candidate = { price: r.price as string, source: 'visible', detail: r.node.path, raw: r.text };
+  // The snippet costs a join of the text around: only the price that may be chosen carries one.
+  if (extra.ignored === undefined) c.evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text, chunks) } satisfies Evidence;
   const currency = r.currency;
   if (currency) c.currency = currency;
   else if (hints.currency && r.price) c.currency = hints.currency;
@@ -244,13 +245,14 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const inside = scan.prices.filter((n) => !regionOf(n, scan.h1));
   const shapes = new Map<string, number>();
   for (const n of inside) shapes.set(shape(n), (shapes.get(shape(n)) ?? 0) + 1);
+  // Prices outside the product's regions are read only to explain a refusal (reading costs).
   const reads: Read[] = [];
-  let outside = 0;
+  const outside: Array<[VisibleNode, string]> = [];
   for (const n of scan.prices) {
     const repeated = regionOf(n, scan.h1) ? 0 : (shapes.get(shape(n)) ?? 0);
     const region = regionOf(n, scan.h1) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
-    if (region && outside++ >= MAX_OUTSIDE) continue;
-    reads.push(readNode(n, hints, scan.chunks, region));
+    if (!region) reads.push(readNode(n, hints, scan.chunks));
+    else if (outside.length < MAX_OUTSIDE) outside.push([n, region]);
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
   const oldPrices = reads
@@ -267,6 +269,8 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   }
   const ranked = [...groups.values()].sort((x, y) => y.score - x.score || x.node.seq - y.node.seq);
   const ignored = reads.filter((r) => r.ignored && r.price);
+  if (!ranked[0]) for (const [n, region] of outside) ignored.push(readNode(n, hints, scan.chunks, region));
+  for (let i = ignored.length - 1; i >= 0; i--) if (!ignored[i]?.price) ignored.splice(i, 1);
   const listIgnored = (): Candidate[] =>
     ignored.slice(0, MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: r.ignored as string }));
 
