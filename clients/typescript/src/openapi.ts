@@ -292,7 +292,7 @@ export interface paths {
         get: operations["getListing"];
         /**
          * Update a listing (only the fields sent)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         put: operations["updateListing"];
         post?: never;
@@ -305,7 +305,7 @@ export interface paths {
         head?: never;
         /**
          * Update a listing (same as PUT)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         patch: operations["patchListing"];
         trace?: never;
