@@ -78,7 +78,7 @@ interface VFrame {
   marks: number;
   /** Element children opened so far (for :nth-child). */
   kids: number;
-  /** Its text is set apart from its neighbours' (BLOCKS). */
+  /** Its text is set apart from its neighbours' (isBlock). */
   block: boolean;
 }
 
@@ -176,7 +176,37 @@ export interface Collector {
 
 const DIGIT = /\d/;
 /** Elements whose text is set apart from their neighbours' (a space in VisibleScan.chunks). */
-const BLOCKS: ReadonlySet<string> = new Set(['div', 'section', 'li', 'p', 'td', 'th', 'tr', 'form', 'article', 'dd', 'dt', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'br', 'button', 'header', 'footer', 'main', 'aside', 'ul', 'ol', 'table', 'label']);
+function isBlock(tag: string): boolean {
+  // A switch on the first letter: cheaper than hashing every tag name into a Set.
+  switch (tag.charCodeAt(0)) {
+    case 100: // d
+      return tag === 'div' || tag === 'dd' || tag === 'dt';
+    case 112: // p
+      return tag === 'p';
+    case 108: // l
+      return tag === 'li' || tag === 'label';
+    case 116: // t
+      return tag === 'td' || tag === 'th' || tag === 'tr' || tag === 'table';
+    case 104: // h
+      return tag.length === 2 ? tag !== 'hr' : tag === 'header';
+    case 115: // s
+      return tag === 'section';
+    case 102: // f
+      return tag === 'form' || tag === 'footer';
+    case 97: // a
+      return tag === 'article' || tag === 'aside';
+    case 98: // b
+      return tag === 'br' || tag === 'button';
+    case 109: // m
+      return tag === 'main';
+    case 117: // u
+      return tag === 'ul';
+    case 111: // o
+      return tag === 'ol';
+    default:
+      return false;
+  }
+}
 /** A currency sign or code next to a digit: worth reading as a price when not price-marked. */
 const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾]|zł|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
 
@@ -217,8 +247,8 @@ export function createCollector(): Collector {
       f.othersUid = othersUid;
       f.marks = marks;
       f.kids = 0;
-      f.block = BLOCKS.has(tag);
-    } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0, block: BLOCKS.has(tag) };
+      f.block = isBlock(tag);
+    } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0, block: isBlock(tag) };
     depth++;
     if (f.block) chunks.push(' ');
     return f;
