@@ -6,7 +6,7 @@
  */
 type Attrs = Record<string, string>;
 
-/** An element whose visible text the scanner captures (its Captured): text is set when it closes. */
+/** The scanner's capture of an element (its ScanElement): `text` is set when the element closes. */
 export interface Captured {
   attrs: Attrs;
   text: string;

@@ -289,7 +289,8 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   } else if (unclear && unclear.score >= best.score) {
     refusal = `the visible price ${quote(unclear.text)} reads two ways (${unclear.ambiguous}); ${pin}`;
   } else if (best.score < (second ? MIN_SCORE : MIN_SCORE - 1)) {
-    refusal = `no visible price stands out as the product's (best: ${best.price} at ${best.node.path}, score ${best.score} of the ${MIN_SCORE} needed); ${pin}`;
+    const needed = second ? MIN_SCORE : MIN_SCORE - 1;
+    refusal = `no visible price stands out as the product's (best: ${best.price} at ${best.node.path}, score ${best.score} of the ${needed} needed); ${pin}`;
   } else if (second && best.score - second.score < MIN_LEAD) {
     refusal = `two visible prices are equally likely the product's: ${best.price} (${best.node.path}) and ${second.price} (${second.node.path}); ${pin} on the one you mean`;
   }
