@@ -22,12 +22,14 @@ export interface CheckTarget {
   currency_override: string | null;
   respect_robots: boolean;
   render_js: boolean;
+  /** Read the price the page shows when it has no structured one (the visible-price finder). */
+  visible_fallback: boolean;
   /** The competitor's proxy, if any. */
   proxy_url: string | null;
 }
 
 /** The columns of CheckTarget, for a RETURNING clause on `listings l`. */
-export const CHECK_TARGET_COLUMNS = `l.id, l.url, l.selector, l.currency_override, l.respect_robots, l.render_js,
+export const CHECK_TARGET_COLUMNS = `l.id, l.url, l.selector, l.currency_override, l.respect_robots, l.render_js, l.visible_fallback,
   (select c.proxy_url from competitors c where c.id = l.competitor_id) as proxy_url`;
 
 /** NOTIFY channel: "a listing may have become due earlier than the schedule said". */

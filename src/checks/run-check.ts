@@ -105,6 +105,7 @@ export async function performCheck(
     extraction = await extractor.extract(body, {
       ...(target.selector ? { selector: target.selector } : {}),
       ...(target.currency_override ? { currencyOverride: target.currency_override } : {}),
+      ...(target.visible_fallback === false ? { visibleFallback: false } : {}),
       baseUrl: page.finalUrl,
     });
   } catch (err) {

@@ -32,6 +32,7 @@ export const CANDIDATE_SOURCES = [
   'platform:woocommerce',
   'platform:magento',
   'platform:bigcommerce',
+  'visible',
 ] as const satisfies readonly CandidateSource[];
 // Fails to compile when the extractor gains a source this list lacks.
 const _allSources: (typeof CANDIDATE_SOURCES)[number] = '' as CandidateSource;
@@ -77,6 +78,24 @@ export const CandidateSchema = Type.Object(
       'The price is charged per this period ("$9.99/mo", "R$ 290/mês" are month); null: a one-off price, or the page does not say',
     ),
     ignored: Nullable(Text(MAX_TEXT, "Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible")),
+    reason: Nullable(Text(MAX_TEXT, "The visible-price finder's score and signals for this price (`source` visible); null for other sources")),
+    confidence: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+      description: 'How sure the visible-price finder is of the price it chose, 0 to 1; null for other candidates',
+    }),
+    evidence: Type.Union(
+      [
+        Type.Object(
+          {
+            path: Text(MAX_TEXT, 'CSS path to the element showing the price; works as the listing\'s `selector`'),
+            text: Text(MAX_TEXT, "The element's visible text"),
+            snippet: Text(MAX_TEXT, 'A short stretch of the text around it'),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'Where the price shows on the page (visible prices, and a structured price the page confirms); null: not seen on the page' },
+    ),
     chosen: Type.Boolean({ description: 'The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded' }),
   },
   { title: 'PriceCandidate', additionalProperties: false },
@@ -133,8 +152,9 @@ export interface CheckRow {
   candidates: StoredCandidate[];
 }
 
-/** A candidate as listing_checks.candidates holds it: checks stored before `period` existed lack it. */
-export type StoredCandidate = Omit<CandidateJson, 'period'> & Partial<Pick<CandidateJson, 'period'>>;
+/** A candidate as listing_checks.candidates holds it: checks stored before `period` (or the visible-price finder's fields) existed lack them. */
+export type StoredCandidate = Omit<CandidateJson, 'period' | 'reason' | 'confidence' | 'evidence'> &
+  Partial<Pick<CandidateJson, 'period' | 'reason' | 'confidence' | 'evidence'>>;
 
 /** A listing_checks row as the API shows it (`select *` gives every column this needs). */
 export function toCheckResult(r: CheckRow): CheckResult {
@@ -154,7 +174,7 @@ export function toCheckResult(r: CheckRow): CheckResult {
     error_code: r.error_code as CheckResult['error_code'],
     error: r.error,
     // Checks stored before candidates had a period have none: a one-off price as far as they know.
-    candidates: r.candidates.map((c) => ({ ...c, period: c.period ?? null })),
+    candidates: r.candidates.map((c) => ({ ...c, period: c.period ?? null, reason: c.reason ?? null, confidence: c.confidence ?? null, evidence: c.evidence ?? null })),
   };
 }
 
@@ -174,6 +194,9 @@ export function toCandidateJson(c: Candidate, chosen: boolean): CandidateJson {
     from: c.from ?? false,
     period: c.period ?? null,
     ignored: c.ignored === undefined ? null : clip(c.ignored),
+    reason: c.reason === undefined ? null : clip(c.reason),
+    confidence: c.confidence ?? null,
+    evidence: c.evidence ? { path: clip(c.evidence.path), text: clip(c.evidence.text), snippet: clip(c.evidence.snippet) } : null,
     chosen,
   };
 }
@@ -187,6 +210,9 @@ export const ExtractRequestSchema = Type.Object(
     currency_override: Type.Optional(Nullable(Currency)),
     respect_robots: Type.Optional(Type.Boolean({ default: true, description: 'Honour the site\'s robots.txt (default true)' })),
     render_js: Type.Optional(Type.Boolean({ default: false, description: 'Fetch with a real browser (default false)' })),
+    visible_fallback: Type.Optional(
+      Type.Boolean({ default: true, description: 'Read the price the page shows when it has no structured one, and check the structured one against it (default true)' }),
+    ),
   },
   { title: 'ExtractRequest', additionalProperties: false },
 );

@@ -15,7 +15,10 @@
  * The chosen price is the first candidate not marked `ignored`. Candidates are ignored when
  * they are list/strikethrough/compare-at prices, unit prices, another product's or variant's
  * price, a zero placeholder, or platform prices outside the product block that disagree.
- * There is no "first number on the page" fallback: with no trusted source, extraction fails and
+ *   6. The visible page (visible/find.ts): the price a shopper sees, scored by marks and position,
+ *      when no source above gives one; and a witness that overrules a structured price the page
+ *      shows struck through or contradicts with confidence. Off with `visibleFallback: false`.
+ * There is no "first number on the page" fallback: when the finder is not sure it refuses, and
  * `failure` says what was looked for, so the check records nothing rather than a wrong number.
  *
  * Currency: `currencyOverride` when given (it replaces every candidate's currency); else the
@@ -23,8 +26,8 @@
  * structured currency settling '$', '¥', 'kr'); else, for text sources, the page's currency.
  *
  * Availability: from the chosen candidate's source, else the first source that states one
- * (JSON-LD, microdata, meta, platform data), else the add-to-cart button ("Sold out",
- * "Ausverkauft", "Pre-order", disabled), else 'unknown'.
+ * (JSON-LD, microdata, meta, platform data), else the visible page (stock messages, the buy
+ * button's label and state; a message in words also overrules a structured value), else 'unknown'.
  *
  * Cost: the page is parsed once, streaming, with no DOM (scan.ts); a DOM is built only when the
  * listing has a selector, and then the automatic sources read that DOM instead of a second parse.
@@ -42,8 +45,41 @@ import { fromShopify } from './platforms/shopify.js';
 import { fromWooCommerce } from './platforms/woocommerce.js';
 import { MAX_NESTING, parseDocument, scanDocument, scanPage } from './scan.js';
 import { fromSelector } from './selector.js';
-import type { SourceContext, SourceResult } from './source.js';
+import { type SourceContext, type SourceResult, variantParam } from './source.js';
 import type { Candidate, ExtractOptions, Extraction } from './types.js';
+import { type VisibleResult, findVisiblePrice, samePrice } from './visible/find.js';
+
+/** How sure the visible-price finder must be to overrule a structured price it does not see struck through. */
+export const WITNESS_CONFIDENCE = 0.75;
+
+/**
+ * The visible page against the structured price: the visible price wins when the structured one
+ * is the price the page shows struck through ("UVP", "was"), or when the finder is sure of
+ * another current price; the structured candidates it overrules are ignored with the reason.
+ */
+function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string[], variantUrl: boolean): Candidate[] {
+  const chosen = candidates.find((c) => !c.ignored);
+  if (!chosen) return [...candidates, ...vis.candidates];
+  const v = vis.chosen;
+  if (chosen.source === 'selector' || !v) return candidates;
+  if (v.currency && chosen.currency && v.currency !== chosen.currency) return candidates;
+  if (samePrice(v.price, chosen.price)) {
+    chosen.evidence ??= v.evidence;
+    return candidates;
+  }
+  const wasOld = vis.oldPrices.some((o) => samePrice(o, chosen.price));
+  // A URL naming a variant picks that variant's structured price; the page may show the default variant's.
+  if (variantUrl || (!wasOld && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
+    // Not sure enough to overrule: listed, so "sources disagree" says so.
+    return [...candidates, v];
+  }
+  const why = wasOld
+    ? `equals the old price the page shows struck through or as "was"/"UVP" beside the current ${v.price}`
+    : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
+  for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
+  notes.push(`structured and visible prices disagree: ${chosen.source} says ${chosen.price}, the page shows ${v.price} at ${v.detail}; chose the visible price`);
+  return [v, ...candidates, ...vis.candidates.slice(1)];
+}
 
 /** Why the input is not an HTML page, or undefined when it looks like one. */
 function notHtml(input: string): string | undefined {
@@ -85,7 +121,8 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   const selector = options.selector?.trim();
   const dom = selector ? parseDocument(input) : undefined;
   const $ = dom ? load(dom.root) : undefined;
-  const scan = dom ? scanDocument(dom.root) : scanPage(input);
+  const visibleOn = options.visibleFallback !== false;
+  const scan = dom ? scanDocument(dom.root, visibleOn) : scanPage(input, visibleOn);
   if (scan.truncated || dom?.truncated) {
     notes.push(`the page nests elements more than ${MAX_NESTING} deep; only the part before that was read`);
   }
@@ -110,7 +147,12 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   const sel = selector && $ ? fromSelector($, selector, ctx(pageCurrency)) : undefined;
   if (sel) notes.push(...sel.notes);
 
-  const candidates: Candidate[] = [...(sel?.candidates ?? []), ...sources.flatMap((s) => s.candidates)];
+  let candidates: Candidate[] = [...(sel?.candidates ?? []), ...sources.flatMap((s) => s.candidates)];
+  const vis = scan.visible ? findVisiblePrice(scan.visible, { currency: pageCurrency, locale: options.locale }) : undefined;
+  if (vis) {
+    if (override) for (const c of vis.candidates) c.currency = override;
+    candidates = weighVisible(candidates, vis, notes, variantParam(options.baseUrl) !== undefined);
+  }
   if (override) {
     const replaced = new Set(candidates.map((c) => c.currency).filter((c): c is string => !!c && c !== override));
     if (replaced.size) notes.push(`the currency override ${override} replaces ${[...replaced].join(', ')} found on the page`);
@@ -118,12 +160,22 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   }
   const chosen = candidates.find((c) => !c.ignored);
 
-  const button = scan.buttons[0];
-  const buttonAvailability = button
-    ? availabilityFromButton(button.text || button.attrs.value || button.attrs['aria-label'] || '', button.attrs.disabled !== undefined || button.attrs['aria-disabled'] === 'true')
-    : undefined;
-  const availability: Availability =
-    chosen?.availability ?? sources.map((s) => s.availability).find((a) => a !== undefined) ?? buttonAvailability ?? 'unknown';
+  const stated = chosen?.availability ?? sources.map((s) => s.availability).find((a) => a !== undefined);
+  let availability: Availability;
+  if (vis) {
+    const seen = vis.availability;
+    availability = stated ?? seen?.value ?? 'unknown';
+    if (stated && seen?.strong && seen.value !== stated) {
+      notes.push(`the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`);
+      availability = seen.value;
+    }
+  } else {
+    const button = scan.buttons[0];
+    const buttonAvailability = button
+      ? availabilityFromButton(button.text || button.attrs.value || button.attrs['aria-label'] || '', button.attrs.disabled !== undefined || button.attrs['aria-disabled'] === 'true')
+      : undefined;
+    availability = stated ?? buttonAvailability ?? 'unknown';
+  }
 
   if (chosen) {
     if (sel?.problem) notes.push(`${sel.problem}; used the ${chosen.source} price instead`);
@@ -150,22 +202,24 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   }
 
   let failure: string;
-  if (candidates.length) {
+  const structured = candidates.filter((c) => c.source !== 'visible');
+  if (structured.length) {
     // "another product's price ("X")" -> counted once per kind of reason.
     const counts = new Map<string, number>();
-    for (const c of candidates) {
+    for (const c of structured) {
       const why = (c.ignored ?? '').replace(/ \(.*\)$/, '');
       counts.set(why, (counts.get(why) ?? 0) + 1);
     }
     const reasons = [...counts].slice(0, 3).map(([why, n]) => `${n} × ${why}`);
     const context = ld.missing && !/^no JSON-LD/.test(ld.missing) ? ` (${ld.missing})` : '';
-    failure = `no price for this page's product: found ${candidates.length} price${candidates.length > 1 ? 's' : ''}, none usable: ${reasons.join('; ')}${context}`;
+    failure = `no price for this page's product: found ${structured.length} price${structured.length > 1 ? 's' : ''}, none usable: ${reasons.join('; ')}${context}`;
   } else {
     const missing = [ld.missing, micro.missing, meta.missing];
     const platform = [shopify, woo, magento, bigcommerce].map((s) => s.missing).filter(Boolean);
     missing.push(...(platform.length ? platform : ['no known shop platform markup']));
     failure = `no price found: ${missing.filter(Boolean).join(', ')}`;
   }
+  if (vis?.refusal) failure += `, and ${vis.refusal.replace(/; pin a CSS selector.*$/, '')}`;
   failure = sel?.problem ? `${sel.problem}, and ${failure}; check the selector` : `${failure}; set a CSS selector for the price`;
   if (scan.truncated || dom?.truncated) failure += ` (only the part of the page nested less than ${MAX_NESTING} deep was read)`;
   return { candidates, availability, failure, notes };

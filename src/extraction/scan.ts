@@ -7,6 +7,7 @@
 import type { AnyNode, Document } from 'domhandler';
 import { DomHandler, Parser } from 'htmlparser2';
 import { BLOCK_TAGS, MAX_CAPTURE, hasClass, isHiddenOrStruck, joinSuperscript } from './text.js';
+import { type Collector, type VisibleScan, createCollector } from './visible/collect.js';
 
 export type Attrs = Record<string, string>;
 
@@ -69,6 +70,8 @@ export interface PageScan {
   magentoStock: ScanElement[];
   bcPrices: ScanElement[];
   buttons: ScanElement[];
+  /** What the visible-price finder reads; absent when it is turned off. */
+  visible?: VisibleScan;
   /** Reading stopped early: elements nested deeper than MAX_NESTING. */
   truncated?: boolean;
 }
@@ -154,9 +157,9 @@ interface ScanHandler {
 export const MAX_NESTING = 1000;
 
 /** Streams the page through the scanner: tokenizing only, no tree. */
-export function scanPage(html: string): PageScan {
+export function scanPage(html: string, visible = false): PageScan {
   const ref: { parser?: Parser } = {};
-  const { handler, finish } = createScanner(() => ref.parser?.pause());
+  const { handler, finish } = createScanner(() => ref.parser?.pause(), visible);
   ref.parser = new Parser(handler, { decodeEntities: true });
   ref.parser.end(html);
   return finish();
@@ -193,8 +196,8 @@ export function parseDocument(html: string): { root: Document; truncated: boolea
  * Replays an already parsed document (the selector path's DOM) through the same scanner, so a
  * page with a selector is still tokenized only once.
  */
-export function scanDocument(root: AnyNode): PageScan {
-  const { handler, finish } = createScanner();
+export function scanDocument(root: AnyNode, visible = false): PageScan {
+  const { handler, finish } = createScanner(undefined, visible);
   // Iterative, so no DOM is too deep for the call stack: [node, entered?] pairs.
   const todo: Array<[AnyNode, boolean]> = [[root, false]];
   while (todo.length) {
@@ -215,7 +218,7 @@ export function scanDocument(root: AnyNode): PageScan {
   return finish();
 }
 
-function createScanner(stop?: () => void): { handler: ScanHandler; finish: () => PageScan } {
+function createScanner(stop?: () => void, visible = false): { handler: ScanHandler; finish: () => PageScan } {
   const out: PageScan = {
     jsonLd: [],
     scripts: [],
@@ -238,6 +241,8 @@ function createScanner(stop?: () => void): { handler: ScanHandler; finish: () =>
   let order = 0;
   let script: { kind: 'ld' | 'js' | 'json'; attrs: Attrs; parts: string[] } | undefined;
   let inStyle = false;
+  const vis: Collector | undefined = visible ? createCollector() : undefined;
+  if (vis) out.visible = vis.result;
 
   let boxes = 0;
   const capture = (tag: string, attrs: Attrs, flags: number, priceBox: PriceBox | undefined): ScanElement => {
@@ -394,6 +399,12 @@ function createScanner(stop?: () => void): { handler: ScanHandler; finish: () =>
         }
       }
 
+      const made = vis?.open(tag, attrs, cls, id);
+      if (made) {
+        const el = capture(tag, attrs, flags, priceBox);
+        for (const n of made) n.el = el;
+      }
+
       // Hidden and struck-through text only matters inside a capture.
       let hidden = false;
       if (captures.length) {
@@ -416,6 +427,7 @@ function createScanner(stop?: () => void): { handler: ScanHandler; finish: () =>
         return;
       }
       if (inStyle) return;
+      vis?.text(data);
       if (captures.length === 0) return;
       for (const c of captures) {
         if (hiddenDepth === c.hiddenBase && c.length < MAX_CAPTURE) {
@@ -441,6 +453,7 @@ function createScanner(stop?: () => void): { handler: ScanHandler; finish: () =>
       } else if (tag === 'style') inStyle = false;
       const frame = stack.pop();
       if (!frame) return;
+      vis?.close();
       if (frame.hidden) hiddenDepth--;
       if (captures.length === 0) return;
       if (tag === 'sup') {

@@ -13,7 +13,18 @@ export type CandidateSource =
   | 'platform:shopify'
   | 'platform:woocommerce'
   | 'platform:magento'
-  | 'platform:bigcommerce';
+  | 'platform:bigcommerce'
+  | 'visible';
+
+/** Where a price shows on the page: enough to see why it was chosen and to pin it as the selector. */
+export interface Evidence {
+  /** CSS path to the element; works as the listing's `selector`. */
+  path: string;
+  /** The element's visible text. */
+  text: string;
+  /** A short stretch of the text around it. */
+  snippet: string;
+}
 
 export interface Candidate {
   /** Exact decimal string: "1299.00", "19.99", "12". */
@@ -40,6 +51,12 @@ export interface Candidate {
    * price, a zero placeholder, an ambiguous platform block. Absent for eligible candidates.
    */
   ignored?: string;
+  /** The visible-price finder's score and signals for this price ("price class, next to the buy button"). */
+  reason?: string;
+  /** How sure the visible-price finder is of the chosen price, 0 to 1 (visible candidates only). */
+  confidence?: number;
+  /** Where the price shows on the page (visible candidates, and a structured price the visible page confirms). */
+  evidence?: Evidence;
 }
 
 export interface ExtractOptions {
@@ -51,6 +68,11 @@ export interface ExtractOptions {
   baseUrl?: string;
   /** Locale whose decimal separator settles "1,299" vs "1.299" in visible text (e.g. "de-DE"). */
   locale?: string;
+  /**
+   * Read the price the page shows when no structured source gives one, and check the structured
+   * price against it (default true; false: structured sources and the selector only).
+   */
+  visibleFallback?: boolean;
 }
 
 export interface Extraction {

@@ -28,6 +28,10 @@ const fields = {
   enabled: Type.Boolean({ description: 'false: never checked on schedule (default true)' }),
   respect_robots: Type.Boolean({ description: 'Honour the site\'s robots.txt (default true); false only for pages you may fetch anyway' }),
   render_js: Type.Boolean({ description: 'Fetch with a real browser, for pages that only show the price with JavaScript (default false)' }),
+  visible_fallback: Type.Boolean({
+    description:
+      'Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only',
+  }),
 };
 
 export const ListingCreateSchema = Type.Object(
@@ -41,6 +45,7 @@ export const ListingCreateSchema = Type.Object(
     enabled: Type.Optional(fields.enabled),
     respect_robots: Type.Optional(fields.respect_robots),
     render_js: Type.Optional(fields.render_js),
+    visible_fallback: Type.Optional(fields.visible_fallback),
   },
   {
     title: 'ListingCreate',
@@ -62,6 +67,7 @@ export const ListingUpdateSchema = Type.Object(
     enabled: Type.Optional(fields.enabled),
     respect_robots: Type.Optional(fields.respect_robots),
     render_js: Type.Optional(fields.render_js),
+    visible_fallback: Type.Optional(fields.visible_fallback),
   },
   { title: 'ListingUpdate', additionalProperties: false },
 );
@@ -95,6 +101,7 @@ export const ListingSchema = Type.Object(
     enabled: fields.enabled,
     respect_robots: fields.respect_robots,
     render_js: fields.render_js,
+    visible_fallback: fields.visible_fallback,
     status: Status,
     last_checked_at: Nullable(Timestamp('When the last check finished, successful or not')),
     last_success_at: Nullable(Timestamp('When a check last found a price')),

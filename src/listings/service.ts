@@ -65,6 +65,7 @@ export async function createListing(db: Database, accountId: string, body: Listi
     enabled: body.enabled ?? true,
     respect_robots: body.respect_robots ?? true,
     render_js: body.render_js ?? false,
+    visible_fallback: body.visible_fallback ?? true,
   };
   try {
     row = await db.transaction(async (tx) => {
@@ -87,7 +88,7 @@ export async function createListing(db: Database, accountId: string, body: Listi
 }
 
 /** Fields whose change makes the listing due now (src/listings/sql.ts, updateListing). */
-const RESCHEDULING_FIELDS = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js'] as const;
+const RESCHEDULING_FIELDS = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
 
 export async function changeListing(db: Database, accountId: string, id: string, body: ListingUpdate): Promise<ListingRow> {
   const details = checkSelector(body.selector);

@@ -21,6 +21,7 @@ export interface ListingRow {
   enabled: boolean;
   respect_robots: boolean;
   render_js: boolean;
+  visible_fallback: boolean;
   status: Listing['status'];
   last_checked_at: Date | null;
   last_success_at: Date | null;
@@ -48,6 +49,7 @@ const COLUMNS = [
   'enabled',
   'respect_robots',
   'render_js',
+  'visible_fallback',
   'status',
   'last_checked_at',
   'last_success_at',
@@ -91,6 +93,7 @@ export function toListing(r: ListingRow): Listing {
     enabled: r.enabled,
     respect_robots: r.respect_robots,
     render_js: r.render_js,
+    visible_fallback: r.visible_fallback,
     status: r.status,
     last_checked_at: r.last_checked_at === null ? null : iso(r.last_checked_at),
     last_success_at: r.last_success_at === null ? null : iso(r.last_success_at),
@@ -118,6 +121,7 @@ export interface NewListing {
   enabled: boolean;
   respect_robots: boolean;
   render_js: boolean;
+  visible_fallback: boolean;
 }
 
 /**
@@ -129,8 +133,8 @@ export interface NewListing {
 export async function insertListing(db: Queryable, accountId: string, l: NewListing): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
     `insert into listings (account_id, id, product_id, competitor_id, url, selector, currency_override,
-                           check_interval_seconds, enabled, respect_robots, render_js)
-     select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11
+                           check_interval_seconds, enabled, respect_robots, render_js, visible_fallback)
+     select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11, $12
        from products p
       where p.id = $3 and p.account_id = $1
         and coalesce($5::text, p.url) is not null
@@ -148,6 +152,7 @@ export async function insertListing(db: Queryable, accountId: string, l: NewList
       l.enabled,
       l.respect_robots,
       l.render_js,
+      l.visible_fallback,
     ],
   );
   return r.rows[0];
@@ -188,10 +193,10 @@ export async function getListing(db: Queryable, accountId: string, id: string): 
   return r.rows[0];
 }
 
-const UPDATABLE = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'enabled', 'respect_robots', 'render_js'] as const;
+const UPDATABLE = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'enabled', 'respect_robots', 'render_js', 'visible_fallback'] as const;
 export type ListingChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | boolean | null>>;
 /** Settings that change what a check does: changing one schedules a check now. */
-const RESCHEDULING = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js'] as const;
+const RESCHEDULING = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
 
 /**
  * Sets only the given fields. A value that differs from the stored one in a setting that changes

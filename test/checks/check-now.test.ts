@@ -133,4 +133,31 @@ describe('POST /listings/{id}/check', () => {
     const res = await t.app.inject({ method: 'POST', url: `/api/v1/listings/${id}/check` });
     assert.equal(res.statusCode, 401);
   });
+
+  it('records the visible price with its evidence, and visible_fallback: false turns the finder off', T, async () => {
+    const competitorId = await createCompetitor(t, 'Visible shop');
+    const url = t.site.pageUrl('v-uvp-struck-jsonld.html');
+    const id = await createListing({ competitor_id: competitorId, url });
+    const res = await checkNow(id);
+    assert.equal(res.statusCode, 200, res.body);
+    const check = res.json<CheckResult>();
+    assert.equal(check.ok, true, check.error ?? '');
+    assert.equal(check.source, 'visible');
+    assert.equal(check.price, 119.01);
+    const chosen = check.candidates.find((c) => c.chosen)!;
+    assert.match(chosen.evidence?.path ?? '', /span\.price/);
+    assert.equal(chosen.evidence?.text, '119,01 €');
+    assert.match(chosen.reason ?? '', /^score \d+: /);
+    assert.ok((chosen.confidence ?? 0) > 0.5);
+    // The structured price it overruled is kept with the reason: the check's record of the disagreement.
+    assert.match(check.candidates.find((c) => c.source === 'json-ld')?.ignored ?? '', /old price the page shows struck through/);
+
+    const off = await t.app.inject({ method: 'PUT', url: `/api/v1/listings/${id}`, headers: t.account.headers, payload: { visible_fallback: false } });
+    assert.equal(off.statusCode, 200, off.body);
+    assert.equal(off.json<{ visible_fallback: boolean }>().visible_fallback, false);
+    const again = (await checkNow(id)).json<CheckResult>();
+    assert.equal(again.source, 'json-ld');
+    assert.equal(again.price, 149.99);
+    assert.equal(again.candidates.some((c) => c.source === 'visible'), false);
+  });
 });

@@ -29,6 +29,7 @@ export interface ListingJson {
   enabled: boolean;
   respect_robots: boolean;
   render_js: boolean;
+  visible_fallback: boolean;
   status: 'pending' | 'ok' | 'failing' | 'flagged';
   last_checked_at: string | null;
   last_success_at: string | null;

@@ -32,14 +32,14 @@ describe('extractPrices: the listing selector', () => {
   });
 
   it('fails with the selector problem when nothing else has a price', () => {
-    const r = extractPrices(page('de-de-visible-only.html'), { selector: '.hinweis' });
+    const r = extractPrices(page('de-de-visible-only.html'), { selector: '.hinweis', visibleFallback: false });
     assert.equal(r.chosen, undefined);
     assert.match(r.failure ?? '', /^the selector "\.hinweis" matched an element without a readable price/);
     assert.match(r.failure ?? '', /check the selector$/);
   });
 
   it('reports an invalid selector instead of throwing', () => {
-    const r = extractPrices(page('de-de-visible-only.html'), { selector: 'div[' });
+    const r = extractPrices(page('de-de-visible-only.html'), { selector: 'div[', visibleFallback: false });
     assert.equal(r.chosen, undefined);
     assert.match(r.failure ?? '', /the selector "div\[" is not valid CSS/);
   });
@@ -163,8 +163,11 @@ describe('extractPrices: JSON-LD', () => {
   });
 
   it('fails on a category page rather than taking one of its products', () => {
-    const r = extractPrices(page('category-itemlist.html'));
+    const r = extractPrices(page('category-itemlist.html'), { visibleFallback: false });
     assert.equal(r.chosen, undefined);
+    const seen = extractPrices(page('category-itemlist.html'));
+    assert.equal(seen.chosen, undefined, 'the visible cards are a list of products too');
+    assert.match(seen.failure ?? '', /prices in the same place of repeated blocks: a list of products/);
     assert.equal(
       r.failure,
       'no price for this page\'s product: found 3 prices, none usable: 3 × another product\'s price (JSON-LD lists products (ItemList) but describes no single product); set a CSS selector for the price',
@@ -189,7 +192,7 @@ describe('extractPrices: JSON-LD', () => {
   });
 
   it('says a product without offers has no price', () => {
-    const r = extractPrices(page('jsonld-no-offers.html'));
+    const r = extractPrices(page('jsonld-no-offers.html'), { visibleFallback: false });
     assert.equal(
       r.failure,
       'no price found: JSON-LD Product "Industrie-Kompressor K900" has no offers, no itemprop=price, no price meta tags, no known shop platform markup; set a CSS selector for the price',
@@ -310,7 +313,7 @@ describe('extractPrices: shop platforms', () => {
   });
 
   it('WooCommerce markup counts only on WooCommerce pages', () => {
-    const r = extractPrices(html('', '<div class="summary"><p class="price">£15.00</p></div>'));
+    const r = extractPrices(html('', '<div class="summary"><p class="price">£15.00</p></div>'), { visibleFallback: false });
     assert.equal(r.chosen, undefined);
   });
 
@@ -424,10 +427,15 @@ describe('extractPrices: pages that are not product pages', () => {
   });
 
   it('never takes "the first price on the page"', () => {
-    const r = extractPrices(page('de-de-visible-only.html'));
+    const r = extractPrices(page('de-de-visible-only.html'), { visibleFallback: false });
     assert.equal(r.chosen, undefined);
     assert.deepEqual(r.candidates, []);
     assert.equal(r.failure, 'no price found: no JSON-LD, no itemprop=price, no price meta tags, no known shop platform markup; set a CSS selector for the price');
+    // The visible-price finder takes the marked price after the title, not the recommendations'.
+    const seen = extractPrices(page('de-de-visible-only.html'));
+    assert.equal(chosen(seen).source, 'visible');
+    assert.equal(chosen(seen).price, '29.95');
+    assert.ok(seen.candidates.every((c) => c === seen.chosen || c.ignored !== undefined));
   });
 
   it('copes with truncated and hostile markup', () => {

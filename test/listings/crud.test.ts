@@ -46,6 +46,7 @@ describe('listings: create, read, update, delete', () => {
           enabled: true,
           respect_robots: true,
           render_js: false,
+          visible_fallback: true,
           status: 'pending',
           last_checked_at: null,
           last_success_at: null,
@@ -119,10 +120,11 @@ describe('listings: create, read, update, delete', () => {
       enabled: false,
       respect_robots: false,
       render_js: true,
+      visible_fallback: false,
     };
     const l = await createListing(t, headers, { product_id: product.id, competitor_id: competitor.id, url: 'https://rival.example/k', ...settings });
     assert.deepEqual(
-      { selector: l.selector, currency_override: l.currency_override, check_interval_seconds: l.check_interval_seconds, enabled: l.enabled, respect_robots: l.respect_robots, render_js: l.render_js },
+      { selector: l.selector, currency_override: l.currency_override, check_interval_seconds: l.check_interval_seconds, enabled: l.enabled, respect_robots: l.respect_robots, render_js: l.render_js, visible_fallback: l.visible_fallback },
       { ...settings, currency_override: 'GBP' },
     );
     assert.equal(l.next_check_at, null, 'a disabled listing is not scheduled');

@@ -292,7 +292,7 @@ export interface paths {
         get: operations["getListing"];
         /**
          * Update a listing (only the fields sent)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         put: operations["updateListing"];
         post?: never;
@@ -305,7 +305,7 @@ export interface paths {
         head?: never;
         /**
          * Update a listing (same as PUT)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         patch: operations["patchListing"];
         trace?: never;
@@ -1812,6 +1812,11 @@ export interface components {
              * @default false
              */
             render_js?: boolean;
+            /**
+             * @description Read the price the page shows when it has no structured one, and check the structured one against it (default true)
+             * @default true
+             */
+            visible_fallback?: boolean;
         };
         /** Extraction */
         Extraction: {
@@ -1866,7 +1871,7 @@ export interface components {
              * @description Where the price was found, in order of preference: the source of `price`
              * @enum {string|null}
              */
-            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce" | null;
+            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce" | "visible" | null;
             /**
              * @description Stock state read from the page
              * @enum {string}
@@ -1913,6 +1918,8 @@ export interface components {
             respect_robots: boolean;
             /** @description Fetch with a real browser, for pages that only show the price with JavaScript (default false) */
             render_js: boolean;
+            /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
+            visible_fallback: boolean;
             /**
              * @description `pending`: never checked; `ok`: the last check found a price; `failing`: the last check failed; `flagged`: checks failed repeatedly and need attention (see `last_error`)
              * @enum {string}
@@ -2002,7 +2009,7 @@ export interface components {
              * @description Where the price was found, in order of preference: the source of `price`
              * @enum {string|null}
              */
-            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce" | null;
+            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce" | "visible" | null;
             /**
              * @description Why the check failed, as a stable code (docs/MONITORING.md lists them); null when it succeeded
              * @enum {string|null}
@@ -2053,6 +2060,8 @@ export interface components {
             respect_robots?: boolean;
             /** @description Fetch with a real browser, for pages that only show the price with JavaScript (default false) */
             render_js?: boolean;
+            /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
+            visible_fallback?: boolean;
         };
         /** ListingList */
         ListingList: {
@@ -2090,6 +2099,8 @@ export interface components {
             respect_robots?: boolean;
             /** @description Fetch with a real browser, for pages that only show the price with JavaScript (default false) */
             render_js?: boolean;
+            /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
+            visible_fallback?: boolean;
         };
         /** OpenApiDocument */
         OpenApiDocument: {
@@ -2272,7 +2283,7 @@ export interface components {
              * @description Where the price was found, in order of preference
              * @enum {string}
              */
-            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce";
+            source: "selector" | "json-ld" | "microdata" | "rdfa" | "meta" | "platform:shopify" | "platform:woocommerce" | "platform:magento" | "platform:bigcommerce" | "visible";
             /** @description Where in that source: JSON path, CSS selector, meta property, platform field */
             detail: string;
             /** @description The value as the page wrote it */
@@ -2306,6 +2317,19 @@ export interface components {
             period: "day" | "week" | "month" | "year" | null;
             /** @description Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible */
             ignored: string | null;
+            /** @description The visible-price finder's score and signals for this price (`source` visible); null for other sources */
+            reason: string | null;
+            /** @description How sure the visible-price finder is of the price it chose, 0 to 1; null for other candidates */
+            confidence: number | null;
+            /** @description Where the price shows on the page (visible prices, and a structured price the page confirms); null: not seen on the page */
+            evidence: {
+                /** @description CSS path to the element showing the price; works as the listing's `selector` */
+                path: string;
+                /** @description The element's visible text */
+                text: string;
+                /** @description A short stretch of the text around it */
+                snippet: string;
+            } | null;
             /** @description The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded */
             chosen: boolean;
         };

@@ -38,6 +38,7 @@ export const extractRoute: FastifyPluginAsyncTypebox = async (app) => {
         currency_override: b.currency_override ? b.currency_override.toUpperCase() : null,
         respect_robots: b.respect_robots ?? true,
         render_js: b.render_js ?? false,
+        visible_fallback: b.visible_fallback ?? true,
         proxy_url: null,
       });
       if (outcome.bug) request.log.error({ err: outcome.bug }, 'extract dry run failed on an internal error');

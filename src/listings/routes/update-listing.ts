@@ -19,7 +19,7 @@ export const updateListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to ' +
           'what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, ' +
-          '`render_js`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot ' +
+          '`render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot ' +
           'change: create a new listing instead.',
         tags: ['Listings'],
         params: ListingIdParams,

@@ -1,0 +1,413 @@
+/**
+ * What the visible-price finder needs from the page, gathered during the scanner's one streaming
+ * pass (scan.ts calls open/text/close in step with its own stack): price-marked elements and
+ * price-like text, stock messages, the product title, the buy buttons, each with the region it
+ * stands in (header, cart, carousel, struck-through...), its ancestors and a CSS path.
+ */
+type Attrs = Record<string, string>;
+
+/** The scanner's capture of an element (its ScanElement): `text` is set when the element closes. */
+export interface Captured {
+  attrs: Attrs;
+  text: string;
+}
+
+/** Regions an element inherits from its ancestors (VisibleNode.ctx). */
+export const C_HIDDEN = 1;
+export const C_STRUCK = 2; // <del>, <s>, line-through, old-price classes
+export const C_CHROME = 4; // site header, footer, navigation, menus, breadcrumbs
+export const C_CART = 8; // mini cart, cart drawer
+export const C_OTHERS = 16; // carousels, related / recommended products, product cards
+export const C_TERMS = 32; // shipping, instalments, financing, unit prices, savings
+export const C_MAINLIKE = 64; // <main>, <article>, product-detail containers
+export const C_FORM = 128; // add-to-cart form
+export const C_PRICEBOX = 256; // inside a price-marked element
+export const C_OLDBOX = 512; // inside an old-price-marked element
+const C_MAINTAG = 1024; // inside <main> or <article>: page <header>/<footer> below it are not chrome
+const SETS_OTHERS = 2048; // this element itself starts a C_OTHERS region (never inherited)
+
+/** Marks of the element itself (VisibleNode.marks). */
+export const M_PRICE = 1;
+export const M_CURRENT = 2;
+export const M_ITEMPROP = 4;
+export const M_ARIA = 8;
+export const M_OLD = 16;
+
+export interface VisibleNode {
+  /** Element count before this element: distance in document order. */
+  seq: number;
+  /** Ids of the ancestors and the element itself, outermost first. */
+  chain: number[];
+  ctx: number;
+  /** The innermost ancestor that made this a C_OTHERS region (a wrapper around the h1 is the product page, not a carousel). */
+  othersUid?: number;
+  marks: number;
+  /** Marks of the nearest price-marked ancestors (up to three levels up). */
+  boxMarks: number;
+  /** CSS path to the element. */
+  path: string;
+  tag: string;
+  /** A captured element (text filled when it closes), or a text node's text. */
+  el?: Captured;
+  text?: string;
+  disabled?: boolean;
+  /** A button whose class, id or form marks it as the add-to-cart button (else its label decides). */
+  buy?: boolean;
+  /** Index in VisibleScan.chunks where the node starts. */
+  at: number;
+}
+
+export interface VisibleScan {
+  /** The <html lang> attribute. */
+  lang?: string;
+  /** The page's visible text pieces, in order, with a space at block boundaries. */
+  chunks: string[];
+  prices: VisibleNode[];
+  stock: VisibleNode[];
+  buttons: VisibleNode[];
+  h1?: VisibleNode;
+}
+
+interface VFrame {
+  uid: number;
+  tag: string;
+  attrs: Attrs;
+  nth: number;
+  ctx: number;
+  othersUid?: number;
+  marks: number;
+  /** Element children opened so far (for :nth-child). */
+  kids: number;
+  /** Its text is set apart from its neighbours' (isBlock). */
+  block: boolean;
+}
+
+const MAX_PRICES = 300;
+/** Prices in headers, carts and carousels kept (to be listed as ignored); the rest are not read at all. */
+const MAX_OUTSIDE = 6;
+const MAX_OTHERS = 40;
+const MAX_STOCK = 20;
+const MAX_BUTTONS = 20;
+const MAX_CHUNKS = 20_000;
+
+// Class and id words, matched on "class id" lower-cased with camelCase split ("oldPrice" -> "old-price").
+const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
+const CURRENT_WORD = /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo)(?![a-z]{2})/;
+const OLD_WORD =
+  /(?<![a-z])(?<!with-|has-)(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|barrato|pieno|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference|secondary)-?(?:price|preis|prix|precio))/;
+const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
+const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
+const CART_TOKEN =
+  /^(?:(?:mini|side|header|top|drawer|flyout|offcanvas|floating|nav)[-_]?(?:cart|basket|bag)|(?:cart|basket|bag)[-_]?(?:drawer|dropdown|popup|preview|summary|totals?|widget|count|flyout|sidebar|items?|contents?|subtotal|overlay|modal|panel|notification|popover)|minicart|cart)$/;
+const OTHERS_WORD =
+  /(?<![a-z])(?:carousel|slider|swiper|slick|glide|splide|related|recommend\w*|empfehlung\w*|upsells?|up-sells?|cross-?sells?|crosssell|similar|recently|also|bestsellers?|accessories|other-sellers|sellers|fbt|frequently|product-(?:grid|list|tile|card|item|items|recommendations|slider)|products|product-cards?|listing|teaser|bundle)(?![a-z-])/;
+const TERMS_WORD =
+  /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|tax|vat|mwst|deposit|pfand)(?![a-z])/;
+const MAINLIKE_WORD =
+  /(?<![a-z])(?:product-(?:main|info|information|detail|details|single|page|view|essential|summary|hero|buy|purchase|form|top|core|overview)|pdp|pdp-\w+|buybox|buy-box|product__info|productview|product-view|entry-summary|summary|product-info-main|ad-?view|vip|listing-detail)(?![a-z])/;
+const BUY_WORD = /add[-_ ]?to[-_ ]?(?:cart|bag|basket)|addtocart|buy[-_]?now|buy[-_]?button|btn-cart|tocart|product-form__submit|single_add_to_cart_button|warenkorb|panier/;
+
+function words(cls: string | undefined, id: string | undefined): string {
+  const s = `${cls ?? ''} ${id ?? ''}`;
+  return (/[A-Z]/.test(s) ? s.replace(/([a-z])([A-Z])/g, '$1-$2') : s).toLowerCase();
+}
+
+const K_PRICE = 1;
+const K_OLD = 2;
+const K_CURRENT = 4;
+const K_HIDDEN = 8;
+const K_CHROME = 16;
+const K_CART = 32;
+const K_OTHERS = 64;
+const K_TERMS = 128;
+const K_MAINLIKE = 256;
+const K_FORM = 512;
+const K_STOCK = 1024;
+const K_BUY = 2048;
+const K_BADGE = 4096;
+
+/** What an element's class and id say; pages repeat the same few hundred class strings, so it is cached. */
+const classCache = new Map<string, number>();
+function classKinds(cls: string | undefined, id: string | undefined): number {
+  const key = id === undefined ? (cls ?? '') : `${cls ?? ''}\u0000${id}`;
+  const had = classCache.get(key);
+  if (had !== undefined) return had;
+  const w = words(cls, id);
+  let k = 0;
+  if (PRICE_WORD.test(w)) k |= K_PRICE;
+  if (OLD_WORD.test(w)) k |= K_OLD;
+  else if (k & K_PRICE && CURRENT_WORD.test(w)) k |= K_CURRENT;
+  if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden)(?=\s|$)/.test(w)) k |= K_HIDDEN;
+  for (const token of w.split(/\s+/)) {
+    if (CHROME_TOKEN.test(token)) k |= K_CHROME;
+    if (CART_TOKEN.test(token)) k |= K_CART;
+  }
+  const mainlike = MAINLIKE_WORD.test(w);
+  if (mainlike) k |= K_MAINLIKE;
+  else if (OTHERS_WORD.test(w)) k |= K_OTHERS;
+  if (TERMS_WORD.test(w)) k |= K_TERMS;
+  if (/add-?to-?cart|product-form|cart-form|buy-form|product_addtocart/.test(w)) k |= K_FORM;
+  if (STOCK_WORD.test(w)) k |= K_STOCK;
+  if (BUY_WORD.test(w)) k |= K_BUY;
+  if (/badge|label--|tag--/.test(w)) k |= K_BADGE;
+  if (classCache.size > 10_000) classCache.clear();
+  classCache.set(key, k);
+  return k;
+}
+
+function segment(f: VFrame): string {
+  const id = f.attrs.id;
+  if (id && /^[A-Za-z][\w-]*$/.test(id)) return `#${id}`;
+  const cls = (f.attrs.class ?? '').trim().split(/\s+/)[0];
+  const c = cls && /^[A-Za-z_][\w-]*$/.test(cls) ? `.${cls}` : '';
+  return `${f.tag}${c}:nth-child(${f.nth})`;
+}
+
+export interface Collector {
+  /**
+   * Returns the nodes made for this element, whose `el` the scanner then sets to its capture of
+   * the element (a closure per element would cost more than the rest of the work).
+   */
+  open(tag: string, attrs: Attrs, cls: string | undefined, id: string | undefined): VisibleNode[] | undefined;
+  text(data: string): void;
+  close(): void;
+  result: VisibleScan;
+}
+
+const DIGIT = /\d/;
+/** Elements whose text is set apart from their neighbours' (a space in VisibleScan.chunks). */
+function isBlock(tag: string): boolean {
+  // A switch on the first letter: cheaper than hashing every tag name into a Set.
+  switch (tag.charCodeAt(0)) {
+    case 100: // d
+      return tag === 'div' || tag === 'dd' || tag === 'dt';
+    case 112: // p
+      return tag === 'p';
+    case 108: // l
+      return tag === 'li' || tag === 'label';
+    case 116: // t
+      return tag === 'td' || tag === 'th' || tag === 'tr' || tag === 'table';
+    case 104: // h
+      return tag.length === 2 ? tag !== 'hr' : tag === 'header';
+    case 115: // s
+      return tag === 'section';
+    case 102: // f
+      return tag === 'form' || tag === 'footer';
+    case 97: // a
+      return tag === 'article' || tag === 'aside';
+    case 98: // b
+      return tag === 'br' || tag === 'button';
+    case 109: // m
+      return tag === 'main';
+    case 117: // u
+      return tag === 'ul';
+    case 111: // o
+      return tag === 'ol';
+    default:
+      return false;
+  }
+}
+/** A currency sign or code next to a digit: worth reading as a price when not price-marked. */
+const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾]|zł|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
+
+export function createCollector(): Collector {
+  const chunks: string[] = [];
+  const result: VisibleScan = { chunks, prices: [], stock: [], buttons: [] };
+  // Frames are reused as the depth goes up and down: one object per depth, not per element.
+  const stack: VFrame[] = [];
+  let depth = 0;
+  let rootKids = 0;
+  let uid = 0;
+  let seq = 0;
+  // The nodes made by the element being opened (reused: one array per page, not per element).
+  const made: VisibleNode[] = [];
+  const keep = (n: VisibleNode): VisibleNode => {
+    made.push(n);
+    return n;
+  };
+  let outside = 0;
+  let others = 0;
+  const room = (ctx: number): boolean =>
+    result.prices.length < MAX_PRICES &&
+    (ctx & (C_CHROME | C_CART)
+      ? outside++ < MAX_OUTSIDE
+      : ctx & C_OTHERS
+        ? // Once the title is seen outside any list, lists are other products: a few are enough to show.
+          others++ < (result.h1 && result.h1.othersUid === undefined ? MAX_OUTSIDE : MAX_OTHERS)
+        : true);
+
+  const pushFrame = (tag: string, attrs: Attrs, nth: number, ctx: number, othersUid: number | undefined, marks: number): VFrame => {
+    let f = stack[depth];
+    if (f) {
+      f.uid = uid++;
+      f.tag = tag;
+      f.attrs = attrs;
+      f.nth = nth;
+      f.ctx = ctx;
+      f.othersUid = othersUid;
+      f.marks = marks;
+      f.kids = 0;
+      f.block = isBlock(tag);
+    } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0, block: isBlock(tag) };
+    depth++;
+    if (f.block) chunks.push(' ');
+    return f;
+  };
+  const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
+    let boxMarks = 0;
+    for (let i = depth - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
+    const chain: number[] = [];
+    for (let i = 0; i < depth; i++) chain.push((stack[i] as VFrame).uid);
+    return { seq, chain, ctx: f.ctx, othersUid: f.othersUid, marks: f.marks, boxMarks, path: cssPath(), tag: f.tag, at: chunks.length, ...extra };
+  };
+  // From the nearest ancestor with an id, else from <body>.
+  const cssPath = (): string => {
+    const parts: string[] = [];
+    for (let i = depth - 1; i >= 0; i--) {
+      const f = stack[i] as VFrame;
+      if (f.tag === 'body' || f.tag === 'html') {
+        parts.push(f.tag);
+        break;
+      }
+      const s = segment(f);
+      parts.push(s);
+      if (s.startsWith('#')) break;
+    }
+    return parts.reverse().join(' > ');
+  };
+
+  return {
+    result,
+    open(tag, attrs, cls, id) {
+      if (made.length) made.length = 0;
+      const parent = depth > 0 ? stack[depth - 1] : undefined;
+      const nth = parent ? ++parent.kids : ++rootKids;
+      if (tag === 'html' && attrs.lang) result.lang = attrs.lang;
+      seq++;
+      // Inside a hidden element, the site header, footer or navigation: nothing to read (menus are
+      // a fifth of a page's elements), only a frame to keep the depth and the CSS paths right.
+      if (parent && parent.ctx & (C_HIDDEN | C_CHROME)) {
+        pushFrame(tag, attrs, nth, parent.ctx & ~(C_PRICEBOX | C_OLDBOX), parent.othersUid, 0);
+        return undefined;
+      }
+      let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
+      if (parent && parent.ctx & (C_PRICEBOX | C_OLDBOX)) ctx |= parent.ctx & (C_PRICEBOX | C_OLDBOX);
+      let marks = 0;
+
+      if (tag === 'del' || tag === 's' || tag === 'strike') ctx |= C_STRUCK;
+      else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
+      else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
+      else if ((tag === 'header' || tag === 'footer' || tag === 'nav') && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
+      else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS | SETS_OTHERS;
+      // One pass over the attributes (usually one to three) instead of a lookup per name.
+      let style: string | undefined;
+      let itemprop: string | undefined;
+      let itemtype: string | undefined;
+      let label: string | undefined;
+      let hook: string | undefined;
+      for (const a in attrs) {
+        switch (a) {
+          case 'hidden':
+            // aria-hidden is not: shops hide the visible price from screen readers and show them a copy.
+            ctx |= C_HIDDEN;
+            break;
+          case 'style':
+            style = attrs[a];
+            break;
+          case 'itemprop':
+            itemprop = attrs[a];
+            break;
+          case 'itemtype':
+            itemtype = attrs[a];
+            break;
+          case 'aria-label':
+            label = attrs[a];
+            break;
+          // SPAs name parts in test hooks instead of classes ("data-testid=product-price").
+          case 'data-testid':
+          case 'data-test':
+          case 'data-qa-id':
+          case 'data-hook':
+            hook ??= attrs[a];
+            break;
+        }
+      }
+      if (style) {
+        if (/line-through/i.test(style)) ctx |= C_STRUCK;
+        if (/display\s*:\s*none|visibility\s*:\s*hidden/i.test(style)) ctx |= C_HIDDEN;
+      }
+      if (tag === 'form') {
+        const action = attrs.action ?? '';
+        if (/cart\/add|basket\/add|add-?to-?cart|addtocart|warenkorb/i.test(action)) ctx |= C_FORM;
+      }
+
+      const k = cls || id || hook ? classKinds(hook === undefined ? cls : `${cls ?? ''} ${hook}`, id) : 0;
+      if (k) {
+        if (k & K_PRICE) marks |= M_PRICE;
+        if (k & K_OLD) marks |= M_OLD;
+        if (k & K_CURRENT) marks |= M_CURRENT;
+        if (k & K_HIDDEN) ctx |= C_HIDDEN;
+        if (k & K_CHROME && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
+        if (k & K_CART && tag !== 'form') ctx |= C_CART;
+        if (k & K_OTHERS) ctx |= C_OTHERS | SETS_OTHERS;
+        if (k & K_TERMS) ctx |= C_TERMS;
+        if (k & K_MAINLIKE) ctx |= C_MAINLIKE;
+        if (k & K_FORM && tag === 'form') ctx |= C_FORM;
+      }
+      if (itemprop) {
+        if (/(?:^|\s)(?:price|lowPrice)(?:\s|$)/.test(itemprop)) marks |= M_PRICE | M_ITEMPROP;
+        if (/(?:^|\s)itemListElement(?:\s|$)/.test(itemprop)) ctx |= C_OTHERS | SETS_OTHERS;
+      }
+      if (itemtype && /ListItem|ItemList/.test(itemtype)) ctx |= C_OTHERS | SETS_OTHERS;
+      if (label) {
+        const l = label.toLowerCase();
+        if (PRICE_WORD.test(l)) marks |= M_PRICE | M_ARIA;
+        if (/(?<![\p{L}])(?:was|original|regular|old|compare|before|uvp|statt|list)(?![\p{L}])/u.test(l)) marks |= M_OLD;
+        else if (marks & M_ARIA && /(?<![\p{L}])(?:sale|current|now|final|special)(?![\p{L}])/u.test(l)) marks |= M_CURRENT;
+      }
+      // "price__badge--sold-out", "product-availability": a stock message, not a price.
+      // Badges ("price__badge-sold-out") sit in every page of some themes, shown by CSS: not a message.
+      const stock = k & K_STOCK && !(marks & M_ITEMPROP) && !(k & K_BADGE);
+      if (stock) marks = 0;
+      if (marks & M_OLD) ctx |= C_OLDBOX;
+      else if (marks & M_PRICE) ctx |= C_PRICEBOX;
+
+      const othersUid = ctx & SETS_OTHERS ? uid : parent?.othersUid;
+      ctx &= ~SETS_OTHERS;
+      const f = pushFrame(tag, attrs, nth, ctx, othersUid, marks);
+
+      const hiddenOrChrome = ctx & C_HIDDEN;
+      if (hiddenOrChrome) return;
+      if (stock) {
+        if (result.stock.length < MAX_STOCK) result.stock.push(keep(node(f, {})));
+      } else if ((marks & (M_PRICE | M_OLD) || tag === 'del' || tag === 's' || tag === 'strike') && room(ctx)) {
+        result.prices.push(keep(node(f, {})));
+      }
+      if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_CART))) result.h1 = node(f, {});
+      const ownRegion = !(ctx & C_OTHERS) || (result.h1 !== undefined && result.h1.othersUid === othersUid);
+      if ((tag === 'button' || tag === 'input' || tag === 'a') && result.buttons.length < MAX_BUTTONS && !(ctx & (C_CHROME | C_CART)) && ownRegion) {
+        const type = (attrs.type ?? '').toLowerCase();
+        const named = k & K_BUY || (attrs.name !== undefined && BUY_WORD.test(attrs.name.toLowerCase()));
+        const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));
+        if (tag === 'a' ? named : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
+          const disabled = attrs.disabled !== undefined || attrs['aria-disabled'] === 'true' || /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
+          result.buttons.push(keep(node(f, { disabled, buy: !!buyish })));
+        }
+      }
+      return made.length ? made : undefined;
+    },
+    text(data) {
+      const f = depth > 0 ? stack[depth - 1] : undefined;
+      if (!f || f.ctx & (C_HIDDEN | C_CHROME)) return;
+      if (chunks.length < MAX_CHUNKS) chunks.push(data);
+      if (f.ctx & (C_PRICEBOX | C_OLDBOX)) return;
+      if (data.length > 200 || !DIGIT.test(data) || !CURRENCYISH.test(data) || !room(f.ctx)) return;
+      result.prices.push(node(f, { text: data }));
+    },
+    close() {
+      if (depth === 0) return;
+      const f = stack[--depth] as VFrame;
+      if (f.block) chunks.push(' ');
+    },
+  };
+}
