@@ -138,7 +138,8 @@ describe('openapi: the document', () => {
     const headerNames = (r: unknown) => Object.keys((deref<Obj>(doc, r).headers ?? {}) as Obj);
     for (const { path, method, op } of operations(doc)) {
       const name = `${method} ${path}`;
-      if (method === 'get') {
+      // CSV exports may stream: sent before their hash is known, they promise no ETag (src/http/etag.ts).
+      if (method === 'get' && !path.endsWith('.csv')) {
         assert.ok(params(op).some((p) => p.in === 'header' && p.name === 'If-None-Match'), `${name}: If-None-Match`);
         assert.ok(headerNames(op.responses['200']).includes('ETag'), `${name}: ETag on 200`);
         assert.ok(op.responses['304'], `${name}: 304`);

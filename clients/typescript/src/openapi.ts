@@ -5386,10 +5386,7 @@ export interface operations {
                 /** @description Created before this instant */
                 created_before?: string;
             };
-            header?: {
-                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5404,25 +5401,11 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Content-Disposition": components["headers"]["Content-Disposition"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
-            };
-            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
-            304: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Malformed request (unparseable JSON or query) */
             400: {
@@ -10492,10 +10475,7 @@ export interface operations {
                 /** @description IANA time zone name (e.g. `Europe/Berlin`) whose calendar the hour, day, week and month buckets follow */
                 tz?: string;
             };
-            header?: {
-                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-            };
+            header?: never;
             path: {
                 /** @description Opaque id starting with `prod_` */
                 id: string;
@@ -10513,25 +10493,11 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Content-Disposition": components["headers"]["Content-Disposition"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
-            };
-            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
-            304: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Malformed request (unparseable JSON or query) */
             400: {
