@@ -1280,7 +1280,7 @@ export interface components {
              * @description Address of the competitor's shop; its host gives `domain` (http or https)
              */
             website: string;
-            /** @description Host name of `website` in lower case, without a leading `www.` and without the port */
+            /** @description Host name of `website` in lower case, without a leading `www.` and without the port; an IPv6 address in brackets (`[::1]`) */
             domain: string;
             /** @description Free-text notes */
             notes: string | null;
