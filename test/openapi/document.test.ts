@@ -148,6 +148,7 @@ describe('openapi: the document', () => {
         for (const r of Object.values(op.responses)) assert.ok(!headerNames(r).includes('ETag'), `${name}: no ETag`);
       }
       if (op.responses['201']) assert.ok(headerNames(op.responses['201']).includes('Location'), `${name}: Location on 201`);
+      if (params(op).some((p) => p.name === 'Idempotency-Key')) assert.ok(op.responses['409'], `${name}: 409 of a reused Idempotency-Key`);
     }
     const idempotent = ['post /api/v1/products', 'post /api/v1/products/batch', 'post /v1/products', 'post /v1/products/batch'];
     for (const key of idempotent) {

@@ -5827,6 +5827,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body over the size limit */
             413: {
                 headers: {
@@ -13673,6 +13702,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
             429: {
                 headers: {
@@ -14777,6 +14835,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body over the size limit */
             413: {
                 headers: {
@@ -15840,6 +15927,35 @@ export interface operations {
                      *       "error": "Product not found",
                      *       "status": 404,
                      *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */

@@ -87,7 +87,8 @@ export class Requests {
       let url = path;
       for (const [name, value, roll] of g.path) {
         const raw = roll < 15 && /^[\x21-\x7e]*$/.test(value) && !/[?#]/.test(value);
-        url = url.replace(`{${name}}`, raw ? value : encode(value));
+        // An empty segment would make the URL another operation's (`/listings/` is the list).
+        url = url.replace(`{${name}}`, value === '' ? '%20' : raw ? value : encode(value));
       }
       const query = g.query.filter((q): q is [string, string] => q !== null).map(([k, v]) => (v.startsWith('%raw:') ? `${encode(k)}=${v.slice(5)}` : `${encode(k)}=${encode(v)}`));
       if (query.length) url += `?${query.join('&')}`;
