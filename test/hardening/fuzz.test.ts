@@ -50,6 +50,8 @@ describe('hardening: fuzzing every operation of the OpenAPI document', () => {
 
     const defects: Defect[] = [];
     const statuses = new Map<number, number>();
+    const covered = new Set<string>();
+    let withOtherIds = 0;
     const started = Date.now();
     await fc.assert(
       fc.asyncProperty(arb, async (req) => {
@@ -60,6 +62,8 @@ describe('hardening: fuzzing every operation of the OpenAPI document', () => {
           ...(req.payload !== undefined ? { payload: req.payload } : {}),
         });
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+        covered.add(`${req.method} ${req.path}`);
+        if ([...others].some((id) => req.url.includes(id))) withOtherIds++;
         if (process.env.FUZZ_VERBOSE) console.log(res.statusCode, req.method, req.url.slice(0, 120), JSON.stringify(req.headers), String(req.payload ?? '').slice(0, 150), res.body.slice(0, 200));
         for (const [kind, detail] of judge(contract, req, res, others)) defects.push({ kind, request: req, status: res.statusCode, detail });
         if (req.withKey && res.statusCode < 300 && String(res.headers['content-type']).startsWith('application/json')) harvest(res.json(), pools.own, pools.cursors, others);
@@ -67,7 +71,7 @@ describe('hardening: fuzzing every operation of the OpenAPI document', () => {
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     const seconds = (Date.now() - started) / 1000;
-    const summary = `seed ${SEED}: ${RUNS} requests in ${seconds.toFixed(1)} s, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`;
+    const summary = `seed ${SEED}: ${RUNS} requests in ${seconds.toFixed(1)} s over ${covered.size} of ${ops.length} operations, ${withOtherIds} with another account's ids, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`;
     console.log(`fuzz ${summary}`);
     const distinct = new Map<string, Defect>();
     for (const d of defects) distinct.set(`${d.kind} ${d.request.method} ${d.request.path} ${d.status}`, d);
