@@ -81,9 +81,10 @@ export class Requests {
     );
     const headerArb = fc.tuple(...headerParams.map((p) => oneIn(3, fc.tuple(fc.constant(String(p.name)), this.headerValue(p)))));
     const bodyArb = this.body(bodySchema);
+    const acceptArb = oneIn(8, fc.constantFrom('text/html', '*/*', 'application/xml', 'text/csv', 'application/json;q=0', ''));
     const authArb = fc.constantFrom<'own' | 'none' | 'garbage'>(...Array<'own'>(30).fill('own'), 'none', 'garbage');
 
-    return fc.record({ path: pathArb, query: queryArb, headers: headerArb, body: bodyArb, auth: authArb }).map((g) => {
+    return fc.record({ path: pathArb, query: queryArb, headers: headerArb, body: bodyArb, auth: authArb, accept: acceptArb, repeat: fc.nat(9) }).map((g) => {
       let url = path;
       for (const [name, value, roll] of g.path) {
         const raw = roll < 15 && /^[\x21-\x7e]*$/.test(value) && !/[?#]/.test(value);
@@ -91,9 +92,12 @@ export class Requests {
         url = url.replace(`{${name}}`, value === '' ? '%20' : raw ? value : encode(value));
       }
       const query = g.query.filter((q): q is [string, string] => q !== null).map(([k, v]) => (v.startsWith('%raw:') ? `${encode(k)}=${v.slice(5)}` : `${encode(k)}=${encode(v)}`));
+      // A parameter given twice arrives as an array.
+      if (query.length && g.repeat === 0) query.push(query[0]!);
       if (query.length) url += `?${query.join('&')}`;
       const headers: Record<string, string> = {};
       for (const h of g.headers) if (h) headers[h[0].toLowerCase()] = h[1];
+      if (g.accept !== null) headers.accept = g.accept;
       if (g.auth === 'garbage') headers.authorization = 'Bearer ph_live_' + 'x'.repeat(40);
       let payload: string | Buffer | undefined;
       if (g.body) {
