@@ -38,6 +38,8 @@ const RAW_BODIES = [
   '[' .repeat(20_000),
   `${'['.repeat(5_000)}${']'.repeat(5_000)}`,
   `${'{"a":'.repeat(3_000)}1${'}'.repeat(3_000)}`,
+  // Past the 1 MiB body limit (not the batch routes' 10 MiB one).
+  `{"name":"${'x'.repeat(1_100_000)}"}`,
 ];
 
 const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/merge-patch+json', 'multipart/form-data; boundary=x'];
