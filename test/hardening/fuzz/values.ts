@@ -175,7 +175,7 @@ export class Values {
     if (strict) return fc.record(model, { requiredKeys: Object.keys(props).filter((k) => required.has(k)) });
     return fc.tuple(
       fc.record(model, { requiredKeys: Object.keys(props).filter((k) => required.has(k)) }),
-      oneIn(8, fc.tuple(fc.constantFrom('unknown_field', '__proto__', 'constructor', 'id', 'account_id', 'created_at'), hostile())),
+      oneIn(8, fc.tuple(fc.constantFrom('unknown_field', '__proto__', 'constructor', 'id', 'account_id', 'created_at', 'é'.repeat(400)), hostile())),
     ).map(([o, extra]) => (extra ? { ...o, [extra[0]]: extra[1] } : o));
   }
 
