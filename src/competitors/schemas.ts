@@ -37,11 +37,14 @@ export const CompetitorUpdateSchema = Type.Object(
 export type CompetitorUpdate = Static<typeof CompetitorUpdateSchema>;
 
 export const DOMAIN_MAX = 253;
+/** A host name, or an IPv6 literal in its URL form (`[::1]`), the only place a colon may be. */
+export const DOMAIN_PATTERN = '^([^\\s/?#@\\\\:%\\u0000\\[\\]]+|\\[[0-9a-fA-F:.]+\\])$';
+
 const Domain = Type.String({
   minLength: 1,
   maxLength: DOMAIN_MAX,
-  pattern: '^[^\\s/?#@\\\\:%\\u0000]+$',
-  description: 'Host name of `website` in lower case, without a leading `www.` and without the port',
+  pattern: DOMAIN_PATTERN,
+  description: 'Host name of `website` in lower case, without a leading `www.` and without the port; an IPv6 address in brackets (`[::1]`)',
 });
 
 export const CompetitorSchema = Type.Object(
@@ -74,7 +77,7 @@ export const CompetitorListQuerySchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: DOMAIN_MAX,
-        pattern: '^[^\\s/?#@\\\\:%\\u0000]+$',
+        pattern: DOMAIN_PATTERN,
         description: 'Exact domain, read as `domain` is derived: any case, a leading `www.` ignored, IDN in either form',
       }),
     ),

@@ -26,7 +26,7 @@ export function domainOf(url: string): string | undefined {
  * path, port or credentials included).
  */
 export function normaliseDomain(text: string): string | undefined {
-  if (!/^[^\s/?#@\\:%]+$/.test(text)) return undefined;
+  if (!/^([^\s/?#@\\:%[\]]+|\[[0-9a-fA-F:.]+\])$/.test(text)) return undefined;
   return domainOf(`http://${text}`);
 }
 

@@ -9,6 +9,17 @@ const sha1 =
     ? (data: string | Buffer) => crypto.hash('sha1', data, 'base64url')
     : (data: string | Buffer) => crypto.createHash('sha1').update(data).digest('base64url');
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * GET routes whose answer may be streamed (CSV exports): it goes out before its hash can
+     * be known, so none of their answers carries an ETag or gets a 304, streamed or not, and the
+     * document says so (src/openapi/operation.ts).
+     */
+    streamed?: boolean;
+  }
+}
+
 /**
  * ETag on successful GET responses and 304 for a matching If-None-Match (spec part 8 rule 4:
  * "cache responses"). Written here rather than with @fastify/etag because that plugin tags and
@@ -17,7 +28,7 @@ const sha1 =
 export function registerEtag(app: FastifyInstance) {
   // A callback hook: it never waits, so it takes no promise and no microtask per response.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return done(null, payload);
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || request.routeOptions.config.streamed) return done(null, payload);
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     const etag = `W/"${sha1(payload)}"`;
     reply.header('etag', etag);

@@ -94,6 +94,12 @@ function fieldPath(instancePath: string, prefix: string): string {
   return out;
 }
 
+/** Echoed input cut to `max` characters (code points, as the Error schema counts them). */
+function clip(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
+}
+
 function describe(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
   switch (e.keyword) {
@@ -111,7 +117,7 @@ function describe(e: ErrorObject): string {
       if (p.format === 'date-time') return 'must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z';
       return `must be a valid ${String(p.format)}`;
     case 'discriminator':
-      return p.error === 'mapping' ? `"${String(p.tagValue)}" is not one of the accepted values` : 'is required and must be a string';
+      return p.error === 'mapping' ? `"${clip(String(p.tagValue), 100)}" is not one of the accepted values` : 'is required and must be a string';
     case 'minLength':
       return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
     case 'maxLength':
@@ -145,7 +151,8 @@ export function toDetails(errors: ErrorObject[], prefix = ''): ErrorDetail[] {
     if (e.keyword === 'type' && p.type === 'null' && seen.has(field)) continue;
     const prev = seen.get(field);
     if (prev && !(prev.message.includes('null'))) continue;
-    seen.set(field, { field: field || '(body)', message: describe(e) });
+    // Both can echo the request (a tag value, an unknown key): the Error schema bounds them.
+    seen.set(field, { field: clip(field || '(body)', 300), message: clip(describe(e), 1000) });
   }
   return [...seen.values()];
 }

@@ -41,8 +41,10 @@ const replayable = (status: string) => status.startsWith('2') || status === '404
  * route of its kind, so that no route has to repeat it and none can forget it:
  * - every response: `X-Request-Id` (src/app.ts) and `Access-Control-Allow-Origin` (src/http/cors.ts);
  *   500 with the Error body (src/http/error-handler.ts);
- * - GET: `If-None-Match`, `ETag` on 200 and the 304 answer (src/http/etag.ts);
- * - `config.idempotent` POSTs: `Idempotency-Key` and `Idempotent-Replayed` (src/http/idempotency.ts);
+ * - GET: `If-None-Match`, `ETag` on 200 and the 304 answer (src/http/etag.ts), but not where
+ *   `config.streamed`;
+ * - `config.idempotent` POSTs: `Idempotency-Key`, `Idempotent-Replayed` and the 409 of a reused key
+ *   (src/http/idempotency.ts);
  * - `/v1` aliases: their own tag and a pointer to the canonical operation.
  * The route's own schema object is not touched: validation and serialisation never see this.
  */
@@ -58,7 +60,7 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   responses['500'] ??= errorResponse(500, common);
 
   const requestHeaders: Record<string, object> = {};
-  if (methods.includes('GET')) {
+  if (methods.includes('GET') && !route.config?.streamed) {
     Object.assign(requestHeaders, ifNoneMatchParam);
     const ok = responses['200'];
     if (ok) ok.headers = { ...ok.headers, ...etagHeader };
@@ -70,6 +72,8 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   }
   if (route.config?.idempotent) {
     Object.assign(requestHeaders, idempotencyKeyParam);
+    // A key reused with another request, or while its first request runs, is a 409 on any such route.
+    responses['409'] ??= errorResponse(409, common, 'The Idempotency-Key was used for another request, or its first request is still running');
     for (const [status, response] of Object.entries(responses)) {
       if (replayable(status)) response.headers = { ...response.headers, ...idempotentReplayedHeader };
     }

@@ -37,8 +37,8 @@ the specification fixes it. An unknown path is a 404; a known path with a method
 not list is a 405 with an \`Allow\` header (\`components.responses.MethodNotAllowed\`). Both are
 answered before authentication.
 
-**Caching and retries.** GET responses carry a weak \`ETag\`; send it in \`If-None-Match\` to get a
-304. POSTs that create or act accept an \`Idempotency-Key\` so a retry never acts twice (the dry run
+**Caching and retries.** GET responses carry a weak \`ETag\` (but the CSV exports, which stream);
+send it in \`If-None-Match\` to get a 304. POSTs that create or act accept an \`Idempotency-Key\` so a retry never acts twice (the dry run
 \`POST /api/v1/extract\` saves nothing and needs none).
 
 **Paths.** Every \`/api/v1\` path also answers under \`/v1\` (tag "${ALIAS_TAG}"); a trailing

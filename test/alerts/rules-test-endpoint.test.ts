@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
+import { Contract, fetchDocument } from '../openapi/support.js';
 import { type AlertEventJson, catalogue, createAlert, post, rule } from './rules-support.js';
 
 interface EventJson {
@@ -85,6 +86,11 @@ describe('POST /alerts/{id}/test', () => {
     assert.equal(second.json<AlertEventJson>().id, first.json<AlertEventJson>().id);
     const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/alert-events', headers })).json<{ data: unknown[] }>();
     assert.equal(listed.data.length, 1);
+    // The same key for another rule is a 409, which the document declares (found by the fuzzing suite).
+    const other = await createAlert(t, headers, rule({ name: 'Other' }));
+    const reused = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${other.id}/test`, headers: h });
+    expectError(reused, 409, 'conflict');
+    new Contract(await fetchDocument(t.app)).check('POST', '/api/v1/alerts/{id}/test', reused);
   });
 
   it('another account\'s rule is a 404 and fires nothing', async () => {

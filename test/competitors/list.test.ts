@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, type Headers } from '../products/support.js';
 import { type CompetitorJson, createCompetitor, getJson, type Page } from './support.js';
+import { Contract, fetchDocument } from '../openapi/support.js';
 
 async function page(t: TestApp, headers: Headers, query: string, prefix = '/api/v1') {
   return getJson<Page<CompetitorJson>>(t, headers, `${prefix}/competitors${query ? `?${query}` : ''}`);
@@ -114,5 +115,19 @@ describe('competitors: list', () => {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?${q}&cursor=${encodeURIComponent(cursor)}`, headers });
       assert.deepEqual(fieldsOf(expectError(res, 400, 'invalid_request')), ['cursor'], `${q} ${cursor}`);
     }
+  });
+
+  it('a website on an IPv6 address has the bracketed address as domain, valid against the document and as a filter (found by the fuzzing suite)', async () => {
+    const { headers } = await t.newKey();
+    const contract = new Contract(await fetchDocument(t.app));
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/competitors', headers, payload: { name: 'Six', website: 'http://[::1]:9/' } });
+    assert.equal(created.statusCode, 201, created.body);
+    contract.check('POST', '/api/v1/competitors', created);
+    assert.equal(created.json<CompetitorJson>().domain, '[::1]');
+    await createCompetitor(t, headers);
+    const found = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?domain=${encodeURIComponent('[::1]')}`, headers });
+    contract.check('GET', '/api/v1/competitors', found);
+    assert.deepEqual(found.json<Page<CompetitorJson>>().data.map((c) => c.id), [created.json<CompetitorJson>().id]);
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/competitors?domain=a:b', headers }), 422, 'validation_failed');
   });
 });

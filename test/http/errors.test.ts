@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
+import { Contract, fetchDocument } from '../openapi/support.js';
 import { assertNoLeaks, countProducts, createProduct, expectError, snapshot } from '../products/support.js';
 
 const valid = { name: 'Widget', base_price: 10, currency: 'USD' };
@@ -132,6 +133,22 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     const p = await createProduct(t, headers);
     assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}/`, headers })).statusCode, 200);
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products/', headers })).statusCode, 200);
+  });
+
+  it('cuts echoed input in details to the Error schema\'s lengths (found by the fuzzing suite)', async () => {
+    const { headers } = await t.newKey();
+    const contract = new Contract(await fetchDocument(t.app));
+    const long = 'é'.repeat(5_000);
+    for (const [url, payload, field] of [
+      ['/api/v1/alerts', { name: 'A', condition: { type: long } }, 'condition.type'],
+      ['/api/v1/products', { ...valid, [long]: 1 }, undefined],
+    ] as const) {
+      const res = await t.app.inject({ method: 'POST', url, headers, payload });
+      expectError(res, 422, 'validation_failed');
+      contract.check('POST', url, res);
+      const details = res.json<{ details: { field: string; message: string }[] }>().details;
+      assert.ok(details.some((d) => (field ? d.field === field : d.field.startsWith('éé'))), JSON.stringify(details).slice(0, 300));
+    }
   });
 
   it('echoes the request id in the header and the error body', async () => {

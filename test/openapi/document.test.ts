@@ -138,7 +138,8 @@ describe('openapi: the document', () => {
     const headerNames = (r: unknown) => Object.keys((deref<Obj>(doc, r).headers ?? {}) as Obj);
     for (const { path, method, op } of operations(doc)) {
       const name = `${method} ${path}`;
-      if (method === 'get') {
+      // CSV exports may stream: sent before their hash is known, they promise no ETag (src/http/etag.ts).
+      if (method === 'get' && !path.endsWith('.csv')) {
         assert.ok(params(op).some((p) => p.in === 'header' && p.name === 'If-None-Match'), `${name}: If-None-Match`);
         assert.ok(headerNames(op.responses['200']).includes('ETag'), `${name}: ETag on 200`);
         assert.ok(op.responses['304'], `${name}: 304`);
@@ -147,6 +148,7 @@ describe('openapi: the document', () => {
         for (const r of Object.values(op.responses)) assert.ok(!headerNames(r).includes('ETag'), `${name}: no ETag`);
       }
       if (op.responses['201']) assert.ok(headerNames(op.responses['201']).includes('Location'), `${name}: Location on 201`);
+      if (params(op).some((p) => p.name === 'Idempotency-Key')) assert.ok(op.responses['409'], `${name}: 409 of a reused Idempotency-Key`);
     }
     const idempotent = ['post /api/v1/products', 'post /api/v1/products/batch', 'post /v1/products', 'post /v1/products/batch'];
     for (const key of idempotent) {

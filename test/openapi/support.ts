@@ -77,6 +77,7 @@ export class Contract {
   constructor(readonly doc: Doc) {
     addFormats(this.ajv);
     this.ajv.addFormat('money', { type: 'number', validate: isMoney });
+    this.ajv.addFormat('percent', { type: 'number', validate: isMoney });
     this.ajv.addFormat('iso4217', { type: 'string', validate: isCurrency });
     this.ajv.addSchema({ ...doc, $id: 'openapi.json' }, 'openapi.json');
   }

@@ -4,6 +4,7 @@ import { createCompetitor } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { parseCsv } from '../helpers/csv.js';
 import { createProduct, expectError } from './support.js';
+import { Contract, fetchDocument } from '../openapi/support.js';
 import { HOUR, observe, setRate } from '../prices/trends-support.js';
 
 describe('products: catalogue CSV', () => {
@@ -95,5 +96,22 @@ describe('products: catalogue CSV', () => {
       assert.ok(body.details?.some((d) => d.field === field), `${query}: ${JSON.stringify(body.details)}`);
     }
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/products.csv' }), 401, 'unauthorized');
+  });
+
+  it('is streamed, so it promises no ETag and no 304, and sends none (found by the fuzzing suite)', async () => {
+    const { headers } = await t.newKey();
+    await createProduct(t, headers, { name: 'Kettle', base_price: 10, currency: 'EUR' });
+    const contract = new Contract(await fetchDocument(t.app));
+    for (const path of ['/api/v1/products.csv', '/v1/products.csv']) {
+      const op = contract.operation('GET', path);
+      assert.equal(op.responses['304'], undefined);
+      assert.equal((op.responses['200']!.headers as Record<string, unknown>).ETag, undefined);
+      for (const inm of [undefined, '*']) {
+        const res = await t.app.inject({ method: 'GET', url: path, headers: { ...headers, ...(inm ? { 'if-none-match': inm } : {}) } });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.headers.etag, undefined);
+        contract.check('GET', path, res);
+      }
+    }
   });
 });

@@ -1280,7 +1280,7 @@ export interface components {
              * @description Address of the competitor's shop; its host gives `domain` (http or https)
              */
             website: string;
-            /** @description Host name of `website` in lower case, without a leading `www.` and without the port */
+            /** @description Host name of `website` in lower case, without a leading `www.` and without the port; an IPv6 address in brackets (`[::1]`) */
             domain: string;
             /** @description Free-text notes */
             notes: string | null;
@@ -5386,10 +5386,7 @@ export interface operations {
                 /** @description Created before this instant */
                 created_before?: string;
             };
-            header?: {
-                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5404,25 +5401,11 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Content-Disposition": components["headers"]["Content-Disposition"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
-            };
-            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
-            304: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Malformed request (unparseable JSON or query) */
             400: {
@@ -5838,6 +5821,35 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -10492,10 +10504,7 @@ export interface operations {
                 /** @description IANA time zone name (e.g. `Europe/Berlin`) whose calendar the hour, day, week and month buckets follow */
                 tz?: string;
             };
-            header?: {
-                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-            };
+            header?: never;
             path: {
                 /** @description Opaque id starting with `prod_` */
                 id: string;
@@ -10513,25 +10522,11 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Content-Disposition": components["headers"]["Content-Disposition"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "text/csv": string;
                 };
-            };
-            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
-            304: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                    ETag: components["headers"]["ETag"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Malformed request (unparseable JSON or query) */
             400: {
@@ -13707,6 +13702,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
             429: {
                 headers: {
@@ -14811,6 +14835,35 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body over the size limit */
             413: {
                 headers: {
@@ -15874,6 +15927,35 @@ export interface operations {
                      *       "error": "Product not found",
                      *       "status": 404,
                      *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */

@@ -43,6 +43,7 @@ export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => 
   app.get(
     '/products.csv',
     {
+      config: { streamed: true },
       schema: {
         operationId: 'exportProductCatalogueCsv',
         summary: 'Export the catalogue with latest positions as CSV',

@@ -36,6 +36,7 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
     '/products/:id/prices.csv',
     {
       preValidation: normaliseCompetitorParam,
+      config: { streamed: true },
       schema: {
         operationId: 'exportPriceHistoryCsv',
         summary: 'Export a product\'s price history as CSV',
