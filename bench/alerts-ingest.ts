@@ -5,10 +5,11 @@
  * validation and database, no sockets) on PostgreSQL (DATABASE_URL, a fresh schema dropped after)
  * or, without DATABASE_URL, on embedded PGlite in a temporary directory.
  * Target: rows/s with rules / rows/s without >= 0.8; the median ratio over rounds, with its min
- * and max. A 1000-item batch with rules is evaluated after its commit (the worker's alert-backlog
- * task, docs/alerts/firing.md "Large batches"): the run evaluates each batch's backlog right
- * after its request, timed apart, and also reports the ratio with that evaluation counted
- * (with_evaluation_ratio) and the observations evaluated per second. Each account has 100 products at 2 competitors; a batch is 1000 observations, the
+ * and max. By default every batch is evaluated in its transaction. With BENCH_ALERT_INLINE_MAX=100
+ * (the server's ALERT_INLINE_MAX) a 1000-item batch with rules is evaluated after its commit
+ * (the worker's alert-backlog task, docs/alerts/firing.md "Large batches"): the run evaluates
+ * each batch's backlog right after its request, timed apart, and also reports the ratio with
+ * that evaluation counted (with_evaluation_ratio) and the observations evaluated per second. Each account has 100 products at 2 competitors; a batch is 1000 observations, the
  * next 5 hours of every series, generated as shops behave (observe(): most hours repeat the
  * price, some move it a little, rare sales and stock-outs), the same stream for both accounts.
  * The 100 rules (rulesOf()) mix every price and stock type, account-wide and per product; most
@@ -77,7 +78,8 @@ if (process.env.BENCH_STATEMENTS === '1') {
 }
 
 const s = await storage();
-const config = loadConfig({ AUTH_FAILURE_LIMIT: '1000000', ...s.env });
+// BENCH_ALERT_INLINE_MAX: the server's ALERT_INLINE_MAX (default 1000: every batch evaluated in its transaction).
+const config = loadConfig({ AUTH_FAILURE_LIMIT: '1000000', ALERT_INLINE_MAX: process.env.BENCH_ALERT_INLINE_MAX ?? '1000', ...s.env });
 const rt = await createRuntime(config, pino({ level: 'warn' }));
 const app = await buildApp(rt);
 await app.ready();
@@ -246,10 +248,10 @@ const observed = ((hourOf.get('rules') ?? 0) - hoursBefore) * withRules.series.l
 const firedMeasured = Number(fired.rows[0]!.n) - firedBefore;
 const firingRate = firedMeasured / observed;
 console.table(rows);
-const summary = { database: s.kind, rounds: ROUNDS, batches_per_round: BATCHES, ratio_median: r3(median(ratios)), with_evaluation_ratio_median: r3(median(endToEnd)), with_evaluation_ratio_min: r3(Math.min(...endToEnd)), with_evaluation_ratio_max: r3(Math.max(...endToEnd)), evaluated_observations_per_s: Math.round(evaluated.observations / (evaluated.ms / 1000)), ratio_min: Math.round(sorted[0]! * 1000) / 1000, ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000, warmup_batches: WARMUP, alert_events_measured: firedMeasured, observations_measured: observed, firings_per_observation: Math.round(firingRate * 10000) / 10000, load1_min: Math.min(...load.map((l) => l[0]!)), load1_max: Math.max(...load.map((l) => l[0]!)), firings_by_type: Object.fromEntries(byType.rows.map((r) => [r.condition_type, Number(r.n)])), target: 0.8 };
+const summary = { database: s.kind, alert_inline_max: config.alertInlineMax, rounds: ROUNDS, batches_per_round: BATCHES, ratio_median: r3(median(ratios)), with_evaluation_ratio_median: r3(median(endToEnd)), with_evaluation_ratio_min: r3(Math.min(...endToEnd)), with_evaluation_ratio_max: r3(Math.max(...endToEnd)), evaluated_observations_per_s: Math.round(evaluated.observations / (evaluated.ms / 1000)), ratio_min: Math.round(sorted[0]! * 1000) / 1000, ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000, warmup_batches: WARMUP, alert_events_measured: firedMeasured, observations_measured: observed, firings_per_observation: Math.round(firingRate * 10000) / 10000, load1_min: Math.min(...load.map((l) => l[0]!)), load1_max: Math.max(...load.map((l) => l[0]!)), firings_by_type: Object.fromEntries(byType.rows.map((r) => [r.condition_type, Number(r.n)])), target: 0.8 };
 console.log(summary);
 if (statements.size > 0) console.table([...statements].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20).map(([name, x]) => ({ name, n: x.n, ms: Math.round(x.ms), per_call_ms: Math.round((x.ms / x.n) * 10) / 10 })));
-writeResult(`alerts-ingest-${s.kind}`, { machine: machine(), summary, rounds: rows });
+writeResult(`alerts-ingest-${s.kind}${config.alertInlineMax < 1000 ? '-deferred' : ''}`, { machine: machine(), summary, rounds: rows });
 await app.close();
 await rt.close();
 await s.done();

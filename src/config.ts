@@ -54,6 +54,12 @@ export interface Config {
   priceRollupAfterDays: number | undefined;
   /** Events are kept this many days (at least 30), then pruned hourly (docs/EVENTS.md). */
   eventRetentionDays: number;
+  /**
+   * POST /prices batches of more observations than this have their alert rules evaluated just
+   * after commit by a worker instead of in their own transaction (ALERT_INLINE_MAX; 1000, the
+   * largest batch: always in the transaction). docs/alerts/firing.md, "Large batches".
+   */
+  alertInlineMax: number;
   /** A webhook attempt that has no 2xx answer within this many ms fails. */
   webhookTimeoutMs: number;
   /** Waits before each retry of a failed delivery, in ms; its length is the number of retries. */
@@ -193,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumPath: str(env, 'CHROMIUM_PATH'),
     priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
+    alertInlineMax: int(env, 'ALERT_INLINE_MAX', 1000, 0, 1000),
     webhookTimeoutMs: duration(env, 'WEBHOOK_TIMEOUT', 15_000, 100, 60_000),
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),
     webhookRetryJitter: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20, 0, 100) / 100,

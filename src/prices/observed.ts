@@ -11,7 +11,7 @@ import { changesOfObservations, toPriceChange } from './changes/sql.js';
  * (src/alerts/engine/live.ts). A statement's worth of observations costs a fixed number of
  * queries, not one per observation.
  */
-export async function afterObservations(tx: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
+export async function afterObservations(tx: Queryable, accountId: string, observationIds: readonly number[], opts: { alertInlineMax?: number } = {}): Promise<void> {
   if (observationIds.length === 0) return;
   const changes = await changesOfObservations(tx, accountId, observationIds);
   const events: { type: EventType; data: object }[] = [];
@@ -22,5 +22,5 @@ export async function afterObservations(tx: Queryable, accountId: string, observ
     if (row.new_in_stock !== row.old_in_stock) events.push({ type: 'stock.changed', data });
   }
   await recordEvents(tx, accountId, events);
-  await evaluateObservations(tx, accountId, observationIds);
+  await evaluateObservations(tx, accountId, observationIds, opts.alertInlineMax);
 }

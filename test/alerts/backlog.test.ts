@@ -7,12 +7,13 @@ import { ingestOk } from '../prices/ingest-support.js';
 import { at, type AlertEventJson, catalogue, createRule, fired } from './engine-support.js';
 
 /**
- * Large batches (docs/alerts/firing.md, "Large batches"): more than 100 observations are queued
- * in alert_backlog by the transaction that inserts them and evaluated after their commit by the
- * worker's `alert-backlog` task, with the same firings as inline evaluation.
+ * Large batches (docs/alerts/firing.md, "Large batches"): with ALERT_INLINE_MAX=100, more than
+ * 100 observations are queued in alert_backlog by the transaction that inserts them and
+ * evaluated after their commit by the worker's `alert-backlog` task, with the same firings as
+ * inline evaluation. (By default every batch is evaluated in its transaction: engine.test.ts.)
  */
 
-const t = useTestApp();
+const t = useTestApp({ ALERT_INLINE_MAX: '100' });
 
 type Cat = Awaited<ReturnType<typeof catalogue>>;
 

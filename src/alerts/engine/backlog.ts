@@ -9,7 +9,7 @@ export const BACKLOG_CHANNEL = 'alert_backlog';
 const RETRY_MS = 1_000;
 
 /**
- * Evaluates one queued batch (alert_backlog, see live.ts ALERT_INLINE_MAX) and deletes it in the
+ * Evaluates one queued batch (alert_backlog: ALERT_INLINE_MAX, live.ts) and deletes it in the
  * same transaction as its firings and states: each batch is evaluated exactly once, whichever
  * worker takes it and whenever one dies. Returns false when nothing was waiting.
  */

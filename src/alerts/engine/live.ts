@@ -51,23 +51,17 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
 }
 
 /**
- * Batches of more observations than this are not evaluated in the transaction that inserts them
- * but queued (alert_backlog) and evaluated by a worker just after their commit (backlog.ts), so
- * bulk ingestion costs about the same with rules as without (docs/alerts/firing.md, "Large
- * batches"). A check or an interactive POST /prices stays well under it.
+ * After observations `observationIds` were inserted (src/prices/observed.ts): evaluated now, in
+ * their transaction; or, when the batch has more than `inlineMax` observations (ALERT_INLINE_MAX,
+ * by default never) or the account already has a batch waiting, queued in alert_backlog and
+ * evaluated by a worker just after the commit (backlog.ts; docs/alerts/firing.md, "Large
+ * batches"), so an account's batches are evaluated in the order they were recorded.
  */
-export const ALERT_INLINE_MAX = 100;
-
-/**
- * After observations `observationIds` were inserted (src/prices/observed.ts): evaluated now, or
- * queued behind the account's backlog when the batch is large or the account has one waiting
- * (an account's batches are evaluated in the order they were recorded).
- */
-export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
+export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[], inlineMax = Infinity): Promise<void> {
   if (observationIds.length === 0) return;
   const rules = await loadEnabledRules(tx, accountId);
   if (rules.length === 0) return;
-  if (observationIds.length > ALERT_INLINE_MAX || (await hasBacklog(tx, accountId))) {
+  if (observationIds.length > inlineMax || (await hasBacklog(tx, accountId))) {
     await queueBacklog(tx, accountId, observationIds);
     return;
   }

@@ -70,7 +70,14 @@ function resolve(index: number, item: ObservationCreate, refs: References, obser
  * transaction. With `atomic`, any failure records nothing and throws one 422 listing every
  * failed item's problems.
  */
-export async function ingestObservations(db: Database, accountId: string, items: unknown[], atomic: boolean, now: Date): Promise<IngestItemResult[]> {
+export async function ingestObservations(
+  db: Database,
+  accountId: string,
+  items: unknown[],
+  atomic: boolean,
+  now: Date,
+  opts: { alertInlineMax?: number } = {},
+): Promise<IngestItemResult[]> {
   const invalid = invalidItems(items, ObservationCreateSchema);
   const results: IngestItemResult[] = [];
   const candidates: { index: number; item: ObservationCreate; observedAt: string }[] = [];
@@ -117,7 +124,7 @@ export async function ingestObservations(db: Database, accountId: string, items:
       }
       results.push({ index, status: 201, row: got });
     });
-    await afterObservations(tx, accountId, rows.map((r) => Number(r.id)));
+    await afterObservations(tx, accountId, rows.map((r) => Number(r.id)), opts);
   });
   return results;
 }

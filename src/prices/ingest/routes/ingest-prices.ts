@@ -29,7 +29,7 @@ export const ingestPricesRoute: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const now = new Date();
       const { observations, atomic } = request.body as { observations: unknown[]; atomic?: boolean };
-      const results = await ingestObservations(app.ctx.db, request.principal.accountId, observations, atomic ?? false, now);
+      const results = await ingestObservations(app.ctx.db, request.principal.accountId, observations, atomic ?? false, now, { alertInlineMax: app.ctx.config.alertInlineMax });
       return batchAnswer(results, 'observation', toObservation);
     },
   );
