@@ -29,9 +29,9 @@ describe('background work by role', () => {
   });
 
   const cases = [
-    { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks', 'webhook-deliveries'] },
+    { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks', 'webhook-deliveries', 'alert-backlog'] },
     { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'idempotency-key-sweep', 'event-prune'] },
-    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'webhook-deliveries', 'price-rollup', 'idempotency-key-sweep', 'event-prune'] },
+    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'price-rollup', 'idempotency-key-sweep', 'event-prune'] },
   ];
   for (const { roles, command, tasks } of cases) {
     it(`${command}: ${tasks.join(', ')}`, T, async () => {
