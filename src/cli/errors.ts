@@ -51,6 +51,25 @@ const FILE_SYSTEM_WHY: Record<string, string> = {
   ENOTDIR: 'part of the path is a file, not a directory',
 };
 
+/**
+ * A file system error in DATA_DIR, from our own files (with its path) or from the embedded
+ * engine's (no path, only when DATA_DIR holds the database; the engine's thread may have died of
+ * it, so its code is looked for on the error, its cause, and the start of their messages).
+ */
+function dataDirFailure(err: unknown, env: { databaseUrl?: string | undefined; dataDir?: string }): string | undefined {
+  if (!env.dataDir) return undefined;
+  for (let x = err as (ErrnoLike & { path?: unknown }) | undefined, depth = 0; x && depth < 3; x = x.cause as typeof x, depth++) {
+    const code = typeof x.code === 'string' ? x.code : /^(E[A-Z]+): /.exec(String(x.message ?? ''))?.[1];
+    // A socket's EACCES (listening on a privileged port) is not a file's.
+    if (!code || !FILE_SYSTEM_WHY[code] || ['listen', 'bind', 'connect'].includes(String(x.syscall))) continue;
+    const path = typeof x.path === 'string' ? x.path : undefined;
+    if (path ? !path.startsWith(env.dataDir) : Boolean(env.databaseUrl)) continue;
+    const on = path ? ` on ${path}` : '';
+    return `cannot write DATA_DIR ${env.dataDir}: ${FILE_SYSTEM_WHY[code]} (${code}${on}); give pricehound a writable directory with free space, or set DATA_DIR to another one`;
+  }
+  return undefined;
+}
+
 interface ErrnoLike {
   code?: unknown;
   syscall?: unknown;
@@ -84,6 +103,8 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
 
   const e = (err ?? {}) as ErrnoLike;
   const where = env.databaseUrl ? ` at ${redactUrl(env.databaseUrl)} (DATABASE_URL)` : '';
+  const disk = dataDirFailure(err, env);
+  if (disk) return disk;
   if (err instanceof DatabaseUnavailableError || isUnavailable(err)) {
     const cause = (e.cause ?? err) as ErrnoLike;
     return `cannot reach the database${where}: ${String(cause.message ?? e.message)}`;
@@ -96,14 +117,6 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
   if (typeof e.severity === 'string' && typeof e.code === 'string') {
     // an error reported by PostgreSQL itself: authentication, missing database, permissions ...
     return `the database refused${where}: ${String(e.message)} (SQLSTATE ${e.code})`;
-  }
-  const path = (e as { path?: unknown }).path;
-  // A file system error in DATA_DIR: from our own files (with its path) or from the embedded
-  // engine's (no path; only when DATA_DIR holds the database).
-  const inDataDir = typeof path === 'string' ? Boolean(env.dataDir && path.startsWith(env.dataDir)) : Boolean(env.dataDir && !env.databaseUrl);
-  if (inDataDir && typeof e.code === 'string' && FILE_SYSTEM_WHY[e.code]) {
-    const on = typeof path === 'string' ? ` on ${path}` : '';
-    return `cannot write DATA_DIR ${env.dataDir}: ${FILE_SYSTEM_WHY[e.code]} (${e.code}${on}); give pricehound a writable directory with free space, or set DATA_DIR to another one`;
   }
   if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && typeof e.message === 'string') return e.message;
   return err instanceof Error ? err.message : String(err);
