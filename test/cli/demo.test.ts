@@ -57,11 +57,15 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     assert.ok(listings.length >= 18 && listings.length <= 24, `${listings.length} listings`);
     assert.ok(listings.every((l) => String(l.url).startsWith(`http://127.0.0.1:${shopPort}/`)));
 
-    // Ten days of one observation a day per series: ours and each competitor's.
+    // Ten days of one observation a day per series: ours and each competitor's, plus at most the
+    // worker's first check of the demo shop, which may land before this read (CI saw 11 once).
     const history = await api(server, key, `/products/${String(products[0]!.id)}/prices?interval=day&from=${new Date(Date.now() - 12 * 86_400_000).toISOString()}`);
     const series = history.series as { competitor_id: string | null; buckets: { count: number }[] }[];
     assert.ok(series.length >= 4, `${series.length} series`);
-    for (const s of series) assert.equal(s.buckets.reduce((n, b) => n + b.count, 0), 10, `series ${s.competitor_id}`);
+    for (const s of series) {
+      const n = s.buckets.reduce((m, b) => m + b.count, 0);
+      assert.ok(n === 10 || n === 11, `series ${s.competitor_id}: ${n} observations`);
+    }
 
     // The worker checks the demo shop's pages (JSON-LD) and finds a price: wait for the first.
     const deadline = Date.now() + 90_000;
