@@ -355,9 +355,3 @@ export async function claimBacklog(db: Queryable): Promise<QueuedBatch | null> {
 export async function deleteBacklog(db: Queryable, id: number): Promise<void> {
   await db.query(`/* deleteAlertBacklog */ delete from alert_backlog where id = $1`, [id]);
 }
-
-/** Batches waiting (GET /readyz-style figures and tests). */
-export async function backlogSize(db: Queryable): Promise<number> {
-  const r = await db.query<{ n: number | string }>(`/* alertBacklogSize */ select count(*) as n from alert_backlog`);
-  return Number(r.rows[0]!.n);
-}
