@@ -50,6 +50,9 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   await recordFirings(tx, accountId, fired.map(toFiring));
 }
 
+/** The largest POST /prices batch: an ALERT_INLINE_MAX this high never defers. */
+const MAX_BATCH = 1000;
+
 /**
  * After observations `observationIds` were inserted (src/prices/observed.ts): evaluated now, in
  * their transaction; or, when the batch has more than `inlineMax` observations (ALERT_INLINE_MAX,
@@ -61,7 +64,8 @@ export async function evaluateObservations(tx: Queryable, accountId: string, obs
   if (observationIds.length === 0) return;
   const rules = await loadEnabledRules(tx, accountId);
   if (rules.length === 0) return;
-  if (observationIds.length > inlineMax || (await hasBacklog(tx, accountId))) {
+  // With deferral off (no batch is larger than the default 1000) nothing queues: no backlog to ask about.
+  if (observationIds.length > inlineMax || (inlineMax < MAX_BATCH && (await hasBacklog(tx, accountId)))) {
     await queueBacklog(tx, accountId, observationIds);
     return;
   }
