@@ -15,14 +15,15 @@ import { divideRounded, multiplyRounded, numberToDecimal } from './decimal.js';
 
 /**
  * A lateral join that finds the rate for `from -> to` of account `account` as `<alias>.rate`
- * and `<alias>.inverse` (true: divide by it). Two probes of the exchange_rates primary key.
+ * and `<alias>.inverse` (true: divide by it). Two probes of the exchange_rates primary key, made
+ * only when the currencies differ (a one-time filter: rows in one currency probe nothing).
  * All arguments are SQL expressions.
  */
 export function rateJoin(alias: string, account: string, from: string, to: string): string {
   return `left join lateral (
             select x.rate, x.base <> ${from} as inverse
               from exchange_rates x
-             where x.account_id = ${account}
+             where ${from} <> ${to} and x.account_id = ${account}
                and ((x.base = ${from} and x.quote = ${to}) or (x.base = ${to} and x.quote = ${from}))
              order by x.base = ${from} desc
              limit 1

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import { ingestOk } from '../prices/ingest-support.js';
 import { type AlertEventJson, at, catalogue, createRule, fired, series } from './engine-support.js';
 
 /** POST /alerts/preview: the events a rule would have fired over stored prices, writing nothing. */
@@ -53,6 +54,35 @@ describe('alert preview', () => {
     const after = await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_events where account_id = $1', [c.accountId]);
     assert.equal(after.rows[0]!.n, before.rows[0]!.n);
     assert.equal((await fired(t, c.headers)).length, live.length);
+  });
+
+  it('lowest_in_days from whole batches agrees with preview: windows of several lengths, a second currency, one instant twice', async () => {
+    const c = await catalogue(t);
+    const rate = await t.app.inject({ method: 'PUT', url: '/api/v1/exchange-rates/USD/EUR', headers: c.headers, payload: { rate: 0.9 } });
+    assert.ok(rate.statusCode === 200 || rate.statusCode === 201, rate.body);
+    const bodies = [1, 2, 5].map((days) => ({ condition: { type: 'lowest_in_days', days }, rearm: 'every_change' }));
+    const ids: string[] = [];
+    for (const b of bodies) ids.push(await createRule(t, c.headers, b));
+    // Batches of six hours each, sent whole (live evaluates each batch at once); a USD price now
+    // and then (compared through the rate), and two observations of one instant in one batch.
+    const price = (h: number) => Math.round((50 + 10 * Math.sin(h / 9) + ((h * 13) % 7) / 2) * 100) / 100;
+    for (let b = 0; b < 14; b++) {
+      const observations = [];
+      for (let h = b * 6; h < b * 6 + 6; h++) {
+        const usd = h % 5 === 3;
+        observations.push({ product_id: c.productId, competitor_id: c.competitorId, price: usd ? Math.round((price(h) / 0.9) * 100) / 100 : price(h), currency: usd ? 'USD' : 'EUR', observed_at: at(h) });
+        if (h % 3 === 1) observations.push({ product_id: c.productId, competitor_id: c.competitorId, price: price(h) + 0.01, currency: 'EUR', observed_at: at(h) });
+      }
+      await ingestOk(t, c.headers, observations);
+    }
+    const live = await fired(t, c.headers);
+    for (const [i, body] of bodies.entries()) {
+      const expected = live.filter((e) => e.alert_id === ids[i]);
+      assert.ok(expected.length >= 3 && live.length < 100, `${JSON.stringify(body)} fires enough to compare: ${expected.length} of ${live.length}`);
+      const res = await preview(c.headers, { name: 'p', ...body, from: at(0), to: at(24 * 30) });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json<{ data: AlertEventJson[] }>().data.map(decided), expected.map(decided), JSON.stringify(body));
+    }
   });
 
   it('a range with no observations answers an empty list; the range bounds are [from, to)', async () => {

@@ -9,9 +9,22 @@ export interface Ratio {
   d: bigint;
 }
 
+/**
+ * Parsed values by their text: a batch judges the same few prices, thresholds and percentages
+ * under many rules, and parsing dominated evaluation. Ratios are never mutated; the cache is
+ * dropped whole when it grows past its bound.
+ */
+const parsed = new Map<string | number, Ratio>();
+const PARSED_MAX = 50_000;
+
 export function ratio(value: string | number): Ratio {
+  const known = parsed.get(value);
+  if (known !== undefined) return known;
   const s = parseDecimal(typeof value === 'number' ? numberToDecimal(value) : value);
-  return { n: s.units, d: 10n ** BigInt(s.scale) };
+  const r = { n: s.units, d: 10n ** BigInt(s.scale) };
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(value, r);
+  return r;
 }
 
 export const mul = (a: Ratio, b: Ratio): Ratio => ({ n: a.n * b.n, d: a.d * b.d });
@@ -26,10 +39,17 @@ export function cmp(a: Ratio, b: Ratio): number {
 }
 
 /** 1 + percent / 100, or 1 - percent / 100: a threshold moved by a hysteresis band. */
+const factors = new Map<string, Ratio>();
 export const factor = (percent: string, sign: 1 | -1): Ratio => {
+  const key = `${sign}${percent}`;
+  const known = factors.get(key);
+  if (known !== undefined) return known;
   const one = { n: 1n, d: 1n };
   const part = percentOf(percent, one);
-  return sign === 1 ? add(one, part) : sub(one, part);
+  const r = sign === 1 ? add(one, part) : sub(one, part);
+  if (factors.size >= PARSED_MAX) factors.clear();
+  factors.set(key, r);
+  return r;
 };
 
 /** percent % of base. */

@@ -5,8 +5,8 @@ import { subjectOf } from './conditions.js';
 import { freshState, sameState, stateKey } from './machine.js';
 import type { ObservationPoint, Point } from './point.js';
 import type { EngineRule } from './rule.js';
-import { type Fired, runRules } from './run.js';
-import { hasBacklog, loadCheckPoint, loadEnabledRules, loadLows, loadNewPoints, loadPositions, loadStates, queueBacklog, saveStates } from './sql.js';
+import { type Fired, rulesByProduct, runRules } from './run.js';
+import { hasBacklog, loadBatchLows, loadCheckPoint, loadEnabledRules, loadNewPoints, loadPositions, loadStates, queueBacklog, saveStates } from './sql.js';
 
 /**
  * Live evaluation (docs/alerts/firing.md): the account's enabled rules over new points, in the
@@ -33,8 +33,9 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   if (points.length === 0) return;
   const rates = await loadExchangeRates(tx, accountId);
   const keys = new Map<string, { alert_id: string; subject: string }>();
+  const rulesOf = rulesByProduct(rules);
   for (const p of points) {
-    for (const rule of rules) {
+    for (const rule of rulesOf(p.product_id)) {
       const subject = subjectOf(rule, p);
       if (subject !== null) keys.set(stateKey(rule.id, subject), { alert_id: rule.id!, subject });
     }
@@ -87,7 +88,7 @@ async function evaluatePoints(tx: Queryable, accountId: string, rules: EngineRul
   }
   const days = [...new Set(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1))];
   if (days.length > 0) {
-    const lows = await loadLows(tx, accountId, points.map((p) => p.observation_id), days);
+    const lows = await loadBatchLows(tx, accountId, points.map((p) => p.observation_id), days);
     for (const p of points) p.lows = lows.get(p.observation_id);
   }
   await evaluate(tx, accountId, rules, points);

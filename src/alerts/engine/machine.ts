@@ -44,6 +44,10 @@ export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export function step(rule: EngineRule, state: RuleState, verdict: Verdict, atMs: number): { state: RuleState; fires: boolean } {
   if (verdict.kind === 'skip') return { state, fires: false };
   if (verdict.kind === 'seed') return { state: { ...state, streak: 0, armed: verdict.armed, last_value: verdict.value }, fires: false };
+  if (!verdict.holds && state.streak === 0 && (state.armed || !verdict.clear) && (verdict.value === undefined || verdict.value === state.last_value)) {
+    // The usual case: the condition does not hold and nothing is remembered to change.
+    return { state, fires: false };
+  }
   const next: RuleState = { ...state, last_value: verdict.value ?? state.last_value };
   if (!verdict.holds) {
     next.streak = 0;

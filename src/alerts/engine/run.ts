@@ -23,6 +23,16 @@ export interface Fired {
 const side = (s: PriceSide | null): ObservedPrice | null =>
   s === null ? null : { price: Number(s.price), currency: s.currency, in_stock: s.in_stock, observed_at: s.observed_at.toISOString() };
 
+/** The rules that may watch a product's points, in their order: rules scoped to another product never do. */
+export function rulesByProduct(rules: readonly EngineRule[]): (productId: string) => readonly EngineRule[] {
+  const ofProduct = new Map<string, readonly EngineRule[]>();
+  return (productId) => {
+    let found = ofProduct.get(productId);
+    if (found === undefined) ofProduct.set(productId, (found = rules.filter((r) => r.product_id === null || r.product_id === productId)));
+    return found;
+  };
+}
+
 /**
  * Runs every rule over points in time order, from the states given (missing: fresh), through
  * the pure machine. Returns the firings in order and each state that moved. Late points are
@@ -39,9 +49,10 @@ export function runRules(
   const moved = new Map<string, { rule: EngineRule; subject: string; state: RuleState }>();
   const lastOfProduct = new Map<string, number>();
   points.forEach((p, i) => lastOfProduct.set(p.product_id, i));
+  const rulesOf = rulesByProduct(rules);
   points.forEach((p, i) => {
     if (p.kind === 'observation' && p.late) return;
-    for (const rule of rules) {
+    for (const rule of rulesOf(p.product_id)) {
       if (rule.condition_type === 'not_cheapest' && lastOfProduct.get(p.product_id) !== i) continue;
       const subject = subjectOf(rule, p);
       if (subject === null) continue;

@@ -212,29 +212,72 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
-  // One scan of each observation's series over the longest window; every number of days is a
-  // filter over it (a scan per number of days read the shorter windows twice).
-  const r = await db.query<{ id: number; days: number; low: string | null }>(
+  const windows = [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+  if (ids.length === 0 || windows.length === 0) return new Map();
+  // One scan of each observation's series over the longest window, aggregated where it is read
+  // (no rows to sort and group afterwards); every number of days is a filter over it. The days
+  // are integers (checked above) written into the text, never user text.
+  const lows = windows.map((d, i) => `(min(seen.conv) filter (where seen.observed_at >= o.observed_at - interval '${d} days'))::text as low_${i}`);
+  const r = await db.query<Record<string, unknown> & { id: number }>(
     `/* loadAlertLows */
-     select o.id, d.days, (min(h.conv) filter (where h.observed_at >= o.observed_at - make_interval(days => d.days)))::text as low
+     select o.id, h.*
        from price_observations o
        left join lateral (
-         select ${convertedSql('h.price', 'fx', 'h.currency', 'o.currency')} as conv, h.observed_at
-           from ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= o.observed_at - make_interval(days => $4::int) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} h
-           ${rateJoin('fx', 'o.account_id', 'h.currency', 'o.currency')}
+         select ${lows.join(', ')}
+           from (select ${convertedSql('y.price', 'fx', 'y.currency', 'o.currency')} as conv, y.observed_at
+                   from ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= o.observed_at - make_interval(days => $3::int) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} y
+                   ${rateJoin('fx', 'o.account_id', 'y.currency', 'o.currency')}) seen
        ) h on true
-       cross join unnest($3::int[]) as d (days)
-      where o.account_id = $1 and o.id = any($2::bigint[])
-      group by o.id, o.observed_at, d.days`,
-    [accountId, ids, days, Math.max(...days)],
+      where o.account_id = $1 and o.id = any($2::bigint[])`,
+    [accountId, ids, Math.max(...windows)],
   );
-  const lows = new Map<number, Map<number, string | null>>();
-  for (const x of r.rows) {
-    const id = Number(x.id);
-    if (!lows.has(id)) lows.set(id, new Map());
-    lows.get(id)!.set(Number(x.days), x.low);
-  }
-  return lows;
+  const out = new Map<number, Map<number, string | null>>();
+  for (const x of r.rows) out.set(Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null])));
+  return out;
+}
+
+/**
+ * loadLows of a batch just recorded (live evaluation), with the same answers and less reading:
+ * a batch holds a few observations of each series close together, whose windows mostly overlap.
+ * Per series, t1 and tk are the batch's first and last instants there; every window
+ * [t - days, t) of the batch then holds the shared part [tk - days, t1), read once per series,
+ * plus its own edges [t - days, tk - days) and [t1, t) (with the same instant's lower ids), a
+ * few rows each. When the batch spans more than the window the shared part is empty and the
+ * edges cover the whole window. All of a batch was recorded at once: "recorded by then" is one
+ * bound per series.
+ */
+export async function loadBatchLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
+  const windows = [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+  if (ids.length === 0 || windows.length === 0) return new Map();
+  const span = (d: number) => `interval '${d} days'`;
+  const converted = (rows: string, to: string) =>
+    `(select ${convertedSql('y.price', 'fx', 'y.currency', to)} as conv, y.observed_at from ${rows} y ${rateJoin('fx', '$1', 'y.currency', to)})`;
+  const shared = `select ${windows.map((d, i) => `min(seen.conv) filter (where seen.observed_at >= s.tk - ${span(d)}) as shared_${i}`).join(', ')}
+      from ${converted(inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= s.tk - ${span(Math.max(...windows))} and x.observed_at < s.t1 and x.created_at <= s.c`, '', 's'), 's.target')} seen`;
+  // Windows are integers (checked above) written into the text, never user text.
+  const edges = windows.map((d, i) => `(select min(seen.conv) from ${converted(
+    `(${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= b.observed_at - ${span(d)} and x.observed_at < least(s.tk - ${span(d)}, b.observed_at) and x.created_at <= s.c`, '', 'b')}
+      union all ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= greatest(s.t1, b.observed_at - ${span(d)}) and (x.observed_at, x.id) < (b.observed_at, b.id) and x.created_at <= s.c`, '', 'b')})`,
+    'b.currency',
+  )} seen) as edge_${i}`);
+  const r = await db.query<Record<string, unknown> & { id: number }>(
+    `/* loadAlertBatchLows */
+     with b as materialized (
+       select o.id, o.product_id, o.competitor_id, o.currency, o.observed_at, o.created_at
+         from price_observations o where o.account_id = $1 and o.id = any($2::bigint[])),
+     s as materialized (
+       select product_id, competitor_id, currency as target, min(observed_at) as t1, max(observed_at) as tk, max(created_at) as c
+         from b group by product_id, competitor_id, currency),
+     shared as materialized (select s.*, sh.* from s cross join lateral (${shared}) sh)
+     select b.id, ${windows.map((_, i) => `least(s.shared_${i}, e.edge_${i})::text as low_${i}`).join(', ')}
+       from b
+       join shared s on s.product_id = b.product_id and coalesce(s.competitor_id, '') = coalesce(b.competitor_id, '') and s.target = b.currency
+       cross join lateral (select ${edges.join(',\n              ')}) e`,
+    [accountId, ids],
+  );
+  const out = new Map<number, Map<number, string | null>>();
+  for (const x of r.rows) out.set(Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null])));
+  return out;
 }
 
 interface StateRow {
