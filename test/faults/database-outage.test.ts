@@ -136,6 +136,7 @@ describe('PostgreSQL going away under load', { skip: !usingPostgres() && 'Postgr
 
       // Nothing acknowledged is lost.
       const acknowledged = answers.filter((a) => a.status === 201).map((a) => a.body!.id!);
+      let lastArrivedIn = NaN;
       const c = new pg.Client({ connectionString: storage.env.DATABASE_URL });
       await c.connect();
       try {
@@ -145,12 +146,14 @@ describe('PostgreSQL going away under load', { skip: !usingPostgres() && 'Postgr
         const events = await c.query<{ id: string }>(`select id from events where type = 'product.created' and data->>'id' = any($1::text[])`, [acknowledged]);
         assert.equal(events.rows.length, acknowledged.length, 'one product.created per acknowledged product');
         const want = new Set(events.rows.map((e) => e.id));
-        // Checked apart (the todo test below): CI's fourth run of 2026-11-25 saw no delivery for
-        // 90 s after the outage (20 of the events received), which local runs did not; open.
+        // Checked apart (the test below), so that this one still reports its figures when
+        // deliveries fail: a success write failed by the outage once froze the worker for good
+        // (src/webhooks/delivery/success-group.ts).
         deliveriesAfterOutage = rx
           .until((r) => [...want].every((id) => r.some((x) => x.headers['webhook-id'] === id)), 90_000)
           .then(() => undefined, (err: unknown) => String(err));
         await deliveriesAfterOutage;
+        lastArrivedIn = Math.max(...[...want].map((id) => rx.received.find((x) => x.headers['webhook-id'] === id)?.at ?? Infinity)) - upAt;
         const twice = await c.query<{ event_id: string }>(
           `select event_id from webhook_deliveries where status = 'succeeded' group by event_id having count(*) > 1`,
         );
@@ -158,14 +161,14 @@ describe('PostgreSQL going away under load', { skip: !usingPostgres() && 'Postgr
       } finally {
         await c.end();
       }
-      console.log(`# outage ${OUTAGE_MS} ms: ${during.length} answers during it, all 503, slowest ${slowest} ms; recovered ${recoveredIn} ms after; ${acknowledged.length} acknowledged, all kept; deliveries after it: ${(await deliveriesAfterOutage) ?? "all arrived"}`);
+      console.log(`# outage ${OUTAGE_MS} ms: ${during.length} answers during it, all 503, slowest ${slowest} ms; recovered ${recoveredIn} ms after; ${acknowledged.length} acknowledged, all kept; deliveries after it: ${(await deliveriesAfterOutage) ?? `all arrived, the last ${lastArrivedIn} ms after PostgreSQL was back`}`);
     } finally {
       writing = false;
       await Promise.all(writers).catch(() => undefined);
     }
   });
 
-  it('delivers, after the outage, the event of every product acknowledged around it', { todo: 'open defect: once seen in CI, delivery did not resume within 90 s after the outage' }, async () => {
+  it('delivers, after the outage, the event of every product acknowledged around it', async () => {
     assert.ok(deliveriesAfterOutage, 'the outage test ran');
     assert.equal(await deliveriesAfterOutage, undefined);
   });

@@ -5,7 +5,7 @@ import { UNRECORDED_MAX } from '../../src/webhooks/delivery/worker.js';
 import { createKeyWithCli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
 import { type LoggedProcess, type ServerProcess, spawnServer, spawnWorker } from '../helpers/server-process.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { type Answer, startReceiver, type Receiver } from './receiver.js';
 
 /**
  * Real processes: kill -9 of the process delivering, in the middle of deliveries, then a new one
@@ -113,6 +113,64 @@ describe('webhook delivery across processes', () => {
     const twice = [...got.values()].filter((n) => n > 1).length;
     // At most the answered attempts not yet recorded and the one being sent at the kill.
     assert.ok(twice <= UNRECORDED_MAX + 1, `${twice} events arrived twice (at most ${UNRECORDED_MAX + 1}: those in flight at the kill)`);
+    for (const p of procs.splice(0)) await p.stop();
+  });
+
+  it('an endpoint disabled while its next attempt is out: the answer is left pending, and the worker delivers again once it is enabled', T, async () => {
+    // The worker writes an endpoint's successes while it sends the next attempt: a write that
+    // found the endpoint disabled, with the next answer coming after it, froze the worker's
+    // event loop for good (as did a write failed by a PostgreSQL outage: test/faults/).
+    const env = { ...storage.env, ...ENV };
+    const pg = usingPostgres();
+    const server = await spawnServer(env, [pg ? 'serve' : 'start']);
+    procs.push(server);
+    if (pg) {
+      const worker = await spawnWorker(env);
+      procs.push({ stop: async () => worker.proc.kill('SIGKILL') });
+    }
+    const key = await createKeyWithCli(env);
+    const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
+    rx.received.length = 0;
+    const gate = () => {
+      let open!: () => void;
+      const promise = new Promise<Answer>((resolve) => (open = () => resolve({ status: 200 })));
+      return { promise, open };
+    };
+    const gates = [gate(), gate()];
+    rx.answer = (_req, n) => gates[n - 1]?.promise ?? { status: 200 };
+    const created = await api(server.url, headers, 'POST', '/webhooks', { url: rx.url, event_types: ['product.created'] });
+    assert.equal(created.status, 201, JSON.stringify(created.json));
+    const ep = created.json as { id: string };
+    const deliveries = async () => {
+      const r = await api(server.url, headers, 'GET', `/webhooks/${ep.id}/deliveries?sort=created_at`);
+      assert.equal(r.status, 200);
+      return (r.json as { data: { event_id: string; status: string }[] }).data;
+    };
+    const enable = async (enabled: boolean) => assert.equal((await api(server.url, headers, 'PATCH', `/webhooks/${ep.id}`, { enabled })).status, 200);
+
+    await createProducts(server.url, headers, 3, 'D');
+    await rx.until((r) => r.length === 1); // the first attempt is out, unanswered
+    await enable(false);
+    gates[0]!.open();
+    // Its success is written (finding the endpoint disabled) while the second attempt is out.
+    await rx.until((r) => r.length === 2);
+    const e1 = String(rx.received[0]!.headers['webhook-id']);
+    for (let i = 0; (await deliveries()).find((d) => d.event_id === e1)?.status !== 'succeeded'; i++) {
+      assert.ok(i < 500, 'the first answer is recorded');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    gates[1]!.open(); // answered after the endpoint was found disabled: not recorded
+    await enable(true);
+    await rx.until((r) => r.length >= 4);
+    const ids = rx.received.map((r) => String(r.headers['webhook-id']));
+    assert.equal(ids[2], ids[1], 'the unrecorded answer is sent again');
+    assert.equal(new Set(ids).size, 3);
+    const log = await deliveries();
+    assert.deepEqual(
+      log.map((d) => d.status),
+      ['succeeded', 'succeeded', 'succeeded'],
+    );
+    assert.equal(rx.received.length, 4, 'nothing else was sent');
     for (const p of procs.splice(0)) await p.stop();
   });
 

@@ -18,8 +18,8 @@ export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  /** Answers each request; the default answers 204. */
-  answer: (req: Received, n: number) => Answer;
+  /** Answers each request; the default answers 204. A promise: answered when it resolves. */
+  answer: (req: Received, n: number) => Answer | Promise<Answer>;
   /** Resolves once `predicate` holds over what was received (checked on each request). */
   until(predicate: (received: Received[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Stops listening (connections are refused) and closes open ones; `listen()` starts again on the same port. */
@@ -63,16 +63,20 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
           const got: Received = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
           r.received.push(got);
           const a = r.answer(got, r.received.length);
-          if (a !== 'hang') {
-            res.writeHead(a.status, a.headers);
-            res.end(a.body);
-          }
+          const send = (a: Answer) => {
+            if (a !== 'hang' && !res.destroyed) {
+              res.writeHead(a.status, a.headers);
+              res.end(a.body);
+            }
+          };
+          if (!(a instanceof Promise)) send(a);
           for (const w of [...waiters]) {
             if (w.predicate(r.received)) {
               waiters.splice(waiters.indexOf(w), 1);
               w.resolve();
             }
           }
+          if (a instanceof Promise) void a.then(send);
         });
       });
       server.keepAliveTimeout = 60_000;

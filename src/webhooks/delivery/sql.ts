@@ -239,6 +239,21 @@ export async function releaseEndpoint(db: Queryable, endpointId: string, workerI
   return r.rows[0] ?? { held: false, released: true };
 }
 
+/**
+ * Gives back those of `endpointIds` that `workerId` still holds, due or not: their serving was
+ * cut short (the database went away), so nobody waits for their leases to run out. Answers how
+ * many.
+ */
+export async function giveBackEndpoints(db: Queryable, endpointIds: readonly string[], workerId: string): Promise<number> {
+  const r = await db.query(
+    `/* giveBackWebhookEndpoints */
+     update webhook_endpoints set locked_by = null, locked_until = now()
+      where id = any($1::text[]) and locked_by = $2`,
+    [endpointIds, workerId],
+  );
+  return r.rowCount;
+}
+
 /** Gives back every endpoint `workerId` holds (stopping), or, without it, every lease (start of the embedded database). */
 export async function releaseAllEndpoints(db: Queryable, workerId?: string): Promise<number> {
   const r = await db.query(

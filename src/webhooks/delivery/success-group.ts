@@ -22,14 +22,25 @@ export class SuccessGroup<T> {
     private readonly limit: number,
   ) {}
 
-  /** Waits while `limit` answers are unwritten (being written or waiting to be). */
+  /**
+   * Waits while `limit` answers are unwritten (being written or waiting to be). Throws a write's
+   * error: nothing more should be sent while answers cannot be recorded.
+   */
   async room(): Promise<void> {
     while (this.running && this.buffer.length + this.writing >= this.limit) await this.running;
+    if (this.failure !== undefined) throw this.failure;
   }
 
   add(item: T): void {
     this.buffer.push(item);
-    this.running ??= this.run();
+    // Once a write failed or found the endpoint lost, nothing more is written (settle() says
+    // so). A write starts only when there is one to do, so run() always reaches an await: an
+    // async function that returns without one has run its `finally` (clearing `running`) before
+    // the assignment below, which then kept a settled promise in `running` for good, and
+    // settle() awaited it in a loop that never let the event loop run again (the worker froze
+    // after a PostgreSQL outage failed a write: docs/RELIABILITY.md).
+    if (this.running || !this.held || this.failure !== undefined) return;
+    this.running = this.run();
   }
 
   /** Waits until every answer added so far is written; whether the endpoint is still held. Throws a write's error. */
@@ -41,14 +52,14 @@ export class SuccessGroup<T> {
 
   private async run(): Promise<void> {
     try {
-      while (this.buffer.length > 0 && this.held && this.failure === undefined) {
+      do {
         const items = this.buffer.splice(0);
         this.writing = items.length;
         const outcomes = await this.write(items);
         this.writing = 0;
         for (const o of outcomes) this.recorded(o);
         this.held = outcomes.every((o) => o.held);
-      }
+      } while (this.buffer.length > 0 && this.held);
     } catch (err) {
       this.failure = err;
     } finally {

@@ -2,13 +2,13 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Database } from '../../db/types.js';
+import { type Database, isUnavailable } from '../../db/types.js';
 import { type AttemptOutcome, isSuccess, type OutcomeRules, recordFailure, recordSuccesses } from './outcome.js';
 import { webhookBody } from './payload.js';
 import type { SendResult, WebhookSender } from './send.js';
 import { signatureHeader } from './signing.js';
 import { SuccessGroup } from './success-group.js';
-import { claimEndpoints, DELIVERIES_CHANNEL, type ClaimedEndpoint, nextWakeInMs, type PendingAttempt, pendingAttempts, releaseAllEndpoints, releaseEndpoint } from './sql.js';
+import { claimEndpoints, DELIVERIES_CHANNEL, type ClaimedEndpoint, giveBackEndpoints, nextWakeInMs, type PendingAttempt, pendingAttempts, releaseAllEndpoints, releaseEndpoint } from './sql.js';
 
 export interface DeliveryWorkerOptions {
   db: Database;
@@ -68,6 +68,8 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
   private readonly userAgent: string;
   private readonly leaseSeconds: number;
   private readonly serving = new Map<string, Promise<void>>();
+  /** Endpoints still leased to us whose serving the database cut short: given back before the next claim. */
+  private readonly cutShort = new Set<string>();
   private stopping = false;
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -120,6 +122,13 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
         let claimed: string[];
         let waitMs: number | null;
         try {
+          // Before claiming, so that they are due again at once for us or another worker.
+          const giveBack = [...this.cutShort].filter((id) => !this.serving.has(id));
+          if (giveBack.length > 0) {
+            const n = await giveBackEndpoints(this.db, giveBack, this.id);
+            for (const id of giveBack) this.cutShort.delete(id);
+            this.log.info({ worker_id: this.id, endpoints: n }, 'gave back the webhook endpoints whose serving the database cut short');
+          }
           claimed = await claimEndpoints(this.db, this.id, free, this.leaseSeconds);
           // With every slot taken, the end of a serve claims again; otherwise the timer.
           waitMs = claimed.length < free ? await nextWakeInMs(this.db) : null;
@@ -136,7 +145,10 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
           await releaseAllEndpoints(this.db, this.id).catch(() => undefined);
           break;
         }
-        for (const id of claimed) this.serve(id);
+        for (const id of claimed) {
+          this.cutShort.delete(id);
+          this.serve(id);
+        }
         if (claimed.length === free) {
           this.claimDue = true; // there may be more
         } else {
@@ -164,8 +176,14 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
   private serve(endpointId: string): void {
     const done = this.drain(endpointId)
       .catch((err: unknown) => {
-        // Its lease runs out and the endpoint is served again (by whoever claims it then).
-        this.log.error({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed; it is retried when its lease ends');
+        if (isUnavailable(err)) {
+          // Given back once the database answers again (run()), before its lease runs out.
+          this.cutShort.add(endpointId);
+          this.log.warn({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed: the database is unavailable; it is given back once it answers');
+        } else {
+          // Its lease runs out and the endpoint is served again (by whoever claims it then).
+          this.log.error({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed; it is retried when its lease ends');
+        }
         this.emit('error', err as Error);
       })
       .finally(() => {
