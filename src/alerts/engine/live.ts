@@ -34,7 +34,12 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   const rates = await loadExchangeRates(tx, accountId);
   const keys = new Map<string, { alert_id: string; subject: string }>();
   const rulesOf = rulesByProduct(rules);
+  // A rule's subject depends only on what names the point's series: each series is asked once.
+  const asked = new Set<string>();
   for (const p of points) {
+    const series = `${p.kind}\u0000${p.product_id}\u0000${p.competitor_id}\u0000${p.listing_id}\u0000${p.kind === 'observation' ? p.source : ''}`;
+    if (asked.has(series)) continue;
+    asked.add(series);
     for (const rule of rulesOf(p.product_id)) {
       const subject = subjectOf(rule, p);
       if (subject !== null) keys.set(stateKey(rule.id, subject), { alert_id: rule.id!, subject });
