@@ -11,7 +11,7 @@ import { testStorage, type TestStorage, usingPostgres } from '../helpers/databas
 import { runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { TcpProxy } from '../ratelimit/tcp-proxy.js';
 import { type Receiver, startReceiver } from '../webhooks/receiver.js';
-import { apiCaller, assertOutageAnswers, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, startWriters, until } from './support.js';
+import { apiCaller, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, writeThroughOutage } from './support.js';
 
 /**
  * Fault suite (issue 12, docs/RELIABILITY.md "Faults"): PostgreSQL goes away under load and comes
@@ -74,37 +74,18 @@ describe('PostgreSQL going away under load', { skip: !usingPostgres() && 'Postgr
   let deliveriesAfterOutage: Promise<string | undefined> | undefined;
 
   it('answers fast 503s while it is gone, recovers by itself, and loses and duplicates nothing acknowledged', { timeout: 240_000 }, async () => {
-    const call = apiCaller(() => api!.url, key);
-    const ep = await call('POST', '/webhooks', { url: rx.url, event_types: ['product.created'] });
-    assert.equal(ep.status, 201, JSON.stringify(ep.body));
+    const run = await writeThroughOutage(apiCaller(() => api!.url, key), rx, WRITERS, { stop: () => proxy.stop(), start: () => proxy.start() });
+    assert.equal(api!.proc.exitCode, null, 'the API process is still running');
+    assert.equal(worker!.exitCode, null, 'the worker process is still running');
 
-    const writers = startWriters(WRITERS, call, 'Outage');
-    const { answers } = writers;
-    try {
-      await until(() => answers.filter((a) => a.status === 201).length >= 20, 60_000, '20 products before the outage');
-      const downAt = Date.now();
-      await proxy.stop();
-      await new Promise((r) => setTimeout(r, OUTAGE_MS)); // the outage itself: a fixed span of time, not an event to await
-      const upAt = Date.now();
-      await proxy.start();
-      await until(() => answers.some((a) => a.at > upAt && a.status === 201), 60_000, 'a 201 after PostgreSQL came back');
-      await writers.stop();
-
-      const { during, slowest, recoveredIn } = assertOutageAnswers(answers, downAt, upAt);
-      assert.equal(api!.proc.exitCode, null, 'the API process is still running');
-      assert.equal(worker!.exitCode, null, 'the worker process is still running');
-
-      // Nothing acknowledged is lost; every acknowledged product's event is delivered and
-      // succeeds once (checked apart, the test below, so that this one still reports its figures
-      // when deliveries fail: a success write failed by the outage once froze the worker for good,
-      // src/webhooks/delivery/success-group.ts).
-      const kept = await checkAcknowledged(storage.env.DATABASE_URL!, answers, rx);
-      deliveriesAfterOutage = kept.delivered;
-      const failed = await kept.delivered;
-      console.log(`# outage ${OUTAGE_MS} ms: ${during} answers during it, all 503, slowest ${slowest} ms; recovered ${recoveredIn} ms after; ${kept.acknowledged} acknowledged, all kept; deliveries after it: ${failed ?? `all arrived, the last ${kept.lastArrivedAt() - upAt} ms after PostgreSQL was back`}`);
-    } finally {
-      await writers.stop().catch(() => undefined);
-    }
+    // Nothing acknowledged is lost; every acknowledged product's event is delivered and succeeds
+    // once (checked apart, the test below, so that this one still reports its figures when
+    // deliveries fail: a success write failed by the outage once froze the worker for good,
+    // src/webhooks/delivery/success-group.ts).
+    const kept = await checkAcknowledged(storage.env.DATABASE_URL!, run.answers, rx);
+    deliveriesAfterOutage = kept.delivered;
+    const failed = await kept.delivered;
+    console.log(`# outage ${OUTAGE_MS} ms: ${run.during} answers during it, all 503, slowest ${run.slowest} ms; recovered ${run.recoveredIn} ms after; ${kept.acknowledged} acknowledged, all kept; deliveries after it: ${failed ?? `all arrived, the last ${kept.lastArrivedAt() - run.upAt} ms after PostgreSQL was back`}`);
   });
 
   it('delivers, after the outage, the event of every product acknowledged around it', async () => {

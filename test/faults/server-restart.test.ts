@@ -12,7 +12,7 @@ import { privateServersMissing, PrivateServersUnavailable, type PrivateServers, 
 import { type LoggedProcess, type LogLine, type ServerProcess, spawnServer, spawnWorker } from '../helpers/server-process.js';
 import { assertSpec429, inOneHour, rateHeaders } from '../ratelimit/support.js';
 import { type Receiver, startReceiver } from '../webhooks/receiver.js';
-import { apiCaller, assertOutageAnswers, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, startWriters, until } from './support.js';
+import { apiCaller, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, startWriters, until, writeThroughOutage } from './support.js';
 
 /**
  * Fault suite (issue 12, docs/RELIABILITY.md "Faults"): the servers themselves stopped and
@@ -91,33 +91,16 @@ describe('PostgreSQL and Redis restarted under load', { skip: skip ?? false }, (
 
   it('PostgreSQL stopped and started again: fast 503s meanwhile, recovery by itself, nothing acknowledged lost', { timeout: 180_000 }, async (t) => {
     if (!ready(t)) return;
-    const call = apiCaller(base, key);
-    const ep = await call('POST', '/webhooks', { url: rx.url, event_types: ['product.created'] });
-    assert.equal(ep.status, 201, JSON.stringify(ep.body));
+    const run = await writeThroughOutage(apiCaller(base, key), rx, WRITERS, {
+      stop: () => servers!.postgres.stop('immediate'),
+      start: () => servers!.postgres.start(), // crash recovery, then it accepts connections
+    });
+    alive();
 
-    const writers = startWriters(WRITERS, call, 'Restart');
-    const { answers } = writers;
-    try {
-      await until(() => answers.filter((a) => a.status === 201).length >= 20, 60_000, '20 products before the stop');
-      await servers!.postgres.stop('immediate');
-      const downAt = Date.now();
-      await new Promise((r) => setTimeout(r, OUTAGE_MS)); // the outage itself: a fixed span of time, not an event to await
-      const upAt = Date.now();
-      await servers!.postgres.start(); // crash recovery, then it accepts connections
-      const acceptingIn = Date.now() - upAt;
-      await until(() => answers.some((a) => a.at > upAt && a.status === 201), 60_000, 'a 201 after PostgreSQL came back');
-      await writers.stop();
-
-      const { during, slowest, recoveredIn } = assertOutageAnswers(answers, downAt, upAt);
-      alive();
-
-      const kept = await checkAcknowledged(servers!.postgres.url, answers, rx);
-      deliveriesAfterRestart = kept.delivered;
-      const failed = await kept.delivered;
-      console.log(`# PostgreSQL stopped ${OUTAGE_MS} ms: ${during} answers during it, all 503, slowest ${slowest} ms; accepting ${acceptingIn} ms after pg_ctl start; first 201 ${recoveredIn} ms after; ${kept.acknowledged} acknowledged, all kept; deliveries: ${failed ?? `all arrived and succeeded once, the last ${kept.lastArrivedAt() - upAt} ms after the start`}`);
-    } finally {
-      await writers.stop().catch(() => undefined);
-    }
+    const kept = await checkAcknowledged(servers!.postgres.url, run.answers, rx);
+    deliveriesAfterRestart = kept.delivered;
+    const failed = await kept.delivered;
+    console.log(`# PostgreSQL stopped ${OUTAGE_MS} ms: ${run.during} answers during it, all 503, slowest ${run.slowest} ms; accepting ${run.startMs} ms after pg_ctl start; first 201 ${run.recoveredIn} ms after; ${kept.acknowledged} acknowledged, all kept; deliveries: ${failed ?? `all arrived and succeeded once, the last ${kept.lastArrivedAt() - run.upAt} ms after the start`}`);
   });
 
   it('delivers, after the restart, the event of every product acknowledged around it, each succeeded once', async (t) => {

@@ -148,3 +148,41 @@ export async function checkAcknowledged(databaseUrl: string, answers: Answer[], 
   );
   return { acknowledged: acknowledged.length, delivered, lastArrivedAt: () => Math.max(...want.map((id) => arrived(id) ?? Infinity)) };
 }
+
+export interface OutageRun {
+  answers: Answer[];
+  /** When the database was brought back (the call to `fault.start`). */
+  upAt: number;
+  /** How long `fault.start` took. */
+  startMs: number;
+  during: number;
+  slowest: number;
+  recoveredIn: number;
+}
+
+/**
+ * The outage under load: subscribes `rx` to `product.created`, starts `writers` writers on
+ * `call`, and once 20 products are acknowledged takes the database away (`fault.stop`) for
+ * OUTAGE_MS, brings it back (`fault.start`) and writes on until a 201 comes after that; then
+ * checks the answers (assertOutageAnswers).
+ */
+export async function writeThroughOutage(call: Call, rx: Receiver, writers: number, fault: { stop(): Promise<void>; start(): Promise<void> }): Promise<OutageRun> {
+  const ep = await call('POST', '/webhooks', { url: rx.url, event_types: ['product.created'] });
+  assert.equal(ep.status, 201, JSON.stringify(ep.body));
+  const w = startWriters(writers, call, 'Outage');
+  const { answers } = w;
+  try {
+    await until(() => answers.filter((a) => a.status === 201).length >= 20, 60_000, '20 products before the outage');
+    await fault.stop();
+    const downAt = Date.now();
+    await new Promise((r) => setTimeout(r, OUTAGE_MS)); // the outage itself: a fixed span of time, not an event to await
+    const upAt = Date.now();
+    await fault.start();
+    const startMs = Date.now() - upAt;
+    await until(() => answers.some((a) => a.at > upAt && a.status === 201), 60_000, 'a 201 after PostgreSQL came back');
+    await w.stop();
+    return { answers, upAt, startMs, ...assertOutageAnswers(answers, downAt, upAt) };
+  } finally {
+    await w.stop().catch(() => undefined);
+  }
+}
