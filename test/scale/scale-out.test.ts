@@ -218,8 +218,8 @@ describe('3 serve and 2 worker processes on one PostgreSQL and one Redis', {
     const after = await Promise.all(listings.map((l, i) => ok<{ status: string; next_check_at: string; last_checked_at: string }>(200, url(i), h, 'GET', `/listings/${l.id}`)));
     for (const [i, l] of after.entries()) {
       assert.equal(l.status, 'ok');
-      // last_checked_at is when the check started, the next one is counted from its recording:
-      // the check's own duration (seconds on a loaded machine) comes on top of interval + jitter.
+      // last_checked_at is the worker's clock when the check ended, the next one is counted from
+      // the recording transaction's now(): a loaded machine puts up to seconds between the two.
       const gap = (Date.parse(l.next_check_at) - Date.parse(l.last_checked_at)) / 1000;
       assert.ok(gap >= 600 - 1 && gap <= 660 + 15, `listing ${i}: next check ${gap} s after the last`);
     }
