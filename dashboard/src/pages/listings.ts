@@ -45,6 +45,48 @@ export function candidatesTable(candidates: readonly Candidate[]): HTMLElement {
   );
 }
 
+/**
+ * Where on the page a price shows (its element's CSS path, text and surroundings), with one button
+ * that pins that path as the listing's `selector` (PATCH /listings/{id}) and says what the listing
+ * holds now. Without a listing (the dry run) the path is shown to copy. Null: no evidence stored.
+ */
+export function evidenceView(listingId: string | null, c: Candidate | undefined): HTMLElement | null {
+  const ev = c?.evidence;
+  if (!c || !ev) return null;
+  const result = h('div', { 'aria-live': 'polite', 'data-testid': 'pin-result' });
+  // A clipped path (over 1000 characters, ending in "…") would pin a selector that matches nothing.
+  const clipped = ev.path.endsWith('…');
+  let action: Child = null;
+  if (c.source === 'selector') action = h('span', { class: 'muted' }, '(read through the listing\'s pinned selector)');
+  else if (listingId && !clipped) {
+    const pin = h('button', { type: 'button', class: 'small' }, 'Pin as the price selector');
+    pin.addEventListener('click', () =>
+      void withBusy(pin, result, async () => {
+        const l = await api<Listing>(`/listings/${encodeURIComponent(listingId)}`, { method: 'PATCH', body: { selector: ev.path } });
+        put(
+          result,
+          h(
+            'p',
+            { class: 'notice ok' },
+            'Pinned: the listing now reads its price from ',
+            h('code', { 'data-testid': 'pinned-selector' }, l.selector ?? '—'),
+            ' first; its structured data and the visible page decide only when that element shows no price.',
+          ),
+        );
+      }),
+    );
+    action = pin;
+  }
+  return h(
+    'div',
+    { class: 'evidence-element', 'data-testid': 'evidence-element' },
+    h('p', null, 'Element: ', h('code', { 'data-testid': 'evidence-path' }, ev.path), ' ', action),
+    h('p', null, 'Its text: ', h('code', null, ev.text)),
+    ev.snippet ? h('p', null, 'Around it: ', h('q', { 'data-testid': 'evidence-snippet' }, ev.snippet)) : null,
+    result,
+  );
+}
+
 function checkView(c: CheckResult): HTMLElement {
   return h(
     'div',
@@ -61,6 +103,7 @@ function checkView(c: CheckResult): HTMLElement {
     ),
     c.error ? h('p', { class: 'notice error' }, c.error) : null,
     c.final_url ? h('p', null, 'Page: ', extLink(c.final_url)) : null,
+    evidenceView(c.listing_id, c.candidates.find((x) => x.chosen)),
     candidatesTable(c.candidates),
   );
 }
@@ -298,6 +341,7 @@ function extractForm(): HTMLElement {
             ? h('p', null, 'Nothing chosen: ', x.failure)
             : null,
         x.fetch ? h('p', { class: 'muted' }, `HTTP ${x.fetch.status} · ${x.fetch.content_type ?? ''} · ${count(x.fetch.bytes)} bytes · ${x.fetch.ms} ms`, x.fetch.redirects.length ? ` · ${x.fetch.redirects.length} redirects` : '', ' · ', extLink(x.fetch.final_url)) : null,
+        evidenceView(null, x.candidates.find((c) => c.chosen)),
         candidatesTable(x.candidates),
         x.notes.length ? h('ul', { class: 'notes' }, x.notes.map((n) => h('li', null, n))) : null,
       );
