@@ -12,6 +12,7 @@ import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } fro
 
 interface Candidate {
   source: string;
+  detail: string;
   chosen: boolean;
   price: number;
   evidence: { path: string; text: string; snippet: string } | null;
@@ -90,6 +91,42 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     assert.match((await result.textContent()) ?? '', /\$24\.00, in stock \(selector\)/);
     assert.equal(await result.getByRole('button', { name: 'Pin as the price selector' }).count(), 0);
 
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(unexpected(failed), []);
+    await page.close();
+  });
+
+  it('a check the finder refused (two sizes, two prices) offers each price to pin; pinning one makes the next check read it', async () => {
+    const prod = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Two sizes', base_price: 50, currency: 'EUR' })).body;
+    const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Groessenladen', website: site.url })).body;
+    const listing = (await rig.call<{ id: string }>('POST', '/api/v1/listings', {
+      product_id: prod.id,
+      competitor_id: shop.id,
+      url: `${site.url}/pages/v-two-sizes-equal.html`,
+      enabled: false,
+    })).body;
+    const { page, dialogs, errors, failed } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    await page.goto(`${rig.base}/dashboard/#/listings?product_id=${prod.id}`);
+    const row = page.getByRole('row').filter({ hasText: 'Groessenladen' });
+    await row.getByRole('button', { name: 'Check now' }).click();
+    const result = page.getByTestId('check-result');
+    await result.getByRole('heading', { name: /^Check of / }).waitFor();
+    assert.match((await result.textContent()) ?? '', /two visible prices are equally likely/);
+    const pins = result.getByRole('button', { name: /^Pin / });
+    assert.equal(await pins.count(), 2, 'one button per price the finder could not choose between');
+    const refused = (await rig.call<{ data: Array<{ ok: boolean; candidates: Candidate[] }> }>('GET', `/api/v1/listings/${listing.id}/checks`)).body.data[0]!;
+    assert.equal(refused.ok, false);
+    const larger = refused.candidates.find((c) => c.price === 59);
+    assert.ok(larger, JSON.stringify(refused.candidates));
+    await result.getByRole('button', { name: /^Pin .*59/ }).click();
+    const pinned = result.getByTestId('pinned-selector');
+    await pinned.waitFor();
+    assert.equal(await pinned.textContent(), larger.detail);
+    const next = await rig.call<Check>('POST', `/api/v1/listings/${listing.id}/check`);
+    assert.deepEqual([next.body.ok, next.body.price, next.body.source], [true, 59, 'selector']);
+    await shot(page, 'pin-refused');
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed), []);
