@@ -98,25 +98,33 @@ for (const [label, list] of [
 // of blocks of 10 calls, the two taking turns (order reversed every other round); the fastest
 // block of each counts, since on a shared machine slower blocks measure the neighbours.
 const big = fs.readFileSync(path.join(PAGES, 'big-page.html'), 'utf8');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 100);
 for (let i = 0; i < 50; i++) {
   extractPrices(big, { visibleFallback: false });
   extractPrices(big);
 }
 const best = { off: Infinity, on: Infinity };
+const cpu: Record<'off' | 'on', number[]> = { off: [], on: [] };
 const wall: Record<'off' | 'on', number[]> = { off: [], on: [] };
 for (let round = 0; round < ROUNDS; round++) {
   for (const visible of round % 2 ? [true, false] : [false, true]) {
     const key = visible ? 'on' : 'off';
-    const cpu = process.cpuUsage();
+    const c = process.cpuUsage();
     const t = process.hrtime.bigint();
     for (let i = 0; i < 10; i++) extractPrices(big, { visibleFallback: visible });
     wall[key].push(Number(process.hrtime.bigint() - t) / 1e7);
-    const u = process.cpuUsage(cpu);
+    const u = process.cpuUsage(c);
+    cpu[key].push((u.user + u.system) / 1e4);
     best[key] = Math.min(best[key], (u.user + u.system) / 1e4);
   }
 }
-const median = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1] ?? 0;
+const quantile = (a: number[], q: number): number => [...a].sort((x, y) => x - y)[Math.floor(q * (a.length - 1))] ?? 0;
+const median = (a: number[]): number => quantile(a, 0.5);
+// Each round's on/off ratio: the two blocks ran back to back, so a neighbour's load hits both.
+const paired = cpu.on.map((on, i) => on / (cpu.off[i] as number));
 console.log(`\nbig-page.html ${(Buffer.byteLength(big) / 1024).toFixed(0)} KB, ${ROUNDS} rounds of 10 calls each, taking turns:`);
 console.log(`  CPU per page, fastest block: finder off ${best.off.toFixed(2)} ms, on ${best.on.toFixed(2)} ms, ratio ${(best.on / best.off).toFixed(2)}`);
+console.log(
+  `  CPU ratio on/off of each round: median ${median(paired).toFixed(2)}, middle half ${quantile(paired, 0.25).toFixed(2)}-${quantile(paired, 0.75).toFixed(2)}`,
+);
 console.log(`  wall per page, median block: finder off ${median(wall.off).toFixed(2)} ms, on ${median(wall.on).toFixed(2)} ms, ratio ${(median(wall.on) / median(wall.off)).toFixed(2)}`);

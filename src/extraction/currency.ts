@@ -13,11 +13,17 @@ import { SIGNS } from './currency-signs.js';
 const CODE_WORDS: ReadonlySet<string> = new Set(['ALL', 'TOP', 'CUP', 'BOB', 'TRY', 'SOS', 'MAD', 'PEN', 'MOP', 'GEL']);
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const signAlternatives = [...SIGNS.keys()]
-  .sort((a, b) => b.length - a.length)
-  .map((s) => (/^\p{L}/u.test(s) ? `(?<![\\p{L}])${escape(s)}` : escape(s)) + (/\p{L}$/u.test(s) ? '(?![\\p{L}])' : ''))
-  .join('|');
-const MARKER = `(?:(?<![\\p{L}])[A-Z]{3}(?![\\p{L}])|${signAlternatives})`;
+// Longest first, so "US$" wins over "$". A sign ending in a letter must end the word.
+const signs = [...SIGNS.keys()].sort((a, b) => b.length - a.length);
+const alternative = (s: string): string => escape(s) + (/\p{L}$/u.test(s) ? '(?![\\p{L}])' : '');
+const startsWithLetter = (s: string): boolean => /^\p{L}/u.test(s);
+// A code or a sign starting with a letter must start the word: one look behind for all of them
+// (a look behind in each of some 200 alternatives made these the slowest expressions of a check).
+// At any position only one of the two groups can match, so the order of the alternatives within
+// each group decides as it would in one list.
+const MARKER =
+  `(?:(?<![\\p{L}])(?:[A-Z]{3}(?![\\p{L}])|${signs.filter(startsWithLetter).map(alternative).join('|')})` +
+  `|${signs.filter((s) => !startsWithLetter(s)).map(alternative).join('|')})`;
 
 /** A currency marker ending the text (before a number), e.g. "Preis: EUR " or "R$". */
 export const MARKER_AT_END = new RegExp(`(${MARKER})\\s*$`, 'u');

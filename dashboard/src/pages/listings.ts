@@ -18,8 +18,46 @@ const STATUSES: [string, string][] = [
 
 const statusBadge = (l: Pick<Listing, 'status'>) => badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad');
 
-/** Every price a page offered, in order of preference, with the one chosen and why the others were not. */
-export function candidatesTable(candidates: readonly Candidate[]): HTMLElement {
+/**
+ * The button that pins `path` as the listing's `selector` (PATCH /listings/{id}) and says, in
+ * `result`, which selector the listing holds now.
+ */
+function pinButton(listingId: string, path: string, result: HTMLElement, label = 'Pin as the price selector'): HTMLButtonElement {
+  const pin = h('button', { type: 'button', class: 'small' }, label);
+  pin.addEventListener('click', () =>
+    void withBusy(pin, result, async () => {
+      const l = await api<Listing>(`/listings/${encodeURIComponent(listingId)}`, { method: 'PATCH', body: { selector: path } });
+      put(
+        result,
+        h(
+          'p',
+          { class: 'notice ok' },
+          'Pinned: the listing now reads its price from ',
+          h('code', { 'data-testid': 'pinned-selector' }, l.selector ?? '—'),
+          ' first; its structured data and the visible page decide only when that element shows no price.',
+        ),
+      );
+    }),
+  );
+  return pin;
+}
+
+/** The finder's refusal lists the prices it could not choose between: each can be pinned. */
+const REFUSED = 'the visible-price finder refused to choose';
+
+/**
+ * Every price a page offered, in order of preference, with the one chosen and why the others were
+ * not. With a listing, a check that chose nothing offers to pin each price the visible-price
+ * finder could not choose between (its `detail` is the element's CSS path).
+ */
+export function candidatesTable(candidates: readonly Candidate[], listingId: string | null = null): HTMLElement {
+  const result = h('div', { 'aria-live': 'polite', 'data-testid': 'pin-result' });
+  const pinnable = listingId !== null && !candidates.some((c) => c.chosen);
+  const where = (c: Candidate): Child => {
+    const code = h('code', null, c.detail ?? '—');
+    if (!pinnable || !listingId || c.source !== 'visible' || c.ignored !== REFUSED || c.detail.endsWith('…')) return code;
+    return [code, ' ', pinButton(listingId, c.detail, result, `Pin ${money(c.price, c.currency)}`)];
+  };
   return h(
     'div',
     { class: 'candidates' },
@@ -34,7 +72,7 @@ export function candidatesTable(candidates: readonly Candidate[]): HTMLElement {
         { title: '', cell: (c: Candidate) => (c.chosen ? badge('chosen', 'ok') : c.ignored ? badge('ignored', 'muted') : badge('eligible', 'muted')) },
         { title: 'Price', class: 'num', cell: (c) => money(c.price, c.currency) + (c.from ? ' (from)' : '') + (c.range ? ` (range ${c.range.low}–${c.range.high})` : '') },
         { title: 'Source', cell: (c) => c.source },
-        { title: 'Where on the page', cell: (c) => h('code', null, c.detail ?? '—') },
+        { title: 'Where on the page', cell: where },
         { title: 'Raw text', cell: (c) => h('code', null, c.raw ?? '—') },
         { title: 'Stock', cell: (c) => c.availability ?? '—' },
         { title: 'Why (not)', cell: (c) => (c.chosen ? 'first candidate not ignored' : (c.ignored ?? 'a candidate before it was chosen')) },
@@ -42,6 +80,31 @@ export function candidatesTable(candidates: readonly Candidate[]): HTMLElement {
       candidates,
       'The page offered no price at all.',
     ),
+    pinnable ? result : null,
+  );
+}
+
+/**
+ * Where on the page a price shows (its element's CSS path, text and surroundings), with one button
+ * that pins that path as the listing's `selector` (PATCH /listings/{id}) and says what the listing
+ * holds now. Without a listing (the dry run) the path is shown to copy. Null: no evidence stored.
+ */
+export function evidenceView(listingId: string | null, c: Candidate | undefined): HTMLElement | null {
+  const ev = c?.evidence;
+  if (!c || !ev) return null;
+  const result = h('div', { 'aria-live': 'polite', 'data-testid': 'pin-result' });
+  // A clipped path (over 1000 characters, ending in "…") would pin a selector that matches nothing.
+  const clipped = ev.path.endsWith('…');
+  let action: Child = null;
+  if (c.source === 'selector') action = h('span', { class: 'muted' }, '(read through the listing\'s pinned selector)');
+  else if (listingId && !clipped) action = pinButton(listingId, ev.path, result);
+  return h(
+    'div',
+    { class: 'evidence-element', 'data-testid': 'evidence-element' },
+    h('p', null, 'Element: ', h('code', { 'data-testid': 'evidence-path' }, ev.path), ' ', action),
+    h('p', null, 'Its text: ', h('code', null, ev.text)),
+    ev.snippet ? h('p', null, 'Around it: ', h('q', { 'data-testid': 'evidence-snippet' }, ev.snippet)) : null,
+    result,
   );
 }
 
@@ -61,7 +124,8 @@ function checkView(c: CheckResult): HTMLElement {
     ),
     c.error ? h('p', { class: 'notice error' }, c.error) : null,
     c.final_url ? h('p', null, 'Page: ', extLink(c.final_url)) : null,
-    candidatesTable(c.candidates),
+    evidenceView(c.listing_id, c.candidates.find((x) => x.chosen)),
+    candidatesTable(c.candidates, c.listing_id),
   );
 }
 
@@ -298,6 +362,7 @@ function extractForm(): HTMLElement {
             ? h('p', null, 'Nothing chosen: ', x.failure)
             : null,
         x.fetch ? h('p', { class: 'muted' }, `HTTP ${x.fetch.status} · ${x.fetch.content_type ?? ''} · ${count(x.fetch.bytes)} bytes · ${x.fetch.ms} ms`, x.fetch.redirects.length ? ` · ${x.fetch.redirects.length} redirects` : '', ' · ', extLink(x.fetch.final_url)) : null,
+        evidenceView(null, x.candidates.find((c) => c.chosen)),
         candidatesTable(x.candidates),
         x.notes.length ? h('ul', { class: 'notes' }, x.notes.map((n) => h('li', null, n))) : null,
       );

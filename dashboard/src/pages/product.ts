@@ -7,7 +7,7 @@ import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import type { AlertEvent, BucketHistory, CheckResult, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
 import { badge, confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
-import { candidatesTable } from './listings';
+import { candidatesTable, evidenceView } from './listings';
 import { openProductForm } from './product-form';
 
 const DAY = 86_400;
@@ -586,6 +586,7 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
             { class: 'chosen' },
             h('p', null, 'Where on the page: ', h('code', { 'data-testid': 'evidence-detail' }, chosen.detail ?? '—')),
             h('p', null, 'Raw text: ', h('code', { 'data-testid': 'evidence-raw' }, chosen.raw ?? '—')),
+            evidenceView(check.listing_id, chosen),
           )
         : null,
       candidatesTable(check.candidates),

@@ -4,6 +4,8 @@
  * price-like text, stock messages, the product title, the buy buttons, each with the region it
  * stands in (header, cart, carousel, struck-through...), its ancestors and a CSS path.
  */
+import { buttonLabelKind } from '../availability.js';
+
 type Attrs = Record<string, string>;
 
 /** The scanner's capture of an element (its ScanElement): `text` is set when the element closes. */
@@ -163,6 +165,23 @@ function segment(f: VFrame): string {
   return `${f.tag}${c}:nth-child(${f.nth})`;
 }
 
+/** The buy button the finder anchors on: the first marked as add-to-cart, or labelled to buy, sold out or pre-order. */
+export function buyButton(buttons: readonly VisibleNode[]): VisibleNode | undefined {
+  return buttons.find((b) => b.buy || buttonLabelKind((b.el ? b.el.text : (b.text ?? '')).replace(/\s+/g, ' ').trim() || b.el?.attrs.value || '') !== undefined);
+}
+
+/**
+ * Reading stops this far past the product block (the smallest element holding the title and the
+ * buy button), once also past the reach of the finder's distance points (100 elements after the
+ * button, 150 after the title): a price there scores at most 7 (marks, currency, a form of its
+ * own, less 3 for standing outside the block) against the block's own 12 or more, and a stock
+ * message there is not read. Reviews, descriptions and related products below the product are
+ * most of a long page.
+ */
+const PAST_BLOCK = 50;
+const PAST_BUTTON = 100;
+const PAST_TITLE = 150;
+
 export interface Collector {
   /**
    * Returns the nodes made for this element, whose `el` the scanner then sets to its capture of
@@ -216,6 +235,11 @@ export function createCollector(): Collector {
   // Frames are reused as the depth goes up and down: one object per depth, not per element.
   const stack: VFrame[] = [];
   let depth = 0;
+  /** Depth inside a hidden or chrome element's children, which are not read (0: reading). */
+  let skipped = 0;
+  /** `seq` from which nothing more is read (set when the product block closes), and whether that point is passed. */
+  let stopAt = Infinity;
+  let done = false;
   let rootKids = 0;
   let uid = 0;
   let seq = 0;
@@ -279,15 +303,24 @@ export function createCollector(): Collector {
   return {
     result,
     open(tag, attrs, cls, id) {
+      if (done) return undefined;
+      if (++seq > stopAt) {
+        done = true;
+        return undefined;
+      }
+      // Inside a hidden element, the site header, footer or navigation: nothing to read (menus and
+      // footers are half of a page's elements) and no CSS path goes through it, so not even a
+      // frame: a depth count, and `seq` for the distances between the elements that are read.
+      if (skipped) {
+        skipped++;
+        return undefined;
+      }
       if (made.length) made.length = 0;
       const parent = depth > 0 ? stack[depth - 1] : undefined;
       const nth = parent ? ++parent.kids : ++rootKids;
       if (tag === 'html' && attrs.lang) result.lang = attrs.lang;
-      seq++;
-      // Inside a hidden element, the site header, footer or navigation: nothing to read (menus are
-      // a fifth of a page's elements), only a frame to keep the depth and the CSS paths right.
       if (parent && parent.ctx & (C_HIDDEN | C_CHROME)) {
-        pushFrame(tag, attrs, nth, parent.ctx & ~(C_PRICEBOX | C_OLDBOX), parent.othersUid, 0);
+        skipped = 1;
         return undefined;
       }
       let ctx = (parent?.ctx ?? 0) & ~C_PRICEBOX & ~C_OLDBOX;
@@ -397,6 +430,7 @@ export function createCollector(): Collector {
       return made.length ? made : undefined;
     },
     text(data) {
+      if (skipped || done) return;
       const f = depth > 0 ? stack[depth - 1] : undefined;
       if (!f || f.ctx & (C_HIDDEN | C_CHROME)) return;
       if (chunks.length < MAX_CHUNKS) chunks.push(data);
@@ -405,9 +439,22 @@ export function createCollector(): Collector {
       result.prices.push(node(f, { text: data }));
     },
     close() {
-      if (depth === 0) return;
+      if (skipped) {
+        skipped--;
+        return;
+      }
+      if (depth === 0 || done) return;
       const f = stack[--depth] as VFrame;
       if (f.block) chunks.push(' ');
+      // An ancestor of the title closing may be the product block (see PAST_BLOCK).
+      const h1 = result.h1;
+      if (h1 && stopAt === Infinity && h1.chain[depth] === f.uid && depth >= 2) {
+        const button = buyButton(result.buttons);
+        if (button && button.chain[depth] === f.uid && button.chain.length > depth) {
+          const shared = h1.chain.length > depth + 1 && button.chain.length > depth + 1 && h1.chain[depth + 1] === button.chain[depth + 1];
+          if (!shared) stopAt = Math.max(seq + PAST_BLOCK, button.seq + PAST_BUTTON, h1.seq + PAST_TITLE);
+        }
+      }
     },
   };
 }

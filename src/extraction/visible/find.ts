@@ -31,6 +31,7 @@ import {
   M_ITEMPROP,
   M_OLD,
   M_PRICE,
+  buyButton,
   type VisibleNode,
   type VisibleScan,
 } from './collect.js';
@@ -98,10 +99,20 @@ function within(n: VisibleNode, block: readonly number[] | undefined): boolean {
   return n.chain.length > last && n.chain[last] === block[last];
 }
 
+/** Text pieces either side of a node that its snippet may draw on, and enough characters of them. */
+const SNIPPET_PIECES = 40;
+const SNIPPET_REACH = 4 * SNIPPET;
+
 function snippetOf(n: VisibleNode, raw: string, chunks: readonly string[]): string {
-  // Up to 40 text pieces either side of the node, cut to SNIPPET characters around its text.
-  const before = chunks.slice(Math.max(0, n.at - 40), n.at).join('').replace(/\s+/g, ' ');
-  const after = chunks.slice(n.at, n.at + 40).join('').replace(/\s+/g, ' ');
+  // Up to 40 text pieces either side of the node, cut to SNIPPET characters around its text. A
+  // description's paragraph is one piece of hundreds of characters: the pieces stop once they
+  // hold more than the cut can keep, so joining and collapsing them stays small.
+  let from = n.at;
+  for (let chars = 0; from > Math.max(0, n.at - SNIPPET_PIECES) && chars < SNIPPET_REACH; ) chars += (chunks[--from] as string).length;
+  let to = n.at;
+  for (let chars = 0; to < Math.min(chunks.length, n.at + SNIPPET_PIECES) && chars < SNIPPET_REACH; ) chars += (chunks[to++] as string).length;
+  const before = chunks.slice(from, n.at).join('').replace(/\s+/g, ' ');
+  const after = chunks.slice(n.at, to).join('').replace(/\s+/g, ' ');
   const text = `${before}${after}`.trim();
   if (text.length <= SNIPPET) return text || raw;
   const at = Math.max(0, text.indexOf(raw.slice(0, 20)));
@@ -231,7 +242,7 @@ function findAvailability(scan: VisibleScan, a: Anchors): VisibleAvailability | 
 export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): VisibleResult {
   // '¥' on a Japanese page is the yen even beside kanji-only text ("¥3,980(税込)").
   const hints = !pageHints.currency && /^ja\b/i.test(scan.lang ?? '') ? { ...pageHints, currency: 'JPY' } : pageHints;
-  const button = scan.buttons.find((b) => b.buy || buttonLabelKind(textOf(b) || b.el?.attrs.value || '') !== undefined);
+  const button = buyButton(scan.buttons);
   const anchors: Anchors = { button, h1: scan.h1 };
   if (scan.h1 && button) {
     const at = common(scan.h1.chain, button.chain);
