@@ -229,6 +229,28 @@ describe('hardening: raw sockets against a spawned server', () => {
     console.log(`# header floods: ${tally.join('; ')}`);
   });
 
+  it('answers in our shape what Node would answer itself: an unknown Expect is ignored, CONNECT is a 400', { timeout: 30_000 }, async () => {
+    const auth = `Host: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n`;
+    // Node's own answer was a bare 417 without a body: the expectation is ignored and the request served.
+    const body = JSON.stringify({ name: 'Expect', base_price: 1, currency: 'EUR' });
+    const expect = await rawExchange(port, [`POST /api/v1/products HTTP/1.1\r\n${auth}Content-Type: application/json\r\nExpect: 200-ok\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`]);
+    assert.equal(expect.status, 201, expect.raw.slice(0, 300));
+    assert.equal((JSON.parse(expect.body) as { name: string }).name, 'Expect');
+    // 100-continue, which Node answers itself as it should, then the request.
+    const cont = await rawExchange(port, [`GET /api/v1/products HTTP/1.1\r\n${auth}Expect: 100-continue\r\n\r\n`]);
+    assert.match(cont.raw, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK/);
+    // CONNECT: Node closed the connection without a word.
+    for (const target of ['127.0.0.1:22', 'example.com:443', '/api/v1/products']) {
+      const res = await rawExchange(port, [`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`]);
+      expectShape(res, 400, 'invalid_request', `CONNECT ${target}`);
+      assert.match(res.body, /not a proxy/);
+    }
+    // An Upgrade nobody takes is an ordinary request.
+    const upgrade = await rawExchange(port, [`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n`]);
+    assert.equal(upgrade.status, 200, upgrade.raw.slice(0, 300));
+    await stillServes('after Expect and CONNECT');
+  });
+
   it('never serves a file outside the dashboard build (or /docs/static), whatever the path', { timeout: 60_000 }, async () => {
     const built = fs.existsSync(path.join(DASHBOARD_DIST, 'index.html'));
     // Bits of files outside the build that a traversal would show.
