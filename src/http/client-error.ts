@@ -1,4 +1,6 @@
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ALLOW_ORIGIN, EXPOSED_HEADERS } from './cors.js';
 import type { ApiError} from './errors.js';
@@ -31,9 +33,8 @@ export function toClientApiError(err: NodeJS.ErrnoException, requestTimeoutMs: n
 /** The raw HTTP/1.1 response of a client error: we write it to the socket ourselves. */
 export function rawErrorResponse(apiError: ApiError, requestId: string): string {
   const body = JSON.stringify(errorBody(apiError, requestId));
-  const reason = apiError.status === 431 ? 'Request Header Fields Too Large' : apiError.status === 408 ? 'Request Timeout' : 'Bad Request';
   return [
-    `HTTP/1.1 ${apiError.status} ${reason}`,
+    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`,
@@ -85,5 +86,27 @@ export function registerProtocolChecks(app: FastifyInstance) {
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (typeof payload === 'string' && !reply.hasHeader('content-type')) reply.type('application/json; charset=utf-8');
     done(null, payload);
+  });
+  answerWhatNodeWould(app);
+}
+
+/**
+ * Two requests Node answers itself, before Fastify, outside our error shape: an `Expect` other
+ * than `100-continue` (a bare 417 with no body) and CONNECT (the connection closed without a
+ * word). An unknown expectation is ignored and the request served as any other (RFC 9110 10.1.1
+ * allows either); CONNECT, which asks for a tunnel that this server never opens, is a 400 in our
+ * shape, and the connection is closed.
+ */
+function answerWhatNodeWould(app: FastifyInstance) {
+  const server = app.server;
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    server.emit('request', req, res);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    const requestId = genReqId({ headers: {} } as never);
+    const apiError = ERRORS.invalidRequest('CONNECT is not supported: this server is not a proxy');
+    app.log.info({ request_id: requestId, code: apiError.code, reason: 'CONNECT', target: String(req.url).slice(0, 200) }, 'client error: answered and connection closed');
+    socket.end(rawErrorResponse(apiError, requestId), () => socket.destroy());
   });
 }
