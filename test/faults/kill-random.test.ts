@@ -18,13 +18,13 @@ import { type Receiver, startReceiver } from '../webhooks/receiver.js';
  * round kills the `start` process (API and delivery in one). Each kill comes a random time after
  * the writers got going again (seeded PRNG: KILL_SEED replays a run, the seed is printed); the
  * process is started again and the writers go on. In some rounds the replacement is killed too
- * while it starts (migrations, opening DATA_DIR), and another one started. KILL_ROUNDS rounds (5; more for the long form).
+ * while it starts (migrations, opening DATA_DIR), and another one started. KILL_ROUNDS rounds (3 in the suite; more for the long form).
  * Holds at the end: every product acknowledged with a 201 exists; nothing is stored that was not
  * sent; every event is delivered at least once and succeeds exactly once in webhook_deliveries;
  * nothing is delivered that is not an event of ours.
  */
 
-const ROUNDS = Number(process.env.KILL_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.KILL_ROUNDS ?? 3);
 const SEED = process.env.KILL_SEED ? Number(process.env.KILL_SEED) : Math.floor(Math.random() * 2 ** 31);
 const WRITERS = 3;
 /** A kill comes this long (at random within it) after the writers' first 201s from the fresh process. */
