@@ -3,15 +3,11 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import readline from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { createKey } from '../../src/auth/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { migrate } from '../../src/db/migrate.js';
-import { openDatabase } from '../../src/db/open.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
 import { runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { TcpProxy } from '../ratelimit/tcp-proxy.js';
 import { type Receiver, startReceiver } from '../webhooks/receiver.js';
-import { apiCaller, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, writeThroughOutage } from './support.js';
+import { apiCaller, businessKey, checkAcknowledged, FAST_RETRIES, OUTAGE_MS, writeThroughOutage } from './support.js';
 
 /**
  * Fault suite (issue 12, docs/RELIABILITY.md "Faults"): PostgreSQL goes away under load and comes
@@ -42,13 +38,7 @@ describe('PostgreSQL going away under load', { skip: !usingPostgres() && 'Postgr
     const viaProxy = new URL(direct);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
-    const db = await openDatabase(loadConfig(storage.env));
-    try {
-      await migrate(db);
-      key = (await createKey(db, { plan: 'business' })).key;
-    } finally {
-      await db.close();
-    }
+    key = await businessKey(storage.env);
     rx = await startReceiver();
     const env = { ...storage.env, DATABASE_URL: viaProxy.toString(), ...FAST_RETRIES };
     api = await spawnServer(env, ['serve']);

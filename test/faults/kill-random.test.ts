@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createKey } from '../../src/auth/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { migrate } from '../../src/db/migrate.js';
-import { openDatabase } from '../../src/db/open.js';
 import { UNRECORDED_MAX } from '../../src/webhooks/delivery/worker.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
 import { type LoggedProcess, type ServerProcess, spawnLogged, spawnServer, spawnWorker } from '../helpers/server-process.js';
 import { type Receiver, startReceiver } from '../webhooks/receiver.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/open.js';
+import { prng } from '../helpers/prng.js';
+import { businessKey } from './support.js';
 
 /**
  * Fault suite (issue 12, docs/RELIABILITY.md "Faults"): kill -9 at random points, again and
@@ -42,18 +42,6 @@ const ENV = {
   WEBHOOK_RETRY_JITTER_PERCENT: '0',
 };
 
-/** mulberry32: a small seeded PRNG, so a run can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
@@ -84,13 +72,7 @@ describe('kill -9 at random points during writes and deliveries', () => {
 
   before(async () => {
     storage = await testStorage();
-    const db = await openDatabase(loadConfig(storage.env));
-    try {
-      await migrate(db);
-      key = (await createKey(db, { plan: 'business' })).key;
-    } finally {
-      await db.close();
-    }
+    key = await businessKey(storage.env);
     rx = await startReceiver();
   });
 

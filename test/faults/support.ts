@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
+import { createKey } from '../../src/auth/keys.js';
+import { loadConfig } from '../../src/config.js';
+import { migrate } from '../../src/db/migrate.js';
+import { openDatabase } from '../../src/db/open.js';
 import type { Receiver } from '../webhooks/receiver.js';
 
 /** Shared parts of the fault suites (docs/RELIABILITY.md "Faults"). Not a test file itself. */
@@ -184,5 +188,16 @@ export async function writeThroughOutage(call: Call, rx: Receiver, writers: numb
     return { answers, upAt, startMs, ...assertOutageAnswers(answers, downAt, upAt) };
   } finally {
     await w.stop().catch(() => undefined);
+  }
+}
+
+/** Migrates the database `env` names and makes a business key on it, before any process starts: the key. */
+export async function businessKey(env: Record<string, string>): Promise<string> {
+  const db = await openDatabase(loadConfig(env));
+  try {
+    await migrate(db);
+    return (await createKey(db, { plan: 'business' })).key;
+  } finally {
+    await db.close();
   }
 }

@@ -18,7 +18,7 @@ import { createKeyWithCli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { parseResponse, rawExchange, type RawResponse } from '../helpers/raw-http.js';
 import { type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { noisyLines } from './support.js';
+import { noisyLines, stalledUpload } from './support.js';
 
 const TIMEOUT_MS = 2_000;
 /** Node checks the deadlines every quarter of REQUEST_TIMEOUT (at most every second): src/app.ts. */
@@ -110,15 +110,7 @@ describe('hardening: raw sockets against a spawned server', () => {
   it(`closes ${SLOW_SOCKETS} slow clients within REQUEST_TIMEOUT while /healthz and an authenticated GET keep answering fast`, { timeout: 60_000 }, async () => {
     const logsBefore = server.logs.length;
     const slowloris = `GET /api/v1/products HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nX-Slow: ${'a'.repeat(2_000)}`;
-    const upload = [
-      'POST /api/v1/products HTTP/1.1',
-      'Host: 127.0.0.1',
-      `Authorization: Bearer ${key}`,
-      'Content-Type: application/json',
-      'Content-Length: 100',
-      '',
-      '{"name":',
-    ].join('\r\n');
+    const upload = stalledUpload(key);
     const sockets = await Promise.all(
       Array.from({ length: SLOW_SOCKETS }, (_, i) =>
         i % 3 === 0

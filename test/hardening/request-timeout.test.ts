@@ -4,20 +4,9 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { rawExchange } from '../helpers/raw-http.js';
 import { noisyLines, useListeningApp } from './support.js';
+import { stalledUpload } from './support.js';
 
 const TIMEOUT_MS = 300;
-
-function stalledUpload(key: string): string {
-  return [
-    'POST /api/v1/products HTTP/1.1',
-    'Host: 127.0.0.1',
-    `Authorization: Bearer ${key}`,
-    'Content-Type: application/json',
-    'Content-Length: 100',
-    '',
-    '{"name":',
-  ].join('\r\n');
-}
 
 describe('hardening: a request must arrive within REQUEST_TIMEOUT', () => {
   const t = useTestApp({ REQUEST_TIMEOUT: `${TIMEOUT_MS}ms` });

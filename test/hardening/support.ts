@@ -54,3 +54,16 @@ export function useListeningApp(t: TestApp): ListeningApp {
 export function noisyLines(logs: Record<string, unknown>[]): Record<string, unknown>[] {
   return logs.filter((l) => Number(l.level) >= 50 || JSON.stringify(l).includes('"stack"'));
 }
+
+/** A POST whose headers promise 100 bytes of body and whose body stops after 8: a stalled upload. */
+export function stalledUpload(key: string): string {
+  return [
+    'POST /api/v1/products HTTP/1.1',
+    'Host: 127.0.0.1',
+    `Authorization: Bearer ${key}`,
+    'Content-Type: application/json',
+    'Content-Length: 100',
+    '',
+    '{"name":',
+  ].join('\r\n');
+}

@@ -10,18 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** Small deterministic PRNG (mulberry32) so the page is byte-identical on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js';
 
 const WORDS = (
   'kaffee mühle edelstahl präzision mahlwerk espresso bohnen aroma handlich robust langlebig design ' +
@@ -30,7 +19,7 @@ const WORDS = (
 ).split(' ');
 
 export function buildBigPage(targetBytes = 150_000): string {
-  const rand = rng(20240501);
+  const rand = prng(20240501);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
   const sentence = (n: number): string => {
     const w = Array.from({ length: n }, () => pick(WORDS));
