@@ -85,36 +85,36 @@ describe('mixed load', () => {
     const pick = <T>(xs: T[], i: number) => xs[i % xs.length]!;
     let created = 0;
     // The mix, by weight: what a shop's tools and its dashboard do.
-    const mix: [number, (i: number) => Promise<{ status: number }>][] = [
-      [20, () => call('GET', '/products?limit=20')],
-      [12, (i) => call('GET', `/products/${pick(products, i)}`)],
-      [8, (i) => call('GET', `/products/${pick(products, i)}/prices`)],
-      [5, (i) => call('GET', `/products/${pick(products, i)}/trends`)],
-      [5, () => call('GET', '/price-changes?limit=20')],
-      [5, () => call('GET', '/events?limit=20')],
-      [5, () => call('GET', '/alert-events?limit=20')],
-      [5, () => call('GET', '/usage')],
-      [3, () => call('GET', '/dashboard')],
-      [10, () => (created++, call('POST', '/products', { name: `Made ${created}`, base_price: 10, currency: 'EUR' }))],
-      [5, (i) => call('PATCH', `/products/${pick(products, i)}`, { description: `seen ${i}` })],
-      [15, () => (hour++, call('POST', '/prices', { observations: observations() }))],
+    const mix: [number, string, (i: number) => Promise<{ status: number }>][] = [
+      [20, 'product list', () => call('GET', '/products?limit=20')],
+      [12, 'product', (i) => call('GET', `/products/${pick(products, i)}`)],
+      [8, 'history', (i) => call('GET', `/products/${pick(products, i)}/prices`)],
+      [5, 'trends', (i) => call('GET', `/products/${pick(products, i)}/trends`)],
+      [5, 'price changes', () => call('GET', '/price-changes?limit=20')],
+      [5, 'events', () => call('GET', '/events?limit=20')],
+      [5, 'alert events', () => call('GET', '/alert-events?limit=20')],
+      [5, 'usage', () => call('GET', '/usage')],
+      [3, 'dashboard', () => call('GET', '/dashboard')],
+      [10, 'create product', () => (created++, call('POST', '/products', { name: `Made ${created}`, base_price: 10, currency: 'EUR' }))],
+      [5, 'update product', (i) => call('PATCH', `/products/${pick(products, i)}`, { description: `seen ${i}` })],
+      [15, 'ingest prices', () => (hour++, call('POST', '/prices', { observations: observations() }))],
       // "Check now" while the listing's previous check still runs is a 409 by design: counted apart.
-      [2, async () => {
+      [2, 'check now', async () => {
         const r = await call('POST', `/listings/${listing}/check`);
         return r.status === 409 ? { status: CHECK_BUSY } : r;
       }],
     ];
     const total = mix.reduce((n, [w]) => n + w, 0);
-    const op = (i: number) => {
+    const op = (i: number): { name: string; f: (i: number) => Promise<{ status: number }> } => {
       let x = (i * 7919) % total;
-      for (const [w, f] of mix) {
-        if (x < w) return f;
+      for (const [w, name, f] of mix) {
+        if (x < w) return { name, f };
         x -= w;
       }
-      return mix[0]![1];
+      return { name: mix[0]![1], f: mix[0]![2] };
     };
 
-    const results: { status: number; ms: number; at: number }[] = [];
+    const results: { status: number; ms: number; at: number; name: string }[] = [];
     const inflight: Promise<void>[] = [];
     const start = performance.now();
     let rssStart = 0;
@@ -125,12 +125,15 @@ describe('mixed load', () => {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait)); // the schedule of an open-loop load: time, not an event
       if (rssStart === 0 && performance.now() - start >= WARMUP_S * 1000) rssStart = rssOf(server.proc.pid!);
       const t0 = performance.now();
+      const { name, f } = op(i);
       inflight.push(
-        op(i)(i).then(
-          (r) => void results.push({ status: r.status, ms: performance.now() - t0, at: t0 - start }),
-          () => void results.push({ status: 0, ms: performance.now() - t0, at: t0 - start }),
+        f(i).then(
+          (r) => void results.push({ status: r.status, ms: performance.now() - t0, at: t0 - start, name }),
+          () => void results.push({ status: 0, ms: performance.now() - t0, at: t0 - start, name }),
         ),
       );
+      // Long runs say each minute how many requests wait for an answer: a server falling behind shows here first.
+      if (SECONDS >= 300 && i > 0 && i % (60 * RATE) === 0) console.log(`# ${Math.round((performance.now() - start) / 1000)} s: ${i - results.length} waiting for an answer`);
     }
     await Promise.all(inflight);
     const seconds = (performance.now() - start) / 1000;
@@ -143,6 +146,15 @@ describe('mixed load', () => {
     const growth = rssEnd / rssStart - 1;
     console.log(
       `# load ${RATE}/s for ${SECONDS} s: ${results.length} requests in ${seconds.toFixed(1)} s (${(results.length / seconds).toFixed(1)}/s), p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms, statuses ${JSON.stringify(statuses)}, RSS ${(rssStart / 2 ** 20).toFixed(0)} -> ${(rssEnd / 2 ** 20).toFixed(0)} MiB (${(growth * 100).toFixed(1)} %), ${rx.received.length} deliveries`,
+    );
+    // Per route, the first and the last fifth of the run: what slows down as the data grows.
+    const fifth = (SECONDS * 1000) / 5;
+    const p99Of = (xs: number[]) => (xs.length === 0 ? null : Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))]!));
+    console.table(
+      mix.map(([, name]) => {
+        const of = (from: number, to: number) => results.filter((r) => r.name === name && r.at >= from && r.at < to).map((r) => r.ms);
+        return { route: name, first_fifth_p99_ms: p99Of(of(0, fifth)), last_fifth_p99_ms: p99Of(of(SECONDS * 1000 - fifth, Infinity)) };
+      }),
     );
     assert.equal(results.length, n, 'every request answered');
     const errors = results.filter((r) => !(r.status >= 200 && r.status < 300) && r.status !== 429 && r.status !== CHECK_BUSY);
