@@ -206,13 +206,21 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
   return new Map(r.rows.map((x) => [x.id, { own_price: x.own_price, rank: x.rank === null ? null : Number(x.rank) }]));
 }
 
+/** The distinct numbers of days to look back: positive integers only (they are written into SQL text). */
+const windowsOf = (days: readonly number[]) => [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+
+/** Rows of `low_<i>` columns, one per window, as observation id -> days -> low. */
+function lowsByDays(rows: readonly Record<string, unknown>[], windows: readonly number[]): Map<number, Map<number, string | null>> {
+  return new Map(rows.map((x) => [Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null]))]));
+}
+
 /**
  * For each observation and each number of days, the lowest earlier price of its series within
  * that many days before it (among those recorded by then), converted into the observation's currency with the account's rates
  * (prices no rate converts are left out); null when there is none.
  */
 export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
-  const windows = [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+  const windows = windowsOf(days);
   if (ids.length === 0 || windows.length === 0) return new Map();
   // One scan of each observation's series over the longest window, aggregated where it is read
   // (no rows to sort and group afterwards); every number of days is a filter over it. The days
@@ -231,9 +239,7 @@ export async function loadLows(db: Queryable, accountId: string, ids: readonly n
       where o.account_id = $1 and o.id = any($2::bigint[])`,
     [accountId, ids, Math.max(...windows)],
   );
-  const out = new Map<number, Map<number, string | null>>();
-  for (const x of r.rows) out.set(Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null])));
-  return out;
+  return lowsByDays(r.rows, windows);
 }
 
 /**
@@ -247,7 +253,7 @@ export async function loadLows(db: Queryable, accountId: string, ids: readonly n
  * bound per series.
  */
 export async function loadBatchLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
-  const windows = [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+  const windows = windowsOf(days);
   if (ids.length === 0 || windows.length === 0) return new Map();
   const span = (d: number) => `interval '${d} days'`;
   const converted = (rows: string, to: string) =>
@@ -275,9 +281,7 @@ export async function loadBatchLows(db: Queryable, accountId: string, ids: reado
        cross join lateral (select ${edges.join(',\n              ')}) e`,
     [accountId, ids],
   );
-  const out = new Map<number, Map<number, string | null>>();
-  for (const x of r.rows) out.set(Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null])));
-  return out;
+  return lowsByDays(r.rows, windows);
 }
 
 interface StateRow {
