@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
+import type { MaintenanceHooks } from './pglite-maintenance.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import type { Database } from './types.js';
@@ -11,14 +12,15 @@ import type { Database } from './types.js';
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databasePoolSize?: number },
-  opts: { onIdleError?: (err: Error) => void; applicationName?: string } = {},
+  opts: { onIdleError?: (err: Error) => void; applicationName?: string; maintenance?: MaintenanceHooks } = {},
 ): Promise<Database> {
   if (config.databaseUrl) {
-    return openPostgres(config.databaseUrl, { poolSize: config.databasePoolSize, ...opts });
+    const { maintenance: _autovacuumDoesIt, ...pgOpts } = opts;
+    return openPostgres(config.databaseUrl, { poolSize: config.databasePoolSize, ...pgOpts });
   }
   const release = acquireDataDirLock(config.dataDir);
   try {
-    const db = await openPglite(path.join(config.dataDir, 'pgdata'));
+    const db = await openPglite(path.join(config.dataDir, 'pgdata'), opts.maintenance);
     return {
       ...db,
       async close() {

@@ -43,7 +43,8 @@ describe('mixed load', () => {
     server = await spawnServer({ ...storage.env, ALLOW_LOOPBACK_TARGETS: 'true', WORKER_CONCURRENCY: '4' });
   });
   after(async () => {
-    await server?.stop('SIGKILL');
+    // A profiled run (TEST_NODE_ARGS) stops gracefully so the profile is written.
+    await server?.stop(process.env.TEST_NODE_ARGS ? 'SIGTERM' : 'SIGKILL');
     await site?.close();
     await rx?.close();
     await storage?.cleanup();
