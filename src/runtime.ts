@@ -51,13 +51,7 @@ function createPageFetcher(config: Config, log: Logger): Fetcher {
  * need. `worker` processes use only this.
  */
 export async function createCoreRuntime(config: Config, log: Logger, opts: { db?: Database } = {}): Promise<CoreRuntime> {
-  const db = opts.db ?? (await openDatabase(config, {
-      onIdleError: (err) => log.warn({ err }, 'idle database connection failed'),
-      maintenance: {
-        onDone: (done) => log.debug(done, 'embedded database table maintained'),
-        onError: (err) => log.warn({ err }, 'embedded database maintenance failed'),
-      },
-    }));
+  const db = opts.db ?? (await openDatabase(config, { onIdleError: (err) => log.warn({ err }, 'idle database connection failed') }));
   try {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
-import type { MaintenanceHooks } from './pglite-maintenance.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import type { Database } from './types.js';
@@ -12,15 +11,14 @@ import type { Database } from './types.js';
  */
 export async function openDatabase(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databasePoolSize?: number },
-  opts: { onIdleError?: (err: Error) => void; applicationName?: string; maintenance?: MaintenanceHooks } = {},
+  opts: { onIdleError?: (err: Error) => void; applicationName?: string } = {},
 ): Promise<Database> {
   if (config.databaseUrl) {
-    const { maintenance: _autovacuumDoesIt, ...pgOpts } = opts;
-    return openPostgres(config.databaseUrl, { poolSize: config.databasePoolSize, ...pgOpts });
+    return openPostgres(config.databaseUrl, { poolSize: config.databasePoolSize, ...opts });
   }
   const release = acquireDataDirLock(config.dataDir);
   try {
-    const db = await openPglite(path.join(config.dataDir, 'pgdata'), opts.maintenance);
+    const db = await openPglite(path.join(config.dataDir, 'pgdata'));
     return {
       ...db,
       async close() {

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ThreadClient } from '../threads/client.js';
-import { type MaintenanceHooks, startMaintenance } from './pglite-maintenance.js';
 import type { EngineMethods } from './pglite-worker.js';
 import type { Database, Queryable, QueryResult } from './types.js';
 import { DatabaseUnavailableError } from './types.js';
@@ -14,20 +13,20 @@ import { DatabaseUnavailableError } from './types.js';
  * Only one process may open `dir` (see src/db/data-dir-lock.ts).
  * Results are the same JS types as before: int8 -> number, numeric -> string, timestamptz -> Date.
  */
-export async function openPglite(dir: string, maintenance: MaintenanceHooks & { intervalMs?: number } = {}): Promise<Database> {
-  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return openInWorker(dir, maintenance);
+export async function openPglite(dir: string): Promise<Database> {
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return openInWorker(dir);
   // Creating a cluster (initdb) grows the engine's WebAssembly memory to ~850 MiB, and WASM
   // memory never shrinks: a server started on a new DATA_DIR kept that for its whole life. A
   // second worker opening the now-existing directory starts at ~370 MiB, for ~1 s more once.
   const creating = await openInWorker(dir);
   await creating.close();
-  return openInWorker(dir, maintenance);
+  return openInWorker(dir);
 }
 
 /** How long a bulk query (an export's page) waits for the engine to be free before it runs anyway. */
 export const BULK_MAX_WAIT_MS = 250;
 
-async function openInWorker(dir: string, maintenance?: MaintenanceHooks & { intervalMs?: number }): Promise<Database> {
+async function openInWorker(dir: string): Promise<Database> {
   const listeners = new Map<number, (payload: string) => void>();
   let closed = false;
   // The engine's thread sits next to this file (src/db/pglite-worker.ts).
@@ -83,8 +82,7 @@ async function openInWorker(dir: string, maintenance?: MaintenanceHooks & { inte
   });
   const base = wrap();
 
-  let stopMaintenance: (() => Promise<void>) | undefined;
-  const db: Database = {
+  return {
     kind: 'pglite',
     query: base.query,
     exec: base.exec,
@@ -120,13 +118,9 @@ async function openInWorker(dir: string, maintenance?: MaintenanceHooks & { inte
     },
     async close() {
       if (closed) return;
-      await stopMaintenance?.();
       if (!engine.dead) await engine.call('close');
       closed = true;
       await engine.terminate();
     },
   };
-  // The engine has no autovacuum: without this, plans made on nearly empty tables stayed for good.
-  if (maintenance) stopMaintenance = startMaintenance(db, maintenance, maintenance.intervalMs);
-  return db;
 }

@@ -12,6 +12,7 @@ import type { Extractor } from '../checks/extractor.js';
 import { releaseStaleLeases } from '../checks/leases.js';
 import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
+import { MAINTENANCE_INTERVAL_MS, maintain } from '../db/pglite-maintenance.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
@@ -92,6 +93,16 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
     run: ({ db, config }) => () => pruneEvents(db, config.eventRetentionDays),
+  }),
+  periodicTask({
+    // The embedded engine has no autovacuum: without this, plans made on nearly empty tables
+    // stayed for good and dead rows were never reclaimed (src/db/pglite-maintenance.ts).
+    name: 'embedded-maintenance',
+    title: 'embedded database maintenance',
+    roles: ['api', 'worker'],
+    everyMs: MAINTENANCE_INTERVAL_MS,
+    run: ({ db, log }) =>
+      db.kind === 'pglite' ? (signal) => maintain(db, { signal, onDone: (done) => log.debug(done, 'embedded database table maintained') }) : undefined,
   }),
 ];
 

@@ -14,18 +14,9 @@ import type { Database } from '../../src/db/types.js';
 describe('embedded database maintenance', () => {
   let dir: string;
   let db: Database;
-  const rounds: MaintenanceDone[] = [];
-  let roundWaiters: ((d: MaintenanceDone) => void)[] = [];
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-maint-'));
-    // The timer's rounds are the last test's; the others call maintain() themselves.
-    db = await openPglite(dir, {
-      intervalMs: 60_000,
-      onDone: (d) => {
-        rounds.push(d);
-        for (const w of roundWaiters) w(d);
-      },
-    });
+    db = await openPglite(dir);
     await db.exec(`create table series (id bigint generated always as identity primary key, k int not null, v text not null)`);
   });
   after(async () => {
@@ -72,26 +63,15 @@ describe('embedded database maintenance', () => {
     assert.deepEqual(stats, { dead: 0, analyzed: true });
   });
 
-  test('the engine stays usable for requests while a round runs, and rounds come by themselves', async () => {
-    const timed = await openPglite(path.join(dir, 'timed'), {
-      intervalMs: 50,
-      onDone: (d) => {
-        for (const w of roundWaiters) w(d);
-      },
-    });
-    try {
-      await timed.exec(`create table t (k int primary key, v text)`);
-      const maintained = new Promise<MaintenanceDone>((resolve) => (roundWaiters = [(d) => d.table === 'public.t' && resolve(d)]));
-      // Writes keep going while the rounds run beside them; none of them fails or waits for good.
-      for (let i = 0; i < 40; i++) await timed.query(`insert into t select g, 'x' from generate_series($1::int * 100, $1::int * 100 + 99) g`, [i]);
-      const keepAlive = setInterval(() => undefined, 1000); // the rounds' timer does not hold the process
-      const d = await maintained.finally(() => clearInterval(keepAlive));
-      assert.equal(d.table, 'public.t');
-      assert.equal((await timed.query<{ n: number }>('select count(*)::int as n from t')).rows[0]!.n, 4000);
-    } finally {
-      roundWaiters = [];
-      await timed.close();
-    }
-    assert.ok(rounds.every((r) => r.table !== 'public.t'), 'each engine maintains its own tables');
+  test('a round stops between tables once its task is being stopped', async () => {
+    await db.exec(`create table a1 (k int); create table a2 (k int)`);
+    await db.query(`insert into a1 select generate_series(1, 2000)`);
+    await db.query(`insert into a2 select generate_series(1, 2000)`);
+    const stop = new AbortController();
+    const done: MaintenanceDone[] = [];
+    const returned = await maintain(db, { signal: stop.signal, onDone: (d) => (done.push(d), stop.abort()) });
+    assert.deepEqual(returned.map((d) => d.table), ['public.a1']);
+    assert.deepEqual(done, returned);
+    assert.deepEqual((await maintain(db)).map((d) => d.table), ['public.a2'], 'the next round does what was left');
   });
 });
