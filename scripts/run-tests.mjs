@@ -4,13 +4,14 @@
 // creating its own, which would take ~4 s per file.
 //   node scripts/run-tests.mjs [file or directory ...]
 // DATABASE_URL / REDIS_URL in the environment switch the suite to PostgreSQL / Redis.
-// Processes the tests spawn run the compiled CLI when dist/ is current (see compiledCli below).
+// The tests run compiled, from a mirror of the checkout (scripts/test-build.mjs).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pgliteTemplate } from './pglite-template.mjs';
+import { buildTestTree, removeStaleTrees } from './test-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -43,32 +44,17 @@ if (!env.DATABASE_URL) {
   }
 }
 
-/**
- * dist/cli/main.js when every source file has a compiled file at least as new (as after `npm
- * install` or `npm run build`), so spawned processes never run stale code; null otherwise.
- */
-function compiledCli() {
-  const cli = path.join(root, 'dist/cli/main.js');
-  if (!fs.existsSync(cli)) return null;
-  const stale = (dir) => fs.readdirSync(dir, { withFileTypes: true }).some((e) => {
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) return stale(full);
-    if (!e.name.endsWith('.ts') || e.name.endsWith('.d.ts')) return false;
-    const out = path.join(root, 'dist', path.relative(path.join(root, 'src'), full)).replace(/\.ts$/, '.js');
-    return !fs.existsSync(out) || fs.statSync(out).mtimeMs < fs.statSync(full).mtimeMs;
-  });
-  return stale(path.join(root, 'src')) ? null : cli;
-}
-
-const cli = compiledCli();
-if (cli) env.PRICEHOUND_TEST_COMPILED_CLI = cli;
-else delete env.PRICEHOUND_TEST_COMPILED_CLI;
-console.log(`# spawned processes run ${cli ? 'the compiled CLI (dist/ is current)' : 'from source (dist/ is missing or older than src/; npm run build to compile)'}`);
+// The suite runs compiled (scripts/test-build.mjs): a tree of this run's own, removed after it.
+const cache = path.join(root, '.test-cache');
+removeStaleTrees(cache, 'build-');
+const tree = buildTestTree(root, path.join(cache, `build-${process.pid}`));
+const compiled = files.map((f) => path.join(tree, path.relative(root, path.resolve(f))).replace(/\.ts$/, '.js'));
 
 const concurrency = env.TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...compiled],
   { stdio: 'inherit', env },
 );
+fs.rmSync(tree, { recursive: true, force: true });
 process.exit(r.status ?? 1);

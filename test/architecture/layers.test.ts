@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { CHECKOUT } from '../helpers/checkout.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// The sources as written, not the suite's compiled mirror of them.
+const ROOT = CHECKOUT;
 const DEPCRUISE = path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
 const CONFIG = path.join(ROOT, '.dependency-cruiser.cjs');
 

@@ -3,15 +3,15 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(ROOT, 'src/cli/main.ts');
+const HERE = fileURLToPath(import.meta.url);
+const ROOT = path.resolve(path.dirname(HERE), '../..');
 /**
- * scripts/run-tests.mjs names the compiled CLI (dist/cli/main.js) when dist/ is at least as new as
- * every source file: spawned processes then start without compiling through tsx (~1.2 s less CPU
- * per server start, ~0.6 s per CLI command, on a CPU-bound suite) and run what `npm start` runs.
- * Otherwise, or when a test file runs alone, they run from source.
+ * How spawned processes start the CLI. Under scripts/run-tests.mjs this file is compiled, in a
+ * mirror of the checkout with every source compiled beside it: they run that compiled CLI (~1.2 s
+ * less CPU per server start than through tsx, on a CPU-bound suite). A test file run alone through
+ * tsx runs the CLI from source the same way.
  */
-const COMPILED_CLI = process.env.PRICEHOUND_TEST_COMPILED_CLI;
+const ENTRY = HERE.endsWith('.js') ? [path.join(ROOT, 'src/cli/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
 
 export interface LogLine {
   msg?: string;
@@ -39,12 +39,11 @@ export interface ServerProcess extends LoggedProcess {
 
 const START_TIMEOUT_MS = 60_000;
 
-/** Runs the pricehound CLI: compiled when it is current (see COMPILED_CLI), else from source through tsx. */
+/** Runs the pricehound CLI (see ENTRY). */
 export function runCli(args: string[], env: Record<string, string>): ChildProcess {
   // TEST_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a load run.
   const nodeArgs = (process.env.TEST_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const entry = COMPILED_CLI ? [COMPILED_CLI] : ['--import', 'tsx', CLI];
-  return spawn(process.execPath, [...nodeArgs, ...entry, ...args], {
+  return spawn(process.execPath, [...nodeArgs, ...ENTRY, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,10 +11,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parsePrice, type PriceHints, type PriceParseResult } from '../../../src/extraction/index.js';
 import { compareDecimals } from '../../../src/money/decimal.js';
+import { CHECKOUT } from '../../helpers/checkout.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const CORPUS_FILE = path.join(ROOT, 'test/fixtures/price-strings/corpus.json');
-export const SHARED_DIR = path.resolve(ROOT, '../shared/data/price-strings');
+export const SHARED_DIR = path.resolve(CHECKOUT, '../shared/data/price-strings');
 export const SHARED_FILE = path.join(SHARED_DIR, 'price-parser-examples.json');
 
 export type Outcome = 'right' | 'refused' | 'wrong';
