@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Dialog, Page } from 'playwright-core';
 import { createKey } from '../../src/auth/keys.js';
 import type { Plan } from '../../src/auth/plans.js';
@@ -16,12 +15,13 @@ import { DASHBOARD_DIST } from '../../src/dashboard/files.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { CHROMIUM_ARGS, findChromium } from '../../src/fetcher/browser/index.js';
+import { CHECKOUT } from '../helpers/checkout.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { createKeyWithCli } from '../cli/helpers/cli.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'browser');
+// In the checkout, not the suite's compiled mirror of it (removed after the run).
+export const ARTIFACTS = path.join(CHECKOUT, 'test-artifacts', 'browser');
 
 const chromiumPath = process.env.CHROMIUM_PATH?.trim() || undefined;
 const found = await findChromium(chromiumPath);
