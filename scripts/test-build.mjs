@@ -77,6 +77,6 @@ export function removeStaleTrees(parent, prefix) {
   for (const name of fs.readdirSync(parent)) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length));
-    if (!alive(pid) || pid === process.pid) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
+    if (!alive(pid)) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
   }
 }
