@@ -4,6 +4,7 @@ import type { Database, Queryable } from '../db/types.js';
 import type { Extraction } from '../extraction/index.js';
 import type { BrowserFetchRequest } from '../fetcher/browser/index.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
+import { lockListingSeries } from '../prices/series-lock.js';
 import type { Extractor } from './extractor.js';
 import { type CheckTarget, unlockListing } from './leases.js';
 import { type CandidateJson, type CheckErrorCode, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
@@ -218,6 +219,8 @@ export async function runCheck(
   const outcome = await performCheck(deps, target, opts.signal);
   opts.onRecording?.();
   const row = await deps.db.transaction(async (tx) => {
+    // A price is about to join its series: take the series' turn first (src/prices/series-lock.ts).
+    if (outcome.ok) await lockListingSeries(tx, target.id);
     const recorded = await recordOutcome(tx, target, lockedBy, outcome);
     if (recorded) await afterCheck(tx, recorded);
     return recorded;

@@ -33,7 +33,8 @@ describe('POST /prices', () => {
       'select price::text as price, source from price_observations where account_id = $1 order by id',
       [c.accountId],
     );
-    assert.deepEqual(stored.rows.map((r) => r.price), ['49.9900', '45.5000', '0.0000', '99999999999.9999']);
+    // Inserted in time order (src/prices/series-lock.ts: ids follow each series' arrival order), same instants in item order.
+    assert.deepEqual(stored.rows.map((r) => r.price), ['45.5000', '0.0000', '49.9900', '99999999999.9999']);
     assert.ok(stored.rows.every((r) => r.source === 'api'));
     // The series' latest: the competitor's is the listing's newer price.
     assert.equal((await latest(t, c.productId, c.competitorId))!.price, '0.0000');

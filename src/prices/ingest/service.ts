@@ -2,6 +2,7 @@ import type { Database } from '../../db/types.js';
 import { atomicBatchError, invalidItem, invalidItems, type ItemResult } from '../../batches/batch.js';
 import type { ErrorDetail } from '../../http/errors.js';
 import { afterObservations } from '../observed.js';
+import { lockSeries } from '../series-lock.js';
 import { EARLIEST_OBSERVED_AT, FUTURE_TOLERANCE_MS, type ObservationCreate, ObservationCreateSchema } from './schemas.js';
 import { insertObservations, lockReferences, type NewObservation, type ObservationRow, type References } from './sql.js';
 
@@ -19,6 +20,25 @@ function observedAtProblem(text: string, nowMs: number): string | undefined {
   if (t < EARLIEST_MS) return 'must not be before the year 2000';
   if (t > nowMs + FUTURE_TOLERANCE_MS) return 'must not be more than 5 minutes in the future';
   return undefined;
+}
+
+/**
+ * The instant observed_at names, as price_observations keeps it (timestamptz(3): microseconds
+ * rounded half up to the millisecond, as PostgreSQL does), in ms. Observations are inserted in
+ * this order (src/prices/series-lock.ts), so it must be the order the database sees.
+ */
+export function storedInstant(text: string): number {
+  const m = /^(.*[Tt ]\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)$/.exec(text);
+  if (!m) return Date.parse(text);
+  const seconds = Date.parse(`${m[1]}${m[3]}`);
+  // PostgreSQL reads the fraction to the microsecond (rint: half to even), then rounds to the millisecond half up.
+  const micros = m[2] === undefined ? 0 : roundHalfEven(Number(`0.${m[2]}`) * 1e6);
+  return seconds + Math.floor((micros + 500) / 1000);
+}
+
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 /**
@@ -82,14 +102,13 @@ export async function ingestObservations(
   const results: IngestItemResult[] = [];
   const candidates: { index: number; item: ObservationCreate; observedAt: string }[] = [];
   const nowMs = now.getTime();
-  const requestTime = now.toISOString();
   items.forEach((raw, index) => {
     const details = invalid.get(index);
     if (details) return results.push(invalidItem(index, details));
     const item = raw as ObservationCreate;
     const problem = item.observed_at === undefined ? undefined : observedAtProblem(item.observed_at, nowMs);
     if (problem) return results.push(invalidItem(index, [{ field: 'observed_at', message: problem }]));
-    candidates.push({ index, item, observedAt: item.observed_at ?? requestTime });
+    candidates.push({ index, item, observedAt: new Date(item.observed_at === undefined ? nowMs : storedInstant(item.observed_at)).toISOString() });
   });
   if (candidates.length === 0) {
     if (atomic) throw atomicBatchError(results, 'observations', BATCH_WORDS);
@@ -116,6 +135,9 @@ export async function ingestObservations(
     }
     // Thrown inside the transaction, so it rolls back (though nothing was written yet).
     if (atomic && results.length > 0) throw atomicBatchError(results, 'observations', BATCH_WORDS);
+    // Each series locked, then its observations inserted in time order (series-lock.ts).
+    await lockSeries(tx, accountId, toInsert.map((t) => t.row));
+    toInsert.sort((a, b) => Date.parse(a.row.observed_at) - Date.parse(b.row.observed_at));
     const rows = await insertObservations(tx, accountId, toInsert.map((t) => t.row));
     toInsert.forEach(({ index, row }, i) => {
       const got = rows[i];
