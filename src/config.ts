@@ -60,6 +60,10 @@ export interface Config {
    * largest batch: always in the transaction). docs/alerts/firing.md, "Large batches".
    */
   alertInlineMax: number;
+  /** POST /alerts/preview stops reading after this many ms and answers what it evaluated (`complete: false`). */
+  alertPreviewTimeoutMs: number;
+  /** Previews one API process runs at once (at most one per account); the rest wait up to the timeout, then 503. */
+  alertPreviewConcurrency: number;
   /** A webhook attempt that has no 2xx answer within this many ms fails. */
   webhookTimeoutMs: number;
   /** Waits before each retry of a failed delivery, in ms; its length is the number of retries. */
@@ -199,7 +203,9 @@ export function loadConfig(env: Env = process.env): Config {
     chromiumPath: str(env, 'CHROMIUM_PATH'),
     priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
-    alertInlineMax: int(env, 'ALERT_INLINE_MAX', 1000, 0, 1000),
+    alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),
+    alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 100, 600_000),
+    alertPreviewConcurrency: int(env, 'ALERT_PREVIEW_CONCURRENCY', 2, 1, 100),
     webhookTimeoutMs: duration(env, 'WEBHOOK_TIMEOUT', 15_000, 100, 60_000),
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),
     webhookRetryJitter: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20, 0, 100) / 100,

@@ -1,26 +1,45 @@
+import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Database } from '../../db/types.js';
-import { evaluateQueued } from './live.js';
-import { claimBacklog, deleteBacklog } from './sql.js';
+import { bulkReader, type Database } from '../../db/types.js';
+import { applyRules, readPoints } from './live.js';
+import { deleteBacklog, holdsBacklog, leaseBacklog, loadEnabledRules } from './sql.js';
 
 /** NOTIFY channel of migrations/0007: "a batch was queued". */
 export const BACKLOG_CHANNEL = 'alert_backlog';
 /** After a failed evaluation the loop waits this long (doubling, up to a minute) before trying again. */
 const RETRY_MS = 1_000;
 
+/** How long a worker holds a batch it evaluates; one that dies leaves it to another after this. */
+const LEASE_MS = 60_000;
+
+/** This process's name on the batches it holds. */
+const WORKER = `alerts-${crypto.randomBytes(6).toString('hex')}`;
+
 /**
  * Evaluates one queued batch (alert_backlog: ALERT_INLINE_MAX, live.ts) and deletes it in the
- * same transaction as its firings and states: each batch is evaluated exactly once, whichever
- * worker takes it and whenever one dies. Returns false when nothing was waiting.
+ * transaction that records its firings and states: each batch is evaluated exactly once,
+ * whichever worker takes it and whenever one dies. The batch is taken with a lease and read
+ * before that transaction, in slices (through the bulk lane: the embedded engine serves other
+ * requests between them), so the transaction only writes. Returns false when nothing was waiting.
  */
-export function evaluateOneQueued(db: Database): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const batch = await claimBacklog(tx);
-    if (!batch) return false;
-    await evaluateQueued(tx, batch.account_id, batch.observation_ids, batch.created_at);
+export async function evaluateOneQueued(db: Database): Promise<boolean> {
+  const batch = await leaseBacklog(db, WORKER, LEASE_MS);
+  if (!batch) return false;
+  const reader = bulkReader(db);
+  const rules = await loadEnabledRules(reader, batch.account_id);
+  const points = rules.length > 0 ? await readPoints(reader, batch.account_id, rules, batch.observation_ids) : [];
+  await db.transaction(async (tx) => {
+    // Taken over after the lease ran out: the other worker evaluates it.
+    if (!(await holdsBacklog(tx, batch.id, WORKER))) return;
+    // Rules changed while the batch was read: judged by the rules enabled now, read again with them.
+    const now = await loadEnabledRules(tx, batch.account_id);
+    if (now.length > 0) {
+      const same = JSON.stringify(now) === JSON.stringify(rules);
+      await applyRules(tx, batch.account_id, now, same ? points : await readPoints(tx, batch.account_id, now, batch.observation_ids));
+    }
     await deleteBacklog(tx, batch.id);
-    return true;
   });
+  return true;
 }
 
 /** Evaluates queued batches until none is waiting; returns how many it evaluated. */

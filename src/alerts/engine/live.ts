@@ -1,12 +1,26 @@
 import type { Queryable } from '../../db/types.js';
-import { loadExchangeRates } from '../../money/convert.js';
+import { type ExchangeRates, loadExchangeRates } from '../../money/convert.js';
 import { type Firing, recordFirings } from '../fired.js';
 import { subjectOf } from './conditions.js';
 import { freshState, sameState, stateKey } from './machine.js';
 import type { ObservationPoint, Point } from './point.js';
 import type { EngineRule } from './rule.js';
 import { type Fired, rulesByProduct, runRules } from './run.js';
-import { hasBacklog, loadBatchLows, loadCheckPoint, loadEnabledRules, loadNewPoints, loadPositions, loadStates, queueBacklog, saveStates } from './sql.js';
+import { seriesLows } from './lows.js';
+import {
+  hasBacklog,
+  type LowSeries,
+  loadCheckPoint,
+  loadEnabledRules,
+  loadLowInputs,
+  loadNewPoints,
+  loadPositions,
+  loadStates,
+  lockStates,
+  queueBacklog,
+  saveStates,
+  windowsOf,
+} from './sql.js';
 
 /**
  * Live evaluation (docs/alerts/firing.md): the account's enabled rules over new points, in the
@@ -29,9 +43,8 @@ const toFiring = (f: Fired): Firing => ({
   sequence: f.sequence,
 });
 
-async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], points: Point[]): Promise<void> {
+async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], points: Point[], rates: ExchangeRates): Promise<void> {
   if (points.length === 0) return;
-  const rates = await loadExchangeRates(tx, accountId);
   const keys = new Map<string, { alert_id: string; subject: string }>();
   const rulesOf = rulesByProduct(rules);
   // A rule's subject depends only on what names the point's series: each series is asked once.
@@ -61,42 +74,92 @@ const MAX_BATCH = 1000;
 
 /**
  * After observations `observationIds` were inserted (src/prices/observed.ts): evaluated now, in
- * their transaction; or, when the batch has more than `inlineMax` observations (ALERT_INLINE_MAX,
- * by default never) or the account already has a batch waiting, queued in alert_backlog and
- * evaluated by a worker just after the commit (backlog.ts; docs/alerts/firing.md, "Large
- * batches"), so an account's batches are evaluated in the order they were recorded.
+ * their transaction; or, when the batch has more than `inlineMax` observations (ALERT_INLINE_MAX)
+ * or the account already has a batch waiting, queued in alert_backlog and evaluated by a worker
+ * just after the commit (backlog.ts; docs/alerts/firing.md, "Large batches"), so an account's
+ * batches are evaluated in the order they were recorded.
  */
 export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[], inlineMax = Infinity): Promise<void> {
   if (observationIds.length === 0) return;
   const rules = await loadEnabledRules(tx, accountId);
   if (rules.length === 0) return;
-  // With deferral off (no batch is larger than the default 1000) nothing queues: no backlog to ask about.
+  // With deferral off (no batch is larger than 1000) nothing queues: no backlog to ask about.
   if (observationIds.length > inlineMax || (inlineMax < MAX_BATCH && (await hasBacklog(tx, accountId)))) {
     await queueBacklog(tx, accountId, observationIds);
     return;
   }
-  await evaluatePoints(tx, accountId, rules, await loadNewPoints(tx, accountId, observationIds));
+  await applyRules(tx, accountId, rules, await readPoints(tx, accountId, rules, observationIds));
 }
 
-/** A queued batch (backlog.ts), judged against what was recorded by `recordedAt`, with the rules enabled now. */
-export async function evaluateQueued(tx: Queryable, accountId: string, observationIds: readonly number[], recordedAt: Date): Promise<void> {
-  const rules = await loadEnabledRules(tx, accountId);
-  if (rules.length === 0) return;
-  await evaluatePoints(tx, accountId, rules, await loadNewPoints(tx, accountId, observationIds, recordedAt));
+/** Observations a statement reads at once (a slice of a large batch). */
+const SLICE = 250;
+
+/**
+ * What the rules need of observations `ids`, as points in time order: each with its previous
+ * observation, "late" flag and change sequence, and its lows when a rule needs them. Reads only
+ * (in slices of the batch, by id: each slice sees the one before it as the batch's own earlier
+ * observations, as the whole batch would), so a queued batch is read before its write
+ * transaction (backlog.ts).
+ */
+export async function readPoints(db: Queryable, accountId: string, rules: readonly EngineRule[], ids: readonly number[]): Promise<ObservationPoint[]> {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const windows = windowsOf(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1));
+  const rates = windows.length > 0 ? await loadExchangeRates(db, accountId) : null;
+  const points: ObservationPoint[] = [];
+  for (let i = 0; i < sorted.length; i += SLICE) {
+    const slice = await loadNewPoints(db, accountId, sorted.slice(i, i + SLICE));
+    if (rates) await attachLows(db, accountId, slice, windows, rates);
+    points.push(...slice);
+  }
+  return sorted.length > SLICE ? points.sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id) : points;
 }
 
-async function evaluatePoints(tx: Queryable, accountId: string, rules: EngineRule[], points: ObservationPoint[]): Promise<void> {
+/**
+ * The rules over points read by readPoints, in the transaction that records what they decide:
+ * the states they move and the alerts they fire. Our price and ranks are read here, as of now.
+ */
+export async function applyRules(tx: Queryable, accountId: string, rules: EngineRule[], points: ObservationPoint[]): Promise<void> {
   const types = new Set(rules.map((r) => r.condition_type));
+  const products = [...new Set(points.map((p) => p.product_id))];
+  // A product's rank moves with any of its series: its not_cheapest states are taken in turn
+  // (lockStates) before the rank is read, so the rank each transaction judges includes what
+  // the one before it committed, and a transition fires once.
+  const rankRules = rules.filter((r) => r.condition_type === 'not_cheapest').map((r) => r.id!);
+  if (rankRules.length > 0) await lockStates(tx, rankRules, products.map((id) => `p:${id}`));
   if (types.has('undercut') || types.has('not_cheapest')) {
-    const positions = await loadPositions(tx, accountId, [...new Set(points.map((p) => p.product_id))]);
+    const positions = await loadPositions(tx, accountId, products);
     for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
   }
-  const days = [...new Set(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1))];
-  if (days.length > 0) {
-    const lows = await loadBatchLows(tx, accountId, points.map((p) => p.observation_id), days);
-    for (const p of points) p.lows = lows.get(p.observation_id);
+  await evaluate(tx, accountId, rules, points, await loadExchangeRates(tx, accountId));
+}
+
+/** The lows of a batch's points that are not late (src/alerts/engine/lows.ts), series by series. */
+async function attachLows(db: Queryable, accountId: string, points: ObservationPoint[], windows: number[], rates: ExchangeRates): Promise<void> {
+  const bySeries = new Map<string, ObservationPoint[]>();
+  for (const p of points) {
+    if (p.late) continue;
+    const key = `${p.product_id}\u0000${p.competitor_id ?? ''}`;
+    const list = bySeries.get(key);
+    if (list) list.push(p);
+    else bySeries.set(key, [p]);
   }
-  await evaluate(tx, accountId, rules, points);
+  const groups = [...bySeries.values()];
+  const series = groups.map(
+    (ps): LowSeries => ({
+      product_id: ps[0]!.product_id,
+      competitor_id: ps[0]!.competitor_id,
+      t1: new Date(Math.min(...ps.map((p) => p.observed_at.getTime()))),
+      tk: new Date(Math.max(...ps.map((p) => p.observed_at.getTime()))),
+      first_id: ps.reduce((m, p) => Math.min(m, p.observation_id), Infinity),
+      currencies: [...new Set(ps.map((p) => p.currency))],
+    }),
+  );
+  const inputs = await loadLowInputs(db, accountId, series, windows, null);
+  for (const [n, ps] of groups.entries()) {
+    const { rows, shared } = inputs[n]!;
+    const lows = await seriesLows(rows, ps.map((p) => ({ id: p.observation_id, at: p.observed_at.getTime(), currency: p.currency })), windows, rates, shared);
+    for (const p of ps) p.lows = lows.get(p.observation_id);
+  }
 }
 
 /** After a failed check of a listing (src/checks/recorded.ts): `failures` in a row, this one included. */
@@ -104,5 +167,5 @@ export async function evaluateCheckFailure(tx: Queryable, accountId: string, lis
   const rules = (await loadEnabledRules(tx, accountId)).filter((r) => r.condition_type === 'listing_failing');
   if (rules.length === 0) return;
   const point = await loadCheckPoint(tx, accountId, listingId, failures, at);
-  if (point) await evaluate(tx, accountId, rules, [point]);
+  if (point) await evaluate(tx, accountId, rules, [point], await loadExchangeRates(tx, accountId));
 }

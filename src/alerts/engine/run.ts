@@ -18,6 +18,8 @@ export interface Fired {
   current: ObservedPrice | null;
   message: string;
   sequence: number | null;
+  /** The observation that fired it (null: a failed check). */
+  observation_id: number | null;
 }
 
 const side = (s: PriceSide | null): ObservedPrice | null =>
@@ -76,6 +78,7 @@ export function runRules(
         current: observed ? side(p) : null,
         message: messageOf(rule, p),
         sequence: observed ? p.sequence : null,
+        observation_id: observed ? p.observation_id : null,
       });
     }
   });

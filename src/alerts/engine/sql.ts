@@ -3,6 +3,7 @@ import { convertedSql, rateJoin } from '../../money/convert.js';
 import { positionSql } from '../../position/sql.js';
 import { ALERT_EVENT_COLUMNS, type AlertEventRow } from '../alert-event.js';
 import { type RuleState, stateKey } from './machine.js';
+import type { LowRow, SharedLows } from './lows.js';
 import type { CheckPoint, ObservationPoint } from './point.js';
 import type { EngineRule } from './rule.js';
 
@@ -48,7 +49,7 @@ export async function loadEnabledRules(db: Queryable, accountId: string): Promis
  * each probes price_observations_series_time with equality on (product_id, competitor_id); the
  * branch that does not apply is cut at planning.
  */
-function inSeries(columns: string, cond: string, tail: string, o = 'o'): string {
+export function inSeries(columns: string, cond: string, tail: string, o = 'o'): string {
   return `((select ${columns} from price_observations x
              where ${o}.competitor_id is not null and x.product_id = ${o}.product_id and x.competitor_id = ${o}.competitor_id and ${cond} ${tail})
            union all
@@ -120,10 +121,11 @@ async function loadPoints(db: Queryable, name: string, ids: string, params: unkn
 /**
  * The points of observations just inserted (`ids`). Late: older than the newest observation of
  * the series from before them (found once per series, stepping back over the batch's own rows).
- * `recordedAt` (a batch evaluated after its commit, backlog.ts): the batch's created_at; only
- * observations recorded by then count as before it, as when it was inserted.
+ * "From before them" is the series' arrival order (src/prices/series-lock.ts): ids below the
+ * batch's first in the series, so a batch evaluated after its commit (backlog.ts) sees what
+ * it saw when it was inserted, whatever was recorded since.
  */
-export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[], recordedAt: Date | null = null) =>
+export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly number[]) =>
   loadPoints(
     db,
     'loadNewAlertPoints',
@@ -132,12 +134,12 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
     `with batch as materialized (select unnest($2::bigint[]) as id),
           b as materialized (select o.id, o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at
                                from price_observations o join batch on batch.id = o.id where o.account_id = $1),
-          s as (select distinct product_id, competitor_id from b),
+          s as (select product_id, competitor_id, min(id) as first_id from b group by product_id, competitor_id),
           pre as materialized (
             select s.product_id, s.competitor_id, l.id, l.price, l.currency, l.in_stock, l.observed_at
               from s cross join lateral ${inSeries(
                 'x.id, x.price, x.currency, x.in_stock, x.observed_at',
-                'x.id not in (select id from batch) and ($3::timestamptz is null or x.created_at <= $3)',
+                'x.id < s.first_id',
                 'order by x.observed_at desc, x.id desc limit 1',
                 's',
               )} l),
@@ -153,46 +155,8 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
        from lagged g
        left join pre on pre.product_id = g.product_id and pre.competitor_id is not distinct from g.competitor_id
       where g.fresh`,
-    [accountId, ids, recordedAt],
+    [accountId, ids],
   );
-
-export interface PointScope {
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  /** true: our own series only; false: competitors' only; null: both. */
-  own: boolean | null;
-  from: string;
-  to: string;
-  limit: number;
-}
-
-/**
- * The stored points of a scope observed in [from, to), at most `limit` + 1 (so the caller can
- * tell there are more). Late: a newer observation of the series was recorded by an earlier
- * transaction (created_at; observations before `from` cannot be newer, so they are not read).
- * The previous observation is the newest older one that was there when it arrived, as live.
- */
-export function loadStoredPoints(db: Queryable, accountId: string, s: PointScope): Promise<ObservationPoint[]> {
-  return loadPoints(
-    db,
-    'loadStoredAlertPoints',
-    `select w.id, w.late, pv.price as prev_price, pv.currency as prev_currency, pv.in_stock as prev_in_stock, pv.observed_at as prev_observed_at
-       from (
-       select id, product_id, competitor_id, observed_at, created_at,
-              coalesce(observed_at < max(observed_at) over (partition by product_id, competitor_id order by created_at
-                                                            range between unbounded preceding and current row exclude group), false) as late
-         from price_observations
-        where account_id = $1 and observed_at >= $2::timestamptz
-          and ($4::text is null or product_id = $4) and ($5::text is null or competitor_id = $5)
-          and ($7::boolean is null or (competitor_id is null) = $7)
-     ) w
-     left join lateral ${inSeries('x.price, x.currency, x.in_stock, x.observed_at', '(x.observed_at, x.id) < (w.observed_at, w.id) and x.created_at <= w.created_at', 'order by x.observed_at desc, x.id desc limit 1', 'w')} pv on true
-      where w.observed_at < $3::timestamptz and ($6::text is null or w.id in (select id from price_observations where listing_id = $6))
-      order by w.observed_at, w.id limit ${s.limit + 1}`,
-    [accountId, s.from, s.to, s.product_id, s.competitor_id, s.listing_id, s.own],
-  );
-}
 
 /** Our price (in the product's currency) and rank of each product, as src/position defines them, now. */
 export async function loadPositions(db: Queryable, accountId: string, productIds: readonly string[]): Promise<Map<string, { own_price: string | null; rank: number | null }>> {
@@ -207,81 +171,99 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
 }
 
 /** The distinct numbers of days to look back: positive integers only (they are written into SQL text). */
-const windowsOf = (days: readonly number[]) => [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0);
+export const windowsOf = (days: readonly number[]) => [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0 && d <= 366);
 
-/** Rows of `low_<i>` columns, one per window, as observation id -> days -> low. */
-function lowsByDays(rows: readonly Record<string, unknown>[], windows: readonly number[]): Map<number, Map<number, string | null>> {
-  return new Map(rows.map((x) => [Number(x.id), new Map(windows.map((d, i) => [d, (x[`low_${i}`] as string | null) ?? null]))]));
+/** `t` minus `days` days of 24 hours, as SQL (`days` checked by windowsOf: never user text). */
+const back = (t: string, days: number) => `${t} - interval '${days * 24} hours'`;
+
+/** A series whose observations need their lows (src/alerts/engine/lows.ts). */
+export interface LowSeries {
+  product_id: string;
+  competitor_id: string | null;
+  /** The first and last instants of the observations that need lows, and the smallest of their ids. */
+  t1: Date;
+  tk: Date;
+  first_id: number;
+  /** The currencies of those observations. */
+  currencies: readonly string[];
+}
+
+/** What `seriesLows` needs of one series: rows (all before `before` when it is given) and the shared minimums. */
+export interface LowInputs {
+  rows: LowRow[];
+  shared: SharedLows;
 }
 
 /**
- * For each observation and each number of days, the lowest earlier price of its series within
- * that many days before it (among those recorded by then), converted into the observation's currency with the account's rates
- * (prices no rate converts are left out); null when there is none.
+ * The inputs of lows for the observations of `series` that need them, for each number of days
+ * in `windows` (docs/alerts/firing.md, "lowest_in_days"). Every window [t - days, t] of an
+ * observation in [t1, tk] holds the part [tk - days, t1) that all of them share, which the
+ * database reduces to one minimum per currency (over the rows recorded before the first of
+ * them); the rest is read as rows: the edges [t1 - days, tk - days), the span [t1, tk] itself
+ * (unless `before` is given: then the caller holds the rows from there on) and, rarely, rows of
+ * the shared part recorded after the first of them. Two statements for any number of series;
+ * rows read grow with the span of the observations, not with the windows' length.
  */
-export async function loadLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
+export async function loadLowInputs(db: Queryable, accountId: string, series: readonly LowSeries[], days: readonly number[], before: Date | null): Promise<LowInputs[]> {
   const windows = windowsOf(days);
-  if (ids.length === 0 || windows.length === 0) return new Map();
-  // One scan of each observation's series over the longest window, aggregated where it is read
-  // (no rows to sort and group afterwards); every number of days is a filter over it. The days
-  // are integers (checked above) written into the text, never user text.
-  const lows = windows.map((d, i) => `(min(seen.conv) filter (where seen.observed_at >= o.observed_at - interval '${d} days'))::text as low_${i}`);
-  const r = await db.query<Record<string, unknown> & { id: number }>(
-    `/* loadAlertLows */
-     select o.id, h.*
-       from price_observations o
-       left join lateral (
-         select ${lows.join(', ')}
-           from (select ${convertedSql('y.price', 'fx', 'y.currency', 'o.currency')} as conv, y.observed_at
-                   from ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= o.observed_at - make_interval(days => $3::int) and (x.observed_at, x.id) < (o.observed_at, o.id) and x.created_at <= o.created_at`, '')} y
-                   ${rateJoin('fx', 'o.account_id', 'y.currency', 'o.currency')}) seen
-       ) h on true
-      where o.account_id = $1 and o.id = any($2::bigint[])`,
-    [accountId, ids, Math.max(...windows)],
+  const out = series.map((): LowInputs => ({ rows: [], shared: new Map() }));
+  if (series.length === 0 || windows.length === 0) return out;
+  const widest = Math.max(...windows);
+  const targets = series.flatMap((s, n) => s.currencies.map((currency) => ({ s, n, currency })));
+  const shared = await db.query<Record<string, unknown> & { n: number; target: string; later: boolean }>(
+    `/* loadAlertLowShared */
+     select s.n, s.target, sh.*
+       from unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::int[])
+         as s (product_id, competitor_id, target, t1, tk, first_id, n)
+       cross join lateral (
+         select ${windows.map((d, i) => `(min(seen.conv) filter (where seen.observed_at >= ${back('s.tk', d)} and seen.id < s.first_id))::text as shared_${i}`).join(', ')},
+                coalesce(bool_or(seen.id >= s.first_id), false) as later
+           from (select ${convertedSql('y.price', 'fx', 'y.currency', 's.target')} as conv, y.observed_at, y.id
+                   from ${inSeries('x.id, x.price, x.currency, x.observed_at', `x.observed_at >= ${back('s.tk', widest)} and x.observed_at < s.t1`, '', 's')} y
+                   ${rateJoin('fx', '$1', 'y.currency', 's.target')}) seen
+       ) sh`,
+    [
+      accountId,
+      targets.map((t) => t.s.product_id),
+      targets.map((t) => t.s.competitor_id),
+      targets.map((t) => t.currency),
+      targets.map((t) => t.s.t1.toISOString()),
+      targets.map((t) => t.s.tk.toISOString()),
+      targets.map((t) => t.s.first_id),
+      targets.map((t) => t.n),
+    ],
   );
-  return lowsByDays(r.rows, windows);
-}
-
-/**
- * loadLows of a batch just recorded (live evaluation), with the same answers and less reading:
- * a batch holds a few observations of each series close together, whose windows mostly overlap.
- * Per series, t1 and tk are the batch's first and last instants there; every window
- * [t - days, t) of the batch then holds the shared part [tk - days, t1), read once per series,
- * plus its own edges [t - days, tk - days) and [t1, t) (with the same instant's lower ids), a
- * few rows each. When the batch spans more than the window the shared part is empty and the
- * edges cover the whole window. All of a batch was recorded at once: "recorded by then" is one
- * bound per series.
- */
-export async function loadBatchLows(db: Queryable, accountId: string, ids: readonly number[], days: readonly number[]): Promise<Map<number, Map<number, string | null>>> {
-  const windows = windowsOf(days);
-  if (ids.length === 0 || windows.length === 0) return new Map();
-  const span = (d: number) => `interval '${d} days'`;
-  const converted = (rows: string, to: string) =>
-    `(select ${convertedSql('y.price', 'fx', 'y.currency', to)} as conv, y.observed_at from ${rows} y ${rateJoin('fx', '$1', 'y.currency', to)})`;
-  const shared = `select ${windows.map((d, i) => `min(seen.conv) filter (where seen.observed_at >= s.tk - ${span(d)}) as shared_${i}`).join(', ')}
-      from ${converted(inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= s.tk - ${span(Math.max(...windows))} and x.observed_at < s.t1 and x.created_at <= s.c`, '', 's'), 's.target')} seen`;
-  // Windows are integers (checked above) written into the text, never user text.
-  const edges = windows.map((d, i) => `(select min(seen.conv) from ${converted(
-    `(${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= b.observed_at - ${span(d)} and x.observed_at < least(s.tk - ${span(d)}, b.observed_at) and x.created_at <= s.c`, '', 'b')}
-      union all ${inSeries('x.price, x.currency, x.observed_at', `x.observed_at >= greatest(s.t1, b.observed_at - ${span(d)}) and (x.observed_at, x.id) < (b.observed_at, b.id) and x.created_at <= s.c`, '', 'b')})`,
-    'b.currency',
-  )} seen) as edge_${i}`);
-  const r = await db.query<Record<string, unknown> & { id: number }>(
-    `/* loadAlertBatchLows */
-     with b as materialized (
-       select o.id, o.product_id, o.competitor_id, o.currency, o.observed_at, o.created_at
-         from price_observations o where o.account_id = $1 and o.id = any($2::bigint[])),
-     s as materialized (
-       select product_id, competitor_id, currency as target, min(observed_at) as t1, max(observed_at) as tk, max(created_at) as c
-         from b group by product_id, competitor_id, currency),
-     shared as materialized (select s.*, sh.* from s cross join lateral (${shared}) sh)
-     select b.id, ${windows.map((_, i) => `least(s.shared_${i}, e.edge_${i})::text as low_${i}`).join(', ')}
-       from b
-       join shared s on s.product_id = b.product_id and coalesce(s.competitor_id, '') = coalesce(b.competitor_id, '') and s.target = b.currency
-       cross join lateral (select ${edges.join(',\n              ')}) e`,
-    [accountId, ids],
+  const later = new Set<number>();
+  for (const row of shared.rows) {
+    const n = Number(row.n);
+    out[n]!.shared.set(row.target, new Map(windows.map((d, i) => [d, (row[`shared_${i}`] as string | null) ?? null])));
+    if (row.later) later.add(n);
+  }
+  const clip = `($8::timestamptz is null or x.observed_at < $8)`;
+  const ranges = [
+    ...windows.map((d) => `x.observed_at >= ${back('s.t1', d)} and x.observed_at < ${back('s.tk', d)} and ${clip}`),
+    `$8::timestamptz is null and x.observed_at >= s.t1 and x.observed_at <= s.tk`,
+    `s.later and x.observed_at >= ${back('s.tk', widest)} and x.observed_at < s.t1 and x.id >= s.first_id and ${clip}`,
+  ];
+  const rows = await db.query<{ n: number; id: number; price: string; currency: string; observed_at: Date }>(
+    `/* loadAlertLowRows */
+     select s.n, r.id, r.price::text as price, r.currency, r.observed_at
+       from unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::boolean[], $7::int[])
+         as s (product_id, competitor_id, t1, tk, first_id, later, n)
+       cross join lateral (${ranges.map((cond) => inSeries('x.id, x.price, x.currency, x.observed_at', cond, '', 's')).join(' union ')}) r`,
+    [
+      series.map((s) => s.product_id),
+      series.map((s) => s.competitor_id),
+      series.map((s) => s.t1.toISOString()),
+      series.map((s) => s.tk.toISOString()),
+      series.map((s) => s.first_id),
+      series.map((_, n) => later.has(n)),
+      series.map((_, n) => n),
+      before?.toISOString() ?? null,
+    ],
   );
-  return lowsByDays(r.rows, windows);
+  for (const r of rows.rows) out[Number(r.n)]!.rows.push({ id: Number(r.id), at: r.observed_at.getTime(), price: r.price, currency: r.currency });
+  return out;
 }
 
 interface StateRow {
@@ -321,6 +303,25 @@ export async function loadStates(db: Queryable, keys: readonly { alert_id: strin
         last_value: x.last_value,
       },
     ]),
+  );
+}
+
+/**
+ * Locks the states of `subjects` for `alertIds` (creating fresh ones where none is stored) until
+ * the transaction ends, in key order: a second transaction evaluating the same rule for the same
+ * subject waits, then reads what the first wrote. Needed where two series meet in one state
+ * (not_cheapest's product): a series' own states are already taken in turn under its lock
+ * (src/prices/series-lock.ts).
+ */
+export async function lockStates(db: Queryable, alertIds: readonly string[], subjects: readonly string[]): Promise<void> {
+  if (alertIds.length === 0 || subjects.length === 0) return;
+  await db.query(
+    `/* lockAlertStates */
+     insert into alert_states (alert_id, subject)
+     select a.id, s.subject from unnest($1::text[]) as a (id) cross join unnest($2::text[]) as s (subject)
+      order by 1, 2
+     on conflict (alert_id, subject) do update set streak = alert_states.streak where false`,
+    [[...new Set(alertIds)], [...new Set(subjects)]],
   );
 }
 
@@ -377,26 +378,36 @@ export interface QueuedBatch {
   id: number;
   account_id: string;
   observation_ids: number[];
-  created_at: Date;
 }
 
 /**
- * Locks the oldest queued batch whose account has no older one (an older one still present is
- * being evaluated by another worker: the account's batches go in order), skipping those other
- * workers hold; null when there is none.
+ * Takes the oldest queued batch whose account has no older one (an older one still present is
+ * being evaluated: an account's batches go in order) and that no live lease holds, for
+ * `leaseMs` under the name `worker`; null when there is none. One short statement: the batch is
+ * read and evaluated after it (backlog.ts), and another worker takes it over once the lease
+ * ends without the batch deleted.
  */
-export async function claimBacklog(db: Queryable): Promise<QueuedBatch | null> {
-  const r = await db.query<{ id: number | string; account_id: string; observation_ids: (number | string)[]; created_at: Date }>(
-    `/* claimAlertBacklog */
-     select b.id, b.account_id, b.observation_ids, b.created_at
-       from alert_backlog b
-      where not exists (select 1 from alert_backlog o where o.account_id = b.account_id and o.id < b.id)
-      order by b.id
-      limit 1
-        for update skip locked`,
+export async function leaseBacklog(db: Queryable, worker: string, leaseMs: number): Promise<QueuedBatch | null> {
+  const r = await db.query<{ id: number | string; account_id: string; observation_ids: (number | string)[] }>(
+    `/* leaseAlertBacklog */
+     update alert_backlog b set locked_by = $1, locked_until = now() + make_interval(secs => $2::float8 / 1000)
+      where b.id = (select x.id from alert_backlog x
+                     where (x.locked_until is null or x.locked_until < now() or x.locked_by = $1)
+                       and not exists (select 1 from alert_backlog o where o.account_id = x.account_id and o.id < x.id)
+                     order by x.id
+                     limit 1
+                       for update skip locked)
+     returning b.id, b.account_id, b.observation_ids`,
+    [worker, leaseMs],
   );
   const x = r.rows[0];
-  return x ? { id: Number(x.id), account_id: x.account_id, observation_ids: x.observation_ids.map(Number), created_at: x.created_at } : null;
+  return x ? { id: Number(x.id), account_id: x.account_id, observation_ids: x.observation_ids.map(Number) } : null;
+}
+
+/** Whether `worker` still holds batch `id`, locking it to the end of the transaction (which deletes it). */
+export async function holdsBacklog(db: Queryable, id: number, worker: string): Promise<boolean> {
+  const r = await db.query(`/* holdsAlertBacklog */ select 1 from alert_backlog where id = $1 and locked_by = $2 for update`, [id, worker]);
+  return r.rows.length > 0;
 }
 
 export async function deleteBacklog(db: Queryable, id: number): Promise<void> {
