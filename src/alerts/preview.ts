@@ -1,21 +1,25 @@
 import { type Static, Type } from 'typebox';
-import type { Queryable } from '../db/types.js';
+import { bulkReader, type Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
 import { Timestamp } from '../http/fields.js';
 import { loadExchangeRates } from '../money/convert.js';
 import { numberToDecimal } from '../money/decimal.js';
 import { AlertEventSchema, type ObservedPrice } from './alert-event.js';
-import { runRules } from './engine/run.js';
+import { replayStoredPoints, turn } from './engine/history.js';
+import { loadSequences } from './engine/history-sql.js';
+import type { RuleState } from './engine/machine.js';
+import { type Fired, runRules } from './engine/run.js';
 import type { EngineRule } from './engine/rule.js';
 import { SERIES_CONDITIONS, watchesOwn } from './engine/rule.js';
-import { loadLows, loadPositions, loadStoredPoints } from './engine/sql.js';
+import { loadPositions, windowsOf } from './engine/sql.js';
 import { AlertCreateSchema, checkAlertRule, withDefaults } from './schemas.js';
 import { resolveScope } from './service.js';
 
 /**
  * POST /alerts/preview (docs/alerts/firing.md, "Preview"): a rule body run over the stored
  * observations of a time range, from a fresh state, through the same machine as live
- * evaluation; nothing is written.
+ * evaluation; nothing is written. The observations are replayed as live evaluation saw them
+ * (engine/history.ts) in bounded pages, within a time limit, stopped when the client goes away.
  */
 
 export const PREVIEW_MAX_DAYS = 366;
@@ -51,11 +55,36 @@ export const AlertPreviewResultSchema = Type.Object(
     // At most one firing per observation, and a preview reads at most PREVIEW_MAX_OBSERVATIONS.
     data: Type.Array(PreviewAlertEventSchema, { maxItems: PREVIEW_MAX_OBSERVATIONS, description: 'The alert events the rule would have created, oldest first' }),
     count: Type.Integer({ format: 'int32', minimum: 0, maximum: PREVIEW_MAX_OBSERVATIONS, description: 'How many' }),
+    complete: Type.Boolean({
+      description: 'false: the preview reached its time limit (ALERT_PREVIEW_TIMEOUT) and stopped; `data` holds what the observations before `through` fired',
+    }),
+    through: Timestamp('The observations evaluated are those observed from `from` up to this instant (exclusive): `to`, or earlier when `complete` is false'),
   },
   { title: 'AlertPreviewResult', additionalProperties: false },
 );
 
-export async function previewAlert(db: Queryable, accountId: string, body: AlertPreview): Promise<{ data: PreviewAlertEvent[]; count: number }> {
+export interface PreviewOptions {
+  /** Reading stops this many ms after the start (the answer then says `complete: false`). */
+  timeLimitMs: number;
+  /** Aborted when the client goes away: the work stops. */
+  signal?: AbortSignal | undefined;
+  /** Counts the observations read so far (for the log of a preview stopped midway). */
+  progress?: { observations: number } | undefined;
+}
+
+export interface PreviewResult {
+  data: PreviewAlertEvent[];
+  count: number;
+  complete: boolean;
+  through: string;
+}
+
+/** Points judged per turn of the event loop, so other requests are served between them. */
+const RUN_SLICE = 2000;
+
+export async function previewAlert(database: Database, accountId: string, body: AlertPreview, opts: PreviewOptions): Promise<PreviewResult> {
+  const deadline = Date.now() + opts.timeLimitMs;
+  const db = bulkReader(database);
   const fromMs = Date.parse(body.from);
   const toMs = Date.parse(body.to);
   if (!Number.isFinite(fromMs)) throw ERRORS.validation([{ field: 'from', message: 'must be an instant that exists' }]);
@@ -86,29 +115,50 @@ export async function previewAlert(db: Queryable, accountId: string, body: Alert
     confirmations: rule.confirmations,
     daily_cap: rule.daily_cap,
   };
-  const points = await loadStoredPoints(db, accountId, {
-    product_id: rule.product_id,
-    competitor_id: rule.competitor_id,
-    listing_id: rule.listing_id,
-    own: SERIES_CONDITIONS.has(type) ? watchesOwn(engineRule) : null,
-    from: new Date(fromMs).toISOString(),
-    to: new Date(toMs).toISOString(),
-    limit: PREVIEW_MAX_OBSERVATIONS,
-  });
-  if (points.length > PREVIEW_MAX_OBSERVATIONS) {
+  const rates = await loadExchangeRates(db, accountId);
+  const replay = await replayStoredPoints(
+    db,
+    accountId,
+    {
+      product_id: rule.product_id,
+      competitor_id: rule.competitor_id,
+      own: SERIES_CONDITIONS.has(type) ? watchesOwn(engineRule) : null,
+      from: new Date(fromMs),
+      to: new Date(toMs),
+    },
+    {
+      limit: PREVIEW_MAX_OBSERVATIONS,
+      listingId: rule.listing_id,
+      windows: type === 'lowest_in_days' ? windowsOf([engineRule.condition.days ?? 1]) : [],
+      rates,
+      deadline,
+      signal: opts.signal,
+      progress: opts.progress,
+    },
+  );
+  if (replay.exceeded) {
     throw ERRORS.validation([{ field: 'from', message: `the range holds more than ${PREVIEW_MAX_OBSERVATIONS} observations of the rule's scope: narrow it` }]);
   }
-  if (points.length === 0) return { data: [], count: 0 };
+  const { points, complete } = replay;
+  const through = replay.through.toISOString();
+  if (points.length === 0) return { data: [], count: 0, complete, through };
   if (type === 'undercut') {
     const positions = await loadPositions(db, accountId, [...new Set(points.map((p) => p.product_id))]);
     for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
   }
-  if (type === 'lowest_in_days') {
-    const days = engineRule.condition.days ?? 1;
-    const lows = await loadLows(db, accountId, points.map((p) => p.observation_id), [days]);
-    for (const p of points) p.lows = lows.get(p.observation_id);
+  const fired: Fired[] = [];
+  const states = new Map<string, RuleState>();
+  for (let i = 0; i < points.length; i += RUN_SLICE) {
+    opts.signal?.throwIfAborted();
+    fired.push(...runRules([engineRule], points.slice(i, i + RUN_SLICE), states, rates).fired);
+    await turn();
   }
-  const { fired } = runRules([engineRule], points, new Map(), await loadExchangeRates(db, accountId));
+  // The change sequence of each observation that fired (only those: the rest need none).
+  const firedIds = fired.flatMap((f) => (f.observation_id === null ? [] : [f.observation_id]));
+  for (let i = 0; i < firedIds.length; i += RUN_SLICE) {
+    const sequences = await loadSequences(db, firedIds.slice(i, i + RUN_SLICE));
+    for (const f of fired) if (f.observation_id !== null && sequences.has(f.observation_id)) f.sequence = sequences.get(f.observation_id)!;
+  }
   const data = fired.map(
     (f): PreviewAlertEvent => ({
       id: null,
@@ -127,5 +177,5 @@ export async function previewAlert(db: Queryable, accountId: string, body: Alert
       created_at: f.at.toISOString(),
     }),
   );
-  return { data, count: data.length };
+  return { data, count: data.length, complete, through };
 }

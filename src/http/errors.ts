@@ -98,6 +98,8 @@ export const ERRORS = {
   rateLimited: (limit: number, reset: number) => new RateLimitedError(limit, reset, Math.max(1, reset - Math.floor(Date.now() / 1000))),
   internal: (message = 'Internal server error; the request id identifies it in our logs') => new ApiError('internal', message),
   unavailable: (message = 'The service is temporarily unavailable; retry shortly') => new ApiError('unavailable', message),
+  /** Heavy work of this kind is at its limit for now (src/http/heavy-lane.ts). */
+  busy: (message: string, retryAfterSeconds: number) => new ApiError('unavailable', message, undefined, { 'Retry-After': String(retryAfterSeconds) }),
 } as const;
 
 /** The JSON body of an error: our Error shape, or for a 429 the spec's own. */

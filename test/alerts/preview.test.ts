@@ -90,7 +90,7 @@ describe('alert preview', () => {
     await series(t, c, [40, 41]);
     const empty = await preview(c.headers, { name: 'p', condition: { type: 'price_below', threshold: 45 }, from: at(100), to: at(200) });
     assert.equal(empty.statusCode, 200, empty.body);
-    assert.deepEqual(empty.json(), { data: [], count: 0 });
+    assert.deepEqual(empty.json(), { data: [], count: 0, complete: true, through: at(200) });
     const one = await preview(c.headers, { name: 'p', condition: { type: 'price_below', threshold: 45 }, rearm: 'every_change', from: at(1), to: at(2) });
     assert.deepEqual(one.json<{ data: AlertEventJson[] }>().data.map((e) => e.current!.price), [41]);
   });
