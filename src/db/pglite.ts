@@ -47,27 +47,26 @@ async function openInWorker(dir: string): Promise<Database> {
   }
 
   // Calls in flight other than bulk queries; a transaction counts from begin to end.
-  let busy = 0;
-  let quiet: (() => void)[] = [];
-  const tracked = async <T>(work: () => Promise<T>): Promise<T> => {
-    busy++;
-    try {
-      return await work();
-    } finally {
-      if (--busy === 0) {
-        const waiting = quiet;
-        quiet = [];
-        for (const w of waiting) w();
-      }
-    }
+  const inFlight = new Set<Promise<unknown>>();
+  const tracked = <T>(work: () => Promise<T>): Promise<T> => {
+    const p = work();
+    const settled = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
+    return p;
   };
-  // Bulk queries run one at a time, each once the engine has nothing else to do.
+  // Bulk queries run one at a time, each after the calls that were in flight when its turn came
+  // (so requests waiting at that moment go first), but not after calls that arrive later: under
+  // a steady stream of requests a bulk read still advances, a page per round.
   let bulkTail: Promise<unknown> = Promise.resolve();
-  const whenQuiet = () =>
-    busy === 0
+  const afterInFlight = () =>
+    inFlight.size === 0
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
-          quiet.push(resolve);
+          void Promise.all([...inFlight]).then(() => resolve());
           setTimeout(resolve, BULK_MAX_WAIT_MS).unref();
         });
 
@@ -87,7 +86,7 @@ async function openInWorker(dir: string): Promise<Database> {
     query: base.query,
     exec: base.exec,
     bulkQuery<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      const run = bulkTail.then(whenQuiet).then(() => engine.call('query', { sql, params: params as unknown[] | undefined }) as Promise<QueryResult<T>>);
+      const run = bulkTail.then(afterInFlight).then(() => engine.call('query', { sql, params: params as unknown[] | undefined }) as Promise<QueryResult<T>>);
       bulkTail = run.catch(() => undefined);
       return run;
     },

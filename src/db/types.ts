@@ -19,10 +19,11 @@ export interface Queryable {
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
-   * For the pages of long reads (CSV exports): with the embedded engine, which runs one statement
-   * at a time, a bulk query waits until no other query is in flight (or BULK_MAX_WAIT_MS has
-   * passed), so an export never makes short requests queue behind its pages. With PostgreSQL
-   * it is `query`: the pool's other connections serve the short requests.
+   * For the pages of long reads (CSV exports, alert previews): with the embedded engine, which
+   * runs one statement at a time, a bulk query waits until the queries in flight when its turn
+   * came have finished (or BULK_MAX_WAIT_MS has passed), so short requests waiting then go
+   * first, and the bulk read still advances under a steady stream of them. With PostgreSQL it
+   * is `query`: the pool's other connections serve the short requests.
    */
   bulkQuery<T = Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
