@@ -16,10 +16,7 @@
  * observations fire nothing: the run reports the firings per observation.
  * Env: BENCH_ALERTS_ROUNDS=8  BENCH_ALERTS_BATCHES=3 (per account and round)
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { drainAlertBacklog } from '../src/alerts/engine/backlog.js';
@@ -29,35 +26,11 @@ import { createKey } from '../src/auth/keys.js';
 import { loadConfig } from '../src/config.js';
 import { createRuntime } from '../src/runtime.js';
 import { env, machine, writeResult } from './lib/common.js';
+import { benchStorage } from './lib/storage.js';
 
 const ROUNDS = Math.max(1, env('BENCH_ALERTS_ROUNDS', 8));
 const BATCHES = Math.max(1, env('BENCH_ALERTS_BATCHES', 3));
 const PRODUCTS = 100;
-
-async function storage(): Promise<{ env: Record<string, string>; kind: string; done: () => Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-bench-alerts-'));
-    return { kind: 'pglite', env: { DATA_DIR: dir }, done: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  }
-  const schema = `bench_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    kind: 'postgres',
-    env: { DATABASE_URL: url.toString() },
-    done: async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
-  };
-}
 
 /** BENCH_STATEMENTS=1 (PostgreSQL): time spent in each statement, by its leading comment. */
 const statements = new Map<string, { n: number; ms: number }>();
@@ -78,7 +51,7 @@ if (process.env.BENCH_STATEMENTS === '1') {
   } as typeof pg.Client.prototype.query;
 }
 
-const s = await storage();
+const s = await benchStorage('alerts');
 // BENCH_ALERT_INLINE_MAX: the server's ALERT_INLINE_MAX (default 1000: every batch evaluated in its transaction).
 const config = loadConfig({ AUTH_FAILURE_LIMIT: '1000000', ALERT_INLINE_MAX: process.env.BENCH_ALERT_INLINE_MAX ?? '1000', ...s.env });
 const rt = await createRuntime(config, pino({ level: 'warn' }));
