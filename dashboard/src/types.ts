@@ -75,6 +75,7 @@ export const EVENT_TYPES = [
   'listing.updated',
   'listing.deleted',
   'listing.check_failed',
+  'listing.price_held',
   'price.changed',
   'stock.changed',
   'alert.triggered',

@@ -6,10 +6,11 @@ import type { BrowserFetchRequest } from '../fetcher/browser/index.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
 import { lockListingSeries } from '../prices/series-lock.js';
 import type { Extractor } from './extractor.js';
+import { decideHold, HOLD_RECHECK_SECONDS, type HoldDecision } from './hold.js';
 import { type CheckTarget, unlockListing } from './leases.js';
 import { type CandidateJson, type CheckErrorCode, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
 import { afterCheck } from './recorded.js';
-import { type RecordedCheck, recordCheck } from './sql.js';
+import { readHoldState, type RecordedCheck, recordCheck } from './sql.js';
 
 /** What fetching and reading a page gave, before anything is saved. */
 export interface CheckOutcome {
@@ -162,9 +163,16 @@ export async function performCheck(
 
 /**
  * Records an outcome for a listing `lockedBy` holds (src/checks/sql.ts): null when it no longer
- * does, or the listing's url, selector or currency changed since the check began.
+ * does, or the listing's url, selector or currency changed since the check began. A price read
+ * is first judged against the listing's state (src/checks/hold.ts): one that cannot be right is
+ * held, not recorded.
  */
-function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome): Promise<RecordedCheck | null> {
+async function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome): Promise<RecordedCheck | null> {
+  let decision: HoldDecision = { kind: 'record' };
+  if (outcome.ok && outcome.price !== null && outcome.currency !== null) {
+    const state = await readHoldState(db, target.id, lockedBy);
+    if (state) decision = decideHold(outcome.price, outcome.currency, state);
+  }
   return recordCheck(db, {
     listingId: target.id,
     target,
@@ -172,7 +180,9 @@ function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, out
     startedAt: outcome.startedAt,
     checkedAt: outcome.checkedAt,
     durationMs: outcome.durationMs,
-    ok: outcome.ok,
+    ok: outcome.ok && decision.kind !== 'hold',
+    held: decision.kind === 'hold' ? { hold: decision.hold, recheckSeconds: decision.recheck ? HOLD_RECHECK_SECONDS : null } : undefined,
+    confirms: decision.kind === 'confirm' ? { heldId: decision.heldId, hold: decision.hold } : undefined,
     httpStatus: outcome.httpStatus,
     finalUrl: outcome.fetch?.finalUrl ?? null,
     price: outcome.price,
@@ -199,8 +209,9 @@ export interface RunCheckOptions {
 /**
  * A whole check of a listing its caller holds the lock of, the one path of scheduled checks
  * (src/checks/worker.ts) and "check now" (src/checks/check-now.ts): fetch and extract outside
- * any transaction, then record the outcome in one short transaction with what follows from it
- * (events, alerts: src/checks/recorded.ts). Returns the outcome and the
+ * any transaction, then, in one short transaction, judge a price read against the listing's last
+ * (held or recorded: src/checks/hold.ts), record the outcome, and what follows from it (events,
+ * alerts: src/checks/recorded.ts). Returns the outcome and the
  * recorded listing_checks row with the listing's new status, or null when nothing was recorded:
  * the lock was lost, or the listing was deleted or re-pointed meanwhile; the listing is then
  * given back (a no-op for a lock taken over). An internal error of the fetcher or the extractor

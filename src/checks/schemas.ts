@@ -2,7 +2,7 @@ import { type Static, Type } from 'typebox';
 import type { Candidate, CandidateSource, Period } from '../extraction/index.js';
 import { FETCH_ERROR_CODES } from '../fetcher/types.js';
 import { publicId } from '../ids.js';
-import { Currency, HttpUrl, iso, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+import { Currency, HttpUrl, iso, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
 
 /**
  * The result of one check of a listing, as `POST /listings/{id}/check` returns it and as
@@ -105,26 +105,74 @@ export type CandidateJson = Static<typeof CandidateSchema>;
 /** Listing ids (`lst_...`, src/listings). */
 export const ListingIdSchema = ResourceId('lst');
 
+/** `/listings/{id}/checks/{check_id}/...`: a check of a listing. */
+export const HeldCheckParams = Type.Object({ id: ListingIdSchema, check_id: ResourceId('chk') }, { additionalProperties: false });
+
 const ERROR_CODE_DESCRIPTION = 'Why the check failed, as a stable code (docs/MONITORING.md lists them); null when it succeeded';
+
+/** What a check did with its reading (design/API.md "Checks: a price that cannot be right is held"). */
+export const CHECK_OUTCOMES = ['recorded', 'failed', 'held'] as const;
+export type CheckOutcomeName = (typeof CHECK_OUTCOMES)[number];
+
+/** What became of a held reading (docs/MONITORING.md "Held readings"). */
+export const HELD_STATES = ['pending', 'accepted', 'rejected', 'confirmed', 'superseded'] as const;
+export type HeldState = (typeof HELD_STATES)[number];
+
+/** Check ids (`chk_...`: src/ids.ts). */
+export const CheckIdSchema = ResourceId('chk');
+
+export const HeldSchema = Type.Object(
+  {
+    reason: Text(2000, 'Why the reading cannot be right, for a person'),
+    previous_price: Money("The listing's last recorded price the reading was judged against"),
+    previous_currency: { ...Currency, description: 'Currency of `previous_price`' },
+    factor: OrNull(Type.Number({ minimum: 1 }), {
+      description: 'How many times apart the reading and `previous_price` are (4: a quarter, or four times, of it); null when the currencies differ or one of them is 0',
+    }),
+    confirmed_by: Nullable({
+      ...CheckIdSchema,
+      description:
+        'On a check that recorded a held reading read again: the held check (the first reading). On that held check: the check that read it again. Null otherwise',
+    }),
+    state: Type.String({
+      enum: [...HELD_STATES],
+      description:
+        '`pending`: waiting for its recheck or a person (accept or reject it); `accepted`: recorded by a person; `rejected`: dropped by a person; ' +
+        '`confirmed`: read again by the next check and recorded by it; `superseded`: a later check recorded or held another price, or the listing was re-pointed',
+    }),
+    resolved_at: Nullable(Timestamp('When it was accepted, rejected or confirmed; null while pending or once superseded')),
+  },
+  { title: 'HeldReading', additionalProperties: false },
+);
+export type Held = Static<typeof HeldSchema>;
 
 export const CheckResultSchema = Type.Object(
   {
-    id: ResourceId('chk'),
+    id: CheckIdSchema,
     object: Type.Literal('listing_check'),
     listing_id: ListingIdSchema,
     started_at: Timestamp('When the check started (RFC 3339, UTC)'),
     duration_ms: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }),
-    ok: Type.Boolean({ description: 'true: a price was found and recorded; false: see `error_code` and `error`' }),
+    outcome: Type.String({
+      enum: [...CHECK_OUTCOMES],
+      description:
+        '`recorded`: a price was read and recorded; `failed`: no price (see `error_code` and `error`); `held`: a price was read but ' +
+        'cannot be right next to the listing\'s last one (see `held`): nothing was recorded',
+    }),
+    ok: Type.Boolean({ description: 'true only when `outcome` is `recorded`: a price was found and recorded' }),
     http_status: Type.Union([Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }), Type.Null()], {
       description: "Status of the page's response; null when none came (refused address, timeout, DNS failure)",
     }),
     final_url: Nullable(Text(8192, "The page's address after redirects")),
-    price: Type.Union([Money('The price recorded'), Type.Null()]),
+    price: Type.Union([Money('The price read: recorded, or held'), Type.Null()]),
     currency: Nullable({ ...Currency, description: 'Currency of `price`' }),
     in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state found; null: unknown' }),
     source: NullableEnum(CANDIDATE_SOURCES, `${SOURCE_DESCRIPTION}: the source of \`price\``),
     error_code: NullableEnum(CHECK_ERROR_CODES, ERROR_CODE_DESCRIPTION),
     error: Nullable(Text(2000, 'Why the check failed, for a person')),
+    held: Type.Union([HeldSchema, Type.Null()], {
+      description: 'Why the reading was held and what became of it (`outcome` `held`), or which held reading this check confirmed (`outcome` `recorded`); null otherwise',
+    }),
     candidates: Type.Array(CandidateSchema, {
       maxItems: MAX_CANDIDATES,
       description: 'Every price found on the page, in order of preference, so you can see why one was chosen and pin a `selector`',
@@ -150,13 +198,40 @@ export interface CheckRow {
   error_code: string | null;
   error: string | null;
   candidates: StoredCandidate[];
+  held_reason: string | null;
+  held_previous_price: string | null;
+  held_previous_currency: string | null;
+  held_factor: number | null;
+  read_at: Date | null;
+  confirmed_by: number | string | null;
+  held_resolution: 'accepted' | 'rejected' | 'confirmed' | null;
+  resolved_at: Date | null;
+  /** The check is its listing's pending held reading (listings.held_check_id). */
+  held_pending: boolean;
+}
+
+/** The outcome of a stored check: recorded, held (a reason and not ok), else failed. */
+export const outcomeOf = (r: Pick<CheckRow, 'ok' | 'held_reason'>): CheckOutcomeName => (r.ok ? 'recorded' : r.held_reason !== null ? 'held' : 'failed');
+
+function heldOf(r: CheckRow): Held | null {
+  if (r.held_reason === null) return null;
+  const state: HeldState = r.ok ? 'confirmed' : (r.held_resolution ?? (r.held_pending ? 'pending' : 'superseded'));
+  return {
+    reason: r.held_reason,
+    previous_price: Number(r.held_previous_price),
+    previous_currency: r.held_previous_currency ?? '',
+    factor: r.held_factor === null ? null : Number(r.held_factor),
+    confirmed_by: r.confirmed_by === null ? null : publicId('chk', r.confirmed_by),
+    state,
+    resolved_at: r.resolved_at === null ? null : iso(r.resolved_at),
+  };
 }
 
 /** A candidate as listing_checks.candidates holds it: checks stored before `period` (or the visible-price finder's fields) existed lack them. */
 export type StoredCandidate = Omit<CandidateJson, 'period' | 'reason' | 'confidence' | 'evidence'> &
   Partial<Pick<CandidateJson, 'period' | 'reason' | 'confidence' | 'evidence'>>;
 
-/** A listing_checks row as the API shows it (`select *` gives every column this needs). */
+/** A listing_checks row as the API shows it (`select *` plus `held_pending` gives every column this needs). */
 export function toCheckResult(r: CheckRow): CheckResult {
   return {
     id: publicId('chk', r.id),
@@ -164,6 +239,7 @@ export function toCheckResult(r: CheckRow): CheckResult {
     listing_id: r.listing_id,
     started_at: iso(r.started_at),
     duration_ms: r.duration_ms,
+    outcome: outcomeOf(r),
     ok: r.ok,
     http_status: r.http_status,
     final_url: r.final_url,
@@ -173,6 +249,7 @@ export function toCheckResult(r: CheckRow): CheckResult {
     source: r.source as CheckResult['source'],
     error_code: r.error_code as CheckResult['error_code'],
     error: r.error,
+    held: heldOf(r),
     // Checks stored before candidates had a period have none: a one-off price as far as they know.
     candidates: r.candidates.map((c) => ({ ...c, period: c.period ?? null, reason: c.reason ?? null, confidence: c.confidence ?? null, evidence: c.evidence ?? null })),
   };

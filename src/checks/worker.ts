@@ -8,6 +8,7 @@ import type { Extractor } from './extractor.js';
 import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './leases.js';
 import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
 import type { RecordedCheck } from './sql.js';
+import { outcomeOf } from './schemas.js';
 
 export interface CheckWorkerOptions {
   db: Database;
@@ -201,7 +202,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
         this.log.info({ listing_id: target.id, worker_id: this.id }, 'listing changed or taken over during its check; result discarded');
       }
       this.log.debug(
-        { listing_id: target.id, ok: outcome.ok, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },
+        { listing_id: target.id, ok: outcome.ok, outcome: row ? outcomeOf(row) : null, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },
         'check finished',
       );
       this.emit('checked', { listingId: target.id, outcome, row });

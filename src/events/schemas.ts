@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'listing.updated',
   'listing.deleted',
   'listing.check_failed',
+  'listing.price_held',
   'price.changed',
   'stock.changed',
   'alert.triggered',

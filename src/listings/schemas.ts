@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { Currency, HttpUrl, Money, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CheckResultSchema } from '../checks/schemas.js';
+import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+import { CHECK_OUTCOMES, type CheckOutcomeName, CheckResultSchema } from '../checks/schemas.js';
+import { DEFAULT_HOLD_FACTOR } from '../checks/hold.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
 
 export const INTERVAL_MIN = 300;
@@ -8,6 +9,7 @@ export const INTERVAL_MAX = 2_592_000;
 export const INTERVAL_DEFAULT = 21_600;
 export const SELECTOR_MAX = 1000;
 export const LISTING_STATUSES = ['pending', 'ok', 'failing', 'flagged'] as const;
+export const HOLD_FACTOR_MAX = 1000;
 
 const fields = {
   product_id: ResourceId('prod'),
@@ -32,6 +34,12 @@ const fields = {
     description:
       'Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only',
   }),
+  hold_factor: OrNull(Type.Number({ minimum: 0, maximum: HOLD_FACTOR_MAX }), {
+    description:
+      `A check's price this many times the listing's last recorded price, or lower by as much, is held instead of recorded until a recheck ` +
+      `reads it again or a person accepts it (docs/MONITORING.md "Held readings"). null (default): the account's default, ${DEFAULT_HOLD_FACTOR} ` +
+      `(a fall of 75 % or a rise of 300 %); 0: never hold; otherwise more than 1, up to ${HOLD_FACTOR_MAX}. A price in another currency than the last is held whatever the factor, unless it is 0`,
+  }),
 };
 
 export const ListingCreateSchema = Type.Object(
@@ -46,6 +54,7 @@ export const ListingCreateSchema = Type.Object(
     respect_robots: Type.Optional(fields.respect_robots),
     render_js: Type.Optional(fields.render_js),
     visible_fallback: Type.Optional(fields.visible_fallback),
+    hold_factor: Type.Optional(fields.hold_factor),
   },
   {
     title: 'ListingCreate',
@@ -68,6 +77,7 @@ export const ListingUpdateSchema = Type.Object(
     respect_robots: Type.Optional(fields.respect_robots),
     render_js: Type.Optional(fields.render_js),
     visible_fallback: Type.Optional(fields.visible_fallback),
+    hold_factor: Type.Optional(fields.hold_factor),
   },
   { title: 'ListingUpdate', additionalProperties: false },
 );
@@ -88,6 +98,19 @@ export const WarningSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A listing's pending held reading: what the dashboard shows with Accept and Reject. */
+export const HeldReadingSchema = Type.Object(
+  {
+    check_id: ResourceId('chk'),
+    price: Money('The price read and held'),
+    currency: { ...Currency, description: 'Currency of `price`' },
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state read with it; null: unknown' }),
+    reason: Text(2000, 'Why it cannot be right, for a person'),
+    checked_at: Timestamp('When the page was read: the time the price is recorded with if accepted'),
+  },
+  { title: 'ListingHeldReading', additionalProperties: false },
+);
+
 export const ListingSchema = Type.Object(
   {
     id: ResourceId('lst'),
@@ -102,6 +125,7 @@ export const ListingSchema = Type.Object(
     respect_robots: fields.respect_robots,
     render_js: fields.render_js,
     visible_fallback: fields.visible_fallback,
+    hold_factor: fields.hold_factor,
     status: Status,
     last_checked_at: Nullable(Timestamp('When the last check finished, successful or not')),
     last_success_at: Nullable(Timestamp('When a check last found a price')),
@@ -113,6 +137,9 @@ export const ListingSchema = Type.Object(
     next_check_at: Nullable(
       Timestamp('When the next scheduled check is due; null while the listing is disabled. A past time means "as soon as a worker is free"'),
     ),
+    held: Type.Union([HeldReadingSchema, Type.Null()], {
+      description: 'The price a check read and held, waiting for its recheck or for a person to accept or reject it; null: none',
+    }),
     warnings: Type.Array(WarningSchema, {
       maxItems: 10,
       description: 'Things that look wrong but were accepted, e.g. a URL outside the competitor\'s domain',
@@ -136,6 +163,7 @@ const listQuery = {
   sort: Type.Optional(SortQuery(LISTING_SORT_FIELDS, '-created_at')),
   status: Type.Optional(Status),
   enabled: Type.Optional(BooleanQuery('Only enabled or only disabled listings')),
+  held: Type.Optional(BooleanQuery('Only listings with a held reading waiting (`true`), or only those without')),
   created_after: Type.Optional(Timestamp('Created at or after this instant')),
   created_before: Type.Optional(Timestamp('Created before this instant')),
 };
@@ -174,7 +202,8 @@ export const ListingCheckQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
-    ok: Type.Optional(BooleanQuery('Only successful or only failed checks')),
+    ok: Type.Optional(BooleanQuery('Only checks that recorded a price (`true`), or only the others: failed and held (`false`)')),
+    outcome: Type.Optional(Type.Unsafe<CheckOutcomeName>({ type: 'string', enum: [...CHECK_OUTCOMES], description: 'Only checks with this `outcome`' })),
   },
   { additionalProperties: false },
 );

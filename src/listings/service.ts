@@ -47,9 +47,15 @@ async function refusal(db: Queryable, accountId: string, body: ListingCreate): P
   return ERRORS.validation(details);
 }
 
+/** `hold_factor` is 0 (never hold) or more than 1: a factor of 1 or less would hold every reading. */
+function checkHoldFactor(holdFactor: number | null | undefined): ErrorDetail[] {
+  if (typeof holdFactor !== 'number' || holdFactor === 0 || holdFactor > 1) return [];
+  return [{ field: 'hold_factor', message: 'must be 0 (never hold) or more than 1 (4: hold a fall of 75 % or a rise of 300 %); null: the account\'s default' }];
+}
+
 /** Each change commits with its event (docs/EVENTS.md): `listing.created`, `.updated`, `.deleted`. */
 export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
-  const details: ErrorDetail[] = checkSelector(body.selector);
+  const details: ErrorDetail[] = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
   const competitorId = body.competitor_id ?? null;
   if (competitorId !== null && body.url === undefined) details.push({ field: 'url', message: 'is required for a competitor\'s listing' });
   if (details.length > 0) throw ERRORS.validation(details);
@@ -66,6 +72,7 @@ export async function createListing(db: Database, accountId: string, body: Listi
     respect_robots: body.respect_robots ?? true,
     render_js: body.render_js ?? false,
     visible_fallback: body.visible_fallback ?? true,
+    hold_factor: body.hold_factor ?? null,
   };
   try {
     row = await db.transaction(async (tx) => {
@@ -91,7 +98,7 @@ export async function createListing(db: Database, accountId: string, body: Listi
 const RESCHEDULING_FIELDS = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
 
 export async function changeListing(db: Database, accountId: string, id: string, body: ListingUpdate): Promise<ListingRow> {
-  const details = checkSelector(body.selector);
+  const details = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
   if (details.length > 0) throw ERRORS.validation(details);
   const changes: ListingChanges = { ...body };
   if (typeof body.currency_override === 'string') changes.currency_override = body.currency_override.toUpperCase();

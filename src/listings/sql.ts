@@ -1,8 +1,9 @@
-import type { CheckRow } from '../checks/schemas.js';
+import type { CheckOutcomeName, CheckRow } from '../checks/schemas.js';
 import { domainOf, withinDomain } from '../competitors/urls.js';
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
+import { publicId } from '../ids.js';
 import { type PageRequest, pageSql } from '../lists/page.js';
 import { sequenceTiebreak, type SortKey, timestampKey } from '../lists/sort.js';
 import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
@@ -22,6 +23,7 @@ export interface ListingRow {
   respect_robots: boolean;
   render_js: boolean;
   visible_fallback: boolean;
+  hold_factor: number | null;
   status: Listing['status'];
   last_checked_at: Date | null;
   last_success_at: Date | null;
@@ -31,10 +33,13 @@ export interface ListingRow {
   last_error: string | null;
   consecutive_failures: number;
   next_check_at: Date;
+  held_check_id: string | number | null;
   created_at: Date;
   updated_at: Date;
   /** The competitor's domain (null for our own pages), for the domain warning. */
   competitor_domain: string | null;
+  /** The pending held reading (heldReading), as JSON. */
+  held: { check_id: string; price: string | number; currency: string; in_stock: boolean | null; reason: string; checked_at: string } | null;
 }
 
 const COLUMNS = [
@@ -50,6 +55,7 @@ const COLUMNS = [
   'respect_robots',
   'render_js',
   'visible_fallback',
+  'hold_factor',
   'status',
   'last_checked_at',
   'last_success_at',
@@ -59,6 +65,7 @@ const COLUMNS = [
   'last_error',
   'consecutive_failures',
   'next_check_at',
+  'held_check_id',
   'created_at',
   'updated_at',
 ] as const;
@@ -68,6 +75,15 @@ export const listingColumns = (alias: string) => COLUMNS.map((c) => `${alias}.${
 /** The competitor's domain of the listing in `alias`, for toListing's warning. */
 export const competitorDomain = (alias: string) =>
   `(select c.domain from competitors c where c.id = ${alias}.competitor_id) as competitor_domain`;
+
+/** The listing's pending held reading (its listing_checks row) as JSON, for toListing. */
+export const heldReading = (alias: string) =>
+  `(select json_build_object('check_id', k.id::text, 'price', k.price::text, 'currency', k.currency, 'in_stock', k.in_stock,
+                             'reason', k.held_reason, 'checked_at', k.read_at)
+      from listing_checks k where k.id = ${alias}.held_check_id and k.listing_id = ${alias}.id) as held`;
+
+/** The columns every statement returning whole listings returns, for table (or alias) `t`. */
+const extras = (t: string) => `${competitorDomain(t)}, ${heldReading(t)}`;
 
 /** What a listing's response says about the row; the one place the row becomes the resource. */
 export function toListing(r: ListingRow): Listing {
@@ -94,6 +110,7 @@ export function toListing(r: ListingRow): Listing {
     respect_robots: r.respect_robots,
     render_js: r.render_js,
     visible_fallback: r.visible_fallback,
+    hold_factor: r.hold_factor === null ? null : Number(r.hold_factor),
     status: r.status,
     last_checked_at: r.last_checked_at === null ? null : iso(r.last_checked_at),
     last_success_at: r.last_success_at === null ? null : iso(r.last_success_at),
@@ -103,6 +120,17 @@ export function toListing(r: ListingRow): Listing {
     last_error: r.last_error,
     consecutive_failures: Number(r.consecutive_failures),
     next_check_at: r.enabled ? iso(r.next_check_at) : null,
+    held:
+      r.held === null
+        ? null
+        : {
+            check_id: publicId('chk', r.held.check_id),
+            price: Number(r.held.price),
+            currency: r.held.currency,
+            in_stock: r.held.in_stock,
+            reason: r.held.reason,
+            checked_at: iso(r.held.checked_at),
+          },
     warnings,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
@@ -122,6 +150,7 @@ export interface NewListing {
   respect_robots: boolean;
   render_js: boolean;
   visible_fallback: boolean;
+  hold_factor: number | null;
 }
 
 /**
@@ -133,13 +162,13 @@ export interface NewListing {
 export async function insertListing(db: Queryable, accountId: string, l: NewListing): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
     `insert into listings (account_id, id, product_id, competitor_id, url, selector, currency_override,
-                           check_interval_seconds, enabled, respect_robots, render_js, visible_fallback)
-     select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11, $12
+                           check_interval_seconds, enabled, respect_robots, render_js, visible_fallback, hold_factor)
+     select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11, $12, $13::float8
        from products p
       where p.id = $3 and p.account_id = $1
         and coalesce($5::text, p.url) is not null
         and ($4::text is null or exists (select 1 from competitors c where c.id = $4::text and c.account_id = $1))
-     returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+     returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
     [
       accountId,
       l.id,
@@ -153,6 +182,7 @@ export async function insertListing(db: Queryable, accountId: string, l: NewList
       l.respect_robots,
       l.render_js,
       l.visible_fallback,
+      l.hold_factor,
     ],
   );
   return r.rows[0];
@@ -187,16 +217,22 @@ export async function findListingIdByUrl(db: Queryable, accountId: string, produ
 
 export async function getListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
-    `select ${listingColumns('l')}, ${competitorDomain('l')} from listings l where l.id = $1 and l.account_id = $2`,
+    `select ${listingColumns('l')}, ${extras('l')} from listings l where l.id = $1 and l.account_id = $2`,
     [id, accountId],
   );
   return r.rows[0];
 }
 
-const UPDATABLE = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'enabled', 'respect_robots', 'render_js', 'visible_fallback'] as const;
-export type ListingChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | boolean | null>>;
 /** Settings that change what a check does: changing one schedules a check now. */
 const RESCHEDULING = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
+const UPDATABLE = [...RESCHEDULING, 'enabled', 'hold_factor'] as const;
+export type ListingChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | boolean | null>>;
+/**
+ * Settings that re-point the listing: a price read before is no longer this listing's, so its
+ * held reading is dropped (superseded) and the rejected one forgotten, as recordCheck discards a
+ * check whose listing changed these meanwhile (src/checks/sql.ts).
+ */
+const REPOINTING = ['url', 'selector', 'currency_override'] as const;
 
 /**
  * Sets only the given fields. A value that differs from the stored one in a setting that changes
@@ -208,23 +244,32 @@ export async function updateListing(db: Queryable, accountId: string, id: string
   const sets: string[] = [];
   const params: unknown[] = [id, accountId];
   const differs: string[] = [];
+  const repoints: string[] = [];
   for (const col of UPDATABLE) {
     if (changes[col] === undefined) continue;
     params.push(changes[col]);
-    const p = `$${params.length}`;
+    const p = col === 'hold_factor' ? `$${params.length}::float8` : `$${params.length}`;
     sets.push(`${col} = ${p}`);
     if ((RESCHEDULING as readonly string[]).includes(col)) differs.push(`${col} is distinct from ${p}`);
+    if ((REPOINTING as readonly string[]).includes(col)) repoints.push(`${col} is distinct from ${p}`);
     if (col === 'enabled') differs.push(`(not enabled and ${p})`);
   }
   if (sets.length === 0) return getListing(db, accountId, id);
   const reschedule = differs.length > 0 ? `, next_check_at = case when ${differs.join(' or ')} then now() else next_check_at end` : '';
+  const repoint = repoints.join(' or ');
+  const forget =
+    repoints.length > 0
+      ? `, held_check_id = case when ${repoint} then null else held_check_id end,
+           rejected_price = case when ${repoint} then null else rejected_price end,
+           rejected_currency = case when ${repoint} then null else rejected_currency end`
+      : '';
   const r = await db.query<ListingRow>(
     // Strictly later than before, as for products (src/products/sql.ts). The right-hand sides
     // read the row as it was before this update.
-    `update listings set ${sets.join(', ')}${reschedule},
+    `update listings set ${sets.join(', ')}${reschedule}${forget},
             updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where id = $1 and account_id = $2
-      returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+      returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
     params,
   );
   return r.rows[0];
@@ -236,7 +281,7 @@ export async function updateListing(db: Queryable, accountId: string, id: string
  */
 export async function deleteListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
-    `delete from listings where id = $1 and account_id = $2 returning ${COLUMNS.join(', ')}, ${competitorDomain('listings')}`,
+    `delete from listings where id = $1 and account_id = $2 returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
     [id, accountId],
   );
   return r.rows[0];
@@ -255,6 +300,7 @@ export interface ListFilter {
   own?: boolean | undefined;
   status?: string | undefined;
   enabled?: boolean | undefined;
+  held?: boolean | undefined;
   created_after?: string | undefined;
   created_before?: string | undefined;
 }
@@ -266,13 +312,14 @@ export async function listListings(db: Queryable, accountId: string, f: ListFilt
   if (f.own !== undefined) where.push(f.own ? 'competitor_id is null' : 'competitor_id is not null');
   if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
   if (f.enabled !== undefined) add((p) => `enabled = ${p}`, f.enabled);
+  if (f.held !== undefined) where.push(f.held ? 'held_check_id is not null' : 'held_check_id is null');
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
-  // The page is cut first, so competitor domains are looked up for its rows only.
+  // The page is cut first, so competitor domains and held readings are looked up for its rows only.
   const r = await db.query<ListingRow>(
-    `select ${listingColumns('l')}, ${competitorDomain('l')} from (
+    `select ${listingColumns('l')}, ${extras('l')} from (
        select ${COLUMNS.join(', ')} from listings
         where ${where.join(' and ')}
         order by ${keyset.orderBy}
@@ -292,19 +339,35 @@ export const CHECK_LOG_SORTS = {
   },
 } satisfies Record<string, SortKey<CheckRow>>;
 
+/** The check log's `outcome` filter: recorded is ok; held has a reason and is not ok; failed neither. */
+const OUTCOME_WHERE: Record<CheckOutcomeName, string> = {
+  recorded: 'k.ok',
+  held: 'not k.ok and k.held_reason is not null',
+  failed: 'not k.ok and k.held_reason is null',
+};
+
 /** A page of the listing's check log. */
-export async function listChecks(db: Queryable, accountId: string, listingId: string, ok: boolean | undefined, page: PageRequest<CheckRow>): Promise<CheckRow[]> {
+export async function listChecks(
+  db: Queryable,
+  accountId: string,
+  listingId: string,
+  filter: { ok?: boolean | undefined; outcome?: CheckOutcomeName | undefined },
+  page: PageRequest<CheckRow>,
+): Promise<CheckRow[]> {
   const params: unknown[] = [listingId, accountId];
   const where = ['k.listing_id = $1', 'l.account_id = $2'];
-  if (ok !== undefined) {
-    params.push(ok);
+  if (filter.ok !== undefined) {
+    params.push(filter.ok);
     where.push(`k.ok = $${params.length}`);
   }
+  if (filter.outcome !== undefined) where.push(OUTCOME_WHERE[filter.outcome]);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<CheckRow>(
     `select k.id, k.listing_id, k.started_at, k.duration_ms, k.ok, k.http_status, k.final_url, k.price, k.currency,
-            k.in_stock, k.source, k.error_code, k.error, k.candidates
+            k.in_stock, k.source, k.error_code, k.error, k.candidates,
+            k.held_reason, k.held_previous_price, k.held_previous_currency, k.held_factor, k.read_at, k.confirmed_by,
+            k.held_resolution, k.resolved_at, coalesce(l.held_check_id = k.id, false) as held_pending
        from listing_checks k join listings l on l.id = k.listing_id
       where ${where.join(' and ')}
       order by ${keyset.orderBy}

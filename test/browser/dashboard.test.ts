@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
@@ -346,6 +348,81 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed, [/\/api\/v1\/extract$/]), []);
     await page.close();
+  });
+
+  it('shows a held reading with its reason and Accept / Reject on the listings page, at desk and phone widths', async () => {
+    // A shop whose price the test sets: 49.99, then 4999 (cents lost), which a check holds.
+    const prices = new Map<string, string>();
+    const server = http.createServer((req, res) => {
+      const price = prices.get(req.url ?? '');
+      if (!price) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
+        `<!doctype html><title>Kettle</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Kettle",` +
+          `"offers":{"@type":"Offer","price":"${price}","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}</script><h1>Kettle</h1>`,
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const shopUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Holdfast', website: shopUrl })).body;
+      const listings: Record<'glass' | 'steel', string> = { glass: '', steel: '' };
+      for (const name of ['glass', 'steel'] as const) {
+        const prod = (await rig.call<Product>('POST', '/api/v1/products', { name: `${name === 'glass' ? 'Glass' : 'Steel'} kettle`, base_price: 50, currency: 'EUR' })).body;
+        prices.set(`/${name}`, '49.99');
+        const l = await rig.call<{ id: string }>('POST', '/api/v1/listings', { product_id: prod.id, competitor_id: shop.id, url: `${shopUrl}/${name}`, enabled: false });
+        assert.equal(l.status, 201);
+        listings[name] = l.body.id;
+        assert.equal((await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome, 'recorded');
+        prices.set(`/${name}`, '4999');
+        assert.equal((await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome, 'held');
+      }
+
+      const { page, errors, failed } = await newPage(rig);
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await signIn(page, rig.base, rig.key);
+      await page.goto(`${rig.base}/dashboard/#/listings?competitor_id=${shop.id}`);
+      const panel = page.getByTestId('held-readings');
+      await panel.getByRole('heading', { name: 'Held readings (2)' }).waitFor();
+      const glass = panel.getByRole('listitem', { name: /^Held reading of Glass kettle/ });
+      const glassText = (await glass.textContent()) ?? '';
+      assert.match(glassText, /€4,999\.00 read .*last recorded €49\.99/s, 'the price read beside the last one');
+      assert.match(glassText, /Why held: The price read, 4999 EUR, is 100 times the listing's last recorded price, 49\.99 EUR/);
+      const row = page.getByRole('row').filter({ hasText: 'steel' });
+      await row.getByText('price held').waitFor();
+      await settled(page);
+      await shot(page, 'listings-held-1400');
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      await settled(page);
+      const by = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(by <= 0, `the listings page with held readings is ${by}px wider than the phone`);
+      await shot(page, 'listings-held-390');
+      await page.setViewportSize({ width: 1400, height: 900 });
+
+      await glass.getByRole('button', { name: 'Accept' }).click();
+      await page.getByTestId('held-answer').filter({ hasText: 'Accepted: €4,999.00 is recorded' }).waitFor();
+      await panel.getByRole('heading', { name: 'Held readings (1)' }).waitFor();
+      const accepted = (await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.glass}`)).body;
+      assert.deepEqual([accepted.last_price, accepted.held], [4999, null]);
+
+      await panel.getByRole('listitem', { name: /^Held reading of Steel kettle/ }).getByRole('button', { name: 'Reject' }).click();
+      await page.getByTestId('held-answer').filter({ hasText: 'Rejected €4,999.00: nothing was recorded' }).waitFor();
+      await panel.getByRole('heading').waitFor({ state: 'detached' });
+      const rejected = (await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.steel}`)).body;
+      assert.deepEqual([rejected.last_price, rejected.held], [49.99, null]);
+
+      // The check log says what became of each held reading.
+      await page.getByRole('row').filter({ hasText: 'steel' }).getByRole('button', { name: 'Check log' }).click();
+      const log = page.getByTestId('check-result');
+      await log.getByText(/held €4,999\.00 \(rejected\)/).waitFor();
+      await log.getByText(/held €4,999\.00 \(rejected\)/).click();
+      assert.match((await log.getByTestId('held-check').first().textContent()) ?? '', /100 times.*rejected by hand: nothing was recorded/s);
+      assert.deepEqual(errors, []);
+      assert.deepEqual(unexpected(failed, []), []);
+      await page.close();
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('imports products from CSV in batches with per-row errors, and exports the catalogue', async () => {

@@ -54,6 +54,15 @@ describe('candidate JSON', () => {
       error_code: null,
       error: null,
       candidates: [stored],
+      held_reason: null,
+      held_previous_price: null,
+      held_previous_currency: null,
+      held_factor: null,
+      read_at: null,
+      confirmed_by: null,
+      held_resolution: null,
+      resolved_at: null,
+      held_pending: false,
     };
     const shown = toCheckResult(row).candidates[0];
     assert.equal(shown?.period, null);

@@ -30,6 +30,7 @@ export interface ListingJson {
   respect_robots: boolean;
   render_js: boolean;
   visible_fallback: boolean;
+  hold_factor: number | null;
   status: 'pending' | 'ok' | 'failing' | 'flagged';
   last_checked_at: string | null;
   last_success_at: string | null;
@@ -39,6 +40,7 @@ export interface ListingJson {
   last_error: string | null;
   consecutive_failures: number;
   next_check_at: string | null;
+  held: { check_id: string; price: number; currency: string; in_stock: boolean | null; reason: string; checked_at: string } | null;
   warnings: { code: string; message: string }[];
   created_at: string;
   updated_at: string;

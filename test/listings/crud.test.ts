@@ -47,6 +47,7 @@ describe('listings: create, read, update, delete', () => {
           respect_robots: true,
           render_js: false,
           visible_fallback: true,
+          hold_factor: null,
           status: 'pending',
           last_checked_at: null,
           last_success_at: null,
@@ -56,6 +57,7 @@ describe('listings: create, read, update, delete', () => {
           last_error: null,
           consecutive_failures: 0,
           next_check_at: undefined,
+          held: null,
           warnings: [],
           created_at: undefined,
           updated_at: undefined,
@@ -121,10 +123,11 @@ describe('listings: create, read, update, delete', () => {
       respect_robots: false,
       render_js: true,
       visible_fallback: false,
+      hold_factor: 10,
     };
     const l = await createListing(t, headers, { product_id: product.id, competitor_id: competitor.id, url: 'https://rival.example/k', ...settings });
     assert.deepEqual(
-      { selector: l.selector, currency_override: l.currency_override, check_interval_seconds: l.check_interval_seconds, enabled: l.enabled, respect_robots: l.respect_robots, render_js: l.render_js, visible_fallback: l.visible_fallback },
+      { selector: l.selector, currency_override: l.currency_override, check_interval_seconds: l.check_interval_seconds, enabled: l.enabled, respect_robots: l.respect_robots, render_js: l.render_js, visible_fallback: l.visible_fallback, hold_factor: l.hold_factor },
       { ...settings, currency_override: 'GBP' },
     );
     assert.equal(l.next_check_at, null, 'a disabled listing is not scheduled');

@@ -263,7 +263,7 @@ export interface paths {
         };
         /**
          * List listings
-         * @description Listings of the account, newest first by default, filtered by product, competitor, our own pages (`own=true`), status or enabled, with cursor pagination. A product or competitor id that is not in the account simply matches nothing.
+         * @description Listings of the account, newest first by default, filtered by product, competitor, our own pages (`own=true`), status, enabled or a held reading waiting (`held=true`), with cursor pagination. A product or competitor id that is not in the account simply matches nothing.
          */
         get: operations["listListings"];
         put?: never;
@@ -359,7 +359,7 @@ export interface paths {
         };
         /**
          * List a listing's recent checks
-         * @description The check log, newest first: outcome, HTTP status, the price chosen and every price candidate found on the page with its source, so you can see why a price was chosen and pin a `selector`. The most recent checks of each listing are kept.
+         * @description The check log, newest first: outcome (`recorded`, `failed` or `held`), HTTP status, the price chosen and every price candidate found on the page with its source, so you can see why a price was chosen and pin a `selector`. A held reading shows why it was held and what became of it (`held`). The most recent checks of each listing are kept.
          */
         get: operations["listListingChecks"];
         put?: never;
@@ -401,9 +401,49 @@ export interface paths {
         put?: never;
         /**
          * Check a listing now
-         * @description Fetches the listing's page and reads its price now, outside the schedule, and returns the check, recorded like a scheduled one: on success a price observation, and the listing's state and next check (one interval from now; after a failure, the backoff) updated. A failed check is still a 200 with `status: "failed"` and `error`. 409 while a worker (or another request) is checking the listing. Works on disabled listings too. Send an `Idempotency-Key` to make retries replay the first result instead of checking again.
+         * @description Fetches the listing's page and reads its price now, outside the schedule, and returns the check, recorded like a scheduled one: on success a price observation, and the listing's state and next check (one interval from now; after a failure, the backoff) updated. A failed check is still a 200 with `outcome: "failed"` and `error`; a price that cannot be right next to the listing's last one is a 200 with `outcome: "held"` and `held`: nothing recorded, and (for an enabled listing) a recheck within five minutes. 409 while a worker (or another request) is checking the listing. Works on disabled listings too. Send an `Idempotency-Key` to make retries replay the first result instead of checking again.
          */
         post: operations["checkListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{id}/checks/{check_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a held reading
+         * @description Records the listing's held reading (a check with `outcome: "held"`) as its price, with the held check's time: a price observation, the listing's last price, and what follows from a new price (`price.changed`, alert rules). Answers the check, its `held.state` now `accepted`. Only the listing's pending held reading can be accepted, once: a check that is not held, or was already accepted, rejected, confirmed by a recheck or replaced by a later check, is a 409 and changes nothing. No body. Send an `Idempotency-Key` to make a retry replay the first answer.
+         */
+        post: operations["acceptHeldCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{id}/checks/{check_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a held reading
+         * @description Drops the listing's held reading (a check with `outcome: "held"`): nothing is recorded and the listing goes on as before, checked on its schedule. The same price read again later is held again (never recorded by a recheck) until someone accepts it or the page shows another price. Answers the check, its `held.state` now `rejected`. Only the listing's pending held reading can be rejected, once: anything else is a 409 and changes nothing. No body.
+         */
+        post: operations["rejectHeldCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1720,7 +1760,7 @@ export interface components {
              * @description The kind of event
              * @enum {string}
              */
-            type: "product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled";
+            type: "product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled";
             /**
              * Format: date-time
              * @description When the change happened (RFC 3339, UTC)
@@ -1885,6 +1925,35 @@ export interface components {
             failure: string | null;
             notes: string[];
         };
+        /** HeldReading */
+        HeldReading: {
+            /** @description Why the reading cannot be right, for a person */
+            reason: string;
+            /**
+             * Format: money
+             * @description The listing's last recorded price the reading was judged against. At most 4 decimal places.
+             */
+            previous_price: number;
+            /**
+             * Format: iso4217
+             * @description Currency of `previous_price`
+             */
+            previous_currency: string;
+            /** @description How many times apart the reading and `previous_price` are (4: a quarter, or four times, of it); null when the currencies differ or one of them is 0 */
+            factor: number | null;
+            /** @description On a check that recorded a held reading read again: the held check (the first reading). On that held check: the check that read it again. Null otherwise */
+            confirmed_by: string | null;
+            /**
+             * @description `pending`: waiting for its recheck or a person (accept or reject it); `accepted`: recorded by a person; `rejected`: dropped by a person; `confirmed`: read again by the next check and recorded by it; `superseded`: a later check recorded or held another price, or the listing was re-pointed
+             * @enum {string}
+             */
+            state: "pending" | "accepted" | "rejected" | "confirmed" | "superseded";
+            /**
+             * Format: date-time
+             * @description When it was accepted, rejected or confirmed; null while pending or once superseded
+             */
+            resolved_at: string | null;
+        };
         /** Listing */
         Listing: {
             /** @description Opaque id starting with `lst_` */
@@ -1920,6 +1989,8 @@ export interface components {
             render_js: boolean;
             /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
             visible_fallback: boolean;
+            /** @description A check's price this many times the listing's last recorded price, or lower by as much, is held instead of recorded until a recheck reads it again or a person accepts it (docs/MONITORING.md "Held readings"). null (default): the account's default, 4 (a fall of 75 % or a rise of 300 %); 0: never hold; otherwise more than 1, up to 1000. A price in another currency than the last is held whatever the factor, unless it is 0 */
+            hold_factor: number | null;
             /**
              * @description `pending`: never checked; `ok`: the last check found a price; `failing`: the last check failed; `flagged`: checks failed repeatedly and need attention (see `last_error`)
              * @enum {string}
@@ -1955,6 +2026,8 @@ export interface components {
              * @description When the next scheduled check is due; null while the listing is disabled. A past time means "as soon as a worker is free"
              */
             next_check_at: string | null;
+            /** @description The price a check read and held, waiting for its recheck or for a person to accept or reject it; null: none */
+            held: components["schemas"]["ListingHeldReading"] | null;
             /** @description Things that look wrong but were accepted, e.g. a URL outside the competitor's domain */
             warnings: {
                 /**
@@ -1991,7 +2064,12 @@ export interface components {
             started_at: string;
             /** Format: int32 */
             duration_ms: number;
-            /** @description true: a price was found and recorded; false: see `error_code` and `error` */
+            /**
+             * @description `recorded`: a price was read and recorded; `failed`: no price (see `error_code` and `error`); `held`: a price was read but cannot be right next to the listing's last one (see `held`): nothing was recorded
+             * @enum {string}
+             */
+            outcome: "recorded" | "failed" | "held";
+            /** @description true only when `outcome` is `recorded`: a price was found and recorded */
             ok: boolean;
             /** @description Status of the page's response; null when none came (refused address, timeout, DNS failure) */
             http_status: number | null;
@@ -2017,6 +2095,8 @@ export interface components {
             error_code: "invalid_url" | "blocked_address" | "dns_failed" | "robots_disallowed" | "timeout" | "too_large" | "too_many_redirects" | "http_error" | "network" | "unsupported_content" | "browser_unavailable" | "no_price" | "unknown_currency" | "internal" | null;
             /** @description Why the check failed, for a person */
             error: string | null;
+            /** @description Why the reading was held and what became of it (`outcome` `held`), or which held reading this check confirmed (`outcome` `recorded`); null otherwise */
+            held: components["schemas"]["HeldReading"] | null;
             /** @description Every price found on the page, in order of preference, so you can see why one was chosen and pin a `selector` */
             candidates: components["schemas"]["PriceCandidate"][];
         };
@@ -2062,6 +2142,32 @@ export interface components {
             render_js?: boolean;
             /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
             visible_fallback?: boolean;
+            /** @description A check's price this many times the listing's last recorded price, or lower by as much, is held instead of recorded until a recheck reads it again or a person accepts it (docs/MONITORING.md "Held readings"). null (default): the account's default, 4 (a fall of 75 % or a rise of 300 %); 0: never hold; otherwise more than 1, up to 1000. A price in another currency than the last is held whatever the factor, unless it is 0 */
+            hold_factor?: number | null;
+        };
+        /** ListingHeldReading */
+        ListingHeldReading: {
+            /** @description Opaque id starting with `chk_` */
+            check_id: string;
+            /**
+             * Format: money
+             * @description The price read and held. At most 4 decimal places.
+             */
+            price: number;
+            /**
+             * Format: iso4217
+             * @description Currency of `price`
+             */
+            currency: string;
+            /** @description Stock state read with it; null: unknown */
+            in_stock: boolean | null;
+            /** @description Why it cannot be right, for a person */
+            reason: string;
+            /**
+             * Format: date-time
+             * @description When the page was read: the time the price is recorded with if accepted
+             */
+            checked_at: string;
         };
         /** ListingList */
         ListingList: {
@@ -2101,6 +2207,8 @@ export interface components {
             render_js?: boolean;
             /** @description Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only */
             visible_fallback?: boolean;
+            /** @description A check's price this many times the listing's last recorded price, or lower by as much, is held instead of recorded until a recheck reads it again or a person accepts it (docs/MONITORING.md "Held readings"). null (default): the account's default, 4 (a fall of 75 % or a rise of 300 %); 0: never hold; otherwise more than 1, up to 1000. A price in another currency than the last is held whatever the factor, unless it is 0 */
+            hold_factor?: number | null;
         };
         /** OpenApiDocument */
         OpenApiDocument: {
@@ -3305,7 +3413,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description Empty: every event type */
-            event_types: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
+            event_types: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
             /** @enum {string} */
             format: "standard" | "slack";
             enabled: boolean;
@@ -3332,7 +3440,7 @@ export interface components {
             /** @description A note for people: what the endpoint is for */
             description?: string | null;
             /** @description The event types sent to this endpoint; empty: all of them. Repeated types count once */
-            event_types?: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
+            event_types?: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
             /**
              * @description `standard`: the signed event envelope (Standard Webhooks); `slack`: a `{"text": ...}` body that a chat incoming-webhook accepts
              * @enum {string}
@@ -3351,7 +3459,7 @@ export interface components {
              * @description The kind of event
              * @enum {string}
              */
-            event_type: "product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled";
+            event_type: "product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled";
             /**
              * Format: int32
              * @description 1 for the first attempt; retries and redeliveries count on
@@ -3429,7 +3537,7 @@ export interface components {
             /** @description A note for people: what the endpoint is for */
             description?: string | null;
             /** @description The event types sent to this endpoint; empty: all of them. Repeated types count once */
-            event_types?: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
+            event_types?: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
             /**
              * @description `standard`: the signed event envelope (Standard Webhooks); `slack`: a `{"text": ...}` body that a chat incoming-webhook accepts
              * @enum {string}
@@ -3448,7 +3556,7 @@ export interface components {
             url: string;
             description: string | null;
             /** @description Empty: every event type */
-            event_types: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
+            event_types: ("product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled")[];
             /** @enum {string} */
             format: "standard" | "slack";
             enabled: boolean;
@@ -7017,6 +7125,8 @@ export interface operations {
                 status?: "pending" | "ok" | "failing" | "flagged";
                 /** @description Only enabled or only disabled listings (`true` or `false`) */
                 enabled?: boolean;
+                /** @description Only listings with a held reading waiting (`true`), or only those without (`true` or `false`) */
+                held?: boolean;
                 /** @description Created at or after this instant */
                 created_after?: string;
                 /** @description Created before this instant */
@@ -8352,6 +8462,8 @@ export interface operations {
                 status?: "pending" | "ok" | "failing" | "flagged";
                 /** @description Only enabled or only disabled listings (`true` or `false`) */
                 enabled?: boolean;
+                /** @description Only listings with a held reading waiting (`true`), or only those without (`true` or `false`) */
+                held?: boolean;
                 /** @description Created at or after this instant */
                 created_after?: string;
                 /** @description Created before this instant */
@@ -8580,6 +8692,8 @@ export interface operations {
                 status?: "pending" | "ok" | "failing" | "flagged";
                 /** @description Only enabled or only disabled listings (`true` or `false`) */
                 enabled?: boolean;
+                /** @description Only listings with a held reading waiting (`true`), or only those without (`true` or `false`) */
+                held?: boolean;
                 /** @description Created at or after this instant */
                 created_after?: string;
                 /** @description Created before this instant */
@@ -8800,8 +8914,10 @@ export interface operations {
                 limit?: number;
                 /** @description `next_cursor` of the previous page */
                 cursor?: string;
-                /** @description Only successful or only failed checks (`true` or `false`) */
+                /** @description Only checks that recorded a price (`true`), or only the others: failed and held (`false`) (`true` or `false`) */
                 ok?: boolean;
+                /** @description Only checks with this `outcome` */
+                outcome?: "recorded" | "failed" | "held";
             };
             header?: {
                 /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
@@ -9315,6 +9431,508 @@ export interface operations {
                      *         {
                      *           "field": "sku",
                      *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptHeldCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a request with the same key, method, path and body within 24 hours gets the first response again (with `Idempotent-Replayed: true`) instead of acting twice. The same key with another body is a 409. Keys are scoped to the account; 1 to 255 visible ASCII characters, e.g. a UUID. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Opaque id starting with `lst_` */
+                id: string;
+                /** @description Opaque id starting with `chk_` */
+                check_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check, accepted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListingCheck"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate, idempotency key reuse) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rejectHeldCheck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a request with the same key, method, path and body within 24 hours gets the first response again (with `Idempotent-Replayed: true`) instead of acting twice. The same key with another body is a 409. Keys are scoped to the account; 1 to 255 visible ASCII characters, e.g. a UUID. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Opaque id starting with `lst_` */
+                id: string;
+                /** @description Opaque id starting with `chk_` */
+                check_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check, rejected */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListingCheck"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate, idempotency key reuse) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
                      *         }
                      *       ],
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"

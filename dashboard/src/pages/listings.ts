@@ -16,7 +16,48 @@ const STATUSES: [string, string][] = [
 ];
 
 
-const statusBadge = (l: Pick<Listing, 'status'>) => badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad');
+export const statusBadge = (l: Pick<Listing, 'status' | 'held'>): Child => [
+  badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad'),
+  l.held ? [' ', badge('price held', 'warn')] : null,
+];
+
+const HELD_WORDS: Record<NonNullable<CheckResult['held']>['state'], string> = {
+  pending: 'waiting: the next check reads the page again within 5 minutes and records the price if it reads the same; or accept or reject it now',
+  accepted: 'accepted by hand: recorded with the time it was read',
+  rejected: 'rejected by hand: nothing was recorded',
+  confirmed: 'confirmed: the next check read the same price and recorded it',
+  superseded: 'replaced: a later check recorded or held another price',
+};
+
+/**
+ * Accept and Reject for the listing's held reading `checkId` (POST .../accept, .../reject): what
+ * happened is said in `result`, then `done` runs (the page reloads what it shows).
+ */
+export function heldActions(listingId: string, checkId: string, result: HTMLElement, done: () => Promise<void> | void): HTMLElement {
+  const accept = h('button', { type: 'button', class: 'small' }, 'Accept');
+  const reject = h('button', { type: 'button', class: 'secondary small' }, 'Reject');
+  const answer = (what: 'accept' | 'reject', button: HTMLButtonElement) =>
+    void withBusy(button, result, async () => {
+      const path = `/listings/${encodeURIComponent(listingId)}/checks/${encodeURIComponent(checkId)}/${what}`;
+      const c = await api<CheckResult>(path, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+      accept.disabled = true;
+      reject.disabled = true;
+      put(
+        result,
+        h(
+          'p',
+          { class: 'notice ok', 'data-testid': 'held-answer' },
+          what === 'accept'
+            ? `Accepted: ${money(c.price, c.currency)} is recorded as the price read ${when(c.started_at, true)}.`
+            : `Rejected ${money(c.price, c.currency)}: nothing was recorded. The same price read again stays held until someone accepts it.`,
+        ),
+      );
+      await done();
+    });
+  accept.addEventListener('click', () => answer('accept', accept));
+  reject.addEventListener('click', () => answer('reject', reject));
+  return h('div', { class: 'row-actions' }, accept, reject);
+}
 
 /**
  * The button that pins `path` as the listing's `selector` (PATCH /listings/{id}) and says, in
@@ -108,20 +149,37 @@ export function evidenceView(listingId: string | null, c: Candidate | undefined)
   );
 }
 
-function checkView(c: CheckResult): HTMLElement {
+/** What a held check says: why it was held, what became of it, and Accept/Reject while it waits. */
+function heldView(c: CheckResult, done: () => Promise<void> | void): HTMLElement | null {
+  const held = c.held;
+  if (!held) return null;
+  const result = h('div', { 'aria-live': 'polite' });
+  return h(
+    'div',
+    { class: 'notice warn held', 'data-testid': 'held-check' },
+    h('p', null, c.outcome === 'recorded' ? `Held first (${held.confirmed_by ?? ''}), then read again and recorded. ` : 'Held, not recorded: ', held.reason),
+    c.outcome === 'held' ? h('p', null, h('strong', null, 'Now: '), HELD_WORDS[held.state]) : null,
+    c.outcome === 'held' && held.state === 'pending' ? heldActions(c.listing_id, c.id, result, done) : null,
+    result,
+  );
+}
+
+function checkView(c: CheckResult, done: () => Promise<void> | void = () => undefined): HTMLElement {
+  const read = c.outcome !== 'failed' ? ` · ${money(c.price, c.currency)}, ${stock(c.in_stock)} (${c.source ?? ''})` : '';
   return h(
     'div',
     { class: 'check' },
     h(
       'p',
       null,
-      c.ok ? badge('ok', 'ok') : badge(c.error_code ?? 'failed', 'bad'),
+      c.outcome === 'recorded' ? badge('ok', 'ok') : c.outcome === 'held' ? badge('held', 'warn') : badge(c.error_code ?? 'failed', 'bad'),
       ' ',
       when(c.started_at, true),
       ` · ${c.duration_ms} ms`,
       c.http_status !== null ? ` · HTTP ${c.http_status}` : '',
-      c.ok ? ` · ${money(c.price, c.currency)}, ${stock(c.in_stock)} (${c.source ?? ''})` : '',
+      read,
     ),
+    heldView(c, done),
     c.error ? h('p', { class: 'notice error' }, c.error) : null,
     c.final_url ? h('p', null, 'Page: ', extLink(c.final_url)) : null,
     evidenceView(c.listing_id, c.candidates.find((x) => x.chosen)),
@@ -157,14 +215,21 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
     }
     go('/listings', next);
   });
+  const heldSlot = h('div', { 'data-testid': 'held-readings' });
+  // Outside heldSlot, which the reload after an answer redraws: what was done stays said.
+  const answerSlot = h('div', { 'aria-live': 'polite', 'data-testid': 'held-answer-slot' });
   const listSlot = h('div', null, loading('Loading listings…'));
   const resultSlot = h('div', { class: 'check-result', 'aria-live': 'polite', 'data-testid': 'check-result' });
-  ctx.main.append(section('Listings', form, listSlot, resultSlot));
+  ctx.main.append(section('Listings', form, heldSlot, answerSlot, listSlot, resultSlot));
 
   const reload = async () => {
     try {
-      const page = await api<ListPage<Listing>>('/listings', { query: { ...filters, cursor, limit: 25, sort: 'next_check_at' }, signal: ctx.signal });
-      const prods = await productsByIds(page.data.map((l) => l.product_id));
+      const [page, held] = await Promise.all([
+        api<ListPage<Listing>>('/listings', { query: { ...filters, cursor, limit: 25, sort: 'next_check_at' }, signal: ctx.signal }),
+        api<ListPage<Listing>>('/listings', { query: { ...filters, held: true, limit: 100, sort: '-updated_at' }, signal: ctx.signal }),
+      ]);
+      const prods = await productsByIds([...page.data, ...held.data].map((l) => l.product_id));
+      put(heldSlot, heldReadings(held.data, prods, comps, answerSlot, reload));
       put(
         listSlot,
         table(
@@ -186,7 +251,7 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
                   void withBusy(now, resultSlot, async () => {
                     put(resultSlot, loading(`Checking ${shortUrl(l.url)}…`));
                     const r = await api<CheckResult>(`/listings/${encodeURIComponent(l.id)}/check`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
-                    put(resultSlot, h('h3', { tabindex: -1 }, `Check of ${shortUrl(l.url)}`), checkView(r));
+                    put(resultSlot, h('h3', { tabindex: -1 }, `Check of ${shortUrl(l.url)}`), checkView(r, reload));
                     resultSlot.querySelector('h3')?.focus();
                     await reload();
                   }),
@@ -200,7 +265,7 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
                       h('h3', { tabindex: -1 }, `Last checks of ${shortUrl(l.url)}`),
                       checks.data.length === 0
                         ? h('p', { class: 'muted' }, 'Not checked yet.')
-                        : checks.data.map((c) => h('details', null, h('summary', null, `${when(c.started_at, true)}: ${c.ok ? `${money(c.price, c.currency)}` : (c.error_code ?? 'failed')}`), checkView(c))),
+                        : checks.data.map((c) => h('details', null, h('summary', null, `${when(c.started_at, true)}: ${checkSummary(c)}`), checkView(c, reload))),
                     );
                     resultSlot.querySelector('h3')?.focus();
                   }),
@@ -224,6 +289,60 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
     section('Add a listing', addListingForm(comps, filters.product_id, () => void reload())),
     section('Competitors', competitorsView(comps)),
     section('Try extraction (dry run)', extractForm()),
+  );
+}
+
+/** One line of the check log: the price recorded, the price held, or why the check failed. */
+function checkSummary(c: CheckResult): string {
+  if (c.outcome === 'recorded') return money(c.price, c.currency);
+  if (c.outcome === 'held') return `held ${money(c.price, c.currency)} (${c.held?.state ?? ''})`;
+  return c.error_code ?? 'failed';
+}
+
+/**
+ * The listings with a held reading waiting, each with the price read, the last price recorded,
+ * why it was held, and Accept / Reject. Nothing when none waits.
+ */
+function heldReadings(listings: readonly Listing[], prods: Map<string, { name: string }>, comps: Map<string, Competitor>, answerSlot: HTMLElement, reload: () => Promise<void>): Child {
+  if (listings.length === 0) return null;
+  return h(
+    'div',
+    { class: 'held-readings' },
+    h('h3', null, `Held readings (${listings.length})`),
+    h(
+      'p',
+      { class: 'hint' },
+      'Prices a check read but did not record because they cannot be right next to the listing\'s last price (far from it, or in another currency). ' +
+        'An enabled listing\'s next check reads the page again within 5 minutes and records the price if it reads the same. Accept records it now, with the time it was read; Reject drops it.',
+    ),
+    h(
+      'ul',
+      { class: 'held-list' },
+      listings.map((l) => {
+        const held = l.held!;
+        const name = prods.get(l.product_id)?.name ?? l.product_id;
+        return h(
+          'li',
+          { class: 'held-item', 'aria-label': `Held reading of ${name} at ${competitorName(comps, l.competitor_id)}` },
+          h(
+            'p',
+            { class: 'held-head' },
+            h('a', { href: href(`/products/${l.product_id}`) }, name),
+            ` at ${competitorName(comps, l.competitor_id)} · `,
+            extLink(l.url, shortUrl(l.url)),
+          ),
+          h(
+            'p',
+            { class: 'held-prices' },
+            h('strong', { 'data-testid': 'held-price' }, money(held.price, held.currency)),
+            ` read ${when(held.checked_at, true)} · last recorded `,
+            h('strong', null, money(l.last_price, l.last_currency)),
+          ),
+          h('p', { class: 'held-reason' }, h('span', { class: 'muted' }, 'Why held: '), held.reason),
+          heldActions(l.id, held.check_id, answerSlot, reload),
+        );
+      }),
+    ),
   );
 }
 

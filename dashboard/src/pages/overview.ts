@@ -125,30 +125,32 @@ function tile(label: string, value: string, link: string | null, kind: string, n
 
 async function renderAttention(ctx: PageContext, slot: HTMLElement): Promise<void> {
   try {
-    const [failing, flagged, dueFirst] = await Promise.all([
+    const [failing, flagged, dueFirst, held] = await Promise.all([
       api<ListPage<Listing>>('/listings', { query: { status: 'failing', limit: 20 }, signal: ctx.signal }),
       api<ListPage<Listing>>('/listings', { query: { status: 'flagged', limit: 20 }, signal: ctx.signal }),
       api<ListPage<Listing>>('/listings', { query: { enabled: true, sort: 'next_check_at', limit: 20 }, signal: ctx.signal }),
+      api<ListPage<Listing>>('/listings', { query: { held: true, limit: 20 }, signal: ctx.signal }),
     ]);
     const now = Date.now();
     const overdue = dueFirst.data.filter((l) => l.next_check_at && new Date(l.next_check_at).getTime() < now - OVERDUE_GRACE_MS);
     const rows = new Map<string, { l: Listing; why: string }>();
     for (const l of flagged.data) rows.set(l.id, { l, why: 'flagged: failing repeatedly' });
     for (const l of failing.data) rows.set(l.id, { l, why: 'last check failed' });
+    for (const l of held.data) if (!rows.has(l.id)) rows.set(l.id, { l, why: 'price held: accept or reject it' });
     for (const l of overdue) if (!rows.has(l.id)) rows.set(l.id, { l, why: `not checked on time (due ${relative(l.next_check_at, now)})` });
     const list = [...rows.values()];
     const [comps, prods] = await Promise.all([competitorMap(), productsByIds(list.map((r) => r.l.product_id))]);
     put(
       slot,
       list.length === 0
-        ? h('p', { class: 'notice ok', 'data-testid': 'attention-none' }, 'Every listing was checked on time and its last check worked.')
+        ? h('p', { class: 'notice ok', 'data-testid': 'attention-none' }, 'Every listing was checked on time, its last check worked and no price is held.')
         : table(
             'Listings that need attention',
             [
               { title: 'Product', cell: (r) => h('a', { href: href(`/products/${r.l.product_id}`) }, prods.get(r.l.product_id)?.name ?? r.l.product_id) },
               { title: 'Where', cell: (r) => competitorName(comps, r.l.competitor_id) },
               { title: 'Why', cell: (r) => badge(r.why, r.l.status === 'ok' || r.l.status === 'pending' ? 'warn' : 'bad') },
-              { title: 'Last error', cell: (r) => r.l.last_error ?? '—' },
+              { title: 'Last error', cell: (r) => (r.why.startsWith('price held') ? (r.l.held?.reason ?? '—') : (r.l.last_error ?? '—')) },
               { title: 'Last checked', cell: (r) => relative(r.l.last_checked_at) },
               { title: 'Page', cell: (r) => extLink(r.l.url, hostOf(r.l.url)) },
               { title: '', cell: (r) => h('a', { href: href('/listings', { product_id: r.l.product_id }) }, 'Open listings') },

@@ -6,8 +6,8 @@ import { competitorMap, competitorName, forgetProduct, rememberProduct } from '.
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import type { AlertEvent, BucketHistory, CheckResult, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
-import { badge, confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
-import { candidatesTable, evidenceView } from './listings';
+import { confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
+import { candidatesTable, evidenceView, statusBadge } from './listings';
 import { openProductForm } from './product-form';
 
 const DAY = 86_400;
@@ -555,14 +555,16 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
       put(slot, head, h('p', { class: 'muted' }, 'Prices sent through the API come with no check to show.'));
       return;
     }
-    const checks = await api<ListPage<CheckResult>>(`/listings/${encodeURIComponent(obs.listing_id)}/checks`, { query: { ok: true, limit: 100 }, signal: ctx.signal }).catch((err: unknown) => {
+    // A price a check recorded, or one a person accepted after its check held it.
+    const checks = await api<ListPage<CheckResult>>(`/listings/${encodeURIComponent(obs.listing_id)}/checks`, { query: { limit: 100 }, signal: ctx.signal }).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
     });
     const t = Date.parse(obs.observed_at);
     const check = checks?.data.find((c) => {
       const start = Date.parse(c.started_at);
-      return start <= t && t <= start + c.duration_ms + 2000 && c.price === obs.price;
+      const recorded = c.outcome === 'recorded' || c.held?.state === 'accepted';
+      return recorded && start <= t && t <= start + c.duration_ms + 2000 && c.price === obs.price;
     });
     if (!check) {
       put(slot, head, h('p', { class: 'muted' }, checks ? 'This check is no longer in the listing\'s log (it keeps the last 50 checks).' : 'The listing has been deleted; its check log went with it.'));
@@ -580,6 +582,7 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
         h('div', null, h('dt', null, 'Page'), h('dd', null, extLink(check.final_url))),
         stat('Found in', check.source ?? '—'),
       ),
+      check.held ? h('p', { class: 'notice warn' }, check.outcome === 'held' ? 'Held by its check, then accepted by hand: ' : 'Held first, then read again by the next check and recorded: ', check.held.reason) : null,
       chosen
         ? h(
             'div',
@@ -607,7 +610,7 @@ async function renderProductListings(ctx: PageContext, product: Product, comps: 
         [
           { title: 'Where', cell: (l: Listing) => competitorName(comps, l.competitor_id) },
           { title: 'Page', cell: (l) => extLink(l.url) },
-          { title: 'State', cell: (l) => badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad') },
+          { title: 'State', cell: (l) => statusBadge(l) },
           { title: 'Last price', class: 'num', cell: (l) => money(l.last_price, l.last_currency) },
           { title: 'Last check', cell: (l) => relative(l.last_checked_at) },
           { title: 'Next check', cell: (l) => (l.enabled ? relative(l.next_check_at) : 'disabled') },

@@ -15,8 +15,10 @@ export const checkListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Fetches the listing\'s page and reads its price now, outside the schedule, and returns the check, recorded like ' +
           'a scheduled one: on success a price observation, and the listing\'s state and next check (one interval from ' +
-          'now; after a failure, the backoff) updated. A failed check is still a 200 with `status: "failed"` and ' +
-          '`error`. 409 while a worker (or another request) is checking the listing. Works on disabled listings too. ' +
+          'now; after a failure, the backoff) updated. A failed check is still a 200 with `outcome: "failed"` and ' +
+          '`error`; a price that cannot be right next to the listing\'s last one is a 200 with `outcome: "held"` and `held`: ' +
+          'nothing recorded, and (for an enabled listing) a recheck within five minutes. 409 while a worker (or another request) ' +
+          'is checking the listing. Works on disabled listings too. ' +
           'Send an `Idempotency-Key` to make retries replay the first result instead of checking again.',
         tags: ['Listings'],
         params: Type.Object({ id: ListingIdSchema }, { additionalProperties: false }),

@@ -12,7 +12,7 @@ export const listListingsRoute: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'List listings',
         description:
           'Listings of the account, newest first by default, filtered by product, competitor, our own pages ' +
-          '(`own=true`), status or enabled, with cursor pagination. A product or competitor id that is not in the ' +
+          '(`own=true`), status, enabled or a held reading waiting (`held=true`), with cursor pagination. A product or competitor id that is not in the ' +
           'account simply matches nothing.',
         tags: ['Listings'],
         querystring: ListingListQuerySchema,
