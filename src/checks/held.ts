@@ -2,6 +2,7 @@ import type { Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
 import { internalId, publicId } from '../ids.js';
 import { afterObservations } from '../prices/observed.js';
+import { lockListingSeries } from '../prices/series-lock.js';
 import { type CheckRow, outcomeOf, toCheckResult } from './schemas.js';
 import { acceptHeldCheck, getListingCheck, lockListingForAnswer, rejectHeldCheck } from './sql.js';
 
@@ -41,6 +42,8 @@ function refusal(check: CheckRow, answer: HeldAnswer): string | null {
 export async function answerHeldCheck(db: Database, accountId: string, listingId: string, checkPublicId: string, answer: HeldAnswer) {
   const checkId = internalId('chk', checkPublicId);
   const row = await db.transaction(async (tx) => {
+    // An accepted reading joins the series: its turn is taken first, as a check takes it before the listing (src/prices/series-lock.ts).
+    if (answer === 'accept') await lockListingSeries(tx, listingId, accountId);
     if (!(await lockListingForAnswer(tx, accountId, listingId))) throw ERRORS.notFound('Listing');
     const check = checkId === null ? undefined : await getListingCheck(tx, listingId, checkId);
     if (!check || checkId === null) throw ERRORS.notFound('Check');

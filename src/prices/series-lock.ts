@@ -31,13 +31,16 @@ export async function lockSeries(tx: Queryable, accountId: string, series: reado
   );
 }
 
-/** Locks the series of a listing (its product and competitor), before a check records its price. */
-export async function lockListingSeries(tx: Queryable, listingId: string): Promise<void> {
+/**
+ * Locks the series of a listing (its product and competitor) before a check records its price;
+ * with `accountId`, only a listing of that account (the id came from a request).
+ */
+export async function lockListingSeries(tx: Queryable, listingId: string, accountId: string | null = null): Promise<void> {
   await tx.query(
     `/* lockListingSeries */
      insert into price_series (account_id, product_id, competitor_id)
-     select account_id, product_id, competitor_id from listings where id = $1
+     select account_id, product_id, competitor_id from listings where id = $1 and ($2::text is null or account_id = $2)
      ${LOCK}`,
-    [listingId],
+    [listingId, accountId],
   );
 }
