@@ -204,7 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
     alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),
-    alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 100, 600_000),
+    alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 1, 600_000),
     alertPreviewConcurrency: int(env, 'ALERT_PREVIEW_CONCURRENCY', 2, 1, 100),
     webhookTimeoutMs: duration(env, 'WEBHOOK_TIMEOUT', 15_000, 100, 60_000),
     webhookRetrySchedule: durations(env, 'WEBHOOK_RETRY_SCHEDULE', WEBHOOK_RETRY_SCHEDULE),

@@ -25,9 +25,9 @@ import { loadLowInputs, type LowSeries } from './sql.js';
  * one newer than it makes it late.
  *
  * Read in bounded pages, all series a page at a time, so the embedded engine serves other
- * requests between them and the work can stop: at the deadline (what was read through an
- * instant every series reached is replayed, and the answer says so) or when the signal aborts
- * (the client went away: nothing more is read).
+ * requests between them and the work can stop: at the deadline, after a page (what was read
+ * through an instant every series reached is replayed, and the answer says so), or when the
+ * signal aborts (the client went away: nothing more is read).
  */
 
 /** Rows of one page; a page reads at most this many per series of up to GROUP series. */
@@ -86,10 +86,6 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
     if (open.length === 0) break;
     for (const group of groups(open)) {
       opts.signal?.throwIfAborted();
-      if (Date.now() >= opts.deadline) {
-        complete = false;
-        break reading;
-      }
       const limit = Math.max(MIN_PER_SERIES, Math.floor(PAGE_ROWS / group.length));
       const page = await loadSeriesPage(db, group, scope.to, limit);
       if (opts.progress) opts.progress.observations += page.length;
@@ -105,6 +101,11 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
         if (counts[n]! < limit) s.done = true;
       });
       if (points > opts.limit) return { exceeded: true };
+      // At the deadline the reading stops (after at least a page: a preview always gets somewhere).
+      if (Date.now() >= opts.deadline && series.some((s) => !s.done)) {
+        complete = false;
+        break reading;
+      }
     }
   }
   opts.signal?.throwIfAborted();
