@@ -168,16 +168,19 @@ const KIND_TEXT: Record<AddressKind, string> = {
   invalid: 'not a valid address',
 };
 
-/** Throw FetchError('blocked_address') unless `address` (of `host`) is allowed. */
+/**
+ * Throw FetchError('blocked_address') unless `address` (of `host`) is allowed. The message names
+ * the rule broken: for a literal address, the address and what it is; for a name, only what kind
+ * of address it resolves to, never the address itself, so a key holder cannot use refusals to
+ * learn what internal names resolve to (the text reaches API answers, delivery logs and checks).
+ */
 export function assertAllowedAddress(host: string, address: string, policy: AddressPolicy): void {
   const cls = classifyAddress(address);
   if (cls.kind === 'public' || (cls.kind === 'loopback' && policy.allowLoopback)) return;
-  const what = cls.embedded ? `${KIND_TEXT[cls.kind]} (it carries ${cls.embedded})` : KIND_TEXT[cls.kind];
-  const where = stripBrackets(host) === address ? `${address} is` : `${host} resolves to ${address},`;
-  const hint =
-    cls.kind === 'loopback'
-      ? ' (ALLOW_LOOPBACK_TARGETS=true allows 127.0.0.1 and ::1 for tests and demos)'
-      : '';
+  const literal = stripBrackets(host) === address;
+  const what = cls.embedded && literal ? `${KIND_TEXT[cls.kind]} (it carries ${cls.embedded})` : KIND_TEXT[cls.kind];
+  const where = literal ? `${address} is` : `${host} resolves to`;
+  const hint = cls.kind === 'loopback' ? ' (ALLOW_LOOPBACK_TARGETS=true allows loopback addresses, for tests and demos)' : '';
   throw new FetchError(
     'blocked_address',
     `${where} ${what}; pricehound does not fetch private, loopback, link-local or cloud metadata addresses${hint}`,

@@ -138,16 +138,18 @@ describe('resolveAllowedAddresses', () => {
   test('a name with one private address among public ones is refused', async () => {
     const err = await fetchError(resolveAllowedAddresses('mixed.test', { allowLoopback: true, lookup }));
     assert.equal(err.code, 'blocked_address');
-    assert.equal(err.message.startsWith('mixed.test resolves to 10.0.0.1, a private network address'), true, err.message);
+    assert.equal(err.message.startsWith('mixed.test resolves to a private network address;'), true, err.message);
   });
 
-  test('messages name the host, the address and what it is', async () => {
+  test('messages name the host and the rule broken; a literal address, what it is; never what a name resolved to', async () => {
     const e1 = await fetchError(resolveAllowedAddresses('internal.test', { allowLoopback: true, lookup }));
-    assert.match(e1.message, /^internal\.test resolves to 10\.0\.0\.1, a private network address; pricehound does not fetch/);
+    assert.equal(e1.message, 'internal.test resolves to a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses');
     const e2 = await fetchError(resolveAllowedAddresses('meta.test', { allowLoopback: true, lookup }));
-    assert.match(e2.message, /169\.254\.169\.254, a cloud metadata address/);
+    assert.match(e2.message, /^meta\.test resolves to a cloud metadata address;/);
+    assert.doesNotMatch(e2.message, /169\.254/);
     const e3 = await fetchError(resolveAllowedAddresses('loop.test', { allowLoopback: false, lookup }));
-    assert.match(e3.message, /loopback address.*ALLOW_LOOPBACK_TARGETS=true/);
+    assert.match(e3.message, /^loop\.test resolves to a loopback address;.*ALLOW_LOOPBACK_TARGETS=true/);
+    assert.doesNotMatch(e3.message, /127\.0\.0\.1|::1/);
     const e4 = await fetchError(resolveAllowedAddresses('[::1]', { allowLoopback: false, lookup }));
     assert.match(e4.message, /^::1 is a loopback address/);
   });
@@ -160,7 +162,7 @@ describe('resolveAllowedAddresses', () => {
   test('a real name resolving to 127.0.0.1 (localhost, from /etc/hosts) is refused without allowLoopback', async () => {
     const err = await fetchError(resolveAllowedAddresses('localhost', { allowLoopback: false }));
     assert.equal(err.code, 'blocked_address');
-    assert.match(err.message, /^localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+    assert.match(err.message, /^localhost resolves to a loopback address;/);
   });
 
   test('unknown names and names without addresses fail with dns_failed', async () => {
