@@ -191,6 +191,28 @@ function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
+/**
+ * A URL's host as it is judged and looked up: without brackets, in lower case, and a name
+ * without the trailing dot of its absolute form (`localhost.` is `localhost`, `shop.test.` is
+ * `shop.test`), so each form meets the rule of its plain form. An empty host, or a name with
+ * an empty label (`a..b`), is FetchError('invalid_url'), decided without a lookup.
+ */
+export function judgedHost(hostname: string): string {
+  let host = stripBrackets(hostname).toLowerCase();
+  if (net.isIP(host) === 0 && host.endsWith('.')) host = host.slice(0, -1);
+  if (host === '') throw new FetchError('invalid_url', 'the URL has no host');
+  if (net.isIP(host) === 0 && host.split('.').includes('')) throw new FetchError('invalid_url', 'the URL\'s host name has an empty label');
+  return host;
+}
+
+/**
+ * `localhost` and the names under it are loopback (RFC 6761), whatever a resolver would say:
+ * refused without asking DNS unless loopback is allowed.
+ */
+function isLocalhostName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
 /** The system resolver: `dns.lookup` (getaddrinfo, so /etc/hosts counts), every address, in order. */
 export const systemLookup: LookupAll = async (hostname) => {
   const found = await dns.promises.lookup(hostname, { all: true, verbatim: true });
@@ -217,13 +239,14 @@ async function lookupOrFail(hostname: string, lookup: LookupAll): Promise<Resolv
  * public and one private address and hoping the connect picks the private one.
  */
 export async function resolveAllowedAddresses(hostname: string, opts: ResolveOptions): Promise<ResolvedAddress[]> {
-  const host = stripBrackets(hostname);
-  if (host === '') throw new FetchError('invalid_url', 'the URL has no host');
+  const host = judgedHost(hostname);
   const family = net.isIP(host);
   if (family !== 0) {
-    assertAllowedAddress(hostname, host, opts);
+    assertAllowedAddress(host, host, opts);
     return [{ address: host, family: family === 6 ? 6 : 4 }];
   }
+  // The loopback refusal, said of the name (never looked up).
+  if (isLocalhostName(host)) assertAllowedAddress(host, '127.0.0.1', opts);
   const found = await lookupOrFail(host, opts.lookup ?? systemLookup);
   for (const a of found) assertAllowedAddress(host, a.address, opts);
   return found;
@@ -276,8 +299,13 @@ export class AddressGuard {
 
   /** The approved addresses of `hostname` (name or literal IP); throws FetchError otherwise. */
   resolve(hostname: string): Promise<ResolvedAddress[]> {
-    const host = stripBrackets(hostname).toLowerCase();
-    if (net.isIP(host) !== 0 || host === '') return resolveAllowedAddresses(host, this.policy);
+    let host: string;
+    try {
+      host = judgedHost(hostname);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (net.isIP(host) !== 0) return resolveAllowedAddresses(host, this.policy);
     const hit = this.cache.get(host);
     if (hit && hit.expires > this.now()) {
       // Cached entries were approved under this guard's (immutable) policy; re-assert anyway,

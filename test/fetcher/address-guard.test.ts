@@ -172,6 +172,28 @@ describe('resolveAllowedAddresses', () => {
     assert.equal((await fetchError(resolveAllowedAddresses('empty.test', { allowLoopback: false, lookup }))).code, 'dns_failed');
   });
 
+  test('a trailing dot is the plain name; localhost names are loopback without a lookup; empty labels are invalid', async () => {
+    const calls = tableLookup({ 'internal.test': ['10.0.0.1'], 'shop.test': ['93.184.215.14'] });
+    const e1 = await fetchError(resolveAllowedAddresses('internal.test.', { allowLoopback: false, lookup: calls }));
+    assert.match(e1.message, /^internal\.test resolves to a private network address/);
+    assert.deepEqual((await resolveAllowedAddresses('SHOP.test.', { allowLoopback: false, lookup: calls })).map((a) => a.address), ['93.184.215.14']);
+    assert.deepEqual([...calls.calls.keys()].sort(), ['internal.test', 'shop.test']);
+    for (const host of ['localhost', 'localhost.', 'LocalHost', 'api.localhost', 'api.localhost.']) {
+      const err = await fetchError(resolveAllowedAddresses(host, { allowLoopback: false, lookup: calls }));
+      assert.equal(err.code, 'blocked_address', host);
+      assert.match(err.message, /resolves to a loopback address/);
+    }
+    for (const host of ['a..b', 'localhost..', '.', '..', '.localhost']) {
+      assert.equal((await fetchError(resolveAllowedAddresses(host, { allowLoopback: true, lookup: calls }))).code, 'invalid_url', host);
+    }
+    assert.deepEqual([...calls.calls.keys()].sort(), ['internal.test', 'shop.test'], 'no other lookup');
+    // The guard caches the plain name: `shop.test.` and `shop.test` are one entry.
+    const guard = new AddressGuard({ allowLoopback: false, lookup: calls });
+    await guard.resolve('shop.test.');
+    await guard.resolve('shop.test');
+    assert.equal(calls.calls.get('shop.test'), 2);
+  });
+
   test('an empty host is an invalid URL', async () => {
     assert.equal((await fetchError(resolveAllowedAddresses('', { allowLoopback: true, lookup }))).code, 'invalid_url');
   });
