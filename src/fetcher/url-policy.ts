@@ -15,6 +15,11 @@ export function isFetchedScheme(protocol: string): boolean {
 /** `scheme://` then the first character of a host (not another slash). */
 const AUTHORITY = /^[a-z][a-z\d+.-]*:\/\/[^/\\]/i;
 
+/** The port a request to an http(s) URL goes to: its own, or the scheme's. */
+export function urlPort(u: { protocol: string; port: string }): number {
+  return u.port === '' ? (u.protocol === 'https:' ? 443 : 80) : Number(u.port);
+}
+
 /** A URL as messages show it: at most 120 characters. */
 export function shortUrl(u: string): string {
   return u.length > 120 ? `${u.slice(0, 117)}...` : u;

@@ -194,6 +194,27 @@ describe('resolveAllowedAddresses', () => {
     assert.equal(calls.calls.get('shop.test'), 2);
   });
 
+  test('allowTargets open one literal loopback address:port and nothing else', async () => {
+    const policy = { allowLoopback: false, allowTargets: ['127.0.0.1:4791', '[::1]:4791', '10.0.0.1:80'], lookup: tableLookup({ 'loop.test': ['127.0.0.1'] }) };
+    assert.equal((await resolveAllowedAddresses('127.0.0.1', policy, 4791)).length, 1);
+    assert.equal((await resolveAllowedAddresses('[::1]', policy, 4791)).length, 1);
+    const refused: [string, number | undefined][] = [
+      ['127.0.0.1', 4792],
+      ['127.0.0.1', undefined],
+      ['127.0.0.2', 4791],
+      ['loop.test', 4791],
+      ['localhost', 4791],
+      ['10.0.0.1', 80], // listed, but not loopback: nothing outside loopback can be opened
+      ['[::ffff:127.0.0.1]', 4791],
+    ];
+    for (const [host, port] of refused) {
+      assert.equal((await fetchError(resolveAllowedAddresses(host, policy, port))).code, 'blocked_address', `${host}:${String(port)}`);
+    }
+    const guard = new AddressGuard(policy);
+    assert.equal((await guard.resolve('127.0.0.1', 4791)).length, 1);
+    assert.equal((await fetchError(guard.resolve('127.0.0.1', 22))).code, 'blocked_address');
+  });
+
   test('an empty host is an invalid URL', async () => {
     assert.equal((await fetchError(resolveAllowedAddresses('', { allowLoopback: true, lookup }))).code, 'invalid_url');
   });

@@ -134,6 +134,44 @@ describe('with ALLOW_LOOPBACK_TARGETS: loopback only', () => {
   });
 });
 
+describe('the demo\'s allowance: one loopback address:port, not all of loopback', () => {
+  let fetcher: HttpFetcher;
+  before(() => {
+    fetcher = createHttpFetcher(testConfig({ allowLoopbackTargets: false, allowTargets: [`127.0.0.1:${site.port}`] }), { lookup });
+  });
+  after(() => fetcher.close());
+
+  test('the allowed address and port is fetched, robots.txt included', async () => {
+    const page = await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: true });
+    assert.equal(page.status, 200);
+    assert.deepEqual([...new Set(conns.connectedTo)], ['127.0.0.1']);
+  });
+
+  for (const url of [`http://127.0.0.1:${1}/`, 'http://127.0.0.1/', 'http://[::1]/', 'http://127.0.0.2/', 'http://loop.test/', 'http://10.0.0.1/']) {
+    test(`${url} stays refused`, async () => {
+      const err = await fetchError(fetcher.fetch({ url, respectRobots: false }));
+      assert.equal(err.code, 'blocked_address');
+      assert.deepEqual(conns.sockets, []);
+    });
+  }
+
+  test('another port of the allowed address, or a name resolving to it, stays refused', async () => {
+    for (const url of [`http://127.0.0.1:${site.port + 1}/`, `http://loop.test:${site.port}/pages/jsonld-basic.html`, `http://localhost:${site.port}/`]) {
+      assert.equal((await fetchError(fetcher.fetch({ url, respectRobots: false }))).code, 'blocked_address', url);
+    }
+    assert.deepEqual(conns.sockets, []);
+  });
+
+  test('a redirect from the allowed shop to another local port is refused before connecting', async () => {
+    site.clearLog();
+    const target = encodeURIComponent(`http://127.0.0.1:${site.port + 1}/admin`);
+    const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }));
+    assert.equal(err.code, 'blocked_address');
+    assert.equal(site.hits('/redirect/to'), 1);
+    assert.match(err.message, /^the page redirects to http:\/\/127\.0\.0\.1:\d+\/admin, but 127\.0\.0\.1 is a loopback address/);
+  });
+});
+
 describe('DNS rebinding: the socket connects to the address that was checked', () => {
   test('a name that re-resolves to a private address after the check is still connected to the checked one', async () => {
     let calls = 0;

@@ -79,13 +79,13 @@ describe('webhook endpoints: odd URL forms are judged without asking DNS', () =>
   it('refuses a trailing dot, a localhost name and an empty host before any lookup', async () => {
     const lookup = tableLookup({});
     for (const url of ['http://localhost./hook', 'http://api.localhost/hook', 'http:///hook', 'https:////hook', 'http://a..b/hook']) {
-      assert.ok(await endpointUrlProblem(url, false, lookup), url);
+      assert.ok(await endpointUrlProblem(url, { allowLoopback: false }, lookup), url);
     }
     assert.deepEqual([...lookup.calls.keys()], []);
     // A trailing dot names the same host as its plain form: one lookup, of the plain name.
     const table = tableLookup({ 'internal.test': ['10.0.0.1'], 'hooks.example.com': ['93.184.215.14'] });
-    assert.match((await endpointUrlProblem('http://internal.test./hook', false, table)) ?? '', /^internal\.test resolves to a private network address/);
-    assert.equal(await endpointUrlProblem('https://hooks.example.com./in', false, table), undefined);
+    assert.match((await endpointUrlProblem('http://internal.test./hook', { allowLoopback: false }, table)) ?? '', /^internal\.test resolves to a private network address/);
+    assert.equal(await endpointUrlProblem('https://hooks.example.com./in', { allowLoopback: false }, table), undefined);
     assert.deepEqual([...table.calls.keys()].sort(), ['hooks.example.com', 'internal.test']);
   });
 });
