@@ -97,13 +97,22 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
       assert.equal((await post('/webhooks', { url })).status, 422, url);
     }
     assert.equal((await post('/webhooks', { url: `http://127.0.0.1:${shopPort}/hook` })).status, 201);
-    // A listing on another local port: its check is refused before anything is sent.
+    // A listing on another local port: its check is refused before anything is sent. (Disabled,
+    // so the worker does not check it at the same moment: "check now" would be a 409.)
     const [product] = (await api(server!, key, '/products?limit=1')).data;
     const [competitor] = (await api(server!, key, '/competitors?limit=1')).data;
-    const listing = await post('/listings', { product_id: product!.id, competitor_id: competitor!.id, url: `http://127.0.0.1:${apiPort}/readyz`, respect_robots: false });
+    const listing = await post('/listings', {
+      product_id: product!.id,
+      competitor_id: competitor!.id,
+      url: `http://127.0.0.1:${apiPort}/readyz`,
+      respect_robots: false,
+      enabled: false,
+    });
     assert.equal(listing.status, 201, await listing.clone().text());
     const { id } = (await listing.json()) as { id: string };
-    const check = (await (await post(`/listings/${id}/check`)).json()) as { ok: boolean; error_code: string | null; error: string | null };
+    const checked = await post(`/listings/${id}/check`);
+    assert.equal(checked.status, 200, await checked.clone().text());
+    const check = (await checked.json()) as { ok: boolean; error_code: string | null; error: string | null };
     assert.equal(check.ok, false);
     assert.equal(check.error_code, 'blocked_address', String(check.error));
   });
