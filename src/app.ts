@@ -39,7 +39,7 @@ export interface BuildOptions {
 /** The API routes; mounted under /api/v1 (canonical) and /v1 (the spec's usage example). */
 async function apiV1(app: FastifyInstance) {
   app.addHook('onRequest', authHook(app.ctx));
-  registerIdempotency(app, app.ctx.db);
+  registerIdempotency(app, app.ctx.db, app.ctx.deploymentKey);
   await app.register(productRoutes);
   await app.register(competitorRoutes);
   await app.register(listingRoutes);

@@ -36,6 +36,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Outbound requests (competitor pages, webhooks) may reach 127.0.0.1 and ::1. Tests and demos only. */
   allowLoopbackTargets: boolean;
+  /**
+   * Loopback `address:port` targets outbound requests may reach without ALLOW_LOOPBACK_TARGETS
+   * (src/fetcher/address-guard.ts): `pricehound demo` sets its shop's; no setting reads it.
+   */
+  allowTargets?: readonly string[];
   /** User-Agent of every outbound request. */
   userAgent: string;
   fetchTimeoutMs: number;

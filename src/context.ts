@@ -11,6 +11,8 @@ import type { UsageRecorder } from './usage/recorder.js';
 export interface AppContext {
   config: Config;
   db: Database;
+  /** The deployment's key (src/db/id-key.ts): what idempotent answers are sealed with, by a key derived from it. */
+  deploymentKey: Buffer;
   limiter: RateLimiter;
   keys: KeyResolver;
   usage: UsageRecorder;

@@ -23,6 +23,8 @@ export interface Runtime extends AppContext {
 export interface CoreRuntime {
   config: Config;
   db: Database;
+  /** The deployment's key (src/db/id-key.ts). */
+  deploymentKey: Buffer;
   fetcher: Fetcher;
   extractor: Extractor;
   close(): Promise<void>;
@@ -52,10 +54,12 @@ function createPageFetcher(config: Config, log: Logger): Fetcher {
  */
 export async function createCoreRuntime(config: Config, log: Logger, opts: { db?: Database } = {}): Promise<CoreRuntime> {
   const db = opts.db ?? (await openDatabase(config, { onIdleError: (err) => log.warn({ err }, 'idle database connection failed') }));
+  let deploymentKey: Buffer;
   try {
     const applied = await migrate(db);
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
-    useIdKey(await loadIdKey(db));
+    deploymentKey = await loadIdKey(db);
+    useIdKey(deploymentKey);
   } catch (err) {
     if (!opts.db) await db.close();
     throw err;
@@ -66,6 +70,7 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
   return {
     config,
     db,
+    deploymentKey,
     fetcher,
     extractor,
     close() {
@@ -86,7 +91,7 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
  */
 export async function createRuntime(config: Config, log: Logger, opts: { db?: Database } = {}): Promise<Runtime> {
   const core = await createCoreRuntime(config, log, opts);
-  const { db, fetcher, extractor } = core;
+  const { db, deploymentKey, fetcher, extractor } = core;
   const closers: (() => Promise<void>)[] = [];
   try {
     let limiter: RateLimiter;
@@ -116,6 +121,7 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
     return {
       config,
       db,
+      deploymentKey,
       limiter,
       keys,
       usage,

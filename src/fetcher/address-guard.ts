@@ -2,8 +2,9 @@
  * The SSRF guard of every outbound request (page checks, robots.txt, webhooks): a host name is
  * resolved, and if ANY of its addresses lies outside the public unicast space the request is
  * refused before a socket exists. `ALLOW_LOOPBACK_TARGETS` opens exactly 127.0.0.0/8 and ::1
- * (tests and demos); nothing opens the private, link-local, unique-local, shared (CGNAT),
- * multicast, reserved or cloud-metadata ranges.
+ * (tests), `allowTargets` single loopback `address:port` pairs (the demo's shop); nothing opens
+ * the private, link-local, unique-local, shared (CGNAT), multicast, reserved or cloud-metadata
+ * ranges.
  *
  * The addresses that passed are the ones connected to: `AddressGuard.lookup` is given to the
  * socket as its DNS lookup, and `createGuardedConnector` (src/fetcher/agent.ts) re-checks at the
@@ -28,6 +29,13 @@ export type LookupAll = (hostname: string) => Promise<ResolvedAddress[]>;
 export interface AddressPolicy {
   /** Allow 127.0.0.0/8 and ::1 (ALLOW_LOOPBACK_TARGETS). Never opens any other range. */
   allowLoopback: boolean;
+  /**
+   * Loopback targets allowed one by one when `allowLoopback` is off, as `address:port`
+   * (`127.0.0.1:4791`, `[::1]:4791`): `pricehound demo` opens its own shop and nothing else on
+   * the machine. They match a URL that names the address literally, on that port; a name that
+   * resolves to it does not match, and nothing outside loopback can be listed.
+   */
+  allowTargets?: readonly string[];
 }
 
 export interface ResolveOptions extends AddressPolicy {
@@ -146,10 +154,20 @@ function v4FromWords(hi: number, lo: number): ipaddr.IPv4 {
   return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
 }
 
-/** May an outbound request connect to this address under the policy? */
+/** May an outbound request connect to this address under the policy? (`allowTargets` needs the port: see `assertAllowedAddress`.) */
 export function isAllowedAddress(address: string, policy: AddressPolicy): boolean {
   const { kind } = classifyAddress(address);
   return kind === 'public' || (kind === 'loopback' && policy.allowLoopback);
+}
+
+/** The policy of the deployment's settings (ALLOW_LOOPBACK_TARGETS; the demo's `allowTargets`). */
+export function addressPolicy(settings: { allowLoopbackTargets: boolean; allowTargets?: readonly string[] }): AddressPolicy {
+  return { allowLoopback: settings.allowLoopbackTargets, allowTargets: settings.allowTargets };
+}
+
+/** `address:port` as `allowTargets` lists it (IPv6 in brackets). */
+export function targetOf(address: string, port: number): string {
+  return `${net.isIP(address) === 6 ? `[${address}]` : address}:${port}`;
 }
 
 const KIND_TEXT: Record<AddressKind, string> = {
@@ -168,16 +186,20 @@ const KIND_TEXT: Record<AddressKind, string> = {
   invalid: 'not a valid address',
 };
 
-/** Throw FetchError('blocked_address') unless `address` (of `host`) is allowed. */
-export function assertAllowedAddress(host: string, address: string, policy: AddressPolicy): void {
+/**
+ * Throw FetchError('blocked_address') unless `address` (of `host`) is allowed. The message names
+ * the rule broken: for a literal address, the address and what it is; for a name, only what kind
+ * of address it resolves to, never the address itself, so a key holder cannot use refusals to
+ * learn what internal names resolve to (the text reaches API answers, delivery logs and checks).
+ */
+export function assertAllowedAddress(host: string, address: string, policy: AddressPolicy, port?: number): void {
   const cls = classifyAddress(address);
   if (cls.kind === 'public' || (cls.kind === 'loopback' && policy.allowLoopback)) return;
-  const what = cls.embedded ? `${KIND_TEXT[cls.kind]} (it carries ${cls.embedded})` : KIND_TEXT[cls.kind];
-  const where = stripBrackets(host) === address ? `${address} is` : `${host} resolves to ${address},`;
-  const hint =
-    cls.kind === 'loopback'
-      ? ' (ALLOW_LOOPBACK_TARGETS=true allows 127.0.0.1 and ::1 for tests and demos)'
-      : '';
+  const literal = stripBrackets(host) === address;
+  if (cls.kind === 'loopback' && literal && port !== undefined && policy.allowTargets?.includes(targetOf(address, port))) return;
+  const what = cls.embedded && literal ? `${KIND_TEXT[cls.kind]} (it carries ${cls.embedded})` : KIND_TEXT[cls.kind];
+  const where = literal ? `${address} is` : `${host} resolves to`;
+  const hint = cls.kind === 'loopback' ? ' (ALLOW_LOOPBACK_TARGETS=true allows loopback addresses, for tests and demos)' : '';
   throw new FetchError(
     'blocked_address',
     `${where} ${what}; pricehound does not fetch private, loopback, link-local or cloud metadata addresses${hint}`,
@@ -186,6 +208,28 @@ export function assertAllowedAddress(host: string, address: string, policy: Addr
 
 function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/**
+ * A URL's host as it is judged and looked up: without brackets, in lower case, and a name
+ * without the trailing dot of its absolute form (`localhost.` is `localhost`, `shop.test.` is
+ * `shop.test`), so each form meets the rule of its plain form. An empty host, or a name with
+ * an empty label (`a..b`), is FetchError('invalid_url'), decided without a lookup.
+ */
+export function judgedHost(hostname: string): string {
+  let host = stripBrackets(hostname).toLowerCase();
+  if (net.isIP(host) === 0 && host.endsWith('.')) host = host.slice(0, -1);
+  if (host === '') throw new FetchError('invalid_url', 'the URL has no host');
+  if (net.isIP(host) === 0 && host.split('.').includes('')) throw new FetchError('invalid_url', 'the URL\'s host name has an empty label');
+  return host;
+}
+
+/**
+ * `localhost` and the names under it are loopback (RFC 6761), whatever a resolver would say:
+ * refused without asking DNS unless loopback is allowed.
+ */
+function isLocalhostName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
 }
 
 /** The system resolver: `dns.lookup` (getaddrinfo, so /etc/hosts counts), every address, in order. */
@@ -211,24 +255,26 @@ async function lookupOrFail(hostname: string, lookup: LookupAll): Promise<Resolv
  * Resolve `hostname` (a name or a literal IP, brackets allowed) and return ALL its addresses, or
  * throw FetchError('blocked_address') if any of them is refused, or FetchError('dns_failed').
  * Refusing when any address is bad (not just the first) closes the trick of publishing one
- * public and one private address and hoping the connect picks the private one.
+ * public and one private address and hoping the connect picks the private one. `port` (the
+ * URL's, default ports included) is what `allowTargets` are matched with.
  */
-export async function resolveAllowedAddresses(hostname: string, opts: ResolveOptions): Promise<ResolvedAddress[]> {
-  const host = stripBrackets(hostname);
-  if (host === '') throw new FetchError('invalid_url', 'the URL has no host');
+export async function resolveAllowedAddresses(hostname: string, opts: ResolveOptions, port?: number): Promise<ResolvedAddress[]> {
+  const host = judgedHost(hostname);
   const family = net.isIP(host);
   if (family !== 0) {
-    assertAllowedAddress(hostname, host, opts);
+    assertAllowedAddress(host, host, opts, port);
     return [{ address: host, family: family === 6 ? 6 : 4 }];
   }
+  // The loopback refusal, said of the name (never looked up).
+  if (isLocalhostName(host)) assertAllowedAddress(host, '127.0.0.1', opts);
   const found = await lookupOrFail(host, opts.lookup ?? systemLookup);
   for (const a of found) assertAllowedAddress(host, a.address, opts);
   return found;
 }
 
 /** `resolveAllowedAddresses`, returning the first (preferred) address: the one to connect to. */
-export async function resolveAllowedAddress(hostname: string, opts: ResolveOptions): Promise<ResolvedAddress> {
-  return (await resolveAllowedAddresses(hostname, opts))[0]!;
+export async function resolveAllowedAddress(hostname: string, opts: ResolveOptions, port?: number): Promise<ResolvedAddress> {
+  return (await resolveAllowedAddresses(hostname, opts, port))[0]!;
 }
 
 /** Node's socket `lookup` option signature (net.connect / tls.connect). */
@@ -264,17 +310,25 @@ export class AddressGuard {
 
   constructor(opts: AddressGuardOptions) {
     this.allowLoopback = opts.allowLoopback;
-    this.policy = { allowLoopback: opts.allowLoopback };
+    this.policy = { allowLoopback: opts.allowLoopback, allowTargets: opts.allowTargets };
     this.lookupAll = opts.lookup ?? systemLookup;
     this.ttl = opts.cacheTtlMs ?? 30_000;
     this.maxEntries = opts.maxEntries ?? 10_000;
     this.now = opts.now ?? Date.now;
   }
 
-  /** The approved addresses of `hostname` (name or literal IP); throws FetchError otherwise. */
-  resolve(hostname: string): Promise<ResolvedAddress[]> {
-    const host = stripBrackets(hostname).toLowerCase();
-    if (net.isIP(host) !== 0 || host === '') return resolveAllowedAddresses(host, this.policy);
+  /**
+   * The approved addresses of `hostname` (name or literal IP); throws FetchError otherwise.
+   * `port`: where the request goes (`allowTargets` match a literal address with it).
+   */
+  resolve(hostname: string, port?: number): Promise<ResolvedAddress[]> {
+    let host: string;
+    try {
+      host = judgedHost(hostname);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (net.isIP(host) !== 0) return resolveAllowedAddresses(host, this.policy, port);
     const hit = this.cache.get(host);
     if (hit && hit.expires > this.now()) {
       // Cached entries were approved under this guard's (immutable) policy; re-assert anyway,
@@ -284,7 +338,7 @@ export class AddressGuard {
     }
     let p = this.pending.get(host);
     if (!p) {
-      p = resolveAllowedAddresses(host, { allowLoopback: this.allowLoopback, lookup: this.lookupAll });
+      p = resolveAllowedAddresses(host, { ...this.policy, lookup: this.lookupAll });
       this.pending.set(host, p);
       p.then(
         (addresses) => {

@@ -7,6 +7,7 @@ import type { LookupFunction } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Agent, Pool, ProxyAgent, buildConnector } from 'undici';
 import type { AddressGuard } from './address-guard.js';
+import { urlPort } from './url-policy.js';
 
 export interface GuardedConnectOptions {
   /** TCP + TLS connect timeout in ms (default 10 s). */
@@ -28,7 +29,7 @@ export function createGuardedConnector(guard: AddressGuard, opts: GuardedConnect
     lookup: guard.lookup as LookupFunction,
   } as buildConnector.BuildOptions);
   return (connectOpts, callback) => {
-    guard.resolve(connectOpts.hostname).then(
+    guard.resolve(connectOpts.hostname, urlPort(connectOpts)).then(
       () => base(connectOpts, callback),
       (err: Error) => callback(err, null),
     );

@@ -18,6 +18,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { AddressGuard } from './address-guard.js';
+import { urlPort } from './url-policy.js';
 import { FetchError } from './types.js';
 
 /** One decision of the proxy: a connection it opened or refused. */
@@ -185,14 +186,14 @@ export class GuardProxy {
   private async dial(session: ProxySession, host: string, port: number): Promise<{ socket: net.Socket; address: string; viaUpstream: boolean }> {
     // The target is checked even through an upstream proxy (which resolves it itself): a
     // literal private address or a name that resolves to one is refused either way.
-    const target = await this.guard.resolve(stripBrackets(host));
+    const target = await this.guard.resolve(stripBrackets(host), port);
     let address = target[0]!.address;
     let connectPort = port;
     const up = session.upstream;
     if (up) {
-      const upAddrs = await this.guard.resolve(stripBrackets(up.hostname));
+      connectPort = urlPort(up);
+      const upAddrs = await this.guard.resolve(stripBrackets(up.hostname), connectPort);
       address = upAddrs[0]!.address;
-      connectPort = up.port === '' ? (up.protocol === 'https:' ? 443 : 80) : Number(up.port);
     }
     const tcp = net.connect({ host: address, port: connectPort });
     // An https: upstream proxy is spoken to over TLS (verified against its name).

@@ -16,18 +16,19 @@ import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, ProxyAgent } from 'undici';
 import type { Config } from '../config.js';
-import { AddressGuard, type LookupAll } from './address-guard.js';
+import { AddressGuard, addressPolicy, type LookupAll } from './address-guard.js';
 import { createGuardedAgent, createGuardedProxyAgent } from './agent.js';
 import { ACCEPT_ENCODING, collect, contentKind, decodeText, decompress, looksBinary, mimeType, parseContentEncoding, tooLarge } from './body.js';
 import { DomainLimiter } from './domain-limiter.js';
 import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { RobotsCache, type RobotsResponse } from './robots.js';
 import { FetchError, type FetchRequest, type FetchResult, type Fetcher } from './types.js';
-import { acceptPageUrl, isFetchedScheme, shortUrl } from './url-policy.js';
+import { acceptPageUrl, isFetchedScheme, shortUrl, urlPort } from './url-policy.js';
 
 export type HttpFetcherConfig = Pick<
   Config,
   | 'allowLoopbackTargets'
+  | 'allowTargets'
   | 'userAgent'
   | 'fetchTimeoutMs'
   | 'fetchMaxBytes'
@@ -113,7 +114,7 @@ class HttpFetcherImpl implements HttpFetcher {
     private readonly config: HttpFetcherConfig,
     private readonly opts: HttpFetcherOptions,
   ) {
-    this.guard = opts.guard ?? new AddressGuard({ allowLoopback: config.allowLoopbackTargets, lookup: opts.lookup });
+    this.guard = opts.guard ?? new AddressGuard({ ...addressPolicy(config), lookup: opts.lookup });
     this.limiter = new DomainLimiter({
       concurrency: config.fetchDomainConcurrency,
       delayMs: config.fetchDomainDelayMs,
@@ -191,13 +192,13 @@ class HttpFetcherImpl implements HttpFetcher {
     if (proxyUrl) {
       const proxy = parseProxyUrl(proxyUrl);
       try {
-        await this.guard.resolve(proxy.hostname);
+        await this.guard.resolve(proxy.hostname, urlPort(proxy));
       } catch (err) {
         if (err instanceof FetchError) throw new FetchError(err.code, `proxy ${proxy.host}: ${err.message}`, undefined, { cause: err });
         throw err;
       }
     }
-    await this.guard.resolve(url.hostname);
+    await this.guard.resolve(url.hostname, urlPort(url));
   }
 
   private async preflightHop(url: URL, proxyUrl: string | null | undefined): Promise<void> {

@@ -12,6 +12,14 @@ export function isFetchedScheme(protocol: string): boolean {
   return protocol === 'http:' || protocol === 'https:';
 }
 
+/** `scheme://` then the first character of a host (not another slash). */
+const AUTHORITY = /^[a-z][a-z\d+.-]*:\/\/[^/\\]/i;
+
+/** The port a request to an http(s) URL goes to: its own, or the scheme's. */
+export function urlPort(u: { protocol: string; port: string }): number {
+  return u.port === '' ? (u.protocol === 'https:' ? 443 : 80) : Number(u.port);
+}
+
 /** A URL as messages show it: at most 120 characters. */
 export function shortUrl(u: string): string {
   return u.length > 120 ? `${u.slice(0, 117)}...` : u;
@@ -31,7 +39,11 @@ export function acceptPageUrl(raw: string): URL {
   if (!isFetchedScheme(u.protocol)) {
     throw new FetchError('invalid_url', `only http and https addresses can be fetched, not ${u.protocol.replace(/:$/, '')}`);
   }
-  if (u.hostname === '') throw new FetchError('invalid_url', 'the URL has no host');
+  // The parser reads `http:///x`, `http:/x` and `http:\\x` as the host `x`: a host is only
+  // what is written after `//`, so those have none (and nothing is looked up for them).
+  if (u.hostname === '' || !AUTHORITY.test(raw.replace(/[\t\n\r]/g, '').trimStart())) {
+    throw new FetchError('invalid_url', 'the URL has no host');
+  }
   if (u.username !== '' || u.password !== '') {
     throw new FetchError('invalid_url', 'URLs with a user name or password are not fetched');
   }

@@ -53,7 +53,7 @@ export const Currency = Type.String({
 });
 
 export const HttpUrl = (description: string) =>
-  Type.String({ format: 'uri', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: `${description} (http or https)` });
+  Type.String({ format: 'uri', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/\\\\?#]', description: `${description} (http or https)` });
 
 export const Timestamp = (description: string) => Type.String({ format: 'date-time', maxLength: 40, description });
 

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import { deriveKey } from '../db/id-key.js';
+import { firstMissing } from '../db/ownership.js';
 import type { Database } from '../db/types.js';
 import { ERRORS } from './errors.js';
 
@@ -11,6 +13,12 @@ import { ERRORS } from './errors.js';
  * first request is still running, is a 409. 5xx results are not stored, so they can be retried.
  * Requests that fail validation (422, whether from the schema or from the handler) are not stored
  * either, so the corrected request can reuse its key.
+ *
+ * Stored answers are sealed (AES-256-GCM, with a key derived from the deployment's key, bound to
+ * their account and key), so the store holds no secret in plaintext: the answers of webhook
+ * create and rotate-secret carry one. A replay of a success first checks that the resources the
+ * answer is about still exist (the ids of the path, and the `Location` of a create): one that
+ * was deleted since is its own 404, and the sealed answer is dropped (docs/API-DECISIONS.md).
  */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 /** A claim older than this with no stored response belongs to a request that died. */
@@ -42,6 +50,40 @@ function fingerprint(request: FastifyRequest): string {
   return crypto.createHash('sha256').update(`${request.method} ${path}\n${stable(request.body)}`).digest('hex');
 }
 
+const SEALED = 'sealed:v1:';
+
+/** Seals and opens stored answers; `row` (account and key) is authenticated with each. */
+function answerSeal(deploymentKey: Buffer) {
+  const key = deriveKey(deploymentKey, 'idempotency answers');
+  return {
+    seal(text: string, row: string): string {
+      const iv = crypto.randomBytes(12);
+      const cipher = crypto.createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(row));
+      const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+      return SEALED + Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+    },
+    /** The answer, or undefined when it does not open. Answers stored before sealing (at most a day old) are as they were. */
+    open(stored: string, row: string): string | undefined {
+      if (!stored.startsWith(SEALED)) return stored;
+      const raw = Buffer.from(stored.slice(SEALED.length), 'base64');
+      try {
+        const decipher = crypto.createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12)).setAAD(Buffer.from(row));
+        decipher.setAuthTag(raw.subarray(12, 28));
+        return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** The ids a stored answer is about: the request path's, and the created resource's (its `Location`). */
+function answeredIds(request: FastifyRequest, headers: Record<string, string> | null): string[] {
+  const ids = Object.values((request.params ?? {}) as Record<string, unknown>);
+  ids.push(headers?.Location?.split('/').pop());
+  return ids.filter((id): id is string => typeof id === 'string');
+}
+
 interface Stored {
   fingerprint: string;
   status: number | null;
@@ -54,7 +96,9 @@ interface Stored {
  * Adds the claim (preHandler) and the store (onSend) to the routes marked `idempotent`, ahead of
  * their own hooks; other routes run neither, so a GET pays nothing for them.
  */
-export function registerIdempotency(app: FastifyInstance, db: Database) {
+export function registerIdempotency(app: FastifyInstance, db: Database, deploymentKey: Buffer) {
+  const sealing = answerSeal(deploymentKey);
+  const rowOf = (accountId: string, key: string) => `${accountId}\n${key}`;
   const claim: preHandlerAsyncHookHandler = async (request, reply) => {
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
@@ -91,8 +135,21 @@ export function registerIdempotency(app: FastifyInstance, db: Database) {
     if (stored.status === null) {
       throw ERRORS.conflict('A request with this Idempotency-Key is still being processed; retry later');
     }
+    if (stored.status < 300) {
+      const gone = await firstMissing(db, accountId, answeredIds(request, stored.headers));
+      if (gone !== undefined) {
+        await db.query(`/* dropIdempotentAnswer */ update idempotency_keys set body = null where account_id = $1 and key = $2`, [accountId, key]);
+        throw ERRORS.notFound(gone, [{ field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' }]);
+      }
+    }
+    const body = stored.body === null ? '' : sealing.open(stored.body, rowOf(accountId, key));
+    if (body === undefined) {
+      throw ERRORS.conflict('The answer stored for this Idempotency-Key cannot be read; send the request with a new key', [
+        { field: 'Idempotency-Key', message: 'has a stored answer that does not open with this deployment\'s key' },
+      ]);
+    }
     reply.headers({ ...(stored.headers ?? {}), 'Idempotent-Replayed': 'true', 'Content-Type': 'application/json; charset=utf-8' });
-    return reply.code(stored.status).send(stored.body ?? '');
+    return reply.code(stored.status).send(body);
   };
 
   const store: onSendHookHandler = async (request, reply, payload) => {
@@ -107,11 +164,11 @@ export function registerIdempotency(app: FastifyInstance, db: Database) {
       return payload;
     }
     const location = reply.getHeader('location');
-    await db.query('update idempotency_keys set status = $3, body = $4, headers = $5 where account_id = $1 and key = $2', [
+    await db.query('/* storeIdempotentAnswer */ update idempotency_keys set status = $3, body = $4, headers = $5 where account_id = $1 and key = $2', [
       accountId,
       key,
       reply.statusCode,
-      typeof payload === 'string' ? payload : '',
+      sealing.seal(typeof payload === 'string' ? payload : '', rowOf(accountId, key)),
       JSON.stringify(location ? { Location: String(location) } : {}),
     ]);
     return payload;

@@ -127,7 +127,7 @@ function describe(e: ErrorObject): string {
     case 'pattern':
       if (p.pattern === NOT_BLANK) return 'must not be blank or contain NUL characters';
       if (p.pattern === NO_NUL) return 'must not contain NUL characters';
-      if (String(p.pattern).includes('[Hh][Tt][Tt][Pp]')) return 'must be an http or https URL';
+      if (String(p.pattern).includes('[Hh][Tt][Tt][Pp]')) return 'must be an http or https URL naming a host';
       return 'has an invalid format';
     default:
       return e.message ?? 'is invalid';

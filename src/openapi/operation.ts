@@ -43,8 +43,9 @@ const replayable = (status: string) => status.startsWith('2') || status === '404
  *   500 with the Error body (src/http/error-handler.ts);
  * - GET: `If-None-Match`, `ETag` on 200 and the 304 answer (src/http/etag.ts), but not where
  *   `config.streamed`;
- * - `config.idempotent` POSTs: `Idempotency-Key`, `Idempotent-Replayed` and the 409 of a reused key
- *   (src/http/idempotency.ts);
+ * - `config.idempotent` POSTs: `Idempotency-Key`, `Idempotent-Replayed` and the 409 of a reused key,
+ *   and where the answer is about a resource (the path names one, or a `Location` does), the 404
+ *   of a replay once it is deleted (src/http/idempotency.ts);
  * - `/v1` aliases: their own tag and a pointer to the canonical operation.
  * The route's own schema object is not touched: validation and serialisation never see this.
  */
@@ -74,6 +75,8 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
     Object.assign(requestHeaders, idempotencyKeyParam);
     // A key reused with another request, or while its first request runs, is a 409 on any such route.
     responses['409'] ??= errorResponse(409, common, 'The Idempotency-Key was used for another request, or its first request is still running');
+    const namesResource = url.includes(':') || Object.entries(responses).some(([status, r]) => status.startsWith('2') && r.headers?.Location !== undefined);
+    if (namesResource) responses['404'] ??= errorResponse(404, common, 'A replay (`Idempotency-Key`) of an answer about a resource deleted since');
     for (const [status, response] of Object.entries(responses)) {
       if (replayable(status)) response.headers = { ...response.headers, ...idempotentReplayedHeader };
     }

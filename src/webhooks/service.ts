@@ -1,9 +1,9 @@
 import type { Database } from '../db/types.js';
 import { recordEvent } from '../events/service.js';
 import type { Event } from '../events/schemas.js';
-import { type LookupAll, resolveAllowedAddresses, systemLookup } from '../fetcher/address-guard.js';
+import { addressPolicy, type AddressPolicy, type LookupAll, resolveAllowedAddresses, systemLookup } from '../fetcher/address-guard.js';
 import { FetchError } from '../fetcher/types.js';
-import { acceptPageUrl } from '../fetcher/url-policy.js';
+import { acceptPageUrl, urlPort } from '../fetcher/url-policy.js';
 import { ERRORS } from '../http/errors.js';
 import { iso } from '../http/fields.js';
 import { newId } from '../ids.js';
@@ -26,8 +26,10 @@ import {
 
 /** What the webhooks API needs of the deployment's settings (src/config.ts). */
 export interface WebhookSettings {
-  /** ALLOW_LOOPBACK_TARGETS: 127.0.0.1 and ::1 may be endpoints (tests and demos). */
+  /** ALLOW_LOOPBACK_TARGETS: 127.0.0.1 and ::1 may be endpoints (tests). */
   allowLoopbackTargets: boolean;
+  /** Single loopback `address:port` targets (the demo's shop). */
+  allowTargets?: readonly string[];
   /** WEBHOOK_SECRET_OVERLAP: how long a rotated-out secret keeps signing, in ms. */
   webhookSecretOverlapMs: number;
 }
@@ -56,10 +58,10 @@ const timedLookup: LookupAll = (hostname) =>
  * guard runs again before every delivery, so a name that later resolves to a private address
  * still receives nothing.
  */
-export async function endpointUrlProblem(raw: string, allowLoopback: boolean, lookup: LookupAll = timedLookup): Promise<string | undefined> {
+export async function endpointUrlProblem(raw: string, policy: AddressPolicy, lookup: LookupAll = timedLookup): Promise<string | undefined> {
   try {
     const u = acceptPageUrl(raw);
-    await resolveAllowedAddresses(u.hostname, { allowLoopback, lookup });
+    await resolveAllowedAddresses(u.hostname, { ...policy, lookup }, urlPort(u));
     return undefined;
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
@@ -69,7 +71,7 @@ export async function endpointUrlProblem(raw: string, allowLoopback: boolean, lo
 }
 
 async function checkUrl(url: string, settings: WebhookSettings): Promise<void> {
-  const problem = await endpointUrlProblem(url, settings.allowLoopbackTargets);
+  const problem = await endpointUrlProblem(url, addressPolicy(settings));
   if (problem) throw ERRORS.validation([{ field: 'url', message: problem }]);
 }
 

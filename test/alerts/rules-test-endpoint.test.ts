@@ -91,6 +91,11 @@ describe('POST /alerts/{id}/test', () => {
     const reused = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${other.id}/test`, headers: h });
     expectError(reused, 409, 'conflict');
     new Contract(await fetchDocument(t.app)).check('POST', '/api/v1/alerts/{id}/test', reused);
+    // The rule deleted, the replay is its 404, not the test event of a rule that is gone.
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/alerts/${a.id}`, headers })).statusCode, 204);
+    const replay = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${a.id}/test`, headers: h });
+    assert.equal(expectError(replay, 404, 'not_found').error, 'Alert not found');
+    new Contract(await fetchDocument(t.app)).check('POST', '/api/v1/alerts/{id}/test', replay);
   });
 
   it('another account\'s rule is a 404 and fires nothing', async () => {

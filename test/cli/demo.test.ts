@@ -80,6 +80,43 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     assert.match(page, new RegExp(`"price":"${Number(checked.last_price).toFixed(2)}"`));
   });
 
+  it('opens its own shop to outbound requests and nothing else on this machine, for any key', async () => {
+    const key = await keyOf(server!);
+    const post = (path: string, body?: unknown) =>
+      fetch(`${server!.url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const apiPort = new URL(server!.url).port;
+    // A webhook to another local service (here the API itself) is refused; one to the shop is not.
+    const refused = await post('/webhooks', { url: `http://127.0.0.1:${apiPort}/api/v1/products` });
+    assert.equal(refused.status, 422, await refused.clone().text());
+    assert.match(JSON.stringify(await refused.json()), /loopback/);
+    for (const url of [`http://localhost:${shopPort}/hook`, `http://[::1]:${shopPort}/hook`, `http://127.0.0.2:${shopPort}/hook`]) {
+      assert.equal((await post('/webhooks', { url })).status, 422, url);
+    }
+    assert.equal((await post('/webhooks', { url: `http://127.0.0.1:${shopPort}/hook` })).status, 201);
+    // A listing on another local port: its check is refused before anything is sent. (Disabled,
+    // so the worker does not check it at the same moment: "check now" would be a 409.)
+    const [product] = (await api(server!, key, '/products?limit=1')).data;
+    const [competitor] = (await api(server!, key, '/competitors?limit=1')).data;
+    const listing = await post('/listings', {
+      product_id: product!.id,
+      competitor_id: competitor!.id,
+      url: `http://127.0.0.1:${apiPort}/readyz`,
+      respect_robots: false,
+      enabled: false,
+    });
+    assert.equal(listing.status, 201, await listing.clone().text());
+    const { id } = (await listing.json()) as { id: string };
+    const checked = await post(`/listings/${id}/check`);
+    assert.equal(checked.status, 200, await checked.clone().text());
+    const check = (await checked.json()) as { ok: boolean; error_code: string | null; error: string | null };
+    assert.equal(check.ok, false);
+    assert.equal(check.error_code, 'blocked_address', String(check.error));
+  });
+
   it('run again: keeps the data, prints a new key for the same account', async () => {
     const firstKey = await keyOf(server!);
     const before = (await api(server!, firstKey, '/products?limit=100')).data.map((p) => p.id);

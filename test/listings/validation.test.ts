@@ -143,4 +143,13 @@ describe('listings: bad input', () => {
     expectError(await post(headers, { ...valid, selector: 'x'.repeat(1_100_000) }), 413, 'payload_too_large');
     assert.equal((await rowsOf(t, 'listings', accountId)).length, 0);
   });
+
+  it('refuses a URL without a host, which the URL parser would read as host "p" (and the check would look up)', async () => {
+    const { headers, valid, accountId } = await setup(t);
+    for (const url of ['http:///p', 'https:////p', 'http://?p', 'http://#p']) {
+      const e = expectError(await post(headers, { ...valid, url }), 422, 'validation_failed');
+      assert.deepEqual(e.details, [{ field: 'url', message: 'must be an http or https URL naming a host' }], url);
+    }
+    assert.equal((await rowsOf(t, 'listings', accountId)).length, 0);
+  });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
+import { Contract, fetchDocument } from '../openapi/support.js';
 import { countProducts, expectError, fieldsOf, type Headers, type ProductJson } from './support.js';
 
 const body = { name: 'Idempotent', base_price: 9.99, currency: 'USD' };
@@ -45,6 +46,22 @@ describe('products: Idempotency-Key', () => {
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.json<ProductJson>().id, first.json<ProductJson>().id);
     assert.equal(await countProducts(t, accountId), 1);
+  });
+
+  it('answers a replay with the 404 of a resource deleted since, and creates nothing', async () => {
+    const { headers, accountId } = await t.newKey();
+    const first = await post(headers, 'gone', body);
+    assert.equal(first.statusCode, 201);
+    const { id } = first.json<ProductJson>();
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${id}`, headers })).statusCode, 204);
+    const replay = await post(headers, 'gone', body);
+    const err = expectError(replay, 404, 'not_found');
+    assert.equal(err.error, 'Product not found');
+    assert.deepEqual(fieldsOf(err), ['Idempotency-Key']);
+    assert.equal(replay.headers['idempotent-replayed'], undefined);
+    assert.equal(await countProducts(t, accountId), 0);
+    // A create declares that 404 too (every idempotent route that answers a resource does).
+    new Contract(await fetchDocument(t.app)).check('POST', '/api/v1/products', replay);
   });
 
   it('refuses the same key with another body with 409 and creates nothing', async () => {

@@ -136,6 +136,33 @@ describe('webhook delivery when the receiver fails', () => {
     }
   });
 
+  it('endpoint.disabled shows the URL with its query redacted: a token in it reaches no other receiver', T, async () => {
+    rx.received.length = 0;
+    rx.answer = (r) => (r.path.includes('token=') ? { status: 410 } : { status: 204 });
+    const key = await t.newKey();
+    const url = `${rx.url}/in?token=s3cr3t-t0ken&x=1#frag`;
+    const ep = await createEndpoint(t, key, { url, event_types: ['product.created'] });
+    await createEndpoint(t, key, { url: `${rx.url}/watcher`, event_types: ['endpoint.disabled'] });
+    await createEndpoint(t, key, { url: `${rx.url}/chat`, event_types: ['endpoint.disabled'], format: 'slack' });
+    const worker = await startWorker(t);
+    try {
+      const disabled = attempted(worker, (o) => o.endpointId === ep.id && o.disabled !== undefined);
+      await createProduct(t, key.headers);
+      await disabled;
+      const [event] = await accountEvents(key.headers, 'endpoint.disabled');
+      assert.equal(event?.data.id, ep.id);
+      assert.equal(event.data.url, `${rx.url}/in?REDACTED`);
+      await rx.until((r) => r.filter((x) => x.body.includes('endpoint.disabled')).length >= 2);
+      for (const r of rx.received.filter((x) => !x.path.includes('token='))) assert.doesNotMatch(r.body, /s3cr3t|frag/, r.path);
+      // The endpoint itself still shows its whole URL to the account.
+      const got = await t.app.inject({ method: 'GET', url: `/api/v1/webhooks/${ep.id}`, headers: key.headers });
+      assert.equal(got.json<{ url: string }>().url, url);
+    } finally {
+      await worker.halt();
+      await retire(t, key.accountId);
+    }
+  });
+
   it('an endpoint failing without a success for WEBHOOK_DISABLE_AFTER is disabled', T, async () => {
     rx.received.length = 0;
     rx.answer = () => ({ status: 500 });

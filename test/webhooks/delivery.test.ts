@@ -129,7 +129,7 @@ describe('webhook delivery', () => {
     }
   });
 
-  it('a slack endpoint gets one line of text, signed all the same', T, async () => {
+  it('a slack endpoint gets one line of text, escaped as Slack asks, signed all the same', T, async () => {
     rx.received.length = 0;
     rx.answer = () => ({ status: 200 });
     const key = await t.newKey();
@@ -142,6 +142,11 @@ describe('webhook delivery', () => {
       const verified = new Webhook(ep.secret).verify(got.body, got.headers as Record<string, string>) as Record<string, unknown>;
       assert.deepEqual(Object.keys(verified), ['text']);
       assert.equal(verified.text, 'pricehound product.created: Kettle with a second line');
+      // User text cannot ping a channel or disguise a link: &, < and > are escaped.
+      await createProduct(t, key.headers, '<!channel> Tea & <https://evil.example/login|your bank> &amp; <@U123>');
+      await rx.until((r) => r.length >= 2);
+      const { text } = JSON.parse(rx.received[1]!.body) as { text: string };
+      assert.equal(text, 'pricehound product.created: &lt;!channel&gt; Tea &amp; &lt;https://evil.example/login|your bank&gt; &amp;amp; &lt;@U123&gt;');
     } finally {
       await worker.halt();
       await retire(t, key.accountId);

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
+import { endpointUrlProblem } from '../../src/webhooks/service.js';
+import { tableLookup } from '../fetcher/helpers/fetcher.js';
 import { call, type Page, type WebhookJson } from './api-support.js';
 
 /**
@@ -24,6 +26,11 @@ describe('webhook endpoints: refused URLs', () => {
     ['IPv4 loopback when loopback is not allowed', 'http://127.0.0.1:8080/hook', /loopback/],
     ['loopback written as a number', 'http://2130706433/hook', /loopback/],
     ['localhost by name', 'http://localhost:8080/hook', /loopback/],
+    ['localhost with a trailing dot', 'http://localhost./hook', /loopback/],
+    ['a name under localhost', 'http://Hooks.LOCALHOST.:8080/hook', /loopback/],
+    ['an empty host (the parser would read "hook" as the host)', 'http:///hook', /host/],
+    ['an empty host with a port', 'http://:8080/hook', /./],
+    ['a host name with an empty label', 'http://hooks..example.com/hook', /host/],
     ['IPv4-mapped private IPv6', 'http://[::ffff:10.0.0.1]/hook', /private/],
     ['link-local IPv6', 'http://[fe80::1]/hook', /link-local/],
     ['the unspecified address', 'http://0.0.0.0/hook', /unspecified/],
@@ -44,6 +51,8 @@ describe('webhook endpoints: refused URLs', () => {
       const detail = e.details?.find((d) => d.field === 'url');
       assert.ok(detail, JSON.stringify(e));
       assert.match(detail.message, message);
+      // A name's refusal says what rule it breaks, not what it resolved to.
+      if (what === 'localhost by name') assert.doesNotMatch(detail.message, /127\.0\.0\.1|::1/);
       assert.equal(await count(accountId), 0);
 
       const ok = await call(t, headers, 'POST', '/webhooks', { url: 'https://hooks.example.com/in' });
@@ -63,6 +72,21 @@ describe('webhook endpoints: refused URLs', () => {
       const res = await call(t, headers, 'POST', '/webhooks', { url });
       assert.equal(res.statusCode, 201, `${url}: ${res.body}`);
     }
+  });
+});
+
+describe('webhook endpoints: odd URL forms are judged without asking DNS', () => {
+  it('refuses a trailing dot, a localhost name and an empty host before any lookup', async () => {
+    const lookup = tableLookup({});
+    for (const url of ['http://localhost./hook', 'http://api.localhost/hook', 'http:///hook', 'https:////hook', 'http://a..b/hook']) {
+      assert.ok(await endpointUrlProblem(url, { allowLoopback: false }, lookup), url);
+    }
+    assert.deepEqual([...lookup.calls.keys()], []);
+    // A trailing dot names the same host as its plain form: one lookup, of the plain name.
+    const table = tableLookup({ 'internal.test': ['10.0.0.1'], 'hooks.example.com': ['93.184.215.14'] });
+    assert.match((await endpointUrlProblem('http://internal.test./hook', { allowLoopback: false }, table)) ?? '', /^internal\.test resolves to a private network address/);
+    assert.equal(await endpointUrlProblem('https://hooks.example.com./in', { allowLoopback: false }, table), undefined);
+    assert.deepEqual([...table.calls.keys()].sort(), ['hooks.example.com', 'internal.test']);
   });
 });
 

@@ -216,3 +216,69 @@ describe('webhook endpoints: secrets', () => {
     expectError(await call(t, headers, 'POST', '/webhooks/wh_0000000000000000000000000/rotate-secret', {}), 404, 'not_found');
   });
 });
+
+describe('webhook endpoints: idempotent replays of their secrets', () => {
+  const post = (headers: Record<string, string>, key: string, url: string, payload: unknown) =>
+    t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: { ...headers, 'idempotency-key': key }, payload: payload as object });
+  const storedBodies = async (accountId: string) =>
+    (await t.rt.db.query<{ key: string; body: string | null }>('select key, body from idempotency_keys where account_id = $1 order by key', [accountId])).rows;
+
+  it('keeps no secret in the idempotency store, replays it while the endpoint exists, and answers 404 once it is deleted', async () => {
+    const { headers, accountId } = await t.newKey();
+    const created = await post(headers, 'create-1', '/webhooks', { url: RECEIVER, description: 'Repricer' });
+    assert.equal(created.statusCode, 201, created.body);
+    const hook = created.json<WebhookJson>();
+    const rotated = await post(headers, 'rotate-1', `/webhooks/${hook.id}/rotate-secret`, {});
+    assert.equal(rotated.statusCode, 200, rotated.body);
+    const secret = rotated.json<WebhookJson>().secret!;
+
+    // A retry after a lost answer gets the answer back, secret included.
+    const again = await post(headers, 'rotate-1', `/webhooks/${hook.id}/rotate-secret`, {});
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json(), rotated.json());
+
+    // The store holds the answers sealed: neither secret, nor anything else of them, in plaintext.
+    const rows = await storedBodies(accountId);
+    assert.deepEqual(rows.map((r) => r.key), ['create-1', 'rotate-1']);
+    for (const { body } of rows) {
+      assert.ok(body, 'an answer is stored');
+      for (const plain of ['whsec_', secret.slice('whsec_'.length, 30), hook.secret!.slice('whsec_'.length, 30), hook.id, 'Repricer']) {
+        assert.ok(!body.includes(plain), `the stored answer shows ${plain}`);
+      }
+    }
+
+    // Deleted: neither replay hands out a secret; each answers the endpoint's own 404.
+    assert.equal((await call(t, headers, 'DELETE', `/webhooks/${hook.id}`)).statusCode, 204);
+    for (const [key, url] of [['rotate-1', `/webhooks/${hook.id}/rotate-secret`], ['create-1', '/webhooks']] as const) {
+      const replay = await post(headers, key, url, url === '/webhooks' ? { url: RECEIVER, description: 'Repricer' } : {});
+      const e = expectError(replay, 404, 'not_found');
+      assert.equal(e.error, 'Webhook not found', key);
+      assert.deepEqual(e.details, [{ field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' }]);
+      assert.doesNotMatch(replay.body, /whsec_/);
+      assert.equal(replay.headers['idempotent-replayed'], undefined);
+    }
+    // ... and the sealed answers are gone from the store.
+    assert.deepEqual((await storedBodies(accountId)).map((r) => r.body), [null, null]);
+    // The key is still spent: a create with it does not run again.
+    expectError(await post(headers, 'create-1', '/webhooks', { url: RECEIVER, description: 'Repricer' }), 404, 'not_found');
+    assert.equal((await call(t, headers, 'GET', '/webhooks')).json<Page<WebhookJson>>().data.length, 0);
+  });
+
+  it('a sealed answer that does not open (another row\'s, tampered) is a 409, never sent', async () => {
+    const { headers, accountId } = await t.newKey();
+    const other = await t.newKey();
+    const mine = await post(headers, 'k', '/webhooks', { url: RECEIVER });
+    assert.equal(mine.statusCode, 201);
+    const theirs = await post(other.headers, 'k', '/webhooks', { url: RECEIVER });
+    assert.equal(theirs.statusCode, 201);
+    // Their sealed answer copied into my row: sealed for their row, it does not open in mine.
+    await t.rt.db.query(
+      `update idempotency_keys set body = (select body from idempotency_keys where account_id = $2 and key = 'k') where account_id = $1 and key = 'k'`,
+      [accountId, other.accountId],
+    );
+    const replay = await post(headers, 'k', '/webhooks', { url: RECEIVER });
+    expectError(replay, 409, 'conflict');
+    assert.doesNotMatch(replay.body, /whsec_/);
+  });
+});

@@ -4169,6 +4169,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
@@ -5935,6 +5958,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The Idempotency-Key was used for another request, or its first request is still running */
             409: {
                 headers: {
@@ -7391,6 +7437,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -13009,6 +13078,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
@@ -15447,6 +15539,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */

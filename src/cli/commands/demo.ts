@@ -65,14 +65,16 @@ Shows pricehound with data in it, within a minute:
   - months of daily price history of every product at every competitor and in our own shop,
     so the dashboard's charts are full from the start,
   - two alert rules, each with a test alert event,
-then starts the service (API, dashboard and check worker, as \`pricehound start\`; checks of
-the demo shop are allowed on loopback) and prints the dashboard's address and the key.
+then starts the service (API, dashboard and check worker, as \`pricehound start\`) and prints
+the dashboard's address and the key. Outbound requests (checks, webhooks) may reach the demo
+shop's address, 127.0.0.1:PORT, and nothing else on this machine, whichever key asks.
 
 Running it again does not add a second catalogue: it finds the demo account (by its key's
 name, "${DEMO_KEY_NAME}"), prints a new key for it, and serves the shop and the service again.
 Use the same --shop-port every time: the listings point at it.
 When a server already runs on this DATA_DIR, the data goes in through it and this command
-only serves the demo shop (for its checks, that server needs ALLOW_LOOPBACK_TARGETS=true).
+only serves the demo shop (for its checks, that server needs ALLOW_LOOPBACK_TARGETS=true,
+which opens all of loopback to every key: docs/CONFIGURATION.md).
 
 Options:
   --shop-port PORT   the demo shop's port on 127.0.0.1 (default ${DEFAULT_SHOP_PORT})
@@ -89,10 +91,17 @@ quiet (LOG_LEVEL warn) unless LOG_LEVEL is set. Ctrl-C stops the service and the
     const productCount = wholeNumber(values, 'products', MAX_PRODUCTS, 1, MAX_PRODUCTS, this.name);
     const days = wholeNumber(values, 'days', 120, 1, 366, this.name);
     const loaded = loadConfigOrExit();
-    const config = { ...loaded, allowLoopbackTargets: true, logLevel: process.env.LOG_LEVEL ? loaded.logLevel : 'warn' };
     const products = demoProducts(productCount);
     // The shop listens first: its address goes into the listings, and the first checks come soon.
     const shop = await startDemoShop(products, shopPort);
+    // Outbound requests may reach the shop and nothing else on this machine: not all of
+    // loopback, which would let any key make the service fetch local services and read their
+    // answers in check records and the delivery log (docs/CONFIGURATION.md).
+    const config = {
+      ...loaded,
+      allowTargets: [shop.target],
+      logLevel: process.env.LOG_LEVEL ? loaded.logLevel : 'warn',
+    };
     try {
       if (values['no-serve']) {
         const ops = await openOperations(config);

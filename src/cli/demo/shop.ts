@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { once } from 'node:events';
+import { targetOf } from '../../fetcher/address-guard.js';
 import { DEMO_COMPETITORS, type DemoProduct, priceAt } from './catalogue.js';
 
 /**
@@ -9,6 +10,8 @@ import { DEMO_COMPETITORS, type DemoProduct, priceAt } from './catalogue.js';
  */
 export interface DemoShop {
   url: string;
+  /** Its `address:port`: the one loopback target the demo opens to outbound requests. */
+  target: string;
   close(): Promise<void>;
 }
 
@@ -62,6 +65,7 @@ export async function startDemoShop(products: DemoProduct[], port: number, host 
   const actual = typeof address === 'object' && address ? address.port : port;
   return {
     url: `http://${host}:${actual}`,
+    target: targetOf(host, actual),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -3,10 +3,10 @@
  * address guard and robots.txt (all before a browser starts or a page opens), the site's turn,
  * a page slot, the shared browser, then the render.
  */
-import { AddressGuard } from '../address-guard.js';
+import { AddressGuard, addressPolicy } from '../address-guard.js';
 import { GuardProxy } from '../browser-proxy.js';
 import { type BrowserAvailability, FetchError, type FetchResult } from '../types.js';
-import { acceptPageUrl } from '../url-policy.js';
+import { acceptPageUrl, urlPort } from '../url-policy.js';
 import { NO_CHROMIUM_MESSAGE } from './chromium.js';
 import { SharedBrowser } from './lifecycle.js';
 import { browserMemory } from './memory.js';
@@ -33,7 +33,7 @@ export class ChromiumFetcher implements BrowserFetcher {
   private readonly renderer: PageRenderer;
 
   constructor(cfg: BrowserFetcherConfig, opts: BrowserFetcherOptions) {
-    this.guard = opts.guard ?? new AddressGuard({ allowLoopback: cfg.allowLoopbackTargets });
+    this.guard = opts.guard ?? new AddressGuard(addressPolicy(cfg));
     this.robots = opts.robots;
     this.limiter = opts.limiter;
     this.proxy = new GuardProxy({ guard: this.guard, onEvent: opts.onProxy, connectTimeoutMs: Math.min(10_000, cfg.fetchTimeoutMs) });
@@ -95,7 +95,7 @@ export class ChromiumFetcher implements BrowserFetcher {
       const loc = await this.chromium.locate();
       if (!loc.available) throw new FetchError('browser_unavailable', loc.reason ?? NO_CHROMIUM_MESSAGE);
       // Refused addresses and robots.txt fail before a browser starts or a page opens.
-      await this.guard.resolve(url.hostname);
+      await this.guard.resolve(url.hostname, urlPort(url));
       if (req.respectRobots && this.robots) await this.robots(url.href, req.signal, req.proxyUrl);
       // The site's turn first, then a page: a page slot is not held while the site's delay runs.
       const releaseHost = this.limiter ? await this.limiter.acquire(url.hostname, req.signal) : undefined;

@@ -6,7 +6,7 @@
 import type { Request as PwRequest, Route } from 'playwright-core';
 import type { AddressGuard } from '../address-guard.js';
 import { FetchError } from '../types.js';
-import { isFetchedScheme } from '../url-policy.js';
+import { isFetchedScheme, urlPort } from '../url-policy.js';
 import type { BrowserRequestEvent, RenderState } from './types.js';
 
 /** Resource types never loaded: they cannot change the price and cost time. */
@@ -41,7 +41,7 @@ export async function routeRequest(
     if (!isFetchedScheme(u.protocol)) return await abort('scheme', `${u.protocol} URLs are not loaded`);
     if (!navigation && BLOCKED_RESOURCE_TYPES.has(resourceType)) return await abort('resource_type');
     try {
-      await guard.resolve(u.hostname);
+      await guard.resolve(u.hostname, urlPort(u));
     } catch (err) {
       const fe = err instanceof FetchError ? err : new FetchError('network', String(err));
       if (navigation && request.frame().parentFrame() === null) state.mainRefusal ??= fe;

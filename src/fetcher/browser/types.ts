@@ -6,7 +6,7 @@ import type { BrowserAvailability, FetchError, FetchRequest, FetchResult, Fetche
 
 export type BrowserFetcherConfig = Pick<
   Config,
-  'chromiumPath' | 'allowLoopbackTargets' | 'userAgent' | 'fetchTimeoutMs' | 'fetchMaxBytes' | 'fetchMaxRedirects'
+  'chromiumPath' | 'allowLoopbackTargets' | 'allowTargets' | 'userAgent' | 'fetchTimeoutMs' | 'fetchMaxBytes' | 'fetchMaxRedirects'
 >;
 
 /**

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/types.js';
 import { recordEvent } from '../../events/service.js';
+import { redactedEndpointUrl } from '../secrets.js';
 import { toWebhook } from '../sql.js';
 import { retryAfterMs, retryDelay, type RetryRules } from './schedule.js';
 import type { SendResult } from './send.js';
@@ -95,7 +96,7 @@ export async function recordFailure(
     if (reason !== undefined) {
       const row = await disableEndpoint(tx, endpoint.id, reason);
       if (row) {
-        await recordEvent(tx, row.account_id, 'endpoint.disabled', toWebhook(row));
+        await recordEvent(tx, row.account_id, 'endpoint.disabled', { ...toWebhook(row), url: redactedEndpointUrl(row.url) });
         outcome.disabled = reason;
       }
     }

@@ -31,6 +31,16 @@ export function chatText(e: EventToSend): string {
   return flat.length > TEXT_MAX ? `${flat.slice(0, TEXT_MAX - 1)}…` : flat;
 }
 
+/**
+ * Text as Slack reads it, with its three control characters escaped as Slack documents
+ * (api.slack.com/reference/surfaces/formatting#escaping): `&`, `<` and `>`. Everything in the
+ * line may come from a user (product and competitor names, alert messages, URLs), and unescaped,
+ * `<!channel>` would ping a whole channel and `<https://...|text>` would show a link as other text.
+ */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 export function webhookBody(format: WebhookBodyFormat, e: EventToSend): string {
-  return format === 'slack' ? JSON.stringify({ text: chatText(e) }) : envelope(e);
+  return format === 'slack' ? JSON.stringify({ text: slackEscape(chatText(e)) }) : envelope(e);
 }

@@ -1,5 +1,5 @@
 import { type Dispatcher, errors as undiciErrors, request } from 'undici';
-import { AddressGuard } from '../../fetcher/address-guard.js';
+import { AddressGuard, type AddressPolicy } from '../../fetcher/address-guard.js';
 import { createGuardedAgent } from '../../fetcher/agent.js';
 import { FetchError } from '../../fetcher/types.js';
 
@@ -32,8 +32,7 @@ export interface SendResult {
   durationMs: number;
 }
 
-export interface SenderOptions {
-  allowLoopback: boolean;
+export interface SenderOptions extends AddressPolicy {
   /** The whole attempt (connect, headers, the part of the body read), in ms (WEBHOOK_TIMEOUT). */
   timeoutMs: number;
   /** Replaces the guard (tests). */
@@ -46,7 +45,7 @@ export class WebhookSender {
 
   constructor(opts: SenderOptions) {
     this.timeoutMs = opts.timeoutMs;
-    const guard = opts.guard ?? new AddressGuard({ allowLoopback: opts.allowLoopback });
+    const guard = opts.guard ?? new AddressGuard({ allowLoopback: opts.allowLoopback, allowTargets: opts.allowTargets });
     this.agent = createGuardedAgent(guard, { timeoutMs: opts.timeoutMs, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
   }
 

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/types.js';
+import { addressPolicy } from '../../fetcher/address-guard.js';
 import { WebhookSender } from './send.js';
 import { releaseAllEndpoints } from './sql.js';
 import { DeliveryWorker } from './worker.js';
 
 /** The delivery worker of a process, built from its configuration (the `webhook-deliveries` task of src/jobs/tasks.ts). */
 export function createDeliveryWorker(config: Config, db: Database, log: Logger, opts: { workerId?: string } = {}): { worker: DeliveryWorker; sender: WebhookSender } {
-  const sender = new WebhookSender({ allowLoopback: config.allowLoopbackTargets, timeoutMs: config.webhookTimeoutMs });
+  const sender = new WebhookSender({ ...addressPolicy(config), timeoutMs: config.webhookTimeoutMs });
   const worker = new DeliveryWorker({
     db,
     sender,
