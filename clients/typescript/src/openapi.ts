@@ -713,7 +713,7 @@ export interface paths {
         put?: never;
         /**
          * Preview an alert rule over stored prices
-         * @description Runs a rule body (as for `POST /alerts`) over the observations stored between `from` (inclusive) and `to` (exclusive, at most 366 days later), from a fresh state, with the same semantics as live evaluation, and answers the alert events it would have created (`id` and `alert_id` null, `created_at` the firing observation's time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). See docs/alerts/firing.md.
+         * @description Runs a rule body (as for `POST /alerts`) over the observations stored between `from` (inclusive) and `to` (exclusive, at most 366 days later), from a fresh state, with the same semantics as live evaluation, and answers the alert events it would have created (`id` and `alert_id` null, `created_at` the firing observation's time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). A preview stops at its time limit and says so (`complete: false`, `through`); it stops when the client goes away; a process runs a few at once, one per account, and answers 503 with `Retry-After` when the others took too long. See docs/alerts/firing.md.
          */
         post: operations["previewAlert"];
         delete?: never;
@@ -1267,6 +1267,13 @@ export interface components {
              * @description How many
              */
             count: number;
+            /** @description false: the preview reached its time limit (ALERT_PREVIEW_TIMEOUT) and stopped; `data` holds what the observations before `through` fired */
+            complete: boolean;
+            /**
+             * Format: date-time
+             * @description The observations evaluated are those observed from `from` up to this instant (exclusive): `to`, or earlier when `complete` is false
+             */
+            through: string;
         };
         /** AlertUpdate */
         AlertUpdate: {
