@@ -62,7 +62,6 @@ const SNIPPET = 120;
 
 const SHIPPING_TEXT =
   /(?<![\p{L}])(?:shipping|delivery|versand\p{L}*|lieferung|livraison|envío|envio|frete|spedizione|dostawa|доставка|verzending|frakt|porto|postage|per month|a month|\/\s*mo|monatlich|par mois|al mes|por mes|ao mês|klarna|afterpay|paypal|zinsen|ratenzahlung|raten|mensualit\p{L}*|cuotas|parcelas|interest|free over|ab \d|über \d|ex\.? tax|excl\.?|excluding|exkl\.?|netto|ohne mwst|hors taxes?|sin iva|lowest price|niedrigster preis|najniższa cena|prix le plus bas|30 (?:days|tage|tagen|dni|jours|días)|inhalt|grundpreis|contenu|unit price)(?![\p{L}])/iu;
-const OLD_LEAD = new RegExp(`^\\s*${OLD_WORDS}\\.?\\s*:?\\s*`, 'iu');
 const OLD_LABEL = new RegExp(`${OLD_WORDS}\\.?\\s*:?\\s*$`, 'iu');
 
 interface Read {
@@ -142,12 +141,8 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   const before = node.el ? chunks.slice(Math.max(0, node.at - 3), node.at).join('').slice(-30) : '';
   const labelled = /\p{L}\.?\s*:?\s*$/u.test(before) && OLD_LABEL.test(before);
   const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
-  let p = parsePrice(text, hints);
-  if (!p.ok && /holds only an old price/.test(p.reason)) {
-    r.old = true;
-    p = parsePrice(text.replace(OLD_LEAD, ''), hints);
-    if (!p.ok) p = parsePrice(text.replace(/(?:uvp|rrp|msrp)\)?\s*$/i, ''), hints);
-  }
+  const p = parsePrice(text, hints);
+  if (p.ok && p.old) r.old = true;
   if (!p.ok) {
     if (/could be .* or .*: nothing says whether/.test(p.reason)) r.ambiguous = p.reason;
     return { ...r, ignored: p.reason };
