@@ -33,7 +33,7 @@
  * listing has a selector, and then the automatic sources read that DOM instead of a second parse.
  */
 import { load } from 'cheerio/slim';
-import { availabilityFromButton, type Availability } from './availability.js';
+import { availabilityFromButton, type Availability, inStockOf } from './availability.js';
 import { normaliseCurrencyCode } from '../money/currency.js';
 import { compareDecimals } from '../money/decimal.js';
 import { fromJsonLd } from './json-ld.js';
@@ -68,6 +68,18 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
     return candidates;
   }
   const wasOld = vis.oldPrices.some((o) => samePrice(o, chosen.price));
+  // Another structured price the page shows: two sources agree against one ("meta says 200, the
+  // page shows 200, JSON-LD says 150": the current bid against the starting price).
+  const agrees = variantUrl
+    ? undefined
+    : candidates.find((c) => c !== chosen && !c.ignored && c.source !== 'selector' && samePrice(c.price, v.price) && (!c.currency || c.currency === v.currency));
+  if (agrees) {
+    const why = `the page shows ${v.price}, as ${agrees.source} says (visible-price finder, confidence ${v.confidence})`;
+    for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
+    agrees.evidence ??= v.evidence;
+    notes.push(`structured prices disagree: ${chosen.source} says ${chosen.price}, ${agrees.source} says ${agrees.price} and the page shows it at ${v.detail}; chose ${agrees.price}`);
+    return [agrees, ...candidates.filter((c) => c !== agrees)];
+  }
   // A URL naming a variant picks that variant's structured price; the page may show the default variant's.
   if (variantUrl || (!wasOld && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
     // Not sure enough to overrule: listed, so "sources disagree" says so.
@@ -168,6 +180,11 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     if (stated && seen?.strong && seen.value !== stated) {
       notes.push(`the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`);
       availability = seen.value;
+      // The price recorded carries the stock state recorded with it.
+      if (chosen?.availability !== undefined) {
+        chosen.availability = seen.value;
+        chosen.inStock = inStockOf(seen.value) as boolean;
+      }
     }
   } else {
     const button = scan.buttons[0];
