@@ -68,6 +68,8 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
     return candidates;
   }
   const wasOld = vis.oldPrices.some((o) => samePrice(o, chosen.price));
+  // Structured data written for a B2B feed gives the price without VAT the page shows beside the consumer price.
+  const wasExTax = vis.exTaxPrices.some((o) => samePrice(o, chosen.price));
   // Another structured price the page shows: two sources agree against one ("meta says 200, the
   // page shows 200, JSON-LD says 150": the current bid against the starting price).
   const agrees = variantUrl
@@ -81,13 +83,15 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
     return [agrees, ...candidates.filter((c) => c !== agrees)];
   }
   // A URL naming a variant picks that variant's structured price; the page may show the default variant's.
-  if (variantUrl || (!wasOld && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
+  if (variantUrl || (!wasOld && !wasExTax && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
     // Not sure enough to overrule: listed, so "sources disagree" says so.
     return [...candidates, v];
   }
   const why = wasOld
     ? `equals the old price the page shows struck through or as "was"/"UVP" beside the current ${v.price}`
-    : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
+    : wasExTax
+      ? `equals the price the page shows without VAT beside the consumer price ${v.price}`
+      : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
   for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
   notes.push(`structured and visible prices disagree: ${chosen.source} says ${chosen.price}, the page shows ${v.price} at ${v.detail}; chose the visible price`);
   return [v, ...candidates, ...vis.candidates.slice(1)];

@@ -295,6 +295,12 @@ function classify(text: string, tokens: Token[]): void {
     const claimed = prev?.exTax && EX_TAX_AFTER.exec(text.slice(prev.end + prev.suffixLen))?.[0].length;
     if (exAfter || EX_TAX_BEFORE.test(claimed ? gapBefore.slice(claimed) : gapBefore)) t.exTax = true;
   }
+  // "Schätzpreis 1.200 € – 1.800 €", "Was $20 - $30": the label before a range covers both ends.
+  for (let i = 1; i < tokens.length; i++) {
+    const a = tokens[i - 1] as Token;
+    const b = tokens[i] as Token;
+    if (a.role === 'old' && b.role === undefined && b.kind !== 'drop' && RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))) b.role = 'old';
+  }
   // "HK$ 20,000 - 35,000 / 呎": the unit after a range's high end is the low end's unit too.
   for (let i = tokens.length - 1; i > 0; i--) {
     const a = tokens[i - 1] as Token;

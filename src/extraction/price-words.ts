@@ -62,8 +62,9 @@ const WITHOUT = [
   'sin', 'sem', 'senza', 'bez', 'brez', 'без', 'без учета', 'ilman', 'utan', 'uden', 'uten', 'zonder', 'fără', 'nélkül', 'be',
 ].join('|');
 /** The price without VAT: "24,71 € exkl. MwSt.", "Brez DDV: 36.53€", "Prix HT", "cena netto". */
+// Not when a colon follows: "40,00 € Brez DDV: 36,53 €" labels the next price, not this one.
 export const EX_TAX_AFTER = new RegExp(
-  `^\\s*\\(?\\s*(?:(?:${WITHOUT})\\s*(?:${TAX})(?![\\p{L}])|(?:ht|h\\.t\\.|netto|nettó|net of tax)(?![\\p{L}])|(?:${TAX})\\s*(?:excl\\.?|exkl\\.?|esclusa|excluida|exclue|nélkül|hariç|ei sisälly)(?![\\p{L}]))`,
+  `^\\s*\\(?\\s*(?:(?:${WITHOUT})\\s*(?:${TAX})(?![\\p{L}])|(?:ht|h\\.t\\.|netto|nettó|net of tax)(?![\\p{L}])|(?:${TAX})\\s*(?:excl\\.?|exkl\\.?|esclusa|excluida|exclue|nélkül|hariç|ei sisälly)(?![\\p{L}]))\\.?(?!\\s*[:：])`,
   'iu',
 );
 export const EX_TAX_BEFORE = new RegExp(

@@ -5,6 +5,8 @@
  * own are joined ("$12<sup>99</sup>", "$229<span>99</span>" read "$12.99", "$229.99").
  */
 
+import { classWords, OLD_PRICE_WORD } from './class-words.js';
+
 const SKIP_TAGS: ReadonlySet<string> = new Set(['script', 'style', 'noscript', 'template', 'del', 's', 'strike', 'head', 'title']);
 
 export const BLOCK_TAGS: ReadonlySet<string> = new Set([
@@ -21,7 +23,7 @@ export function isHiddenOrStruck(tag: string, attrs: Readonly<Record<string, str
   if (SKIP_TAGS.has(tag)) return true;
   if (attrs.hidden !== undefined) return true;
   const cls = attrs.class;
-  if (cls && HIDDEN_CLASS.test(cls)) return true;
+  if (cls && (HIDDEN_CLASS.test(cls) || OLD_PRICE_WORD.test(classWords(cls, undefined)))) return true;
   const style = attrs.style;
   if (style && /line-through|display\s*:\s*none|visibility\s*:\s*hidden/i.test(style)) return true;
   return false;

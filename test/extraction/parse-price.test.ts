@@ -417,6 +417,15 @@ describe('parsePrice: what the shopper pays (issue 23)', () => {
     assert.equal(ok('199 zł cena netto: 161,79 zł').amount, '199');
     // "zzgl. Versand" is shipping, not tax: the price stays.
     assert.equal(ok('29,95 € inkl. MwSt. zzgl. Versand').exTax, undefined);
+    // A label with a colon names the price after it, not the one before.
+    assert.equal(ok('40.00€ Brez DDV: 36.53€').amount, '40.00');
+  });
+
+  it("reads an auction's estimate range and starting price as old, its current bid as current", () => {
+    assert.match(fails('Schätzpreis 1.200 € – 1.800 €'), /only an old price/);
+    assert.match(fails('Estimate $300 - $500'), /only an old price/);
+    assert.equal(ok('Starting bid $150 Current bid $200').amount, '200');
+    assert.equal(ok('Was $20 - $30 Now $15').amount, '15');
   });
 
   it('reads a price that is only without VAT, and says so', () => {

@@ -6,6 +6,7 @@
  */
 import { availabilityFromText, buttonLabelKind } from '../availability.js';
 import { isIsoCode } from '../../money/currency.js';
+import { classWords, OLD_PRICE_WORD } from '../class-words.js';
 import { SPLIT_CENTS, joinSplitCents } from '../text.js';
 
 type Attrs = Record<string, string>;
@@ -28,6 +29,7 @@ export const C_FORM = 128; // add-to-cart form
 export const C_PRICEBOX = 256; // inside a price-marked element
 export const C_OLDBOX = 512; // inside an old-price-marked element
 const C_MAINTAG = 1024; // inside <main> or <article>: page <header>/<footer> below it are not chrome
+export const C_EXTAX = 4096; // a price without VAT ("notax", "price-excl-tax")
 const SETS_OTHERS = 2048; // this element itself starts a C_OTHERS region (never inherited)
 
 /** Marks of the element itself (VisibleNode.marks). */
@@ -98,8 +100,6 @@ const MAX_CHUNKS = 20_000;
 const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
 const CURRENT_WORD =
   /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo|new)(?![a-z]{2})|price-?(?:new|now|sale|current|final)/;
-const OLD_WORD =
-  /(?<![a-z])(?<!with-|has-)(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|barred|barrato|pieno|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference|secondary|full|initial|usual|normal|recommended|suggested)-?(?:price|preis|prix|precio))|price-?(?:old|was|before|regular|list|orig\w*|strike\w*|crossed|barred|initial|full)(?![a-z])/;
 const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
 const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
 const CART_TOKEN =
@@ -107,7 +107,9 @@ const CART_TOKEN =
 const OTHERS_WORD =
   /(?<![a-z])(?:carousel|slider|swiper|slick|glide|splide|related|recommend\w*|empfehlung\w*|upsells?|up-sells?|cross-?sells?|crosssell|similar|recently|also|bestsellers?|accessories|other-sellers|sellers|fbt|frequently|product-(?:grid|list|tile|card|item|items|recommendations|slider)|products|product-cards?|listing|teaser|bundle)(?![a-z-])/;
 const TERMS_WORD =
-  /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|deposit|pfand|(?:ex|excl|exkl|excluding|without|no|net|netto)-?(?:tax|vat|mwst)|notax|price-?net|net-?price|nettopreis|price-?excl\w*|tax-?excl\w*)(?![a-z])/;
+  /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|deposit|pfand)(?![a-z])/;
+/** Class words of a price without VAT ("notax", "price-excl-tax", "net-price"). */
+const EX_TAX_WORD = /(?<![a-z])(?:(?:ex|excl|exkl|excluding|without|no|net|netto)-?(?:tax|vat|mwst)|notax|price-?net|net-?price|nettopreis|price-?excl\w*|tax-?excl\w*)(?![a-z])/;
 const MAINLIKE_WORD =
   /(?<![a-z])(?:product-(?:main|info|information|detail|details|single|page|view|essential|summary|hero|buy|purchase|form|top|core|overview)|pdp|pdp-\w+|buybox|buy-box|product__info|productview|product-view|entry-summary|summary|product-info-main|ad-?view|vip|listing-detail)(?![a-z])/;
 const BUY_WORD =
@@ -116,11 +118,6 @@ const BUY_WORD =
 const BUY_LOOSE = /(?<![a-z])buy(?![a-z])/;
 /** A link that adds to the cart ("/a/public/addtocart?productId=1", "/cart/add?id=1"). */
 const BUY_HREF = /add-?to-?(?:cart|basket|bag)|addtocart|addtobasket|(?:cart|basket|warenkorb|panier)\/add|[?&]add-to-cart=/i;
-
-function words(cls: string | undefined, id: string | undefined): string {
-  const s = `${cls ?? ''} ${id ?? ''}`;
-  return (/[A-Z]/.test(s) ? s.replace(/([a-z])([A-Z])/g, '$1-$2') : s).toLowerCase();
-}
 
 const K_PRICE = 1;
 const K_OLD = 2;
@@ -136,6 +133,7 @@ const K_STOCK = 1024;
 const K_BUY = 2048;
 const K_BADGE = 4096;
 const K_BUYISH = 8192;
+const K_EXTAX = 16384;
 
 /** What an element's class and id say; pages repeat the same few hundred class strings, so it is cached. */
 const classCache = new Map<string, number>();
@@ -143,10 +141,10 @@ function classKinds(cls: string | undefined, id: string | undefined): number {
   const key = id === undefined ? (cls ?? '') : `${cls ?? ''}\u0000${id}`;
   const had = classCache.get(key);
   if (had !== undefined) return had;
-  const w = words(cls, id);
+  const w = classWords(cls, id);
   let k = 0;
   if (PRICE_WORD.test(w)) k |= K_PRICE;
-  if (OLD_WORD.test(w)) k |= K_OLD;
+  if (OLD_PRICE_WORD.test(w)) k |= K_OLD;
   else if (k & K_PRICE && CURRENT_WORD.test(w)) k |= K_CURRENT;
   if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden|modal)(?=\s|$)/.test(w)) k |= K_HIDDEN;
   for (const token of w.split(/\s+/)) {
@@ -157,6 +155,7 @@ function classKinds(cls: string | undefined, id: string | undefined): number {
   if (mainlike) k |= K_MAINLIKE;
   else if (OTHERS_WORD.test(w)) k |= K_OTHERS;
   if (TERMS_WORD.test(w)) k |= K_TERMS;
+  if (EX_TAX_WORD.test(w)) k |= K_EXTAX;
   if (/add-?to-?cart|product-form|cart-form|buy-form|product_addtocart/.test(w)) k |= K_FORM;
   if (STOCK_WORD.test(w)) k |= K_STOCK;
   if (BUY_WORD.test(w)) k |= K_BUY;
@@ -531,6 +530,7 @@ export function createCollector(): Collector {
         if (k & K_CART && tag !== 'form') ctx |= C_CART;
         if (k & K_OTHERS) ctx |= C_OTHERS | SETS_OTHERS;
         if (k & K_TERMS) ctx |= C_TERMS;
+        if (k & K_EXTAX) ctx |= C_EXTAX;
         if (k & K_MAINLIKE) ctx |= C_MAINLIKE;
         if (k & K_FORM && tag === 'form') ctx |= C_FORM;
       }

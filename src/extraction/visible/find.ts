@@ -20,6 +20,7 @@ import type { Candidate, Evidence } from '../types.js';
 import {
   C_CART,
   C_CHROME,
+  C_EXTAX,
   C_FORM,
   C_MAINLIKE,
   C_OLDBOX,
@@ -55,6 +56,8 @@ export interface VisibleResult {
   refusal?: string;
   /** Old prices (struck through, "was", "UVP") shown for the main product. */
   oldPrices: string[];
+  /** Prices the product block shows as without VAT ("bez DPH", "exkl. MwSt.") beside the consumer price. */
+  exTaxPrices: string[];
   availability?: VisibleAvailability;
 }
 
@@ -83,6 +86,8 @@ interface Read {
   /** A number that reads two ways. */
   ambiguous?: string;
   old?: boolean;
+  /** Said to be without VAT. */
+  exTax?: boolean;
   score: number;
   why: string[];
 }
@@ -146,7 +151,7 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   // "List Price: <span>$49.99</span>", "statt <span>…</span>", "bez DPH <span>…</span>", "from
   // <span>£36.61</span>": the label before the element (a text node's is before its first piece).
   const start = node.el ? node.at : node.at - 1;
-  const before = chunks.slice(Math.max(0, start - 3), Math.max(0, start)).join('').slice(-30);
+  const before = chunks.slice(Math.max(0, start - 3), Math.max(0, start)).join('').replace(/\s+/g, ' ').slice(-30);
   const worded = /\p{L}\.?\s*[:：]?\s*$/u.test(before);
   const labelled = worded && OLD_LABEL.test(before);
   const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
@@ -159,10 +164,10 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   Object.assign(r, { price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period !== undefined });
   if (struck || r.old) return { ...r, old: true, ignored: 'a struck-through or old ("was", "UVP", "RRP") price' };
   if (region) return { ...r, ignored: region };
+  if (p.exTax || node.ctx & C_EXTAX || (worded && EX_TAX_BEFORE.test(before))) return { ...r, exTax: true, ignored: 'the price without VAT' };
   if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text) || (worded && SAVE_LABEL.test(before))) {
     return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
   }
-  if (p.exTax || (worded && EX_TAX_BEFORE.test(before))) return { ...r, ignored: 'the price without VAT' };
   if (worded && FROM_LABEL.test(before)) r.from = true;
   if (p.period) return { ...r, ignored: `a price per ${p.period} (instalment or subscription)` };
   if (isZeroDecimal(p.amount)) return { ...r, ignored: 'a zero price, usually a placeholder' };
@@ -298,15 +303,16 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
     else if (outside.length < MAX_OUTSIDE) outside.push([n, region]);
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
-  const oldPrices = reads
-    .filter((r) => r.old && r.price && !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block)))
-    .map((r) => r.price as string);
+  const ownBlock = (r: Read): boolean => !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block));
+  const oldPrices = reads.filter((r) => r.old && r.price && ownBlock(r)).map((r) => r.price as string);
+  const exTaxPrices = reads.filter((r) => r.exTax && r.price && ownBlock(r)).map((r) => r.price as string);
 
   // One entry per amount: the same price shown twice (a screen-reader copy, nested boxes) counts once, at its best.
   const groups = new Map<string, Read>();
   for (const r of reads) {
     if (r.ignored || !r.price) continue;
-    const key = `${r.price.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')} ${r.currency ?? ''}`;
+    // The same amount with and without its sign ("€ 17,10" and "17,10" inside it) is one price.
+    const key = `${r.price.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')} ${r.currency ?? hints.currency ?? ''}`;
     const had = groups.get(key);
     if (!had || r.score > had.score) groups.set(key, r);
   }
@@ -341,13 +347,13 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const others = (from: number, why: (r: Read) => string): Candidate[] =>
     ranked.slice(from, from + MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: why(r) }));
   if (refusal || !best) {
-    return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, availability };
+    return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, exTaxPrices, availability };
   }
   const lead = second ? best.score - second.score : best.score;
   const confidence = Math.round(Math.min(1, best.score / 14) * Math.min(1, lead / 6) * 100) / 100;
   const chosen = candidateOf(best, hints, scan.chunks, { confidence });
   const rest = others(1, (r) => `scored ${r.score}, below the chosen price's ${best.score}`);
-  return { chosen, candidates: [chosen, ...rest, ...listIgnored()], oldPrices, availability };
+  return { chosen, candidates: [chosen, ...rest, ...listIgnored()], oldPrices, exTaxPrices, availability };
 }
 
 /** Whether two decimal prices are the same amount. */
