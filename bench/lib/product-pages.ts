@@ -36,7 +36,7 @@ export function productPages(dir = PRODUCT_PAGES_DIR): ProductPage[] {
     .map(([key, t]) => ({
       key,
       url: t.url,
-      prices: t.price_corrected ?? t.price ?? [],
+      prices: (t.price_corrected ?? t.price ?? []).map((p) => p.trim()),
       availability: t.availability?.[0] as ProductPage['availability'],
       file: path.join(dir, 'html', `${key}.html.gz`),
     }))
