@@ -67,3 +67,4 @@ const ratio = (a: string, b: string): string => {
 console.log(`  other: on / off  ${ratio('other, finder on', 'other, finder off')}`);
 console.log(`  this:  on / off  ${ratio('this, finder on', 'this, finder off')}`);
 console.log(`  this on / other off  ${ratio('this, finder on', 'other, finder off')}`);
+console.log(`  this on / other on   ${ratio('this, finder on', 'other, finder on')}`);
