@@ -94,6 +94,7 @@ const MAX_OUTSIDE = 6;
 const MAX_OTHERS = 40;
 const MAX_STOCK = 20;
 const MAX_BUTTONS = 20;
+const MAX_COMPACTIONS = 50;
 const MAX_CHUNKS = 20_000;
 
 // Class and id words, matched on "class id" lower-cased with camelCase split ("oldPrice" -> "old-price").
@@ -398,8 +399,11 @@ export function createCollector(): Collector {
   // Cookie banners, dialogs and maps fill the list with buttons that say nothing, a list of
   // products with a button per product: once it is full, only those that may be the buy button
   // stay (every one kept so far has closed), and none repeated in the same place (repeatedShape).
+  // At most MAX_COMPACTIONS times: a page of thousands of buttons costs no more than a few dozen.
+  let compactions = 0;
   const roomForButton = (): boolean => {
     if (result.buttons.length < MAX_BUTTONS) return true;
+    if (compactions++ >= MAX_COMPACTIONS) return false;
     const shapes = repeatedShapes(result.buttons);
     result.buttons = result.buttons.filter((b) => !shapes.has(shapeOf(b)) && (b.buy || buttonLabelKind(buttonLabel(b)) !== undefined));
     return result.buttons.length < MAX_BUTTONS;
