@@ -22,9 +22,13 @@
  *   period ("$9.99/mo") is the price with its `period`.
  * - Two prices joined by "-", "–", "to", "bis", "à", "do"... are a range: amount is the low bound
  *   and `range` says so. "From $9.99", "ab 9,99 €", "à partir de" set `from`.
- * - A price after "was", "statt", "UVP", "au lieu de", "De" (pt), "通常価格"... is an old price
- *   and ignored; a price after "now", "jetzt", "por", "teraz"... is the current one. If several
- *   prices remain and nothing says which is current, parsing fails rather than guessing.
+ * - A price after "was", "statt", "UVP", "au lieu de", "De" (pt), "通常価格", an auction's
+ *   "Estimate" or "Starting bid"... is an old price and ignored (a label before a range covers
+ *   both ends); a price after "now", "jetzt", "por", "teraz", "Current bid"... is the current
+ *   one. A text holding only an old price reads as it, marked `old` (no source records it).
+ * - A price said to be without VAT ("exkl. MwSt.", "HT", "brez DDV", "cena netto") gives way
+ *   to another price in the text: the consumer's; alone, it reads marked `exTax`.
+ *   If several prices remain and nothing says which is current, parsing fails rather than guessing.
  * - Negative amounts and amounts beyond 99 999 999 999.9999 or with more than 4 decimal places
  *   are refused; zero is returned as "0" (callers decide whether a zero price means anything),
  *   but a zero current price next to an old price is refused.
