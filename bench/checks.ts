@@ -7,6 +7,10 @@
 // worker can only run inside the one process that owns DATA_DIR); each baseline in a process of
 // its own (bench/checks-baseline.ts). The targets take turns, order reversed every other round.
 //
+// BENCH_COMPARE_SERVER=/path/to/other/dist/cli/main.js adds that build's worker to every round
+// and reports, per round, this build's CPU and time per check over the other's (a change's cost
+// measured side by side, e.g. against a build of the commit before it).
+//
 // The site is one host on 127.0.0.1, so the per-domain politeness limits are lifted for the run:
 // FETCH_DOMAIN_DELAY_MS=0 (default 1000) and FETCH_DOMAIN_CONCURRENCY=100 (default 2). Without
 // that a worker would make at most 1 request per second to the one host, by design.
@@ -39,6 +43,12 @@ const PG_DB = 'ph_bench_checks';
 const BASELINES = (process.env.BENCH_BASELINES ?? 'undici,fetcher').split(',').filter(Boolean);
 /** Worker variants: EXTRACT_THREADS values (default: the shipped default, 1 here, and 0: inline). */
 const WORKER_THREADS = (process.env.BENCH_EXTRACT_THREADS ?? '1,0').split(',').filter(Boolean);
+/**
+ * Another build's server (its dist/cli/main.js, e.g. of the commit before a change) run as one
+ * more worker target in the same rounds, with the first EXTRACT_THREADS value: the cost of a
+ * check against that build's, measured side by side (BENCH_COMPARE_SERVER=/path/dist/cli/main.js).
+ */
+const COMPARE_SERVER = process.env.BENCH_COMPARE_SERVER ? path.resolve(process.env.BENCH_COMPARE_SERVER) : undefined;
 
 const WORKER_ENV = {
   LOG_LEVEL: 'debug', // one `check finished` line per check: how the bench counts them
@@ -148,11 +158,12 @@ interface Measured {
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
-async function runWorker(t: Target, site: Site, round: number, threads: string): Promise<Measured> {
+async function runWorker(t: Target, site: Site, round: number, threads: string, server = REAL_SERVER): Promise<Measured> {
   const n = SETTINGS.checks;
   const warm = Math.max(1, Math.floor(n * SETTINGS.warmFraction));
-  await seedListings(t, site, `w${threads}r${round}`, n);
-  const proc = spawnNode([REAL_SERVER, t.command], { ...WORKER_ENV, ...t.env, EXTRACT_THREADS: threads });
+  const other = server !== REAL_SERVER;
+  await seedListings(t, site, `w${threads}${other ? 'o' : ''}r${round}`, n);
+  const proc = spawnNode([server, t.command], { ...WORKER_ENV, ...t.env, EXTRACT_THREADS: threads });
   const pid = proc.pid!;
   let done = 0;
   let failures = 0;
@@ -197,7 +208,7 @@ async function runWorker(t: Target, site: Site, round: number, threads: string):
   await exited(proc);
   const window = n - warm;
   return {
-    target: `worker (${t.command}, EXTRACT_THREADS=${threads})`,
+    target: `${other ? 'other build: ' : ''}worker (${t.command}, EXTRACT_THREADS=${threads})`,
     round,
     checks: n,
     failures,
@@ -277,7 +288,7 @@ console.log(
 console.log('per-domain limits lifted for the one loopback host: FETCH_DOMAIN_DELAY_MS=0, FETCH_DOMAIN_CONCURRENCY=100');
 
 const site = await startSite();
-const results: Record<string, { runs: (Measured & { load1: number })[]; ratio: number[] }> = {};
+const results: Record<string, { runs: (Measured & { load1: number })[]; ratio: number[]; compare?: unknown }> = {};
 try {
   for (const kind of DATABASES) {
     const target = await prepare(kind);
@@ -286,6 +297,7 @@ try {
       for (let round = 0; round < SETTINGS.rounds; round++) {
         const order: (() => Promise<Measured>)[] = [
           ...WORKER_THREADS.map((threads) => () => runWorker(target, site, round, threads)),
+          ...(COMPARE_SERVER ? [() => runWorker(target, site, round, WORKER_THREADS[0]!, COMPARE_SERVER)] : []),
           ...BASELINES.map((m) => () => runBaseline(m, site, round)),
         ];
         if (round % 2 === 1) order.reverse();
@@ -305,7 +317,7 @@ try {
     // Per round, the shipped worker (first variant) over the plain fetch+parse baseline.
     const ratio: number[] = [];
     for (let round = 0; round < SETTINGS.rounds; round++) {
-      const w = runs.find((r) => r.round === round && r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`));
+      const w = runs.find((r) => r.round === round && r.target.startsWith('worker') && r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`));
       const b = runs.find((r) => r.round === round && r.target.startsWith('baseline: undici'));
       if (w && b) ratio.push(r2(w.perSecond / b.perSecond));
     }
@@ -330,6 +342,21 @@ try {
       console.log(`median ${target}: ${r2(median(runs.filter((r) => r.target === target).map((r) => r.perSecond)))} checks/s`);
     }
     console.log(`worker (EXTRACT_THREADS=${WORKER_THREADS[0]}) / undici baseline, per round: ${ratio.join(', ')}`);
+    if (COMPARE_SERVER) {
+      // Per round, CPU per check of this build's worker over the other build's: the cost ratio of a check.
+      const cpu: number[] = [];
+      const rate: number[] = [];
+      for (let round = 0; round < SETTINGS.rounds; round++) {
+        const mine = runs.find((r) => r.round === round && r.target.startsWith('worker') && r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`));
+        const theirs = runs.find((r) => r.round === round && r.target.startsWith('other build'));
+        if (mine && theirs) {
+          cpu.push(r2(mine.cpuPerCheck.process / theirs.cpuPerCheck.process));
+          rate.push(r2(theirs.perSecond / mine.perSecond));
+        }
+      }
+      console.log(`this build / other build (${COMPARE_SERVER}), per round: CPU per check ${cpu.join(', ')}; time per check ${rate.join(', ')}`);
+      results[kind]!.compare = { server: COMPARE_SERVER, cpuRatio: cpu, timeRatio: rate };
+    }
   }
 } finally {
   site.proc.kill('SIGTERM');

@@ -1,3 +1,5 @@
+import { BUYABLE, IN_STOCK, PREORDER, SOLD_OUT, STORE_ONLY } from './stock-words.js';
+
 /** Stock states as schema.org, Open Graph and shop platforms write them. */
 export type Availability = 'in_stock' | 'out_of_stock' | 'preorder' | 'unknown';
 
@@ -32,17 +34,17 @@ export function availabilityFromValue(value: unknown): Exclude<Availability, 'un
   return SCHEMA[last.toLowerCase().replace(/[^a-z]/g, '')];
 }
 
-const SOLD_OUT =
-  /(?<![\p{L}])(?:sold out|out of stock|currently unavailable|unavailable|not available|ausverkauft|nicht (?:verfügbar|lieferbar|auf lager)|vergriffen|épuisé|rupture de stock|indisponible|agotado|sin stock|esgotado|indisponível|sem estoque|niedostępny|wyprzedan[ya]|brak w magazynie|esaurito|non disponibile|uitverkocht|slutsåld|utsolgt|udsolgt|vyprodáno|品切れ|在庫切れ|売り切れ|完売|нет в наличии|распродано|закончился|немає в наявності|tükendi|stokta yok)(?![\p{L}])/iu;
-const PREORDER = /(?<![\p{L}])(?:pre-?order|vorbestellen|vorbestellung|précommander|précommande|reservar|pré-venda|przedsprzedaż|予約|предзаказ)(?![\p{L}])/iu;
-const BUYABLE =
-  /(?<![\p{L}])(?:add to (?:cart|bag|basket)|buy now|in den warenkorb|jetzt kaufen|ajouter au panier|añadir al carrito|adicionar ao carrinho|comprar|dodaj do koszyka|kup teraz|aggiungi al carrello|in winkelwagen|カートに入れる|カートに追加|購入|acheter|kaufen|в корзину|купить|add to trolley|sepete ekle)(?![\p{L}])/iu;
-
-/** What a button's label says: sold out, pre-order, or buy (add to cart). */
+/**
+ * What a button's label says: sold out (or "notify me"), pre-order, or buy (add to cart). A
+ * label that says both buy and sold out is several labels in one element, toggled by the page's
+ * script or style ("do koszyka … Produkt niedostępny"): it says neither.
+ */
 export function buttonLabelKind(label: string): 'sold_out' | 'preorder' | 'buy' | undefined {
-  if (SOLD_OUT.test(label)) return 'sold_out';
+  const soldOut = SOLD_OUT.test(label);
+  const buy = BUYABLE.test(label);
+  if (soldOut) return buy ? undefined : 'sold_out';
   if (PREORDER.test(label)) return 'preorder';
-  if (BUYABLE.test(label)) return 'buy';
+  if (buy) return 'buy';
   return undefined;
 }
 
@@ -55,14 +57,17 @@ export function availabilityFromButton(label: string, disabled: boolean): Exclud
   return undefined;
 }
 
-/** Reads a stock message ("In stock", "Out of stock", "Nur noch 3 auf Lager"). */
+/** Reads a stock message ("In stock", "Out of stock", "Nur noch 3 auf Lager", "Skladem"). */
 export function availabilityFromText(text: string): Exclude<Availability, 'unknown'> | undefined {
   if (SOLD_OUT.test(text)) return 'out_of_stock';
-  if (PREORDER.test(text) || /backorder/i.test(text)) return 'preorder';
-  if (/(?<![\p{L}])(?:in stock|available|auf lager|lieferbar|verfügbar|en stock|disponible|em estoque|dostępny|在庫あり|в наличии|disponibile|op voorraad|på lager|na stanie|sofort lieferbar)(?![\p{L}])/iu.test(text)) {
-    return 'in_stock';
-  }
+  if (PREORDER.test(text)) return 'preorder';
+  if (IN_STOCK.test(text)) return 'in_stock';
   return undefined;
+}
+
+/** A message about the shop's stores (pickup, reserve in store), which says nothing about buying online. */
+export function aboutStores(text: string): boolean {
+  return STORE_ONLY.test(text);
 }
 
 export function inStockOf(a: Availability | undefined): boolean | undefined {

@@ -88,6 +88,8 @@ export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([
   ...each(['₺', 'TL'], one('TRY')),
   ...each(['din', 'din.', 'Din', 'Din.', 'dinara', 'Dinara', 'дин', 'дин.', 'динара'], one('RSD')),
   ...each(['ден', 'ден.'], one('MKD')),
+  // The kuna, Croatia's currency until 2023 ("270,00 Kn").
+  ...each(['kn', 'Kn', 'KN', 'kn.'], one('HRK')),
   ...each(['KM'], one('BAM')),
   ...each(['Lek', 'lek', 'Lekë'], one('ALL')),
   ...each(['₾', 'ლ'], one('GEL')),

@@ -33,7 +33,7 @@
  * listing has a selector, and then the automatic sources read that DOM instead of a second parse.
  */
 import { load } from 'cheerio/slim';
-import { availabilityFromButton, type Availability } from './availability.js';
+import { availabilityFromButton, type Availability, inStockOf } from './availability.js';
 import { normaliseCurrencyCode } from '../money/currency.js';
 import { compareDecimals } from '../money/decimal.js';
 import { fromJsonLd } from './json-ld.js';
@@ -68,14 +68,30 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
     return candidates;
   }
   const wasOld = vis.oldPrices.some((o) => samePrice(o, chosen.price));
+  // Structured data written for a B2B feed gives the price without VAT the page shows beside the consumer price.
+  const wasExTax = vis.exTaxPrices.some((o) => samePrice(o, chosen.price));
+  // Another structured price the page shows: two sources agree against one ("meta says 200, the
+  // page shows 200, JSON-LD says 150": the current bid against the starting price).
+  const agrees = variantUrl
+    ? undefined
+    : candidates.find((c) => c !== chosen && !c.ignored && c.source !== 'selector' && samePrice(c.price, v.price) && (!c.currency || c.currency === v.currency));
+  if (agrees) {
+    const why = `the page shows ${v.price}, as ${agrees.source} says (visible-price finder, confidence ${v.confidence})`;
+    for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
+    agrees.evidence ??= v.evidence;
+    notes.push(`structured prices disagree: ${chosen.source} says ${chosen.price}, ${agrees.source} says ${agrees.price} and the page shows it at ${v.detail}; chose ${agrees.price}`);
+    return [agrees, ...candidates.filter((c) => c !== agrees)];
+  }
   // A URL naming a variant picks that variant's structured price; the page may show the default variant's.
-  if (variantUrl || (!wasOld && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
+  if (variantUrl || (!wasOld && !wasExTax && (v.confidence ?? 0) < WITNESS_CONFIDENCE)) {
     // Not sure enough to overrule: listed, so "sources disagree" says so.
     return [...candidates, v];
   }
   const why = wasOld
     ? `equals the old price the page shows struck through or as "was"/"UVP" beside the current ${v.price}`
-    : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
+    : wasExTax
+      ? `equals the price the page shows without VAT beside the consumer price ${v.price}`
+      : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
   for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
   notes.push(`structured and visible prices disagree: ${chosen.source} says ${chosen.price}, the page shows ${v.price} at ${v.detail}; chose the visible price`);
   return [v, ...candidates, ...vis.candidates.slice(1)];
@@ -168,6 +184,11 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     if (stated && seen?.strong && seen.value !== stated) {
       notes.push(`the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`);
       availability = seen.value;
+      // The price recorded carries the stock state recorded with it.
+      if (chosen?.availability !== undefined) {
+        chosen.availability = seen.value;
+        chosen.inStock = inStockOf(seen.value) as boolean;
+      }
     }
   } else {
     const button = scan.buttons[0];

@@ -276,7 +276,9 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
   for (const f of items) {
     if (f === main || f.node === main?.node || (main && f.variantOf === main.node)) continue;
     const dup = main !== undefined && !f.nested && !f.inList && !f.variantOf && sameProduct(f, main);
-    const list = dup ? entries(f, 1) : entries(f, 2, `another product's price (${nameOf(f)})`);
+    // A second description of the same product (one per size, as some shops write it) offers the
+    // same thing: its offers rank with the main product's, so an in-stock size comes first.
+    const list = dup ? entries(f, 0) : entries(f, 2, `another product's price (${nameOf(f)})`);
     if (!dup && list.length) {
       if (others >= MAX_OTHER) {
         skipped += list.length;

@@ -22,9 +22,13 @@
  *   period ("$9.99/mo") is the price with its `period`.
  * - Two prices joined by "-", "–", "to", "bis", "à", "do"... are a range: amount is the low bound
  *   and `range` says so. "From $9.99", "ab 9,99 €", "à partir de" set `from`.
- * - A price after "was", "statt", "UVP", "au lieu de", "De" (pt), "通常価格"... is an old price
- *   and ignored; a price after "now", "jetzt", "por", "teraz"... is the current one. If several
- *   prices remain and nothing says which is current, parsing fails rather than guessing.
+ * - A price after "was", "statt", "UVP", "au lieu de", "De" (pt), "通常価格", an auction's
+ *   "Estimate" or "Starting bid"... is an old price and ignored (a label before a range covers
+ *   both ends); a price after "now", "jetzt", "por", "teraz", "Current bid"... is the current
+ *   one. A text holding only an old price reads as it, marked `old` (no source records it).
+ * - A price said to be without VAT ("exkl. MwSt.", "HT", "brez DDV", "cena netto") gives way
+ *   to another price in the text: the consumer's; alone, it reads marked `exTax`.
+ *   If several prices remain and nothing says which is current, parsing fails rather than guessing.
  * - Negative amounts and amounts beyond 99 999 999 999.9999 or with more than 4 decimal places
  *   are refused; zero is returned as "0" (callers decide whether a zero price means anything),
  *   but a zero current price next to an old price is refused.
@@ -33,14 +37,19 @@ import { compareDecimals, isZeroDecimal, makeDecimal } from '../money/decimal.js
 import { MARKER_ANYWHERE, MARKER_AT_END, MARKER_AT_START, resolveMarker, soleCodeIn, type ResolvedMarker } from './currency.js';
 import { minorDigits, normaliseCurrencyCode } from '../money/currency.js';
 import {
+  EX_TAX_AFTER,
+  EX_TAX_BEFORE,
+  FREE_TEXT,
   FROM_AFTER,
   INSTALMENT_BEFORE,
   MULTIBUY_BEFORE,
   MULTIPLIER_AFTER,
   OLD_AFTER,
+  PER_CJK_BEFORE,
   PIECE_AFTER,
   RANGE_GAP,
   SAVE_AFTER,
+  SAVE_CJK_BEFORE,
   UNIT_AFTER,
   UNIT_BEFORE,
   periodAfter,
@@ -72,6 +81,13 @@ export interface ParsedPrice {
   from?: boolean;
   /** The price is charged per period ("$9.99/mo"). */
   period?: Period;
+  /**
+   * The text holds only an old price ("běžná cena 590 Kč", "UVP 12,99 €"): `amount` is that old
+   * price, and the first note says so. Not a price to record: extraction sources refuse it.
+   */
+  old?: true;
+  /** The price is marked as without VAT ("24,71 € exkl. MwSt.", "Prix HT") and the text shows no other. */
+  exTax?: true;
   /** What the parser ignored or could not settle, for a user reading the result. */
   notes: string[];
 }
@@ -131,6 +147,8 @@ interface Token {
   dropWhy?: 'unit' | 'save' | 'percent' | 'glued' | 'instalment' | 'multibuy';
   role?: 'old' | 'current' | 'from';
   period?: Period;
+  /** Said to be without VAT: dropped when the text shows another price ("29,66 € inkl. MwSt., 24,71 € netto"). */
+  exTax?: boolean;
 }
 
 function drop(t: Token, why: NonNullable<Token['dropWhy']>): void {
@@ -266,7 +284,8 @@ function classify(text: string, tokens: Token[]): void {
     if (/^\s*%/.test(rest)) drop(t, 'percent');
     else if ((!t.prefix && /[\p{L}]/u.test(charBefore)) || (!t.suffix && /[\p{L}]/u.test(charAfter))) drop(t, 'glued');
     else if (!PIECE_AFTER.test(rest) && !(t.period = periodAfter(rest)) && (UNIT_AFTER.test(rest) || UNIT_BEFORE.test(gapBefore))) drop(t, 'unit');
-    else if (role === 'save' || SAVE_AFTER.test(rest)) drop(t, 'save');
+    else if (PER_CJK_BEFORE.test(gapBefore)) drop(t, 'unit');
+    else if (role === 'save' || SAVE_AFTER.test(rest) || SAVE_CJK_BEFORE.test(gapBefore)) drop(t, 'save');
     else if (INSTALMENT_BEFORE.test(textBefore)) drop(t, 'instalment');
     else if (MULTIBUY_BEFORE.test(textBefore)) drop(t, 'multibuy');
     if (t.kind === 'drop') continue;
@@ -275,6 +294,16 @@ function classify(text: string, tokens: Token[]): void {
     t.role = role === 'save' ? undefined : role;
     if (OLD_AFTER.test(rest)) t.role = 'old';
     else if (FROM_AFTER.test(rest) && t.role === undefined) t.role = 'from';
+    // "24,71 € HT 29,66 € TTC": the words after one price are not the label of the next.
+    const exAfter = EX_TAX_AFTER.exec(rest);
+    const claimed = prev?.exTax && EX_TAX_AFTER.exec(text.slice(prev.end + prev.suffixLen))?.[0].length;
+    if (exAfter || EX_TAX_BEFORE.test(claimed ? gapBefore.slice(claimed) : gapBefore)) t.exTax = true;
+  }
+  // "Schätzpreis 1.200 € – 1.800 €", "Was $20 - $30": the label before a range covers both ends.
+  for (let i = 1; i < tokens.length; i++) {
+    const a = tokens[i - 1] as Token;
+    const b = tokens[i] as Token;
+    if (a.role === 'old' && b.role === undefined && b.kind !== 'drop' && RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))) b.role = 'old';
   }
   // "HK$ 20,000 - 35,000 / 呎": the unit after a range's high end is the low end's unit too.
   for (let i = tokens.length - 1; i > 0; i--) {
@@ -375,7 +404,9 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   const decimalHint = hints.decimal ?? (hints.locale ? localeDecimal(hints.locale) : undefined);
 
   const tokens = tokenize(text);
-  if (tokens.length === 0) return { ok: false, reason: `"${text}" holds no number` };
+  if (tokens.length === 0) {
+    return FREE_TEXT.test(text) ? { ok: true, amount: '0', notes: [`"${text}" says it is free`] } : { ok: false, reason: `"${text}" holds no number` };
+  }
   const currencyHints = [soleCodeIn(text, hint), hint];
   markCurrencies(text, tokens, currencyHints);
   chineseYen(text, tokens, currencyHints);
@@ -391,6 +422,8 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
     return { ok: false, reason: `"${text}" holds no price, only ${DROP_WHAT[why ?? 'glued']}` };
   }
   if (kept.some((t) => !t.parenthesised)) kept = kept.filter((t) => !t.parenthesised);
+  // "29,66 € inkl. MwSt. (24,71 € netto)": the consumer price, not the one without VAT.
+  if (kept.some((t) => !t.exTax)) kept = kept.filter((t) => !t.exTax);
 
   readAmounts(text, kept, hint, decimalHint);
   const readable = kept.filter((t) => t.amount !== undefined);
@@ -402,7 +435,13 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   const old = items.filter((x) => x.t.role === 'old');
   let live = items.filter((x) => x.t.role !== 'old');
   const oldText = (): string => old.map((x) => describe(text, x.t)).join(', ');
-  if (live.length === 0) return { ok: false, reason: `"${text}" holds only an old price (${oldText()})` };
+  if (live.length === 0) {
+    // One old price ("běžná cena 590 Kč"): its amount, marked old, for the caller to refuse.
+    const only = old[0] as Item;
+    const oneOld = old.every((x) => !x.high && compareDecimals(x.t.amount as string, only.t.amount as string) === 0);
+    if (!oneOld || only.high || only.t.negative) return { ok: false, reason: `"${text}" holds only an old price (${oldText()})` };
+    live = [only];
+  }
   if (live.length > 1) {
     const current = live.filter((x) => x.t.role === 'current');
     const first = live[0] as Item;
@@ -419,11 +458,14 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   const pick = live[0] as Item;
   const t = pick.t;
   if (t.negative) return { ok: false, reason: `"${text}" is a negative amount` };
-  if (old.length && isZeroDecimal(t.amount as string)) {
+  if (old.length && t.role !== 'old' && isZeroDecimal(t.amount as string)) {
     return { ok: false, reason: `"${text}" has a zero current price beside the old price ${oldText()}: a placeholder, not a price` };
   }
   const notes: string[] = [];
-  if (old.length) notes.push(`ignored the old price ${oldText()}`);
+  const onlyOld = t.role === 'old';
+  if (onlyOld) notes.push(`"${text}" holds only an old price (${oldText()})`);
+  else if (old.length) notes.push(`ignored the old price ${oldText()}`);
+  if (t.exTax) notes.push(`"${describe(text, t)}" is the price without VAT`);
 
   let currency = t.currency ?? pick.high?.currency;
   let currencyText = t.currencyText ?? pick.high?.currencyText;
@@ -451,6 +493,8 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   if (currencyText) result.currencyText = currencyText;
   if (pick.high) result.range = { low: t.amount as string, high: pick.high.amount as string };
   if (t.role === 'from') result.from = true;
+  if (onlyOld) result.old = true;
+  if (t.exTax) result.exTax = true;
   const period = t.period ?? pick.high?.period;
   if (period) result.period = period;
   return result;

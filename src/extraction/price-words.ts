@@ -16,6 +16,11 @@ export const OLD_WORDS = W([
   'normalpris', 'tidligere', 'før', 'invece di', 'prezzo di listino', 'prezzo consigliato', 'prima', 'preço anterior',
   'normaalihinta', 'παλιά τιμή', 'αρχική τιμή', 'harga normal', 'giá gốc', 'ราคาปกติ', 'السعر الأصلي', 'מחיר קודם',
   '通常価格', '定価', '参考価格', 'メーカー希望小売価格', '元の価格', '原价', '原價', '정가',
+  // An auction's estimate and starting price are not what the lot sells for now.
+  'estimate', 'estimated', 'est\\.', 'schätzpreis', 'schätzwert', 'schätzung', 'estimation', 'stima', 'estimación',
+  'estimativa', 'wycena', 'оценка', 'starting bid', 'opening bid', 'starting price', 'startpreis', 'startgebot', 'mindestgebot',
+  'mise à prix', 'prix de départ', 'prezzo di partenza', "base d'asta", 'precio de salida', 'cena wywoławcza',
+  'стартовая цена',
 ]);
 
 export const CURRENT_WORDS = W([
@@ -25,6 +30,8 @@ export const CURRENT_WORDS = W([
   'nu', 'voor', 'ora', 'naše cena', 'naša cena', 'akční cena', 'akciós ár', 'preț redus', 'новая цена', 'şimdi',
   'indirimli fiyat', 'nå', 'tilbud', 'tarjous', 'giá bán', 'harga promo', 'السعر الحالي', 'מחיר מבצע',
   '特価', 'セール価格', '販売価格', '现价', '特价', '售价', '할인가', '판매가',
+  'current bid', 'high bid', 'highest bid', 'winning bid', 'aktuelles gebot', 'höchstgebot', 'enchère actuelle',
+  'offerta attuale', 'offerta corrente', 'puja actual', 'aktualna oferta', 'текущая ставка',
 ]);
 
 export const FROM_BEFORE = W([
@@ -40,6 +47,33 @@ export const SAVE_BEFORE = W([
   'kazancın', 'kazancınız', 'kazanç', 'giảm', 'tiết kiệm', 'חיסכון', 'חסכון', 'הנחה', 'توفير', 'خصم',
 ]);
 export const SAVE_AFTER = /^\s*(?:off|rabatt|お得|割引)(?![\p{L}])/iu;
+/** Chinese, Japanese and Korean savings, written without spaces around them ("現省$400", "立省 ¥20"). */
+export const SAVE_CJK_BEFORE = /(?:省下?|節省|节省|立省|現省|现省|お得|割引|할인)\s*[:：]?\s*$/u;
+/** "每組990元", "每包 $99": a price per set, pack or box, not the product's price. */
+export const PER_CJK_BEFORE = /每\s*\p{Script=Han}{1,2}\s*[:：]?\s*$/u;
+
+const TAX = [
+  'vat', 'v\\.a\\.t\\.?', 'tax', 'taxes', 'mwst\\.?', 'must\\.?', 'ust\\.?', 'steuern?', 'tva', 'iva', 'btw', 'moms', 'mva', 'dph', 'ddv',
+  'pdv', 'áfa', 'afa', 'alv', 'φπα', 'ндс', 'пдв', 'ддс', 'kdv', 'gst', 'pvm', 'pvn', 'käibemaksu?', 'impuestos?', 'imposte',
+  'impostos?', 'taxas',
+].join('|');
+const WITHOUT = [
+  'excl\\.?', 'exkl\\.?', 'excluding', 'exclusive of', 'exc\\.?', 'ex\\.?', 'ohne', 'zzgl\\.?', 'zuzüglich', 'plus', '\\+', 'hors', 'sans',
+  'sin', 'sem', 'senza', 'bez', 'brez', 'без', 'без учета', 'ilman', 'utan', 'uden', 'uten', 'zonder', 'fără', 'nélkül', 'be',
+].join('|');
+/** The price without VAT: "24,71 € exkl. MwSt.", "Brez DDV: 36.53€", "Prix HT", "cena netto". */
+// Not when a colon follows: "40,00 € Brez DDV: 36,53 €" labels the next price, not this one.
+export const EX_TAX_AFTER = new RegExp(
+  `^\\s*\\(?\\s*(?:(?:${WITHOUT})\\s*(?:${TAX})(?![\\p{L}])|(?:ht|h\\.t\\.|netto|nettó|net of tax)(?![\\p{L}])|(?:${TAX})\\s*(?:excl\\.?|exkl\\.?|esclusa|excluida|exclue|nélkül|hariç|ei sisälly)(?![\\p{L}]))\\.?(?!\\s*[:：])`,
+  'iu',
+);
+export const EX_TAX_BEFORE = new RegExp(
+  `(?<![\\p{L}])(?:(?:${WITHOUT})\\s*(?:${TAX})|(?:prix |preis |cena |price |pris )?(?:ht|netto|nettó|net price|nettopreis))\\.?\\s*[:：]?\\s*$`,
+  'iu',
+);
+/** The whole text says the thing is free ("Free!", "Gratis", "Kostenlos"): a price of zero. */
+export const FREE_TEXT =
+  /^(?:free|gratis|kostenlos|gratuit|gratuite|gratuito|grátis|bezpłatnie|zdarma|ingyenes|ücretsiz|бесплатно|безкоштовно|免费|免費|無料|무료)\s*[!.]?$/iu;
 export const OLD_AFTER = /^\s*\(?\s*(?:uvp|rrp|msrp)(?![\p{L}])/iu;
 
 /** "/", "per", "pro", "je"... before a unit: "/kg", "per month", "pro Stück", "la pièce". */

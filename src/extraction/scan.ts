@@ -6,7 +6,7 @@
  */
 import type { AnyNode, Document } from 'domhandler';
 import { DomHandler, Parser } from 'htmlparser2';
-import { BLOCK_TAGS, MAX_CAPTURE, hasClass, isHiddenOrStruck, joinSuperscript } from './text.js';
+import { BLOCK_TAGS, MAX_CAPTURE, SPLIT_CENTS, hasClass, isHiddenOrStruck, joinSplitCents } from './text.js';
 import { type Collector, type VisibleScan, createCollector } from './visible/collect.js';
 
 export type Attrs = Record<string, string>;
@@ -115,7 +115,8 @@ interface Capture {
   parts: string[];
   length: number;
   hiddenBase: number;
-  sups: number[];
+  /** Where each open inline element's text starts in `parts` (cents set apart, see joinSplitCents). */
+  inline: number[];
 }
 
 function typeName(value: string, vocab: string | undefined): string {
@@ -247,7 +248,7 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
   let boxes = 0;
   const capture = (tag: string, attrs: Attrs, flags: number, priceBox: PriceBox | undefined): ScanElement => {
     const el: ScanElement = { tag, attrs, text: '', order: order++, flags, priceBox };
-    captures.push({ el, depth: stack.length, parts: [], length: 0, hiddenBase: hiddenDepth, sups: [] });
+    captures.push({ el, depth: stack.length, parts: [], length: 0, hiddenBase: hiddenDepth, inline: [] });
     return el;
   };
 
@@ -410,8 +411,9 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
       if (captures.length) {
         hidden = isHiddenOrStruck(tag, attrs);
         if (hidden) hiddenDepth++;
-        if (BLOCK_TAGS.has(tag)) for (const c of captures) if (c.depth < stack.length) c.parts.push(' ');
-        if (tag === 'sup') for (const c of captures) c.sups.push(c.parts.length);
+        if (BLOCK_TAGS.has(tag)) {
+          for (const c of captures) if (c.depth < stack.length) c.parts.push(' ');
+        } else for (const c of captures) if (c.depth < stack.length) c.inline.push(c.parts.length);
         // A captured element's own hiddenness doesn't hide its text (a selector may pick a <del>).
         for (let i = captures.length - 1; i >= 0; i--) {
           const c = captures[i] as Capture;
@@ -456,16 +458,18 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
       vis?.close();
       if (frame.hidden) hiddenDepth--;
       if (captures.length === 0) return;
-      if (tag === 'sup') {
+      if (BLOCK_TAGS.has(tag)) {
+        for (const c of captures) if (c.depth < stack.length) c.parts.push(' ');
+      } else {
         for (const c of captures) {
-          const at = c.sups.pop();
-          if (at !== undefined && at < c.parts.length) {
-            const sup = c.parts.splice(at).join('');
-            c.parts.push(joinSuperscript(c.parts.splice(0).join(''), sup));
-          }
+          if (c.depth >= stack.length) continue;
+          const at = c.inline.pop();
+          // Only an element holding two digits on their own joins (a cheap test first).
+          if (at === undefined || at !== c.parts.length - 1 || !SPLIT_CENTS.test(c.parts[at] as string)) continue;
+          const cents = c.parts.pop() as string;
+          c.parts.push(joinSplitCents(c.parts.splice(0).join(''), cents));
         }
       }
-      if (BLOCK_TAGS.has(tag)) for (const c of captures) if (c.depth < stack.length) c.parts.push(' ');
       while (captures.length && (captures[captures.length - 1] as Capture).depth >= stack.length) {
         const c = captures.pop() as Capture;
         c.el.text = c.parts.join('').replace(/\s+/g, ' ').trim();

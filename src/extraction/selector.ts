@@ -9,7 +9,7 @@
 import { type CheerioAPI, load } from 'cheerio/slim';
 import type { AnyNode, Element } from 'domhandler';
 import { makeCandidate, quote, readTextPrice, type SourceContext } from './source.js';
-import { BLOCK_TAGS, MAX_CAPTURE, isHiddenOrStruck, joinSuperscript } from './text.js';
+import { BLOCK_TAGS, MAX_CAPTURE, SPLIT_CENTS, isHiddenOrStruck, joinSplitCents } from './text.js';
 import type { Candidate } from './types.js';
 
 const MAX_MATCHES = 10;
@@ -25,12 +25,10 @@ function visibleText(el: Element): string {
         if (isHiddenOrStruck(e.name, e.attribs)) continue;
         const block = BLOCK_TAGS.has(e.name);
         if (block) out += ' ';
-        if (e.name === 'sup') {
-          const before = out;
-          out = '';
-          walk(e.children);
-          out = joinSuperscript(before, out);
-        } else walk(e.children);
+        const start = out.length;
+        walk(e.children);
+        // Cents set in an inline element of their own ("$229<span>99</span>").
+        if (!block && SPLIT_CENTS.test(out.slice(start))) out = joinSplitCents(out.slice(0, start), out.slice(start));
         if (block) out += ' ';
       }
     }

@@ -43,6 +43,8 @@ export function readMachinePrice(value: unknown, currency?: string): ValueRead {
 
 function fromParsed(p: PriceParseResult): ValueRead {
   if (!p.ok) return p;
+  // An old price on its own ("UVP 12,99 €") is no price to record.
+  if (p.old) return { ok: false, reason: p.notes[0] as string };
   return { ok: true, price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period, notes: p.notes };
 }
 

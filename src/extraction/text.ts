@@ -1,9 +1,11 @@
 /**
  * What counts as an element's visible price text, shared by the streaming scanner and the
  * selector path: struck-through and old prices, screen-reader-only labels and hidden elements
- * are left out, block elements are separated by a space, and superscript cents are joined
- * ("$12<sup>99</sup>" reads "$12.99").
+ * are left out, block elements are separated by a space, and cents set in an element of their
+ * own are joined ("$12<sup>99</sup>", "$229<span>99</span>" read "$12.99", "$229.99").
  */
+
+import { classWords, OLD_PRICE_WORD } from './class-words.js';
 
 const SKIP_TAGS: ReadonlySet<string> = new Set(['script', 'style', 'noscript', 'template', 'del', 's', 'strike', 'head', 'title']);
 
@@ -21,17 +23,30 @@ export function isHiddenOrStruck(tag: string, attrs: Readonly<Record<string, str
   if (SKIP_TAGS.has(tag)) return true;
   if (attrs.hidden !== undefined) return true;
   const cls = attrs.class;
-  if (cls && HIDDEN_CLASS.test(cls)) return true;
+  if (cls && (HIDDEN_CLASS.test(cls) || OLD_PRICE_WORD.test(classWords(cls, undefined)))) return true;
   const style = attrs.style;
   if (style && /line-through|display\s*:\s*none|visibility\s*:\s*hidden/i.test(style)) return true;
   return false;
 }
 
-/** Joins superscript cents: called with the text before the <sup> and the <sup>'s own text. */
-export function joinSuperscript(before: string, sup: string): string {
-  return /\d$/.test(before.trimEnd()) && /^\s*\d{2}\s*$/.test(sup) && !/[.,]\d*$/.test(before.trimEnd())
-    ? `${before.trimEnd()}.${sup.trim()}`
-    : before + sup;
+/** Two digits on their own: the cents of a price split over elements. */
+export const SPLIT_CENTS = /^\s*\d{2}\s*$/;
+
+/**
+ * Joins cents set in an element of their own: called with the text before the element and the
+ * element's text. "$229" + "99" (`$229<span class="cents">99</span>`, `<sup>99</sup>`) reads
+ * "$229.99", never 22999; after a thousands group the other separator is the decimal one
+ * ("1.299" + "99" -> "1.299,99"). Cents after a written separator ("12," + "99") just follow it;
+ * a number that already has decimals takes no more (a space keeps the two apart).
+ */
+export function joinSplitCents(before: string, cents: string): string {
+  const b = before.trimEnd();
+  if (!SPLIT_CENTS.test(cents) || !/\d$/.test(b)) return before + cents;
+  // Decimals already written: two more digits are another number, not more decimals.
+  if (/[.,]\d{1,2}$|[.,]\d{4,}$/.test(b)) return `${b} ${cents.trim()}`;
+  const group = /([.,])\d{3}$/.exec(b);
+  const separator = group ? (group[1] === '.' ? ',' : '.') : '.';
+  return `${b}${separator}${cents.trim()}`;
 }
 
 /** Whether a space-separated class attribute holds `name`. */

@@ -12,11 +12,17 @@ export function isCurrency(value: string): boolean {
   return /^[A-Za-z]{3}$/.test(value) && ISO_CODES.has(value.toUpperCase());
 }
 
+/**
+ * Withdrawn codes pages still write for today's currency. RUR: Russian shops and Yandex's
+ * product feeds write the ruble as RUR (the code before the 1998 redenomination), meaning RUB.
+ */
+const STILL_WRITTEN: Readonly<Record<string, string>> = { RUR: 'RUB' };
+
 /** A well-formed, known ISO 4217 code in upper case, or undefined (for codes read off pages). */
 export function normaliseCurrencyCode(code: unknown): string | undefined {
   if (typeof code !== 'string') return undefined;
   const c = code.trim().toUpperCase();
-  return ISO_CODES.has(c) ? c : undefined;
+  return ISO_CODES.has(c) ? c : STILL_WRITTEN[c];
 }
 
 const minorDigitsCache = new Map<string, number>();

@@ -67,6 +67,12 @@ describe('extractPrices: the listing selector', () => {
     assert.equal(chosen(extractPrices(page('sup-cents.html'), { selector: '.price-display' })).price, '329.99');
   });
 
+  it('joins cents set in a span of their own, as the scanner does', () => {
+    const html = '<html><body><div class="p">$229<span class="cents">99</span></div><div class="q">1.299<span>99</span> €</div></body></html>';
+    assert.equal(chosen(extractPrices(html, { selector: '.p' })).price, '229.99');
+    assert.equal(chosen(extractPrices(html, { selector: '.q' })).price, '1299.99');
+  });
+
   it('reads the current price of a was/now text', () => {
     const c = chosen(extractPrices(page('was-now-text.html'), { selector: '.price-box' }));
     assert.equal(c.price, '15.00');

@@ -193,7 +193,15 @@ describe('parsePrice: several numbers in one text', () => {
     assert.match(fails('Save $5'), /saving/);
     assert.match(fails('2 for $10'), /multi-buy/);
     assert.match(fails('128GB'), /quantity or model number/);
-    assert.match(fails('UVP 12,99 €'), /old price/);
+  });
+
+  it('reads an old price on its own but marks it old: no source records it', () => {
+    const uvp = ok('UVP 12,99 €');
+    assert.deepEqual([uvp.amount, uvp.currency, uvp.old], ['12.99', 'EUR', true]);
+    assert.match(uvp.notes[0] ?? '', /holds only an old price/);
+    assert.equal(ok('běžná cena 590 Kč').old, true);
+    assert.equal(ok('$15.00').old, undefined);
+    assert.match(fails('Was $20 Was $30'), /only an old price/);
   });
 
   it('refuses to guess between two prices nothing tells apart', () => {
@@ -396,5 +404,51 @@ describe('parsePrice: classes found by the 500-string corpus', () => {
     assert.equal(parsePrice('-5,00 €').ok, false);
     assert.equal(parsePrice('- 5,00 €').ok, false);
     assert.equal(parsePrice('Rabatt: -5,00 €').ok, false);
+  });
+});
+
+describe('parsePrice: what the shopper pays (issue 23)', () => {
+  it('takes the consumer price with VAT over the price without it', () => {
+    assert.equal(ok('EUR29.66 (inc VAT 20% - UK & EEC) EUR24.71 (exc VAT 20% - UK & EEC)').amount, '29.66');
+    assert.equal(ok('29,66 € inkl. MwSt. 24,71 € zzgl. MwSt.').amount, '29.66');
+    assert.equal(ok('24,71 € HT 29,66 € TTC').amount, '29.66');
+    assert.equal(ok('Netto: 24,71 € Brutto: 29,66 €').amount, '29.66');
+    assert.equal(ok('36,53 € brez DDV 40,00 €').amount, '40.00');
+    assert.equal(ok('199 zł cena netto: 161,79 zł').amount, '199');
+    // "zzgl. Versand" is shipping, not tax: the price stays.
+    assert.equal(ok('29,95 € inkl. MwSt. zzgl. Versand').exTax, undefined);
+    // A label with a colon names the price after it, not the one before.
+    assert.equal(ok('40.00€ Brez DDV: 36.53€').amount, '40.00');
+  });
+
+  it("reads an auction's estimate range and starting price as old, its current bid as current", () => {
+    assert.match(fails('Schätzpreis 1.200 € – 1.800 €'), /only an old price/);
+    assert.match(fails('Estimate $300 - $500'), /only an old price/);
+    assert.equal(ok('Starting bid $150 Current bid $200').amount, '200');
+    assert.equal(ok('Was $20 - $30 Now $15').amount, '15');
+  });
+
+  it('reads a price that is only without VAT, and says so', () => {
+    const r = ok('Brez DDV: 36.53€');
+    assert.deepEqual([r.amount, r.exTax], ['36.53', true]);
+    assert.match(r.notes.join(' '), /without VAT/);
+    assert.equal(ok('24,71 € exkl. MwSt.').exTax, true);
+  });
+
+  it('reads "Free" alone as zero (a placeholder to extraction), and nothing else as free', () => {
+    assert.equal(ok('Free!').amount, '0');
+    assert.equal(ok('Gratis').amount, '0');
+    assert.match(fails('Free shipping'), /no number/);
+  });
+
+  it('drops savings and per-set prices written in Chinese and Japanese', () => {
+    assert.match(fails('買一組 每組990元 現省$400'), /no price/);
+    assert.equal(ok('特價 NT$990 立省 NT$400').amount, '990');
+    assert.equal(ok('现价 ¥199 节省 ¥50', { currency: 'CNY' }).amount, '199');
+  });
+
+  it('reads the kuna and the ruble as Russian shops still code it (RUR)', () => {
+    assert.equal(ok('270,00 Kn').currency, 'HRK');
+    assert.equal(ok('249 RUR').currency, undefined, 'RUR is no code written in text; structured data maps it');
   });
 });

@@ -33,6 +33,7 @@ describe('price strings from real pages: never a wrong number', () => {
     t.diagnostic(`price-parser examples: ${report(rows)}`);
     assert.equal(rows.length, 555);
     assert.deepEqual(wrongOnes(rows), []);
-    assert.ok(tally(rows).right >= 520, report(rows));
+    // Issue 23's target: at least 98 % right (and never a wrong one, above).
+    assert.ok(tally(rows).right >= Math.ceil(0.98 * rows.length), report(rows));
   });
 });

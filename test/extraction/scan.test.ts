@@ -39,4 +39,19 @@ describe('page scanner', () => {
     assert.equal(scan.props[0]?.el?.text, '12 99');
     assert.equal(scan.props[1]?.el?.text, '$4.99');
   });
+
+  it('joins cents set in any inline element of their own, after a thousands group with the other separator', () => {
+    const scan = scanPage(
+      '<div itemscope itemtype="https://schema.org/Offer">' +
+        '<div itemprop="price">$229<span class="cents">99</span></div>' +
+        '<div itemprop="price"><span>1.299</span><span>99</span> €</div>' +
+        '<div itemprop="price"><b>12,</b><b>99</b> €</div>' +
+        '<div itemprop="price">12.50<span>99</span></div>' +
+        '<div itemprop="price">$229<span>999</span></div></div>',
+    );
+    assert.deepEqual(
+      scan.props.map((p) => p.el?.text),
+      ['$229.99', '1.299,99 €', '12,99 €', '12.50 99', '$229999'],
+    );
+  });
 });

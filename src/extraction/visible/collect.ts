@@ -4,7 +4,30 @@
  * price-like text, stock messages, the product title, the buy buttons, each with the region it
  * stands in (header, cart, carousel, struck-through...), its ancestors and a CSS path.
  */
-import { buttonLabelKind } from '../availability.js';
+import { availabilityFromText, buttonLabelKind } from '../availability.js';
+import { isIsoCode } from '../../money/currency.js';
+import {
+  BUY_HREF,
+  BUY_WORD,
+  classKinds,
+  K_BADGE,
+  K_BUY,
+  K_BUYISH,
+  K_CART,
+  K_CHROME,
+  K_CURRENT,
+  K_EXTAX,
+  K_FORM,
+  K_HIDDEN,
+  K_MAINLIKE,
+  K_OLD,
+  K_OTHERS,
+  K_PRICE,
+  K_STOCK,
+  K_TERMS,
+  PRICE_WORD,
+} from '../class-words.js';
+import { SPLIT_CENTS, joinSplitCents } from '../text.js';
 
 type Attrs = Record<string, string>;
 
@@ -26,6 +49,7 @@ export const C_FORM = 128; // add-to-cart form
 export const C_PRICEBOX = 256; // inside a price-marked element
 export const C_OLDBOX = 512; // inside an old-price-marked element
 const C_MAINTAG = 1024; // inside <main> or <article>: page <header>/<footer> below it are not chrome
+export const C_EXTAX = 4096; // a price without VAT ("notax", "price-excl-tax")
 const SETS_OTHERS = 2048; // this element itself starts a C_OTHERS region (never inherited)
 
 /** Marks of the element itself (VisibleNode.marks). */
@@ -55,7 +79,7 @@ export interface VisibleNode {
   disabled?: boolean;
   /** A button whose class, id or form marks it as the add-to-cart button (else its label decides). */
   buy?: boolean;
-  /** Index in VisibleScan.chunks where the node starts. */
+  /** Index in VisibleScan.chunks where the node starts (for a text node: just after its first piece). */
   at: number;
 }
 
@@ -90,72 +114,8 @@ const MAX_OUTSIDE = 6;
 const MAX_OTHERS = 40;
 const MAX_STOCK = 20;
 const MAX_BUTTONS = 20;
+const MAX_COMPACTIONS = 50;
 const MAX_CHUNKS = 20_000;
-
-// Class and id words, matched on "class id" lower-cased with camelCase split ("oldPrice" -> "old-price").
-const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
-const CURRENT_WORD = /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo)(?![a-z]{2})/;
-const OLD_WORD =
-  /(?<![a-z])(?<!with-|has-)(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|barrato|pieno|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference|secondary)-?(?:price|preis|prix|precio))/;
-const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
-const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
-const CART_TOKEN =
-  /^(?:(?:mini|side|header|top|drawer|flyout|offcanvas|floating|nav)[-_]?(?:cart|basket|bag)|(?:cart|basket|bag)[-_]?(?:drawer|dropdown|popup|preview|summary|totals?|widget|count|flyout|sidebar|items?|contents?|subtotal|overlay|modal|panel|notification|popover)|minicart|cart)$/;
-const OTHERS_WORD =
-  /(?<![a-z])(?:carousel|slider|swiper|slick|glide|splide|related|recommend\w*|empfehlung\w*|upsells?|up-sells?|cross-?sells?|crosssell|similar|recently|also|bestsellers?|accessories|other-sellers|sellers|fbt|frequently|product-(?:grid|list|tile|card|item|items|recommendations|slider)|products|product-cards?|listing|teaser|bundle)(?![a-z-])/;
-const TERMS_WORD =
-  /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|tax|vat|mwst|deposit|pfand)(?![a-z])/;
-const MAINLIKE_WORD =
-  /(?<![a-z])(?:product-(?:main|info|information|detail|details|single|page|view|essential|summary|hero|buy|purchase|form|top|core|overview)|pdp|pdp-\w+|buybox|buy-box|product__info|productview|product-view|entry-summary|summary|product-info-main|ad-?view|vip|listing-detail)(?![a-z])/;
-const BUY_WORD = /add[-_ ]?to[-_ ]?(?:cart|bag|basket)|addtocart|buy[-_]?now|buy[-_]?button|btn-cart|tocart|product-form__submit|single_add_to_cart_button|warenkorb|panier/;
-
-function words(cls: string | undefined, id: string | undefined): string {
-  const s = `${cls ?? ''} ${id ?? ''}`;
-  return (/[A-Z]/.test(s) ? s.replace(/([a-z])([A-Z])/g, '$1-$2') : s).toLowerCase();
-}
-
-const K_PRICE = 1;
-const K_OLD = 2;
-const K_CURRENT = 4;
-const K_HIDDEN = 8;
-const K_CHROME = 16;
-const K_CART = 32;
-const K_OTHERS = 64;
-const K_TERMS = 128;
-const K_MAINLIKE = 256;
-const K_FORM = 512;
-const K_STOCK = 1024;
-const K_BUY = 2048;
-const K_BADGE = 4096;
-
-/** What an element's class and id say; pages repeat the same few hundred class strings, so it is cached. */
-const classCache = new Map<string, number>();
-function classKinds(cls: string | undefined, id: string | undefined): number {
-  const key = id === undefined ? (cls ?? '') : `${cls ?? ''}\u0000${id}`;
-  const had = classCache.get(key);
-  if (had !== undefined) return had;
-  const w = words(cls, id);
-  let k = 0;
-  if (PRICE_WORD.test(w)) k |= K_PRICE;
-  if (OLD_WORD.test(w)) k |= K_OLD;
-  else if (k & K_PRICE && CURRENT_WORD.test(w)) k |= K_CURRENT;
-  if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden)(?=\s|$)/.test(w)) k |= K_HIDDEN;
-  for (const token of w.split(/\s+/)) {
-    if (CHROME_TOKEN.test(token)) k |= K_CHROME;
-    if (CART_TOKEN.test(token)) k |= K_CART;
-  }
-  const mainlike = MAINLIKE_WORD.test(w);
-  if (mainlike) k |= K_MAINLIKE;
-  else if (OTHERS_WORD.test(w)) k |= K_OTHERS;
-  if (TERMS_WORD.test(w)) k |= K_TERMS;
-  if (/add-?to-?cart|product-form|cart-form|buy-form|product_addtocart/.test(w)) k |= K_FORM;
-  if (STOCK_WORD.test(w)) k |= K_STOCK;
-  if (BUY_WORD.test(w)) k |= K_BUY;
-  if (/badge|label--|tag--/.test(w)) k |= K_BADGE;
-  if (classCache.size > 10_000) classCache.clear();
-  classCache.set(key, k);
-  return k;
-}
 
 function segment(f: VFrame): string {
   const id = f.attrs.id;
@@ -165,9 +125,46 @@ function segment(f: VFrame): string {
   return `${f.tag}${c}:nth-child(${f.nth})`;
 }
 
-/** The buy button the finder anchors on: the first marked as add-to-cart, or labelled to buy, sold out or pre-order. */
-export function buyButton(buttons: readonly VisibleNode[]): VisibleNode | undefined {
-  return buttons.find((b) => b.buy || buttonLabelKind((b.el ? b.el.text : (b.text ?? '')).replace(/\s+/g, ' ').trim() || b.el?.attrs.value || '') !== undefined);
+/**
+ * Whether a node stands in a list of other products (carousel, related products). A list-like
+ * wrapper that also holds the title (`listing`, `products` around the whole product page) is
+ * the product page itself.
+ */
+export function amongOthers(n: VisibleNode, h1: VisibleNode | undefined): boolean {
+  return (n.ctx & C_OTHERS) !== 0 && (h1?.othersUid === undefined || n.othersUid !== h1.othersUid);
+}
+
+/** A node's place without its position among siblings: li.card:nth-child(1), (2), (3) share one. */
+export const shapeOf = (n: VisibleNode): string => n.path.replace(/:nth-child\(\d+\)/g, '');
+
+/** The shapes three or more of the nodes share: a list (of products, sellers, sizes), not one product's. */
+export function repeatedShapes(nodes: readonly VisibleNode[]): Set<string> {
+  const count = new Map<string, number>();
+  for (const n of nodes) count.set(shapeOf(n), (count.get(shapeOf(n)) ?? 0) + 1);
+  return new Set([...count].filter(([, c]) => c >= 3).map(([shape]) => shape));
+}
+
+/** A button's label as a shopper reads it. */
+export function buttonLabel(b: VisibleNode): string {
+  return (b.el ? b.el.text : (b.text ?? '')).replace(/\s+/g, ' ').trim() || b.el?.attrs.value || b.el?.attrs['aria-label'] || '';
+}
+
+/**
+ * The buy button the finder anchors on: the first marked as add-to-cart, or labelled to buy, sold
+ * out or pre-order, that does not stand among other products.
+ */
+export function buyButton(buttons: readonly VisibleNode[], h1: VisibleNode | undefined): VisibleNode | undefined {
+  return buttons.find((b) => {
+    if (amongOthers(b, h1)) return false;
+    if (b.buy) return true;
+    const label = buttonLabel(b);
+    const kind = buttonLabelKind(label);
+    // A link styled as a button counts when it says buy: "Out of Stock" links sit in sellers' rows.
+    if (b.tag === 'a') return kind === 'buy';
+    // A <div> or <span> named "buy" may be the whole buy box: only a short label is a button's.
+    if (b.tag === 'div' || b.tag === 'span') return kind !== undefined && label.length <= 40;
+    return kind !== undefined;
+  });
 }
 
 /**
@@ -226,8 +223,43 @@ function isBlock(tag: string): boolean {
       return false;
   }
 }
-/** A currency sign or code next to a digit: worth reading as a price when not price-marked. */
-const CURRENCYISH = /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾]|zł|\b(?:kr|Kč|Ft|lei|лв|руб|грн|R\$|CHF|EUR|USD|GBP|SEK|NOK|DKK|PLN|CZK|HUF|RON|BRL|MXN|CAD|AUD|NZD|JPY|CNY|INR|RUB|TRY|ZAR|AED|SAR|ARS|CLP|COP|PEN|UAH)\b/u;
+/** A currency sign or abbreviation: text beside a number is worth reading as a price when not price-marked. */
+const CURRENCY_SIGN =
+  /[$€£¥₹₽₩₺₴₫₪฿₱₦₡₲₵₸₼₾₭₮៛৳元円원]|(?<![\p{L}])(?:zł|kr|Kč|Ft|lei|лв|руб|грн|тг|ден|дин|kn|Kn|Rp|RM|Rs|TL|CHF|KD|BD|QR|JD|KSh)(?![\p{L}])/u;
+const CODE_WORD = /(?<![\p{L}])[A-Z]{3}(?![\p{L}])/gu;
+function currencyish(text: string): boolean {
+  if (CURRENCY_SIGN.test(text)) return true;
+  for (const m of text.matchAll(CODE_WORD)) if (isIsoCode(m[0])) return true;
+  return false;
+}
+/** A piece of text that is only a number ("229", "1.299", "99"): maybe part of a price split over elements. */
+const NUMERIC = /^\s*\d[\d.,'’ \u00a0\u202f]*\s*$/;
+const BLANK = /^\s*$/;
+/** Text pieces that may state the stock are short ("In stock", "Nicht auf Lager", "Skladem"). */
+const MAX_STOCK_TEXT = 60;
+const MAX_STOCK_TEXTS = 10;
+
+/**
+ * Adjacent inline text pieces with no block between them that together are one price: "$" "229"
+ * "99", "249" "₽", "35" "€" "99". A run holds at most one currency; a number joins one without a
+ * number yet, or as two-digit cents after one (joinSplitCents). Once it holds a number and a
+ * currency it is a price node, whose text grows with the run.
+ */
+interface Run {
+  node?: VisibleNode;
+  text: string;
+  /** The first piece's element chain, seq, chunk position and region flags. */
+  chain: number[];
+  seq: number;
+  at: number;
+  ctx: number;
+  othersUid?: number;
+  digit: boolean;
+  currency: boolean;
+  pieces: number;
+  /** `boundaries` when the run last grew: a block boundary since then ends it. */
+  boundary: number;
+}
 
 export function createCollector(): Collector {
   const chunks: string[] = [];
@@ -251,6 +283,10 @@ export function createCollector(): Collector {
   };
   let outside = 0;
   let others = 0;
+  /** Block boundaries so far: text pieces with one between them are not one price. */
+  let boundaries = 0;
+  let run: Run | undefined;
+  let stockTexts = 0;
   const room = (ctx: number): boolean =>
     result.prices.length < MAX_PRICES &&
     (ctx & (C_CHROME | C_CART)
@@ -274,20 +310,26 @@ export function createCollector(): Collector {
       f.block = isBlock(tag);
     } else stack[depth] = f = { uid: uid++, tag, attrs, nth, ctx, othersUid, marks, kids: 0, block: isBlock(tag) };
     depth++;
-    if (f.block) chunks.push(' ');
+    if (f.block) {
+      chunks.push(' ');
+      boundaries++;
+    }
     return f;
   };
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
     for (let i = depth - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
-    const chain: number[] = [];
-    for (let i = 0; i < depth; i++) chain.push((stack[i] as VFrame).uid);
-    return { seq, chain, ctx: f.ctx, othersUid: f.othersUid, marks: f.marks, boxMarks, path: cssPath(), tag: f.tag, at: chunks.length, ...extra };
+    return { seq, chain: chainTo(depth), ctx: f.ctx, othersUid: f.othersUid, marks: f.marks, boxMarks, path: cssPath(depth), tag: f.tag, at: chunks.length, ...extra };
   };
-  // From the nearest ancestor with an id, else from <body>.
-  const cssPath = (): string => {
+  const chainTo = (levels: number): number[] => {
+    const chain: number[] = [];
+    for (let i = 0; i < levels; i++) chain.push((stack[i] as VFrame).uid);
+    return chain;
+  };
+  // From the nearest ancestor with an id, else from <body>; of the element `levels` deep.
+  const cssPath = (levels: number): string => {
     const parts: string[] = [];
-    for (let i = depth - 1; i >= 0; i--) {
+    for (let i = levels - 1; i >= 0; i--) {
       const f = stack[i] as VFrame;
       if (f.tag === 'body' || f.tag === 'html') {
         parts.push(f.tag);
@@ -298,6 +340,56 @@ export function createCollector(): Collector {
       if (s.startsWith('#')) break;
     }
     return parts.reverse().join(' > ');
+  };
+
+  // Before the title is seen, a list-like wrapper may still turn out to be the product page
+  // itself (amongOthers decides once the title is known).
+  const ownRegion = (ctx: number, othersUid: number | undefined): boolean =>
+    !(ctx & C_OTHERS) || result.h1 === undefined || result.h1.othersUid === othersUid;
+  // Cookie banners, dialogs and maps fill the list with buttons that say nothing, a list of
+  // products with a button per product: once it is full, only those that may be the buy button
+  // stay (every one kept so far has closed), and none repeated in the same place (repeatedShape).
+  // At most MAX_COMPACTIONS times: a page of thousands of buttons costs no more than a few dozen.
+  let compactions = 0;
+  const roomForButton = (): boolean => {
+    if (result.buttons.length < MAX_BUTTONS) return true;
+    if (compactions++ >= MAX_COMPACTIONS) return false;
+    const shapes = repeatedShapes(result.buttons);
+    result.buttons = result.buttons.filter((b) => !shapes.has(shapeOf(b)) && (b.buy || buttonLabelKind(buttonLabel(b)) !== undefined));
+    return result.buttons.length < MAX_BUTTONS;
+  };
+
+  /** Adds a piece to the run, or says it cannot join (see Run). */
+  const extend = (r: Run, f: VFrame, data: string, numeric: boolean, currency: boolean): boolean => {
+    if (r.boundary !== boundaries || r.ctx !== f.ctx || r.pieces >= 4) return false;
+    const spaced = /\s$/.test(r.text);
+    if (currency) {
+      if (r.currency) return false;
+      r.text += data;
+    } else if (numeric) {
+      const cents = SPLIT_CENTS.test(data) && /[\d\p{Sc}\p{L}.]$/u.test(r.text);
+      if (r.digit && !cents) return false;
+      r.text = cents && !spaced && /\d$/.test(r.text) ? joinSplitCents(r.text, data) : r.text + data;
+    } else return false;
+    r.digit ||= numeric;
+    r.currency ||= currency;
+    r.pieces++;
+    // The smallest element holding every piece: its path pins the whole price.
+    let common = 0;
+    while (common < r.chain.length && common < depth && r.chain[common] === (stack[common] as VFrame).uid) common++;
+    if (r.node) {
+      r.node.text = r.text;
+      r.node.path = cssPath(common);
+      r.node.chain = r.chain.slice(0, common);
+    } else if (r.digit && r.currency && room(r.ctx)) {
+      const top = stack[common - 1] as VFrame | undefined;
+      r.node = {
+        seq: r.seq, chain: r.chain.slice(0, common), ctx: r.ctx, othersUid: r.othersUid, marks: 0, boxMarks: 0,
+        path: cssPath(common), tag: top?.tag ?? 'body', at: r.at, text: r.text,
+      };
+      result.prices.push(r.node);
+    }
+    return true;
   };
 
   return {
@@ -330,6 +422,8 @@ export function createCollector(): Collector {
       if (tag === 'del' || tag === 's' || tag === 'strike') ctx |= C_STRUCK;
       else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
       else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
+      // A dialog waits closed for a click ("Notify me when back", a quick view): not the page as shown.
+      else if (tag === 'dialog' && attrs.open === undefined) ctx |= C_HIDDEN;
       else if ((tag === 'header' || tag === 'footer' || tag === 'nav') && !(ctx & C_MAINTAG)) ctx |= C_CHROME;
       else if (tag === 'aside' && !(classKinds(cls, id) & K_MAINLIKE)) ctx |= C_OTHERS | SETS_OTHERS;
       // One pass over the attributes (usually one to three) instead of a lookup per name.
@@ -342,6 +436,12 @@ export function createCollector(): Collector {
         switch (a) {
           case 'hidden':
             // aria-hidden is not: shops hide the visible price from screen readers and show them a copy.
+            ctx |= C_HIDDEN;
+            break;
+          case 'role':
+            if (attrs[a] === 'dialog' || attrs[a] === 'alertdialog') ctx |= C_HIDDEN;
+            break;
+          case 'aria-modal':
             ctx |= C_HIDDEN;
             break;
           case 'style':
@@ -384,6 +484,7 @@ export function createCollector(): Collector {
         if (k & K_CART && tag !== 'form') ctx |= C_CART;
         if (k & K_OTHERS) ctx |= C_OTHERS | SETS_OTHERS;
         if (k & K_TERMS) ctx |= C_TERMS;
+        if (k & K_EXTAX) ctx |= C_EXTAX;
         if (k & K_MAINLIKE) ctx |= C_MAINLIKE;
         if (k & K_FORM && tag === 'form') ctx |= C_FORM;
       }
@@ -417,12 +518,16 @@ export function createCollector(): Collector {
         result.prices.push(keep(node(f, {})));
       }
       if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_CART))) result.h1 = node(f, {});
-      const ownRegion = !(ctx & C_OTHERS) || (result.h1 !== undefined && result.h1.othersUid === othersUid);
-      if ((tag === 'button' || tag === 'input' || tag === 'a') && result.buttons.length < MAX_BUTTONS && !(ctx & (C_CHROME | C_CART)) && ownRegion) {
+      // A <div> or <span> scripted as the buy button ("<div class=\"aa_buy\">Купить</div>"): its short label decides.
+      if ((tag === 'div' || tag === 'span') && k & (K_BUY | K_BUYISH) && !(ctx & (C_CHROME | C_CART)) && ownRegion(ctx, othersUid) && roomForButton()) {
+        result.buttons.push(keep(node(f, { disabled: /(?:^|\s)disabled(?:\s|$)/.test(cls ?? ''), buy: false })));
+      } else if ((tag === 'button' || tag === 'input' || tag === 'a') && !(ctx & (C_CHROME | C_CART)) && ownRegion(ctx, othersUid) && roomForButton()) {
         const type = (attrs.type ?? '').toLowerCase();
         const named = k & K_BUY || (attrs.name !== undefined && BUY_WORD.test(attrs.name.toLowerCase()));
-        const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit'));
-        if (tag === 'a' ? named : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
+        const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit')) || (tag === 'a' && BUY_HREF.test(attrs.href ?? ''));
+        // A link styled as a button lets its label decide ("Aggiungi al carrello", "Kupi").
+        const linkButton = tag === 'a' && (attrs.role === 'button' || k & K_BUYISH || /(?:^|[\s_-])(?:btn|button|cta)(?:$|[\s_-])/i.test(cls ?? ''));
+        if (tag === 'a' ? buyish || linkButton : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
           const disabled = attrs.disabled !== undefined || attrs['aria-disabled'] === 'true' || /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
           result.buttons.push(keep(node(f, { disabled, buy: !!buyish })));
         }
@@ -434,9 +539,30 @@ export function createCollector(): Collector {
       const f = depth > 0 ? stack[depth - 1] : undefined;
       if (!f || f.ctx & (C_HIDDEN | C_CHROME)) return;
       if (chunks.length < MAX_CHUNKS) chunks.push(data);
-      if (f.ctx & (C_PRICEBOX | C_OLDBOX)) return;
-      if (data.length > 200 || !DIGIT.test(data) || !CURRENCYISH.test(data) || !room(f.ctx)) return;
-      result.prices.push(node(f, { text: data }));
+      if (f.ctx & (C_PRICEBOX | C_OLDBOX)) {
+        run = undefined;
+        return;
+      }
+      if (BLANK.test(data)) {
+        if (run) run.text += data;
+        return;
+      }
+      const digit = DIGIT.test(data);
+      // Short pieces only: a price split over elements, or a stock statement.
+      const short = data.length <= 40;
+      const numeric = short && digit && NUMERIC.test(data);
+      const currency = (short || digit) && data.length <= 200 && currencyish(data);
+      if (run && (numeric || (currency && !digit)) && extend(run, f, data, numeric, currency)) return;
+      run = undefined;
+      if (short && (numeric || currency)) {
+        run = { text: data, chain: chainTo(depth), seq, at: chunks.length, ctx: f.ctx, othersUid: f.othersUid, digit, currency, pieces: 1, boundary: boundaries };
+        if (digit && currency && room(f.ctx)) result.prices.push((run.node = node(f, { text: data })));
+      } else if (digit && currency && room(f.ctx)) result.prices.push(node(f, { text: data }));
+      else if (!digit && data.length <= MAX_STOCK_TEXT && stockTexts < MAX_STOCK_TEXTS && !(f.ctx & C_CART) && ownRegion(f.ctx, f.othersUid) && availabilityFromText(data)) {
+        // "En Stock" in a plain <p>: a stock statement without a class saying so.
+        stockTexts++;
+        result.stock.push(node(f, { text: data }));
+      }
     },
     close() {
       if (skipped) {
@@ -445,11 +571,14 @@ export function createCollector(): Collector {
       }
       if (depth === 0 || done) return;
       const f = stack[--depth] as VFrame;
-      if (f.block) chunks.push(' ');
+      if (f.block) {
+        chunks.push(' ');
+        boundaries++;
+      }
       // An ancestor of the title closing may be the product block (see PAST_BLOCK).
       const h1 = result.h1;
       if (h1 && stopAt === Infinity && h1.chain[depth] === f.uid && depth >= 2) {
-        const button = buyButton(result.buttons);
+        const button = buyButton(result.buttons, h1);
         if (button && button.chain[depth] === f.uid && button.chain.length > depth) {
           const shared = h1.chain.length > depth + 1 && button.chain.length > depth + 1 && h1.chain[depth + 1] === button.chain[depth + 1];
           if (!shared) stopAt = Math.max(seq + PAST_BLOCK, button.seq + PAST_BUTTON, h1.seq + PAST_TITLE);

@@ -11,15 +11,16 @@
  * It refuses rather than guess: when the two best different prices score alike, when the best is
  * weakly marked, or when the best text is a number that reads two ways ("1.299").
  */
-import { type Availability, availabilityFromText, buttonLabelKind } from '../availability.js';
+import { aboutStores, type Availability, availabilityFromText, buttonLabelKind } from '../availability.js';
 import { compareDecimals, isZeroDecimal } from '../../money/decimal.js';
 import { parsePrice, type PriceHints } from '../parse-price.js';
-import { OLD_WORDS } from '../price-words.js';
+import { EX_TAX_BEFORE, FROM_BEFORE, OLD_WORDS, SAVE_BEFORE } from '../price-words.js';
 import { quote } from '../source.js';
 import type { Candidate, Evidence } from '../types.js';
 import {
   C_CART,
   C_CHROME,
+  C_EXTAX,
   C_FORM,
   C_MAINLIKE,
   C_OLDBOX,
@@ -31,7 +32,11 @@ import {
   M_ITEMPROP,
   M_OLD,
   M_PRICE,
+  amongOthers,
+  buttonLabel,
   buyButton,
+  repeatedShapes,
+  shapeOf,
   type VisibleNode,
   type VisibleScan,
 } from './collect.js';
@@ -51,6 +56,8 @@ export interface VisibleResult {
   refusal?: string;
   /** Old prices (struck through, "was", "UVP") shown for the main product. */
   oldPrices: string[];
+  /** Prices the product block shows as without VAT ("bez DPH", "exkl. MwSt.") beside the consumer price. */
+  exTaxPrices: string[];
   availability?: VisibleAvailability;
 }
 
@@ -62,8 +69,9 @@ const SNIPPET = 120;
 
 const SHIPPING_TEXT =
   /(?<![\p{L}])(?:shipping|delivery|versand\p{L}*|lieferung|livraison|envío|envio|frete|spedizione|dostawa|доставка|verzending|frakt|porto|postage|per month|a month|\/\s*mo|monatlich|par mois|al mes|por mes|ao mês|klarna|afterpay|paypal|zinsen|ratenzahlung|raten|mensualit\p{L}*|cuotas|parcelas|interest|free over|ab \d|über \d|ex\.? tax|excl\.?|excluding|exkl\.?|netto|ohne mwst|hors taxes?|sin iva|lowest price|niedrigster preis|najniższa cena|prix le plus bas|30 (?:days|tage|tagen|dni|jours|días)|inhalt|grundpreis|contenu|unit price)(?![\p{L}])/iu;
-const OLD_LEAD = new RegExp(`^\\s*${OLD_WORDS}\\.?\\s*:?\\s*`, 'iu');
 const OLD_LABEL = new RegExp(`${OLD_WORDS}\\.?\\s*:?\\s*$`, 'iu');
+const FROM_LABEL = new RegExp(`${FROM_BEFORE}\\.?\\s*:?\\s*$`, 'iu');
+const SAVE_LABEL = new RegExp(`${SAVE_BEFORE}\\.?\\s*:?\\s*$`, 'iu');
 
 interface Read {
   node: VisibleNode;
@@ -78,6 +86,8 @@ interface Read {
   /** A number that reads two ways. */
   ambiguous?: string;
   old?: boolean;
+  /** Said to be without VAT. */
+  exTax?: boolean;
   score: number;
   why: string[];
 }
@@ -130,7 +140,7 @@ const MAX_OUTSIDE = 6;
 
 function regionOf(n: VisibleNode, h1: VisibleNode | undefined): string | undefined {
   // The same "listing" / "product-card" wrapper as the title's is the product page itself.
-  const ctx = h1?.othersUid !== undefined && n.othersUid === h1.othersUid ? n.ctx & ~C_OTHERS : n.ctx;
+  const ctx = amongOthers(n, h1) ? n.ctx : n.ctx & ~C_OTHERS;
   return REGIONS.find(([flag]) => ctx & flag)?.[1];
 }
 
@@ -138,16 +148,15 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   const text = textOf(node);
   const r: Read = { node, text, score: 0, why: [] };
   if (!text) return { ...r, ignored: 'no visible text' };
-  // "List Price: <span>$49.99</span>", "statt <span>…</span>": the label before the element.
-  const before = node.el ? chunks.slice(Math.max(0, node.at - 3), node.at).join('').slice(-30) : '';
-  const labelled = /\p{L}\.?\s*:?\s*$/u.test(before) && OLD_LABEL.test(before);
+  // "List Price: <span>$49.99</span>", "statt <span>…</span>", "bez DPH <span>…</span>", "from
+  // <span>£36.61</span>": the label before the element (a text node's is before its first piece).
+  const start = node.el ? node.at : node.at - 1;
+  const before = chunks.slice(Math.max(0, start - 3), Math.max(0, start)).join('').replace(/\s+/g, ' ').slice(-30);
+  const worded = /\p{L}\.?\s*[:：]?\s*$/u.test(before);
+  const labelled = worded && OLD_LABEL.test(before);
   const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
-  let p = parsePrice(text, hints);
-  if (!p.ok && /holds only an old price/.test(p.reason)) {
-    r.old = true;
-    p = parsePrice(text.replace(OLD_LEAD, ''), hints);
-    if (!p.ok) p = parsePrice(text.replace(/(?:uvp|rrp|msrp)\)?\s*$/i, ''), hints);
-  }
+  const p = parsePrice(text, hints);
+  if (p.ok && p.old) r.old = true;
   if (!p.ok) {
     if (/could be .* or .*: nothing says whether/.test(p.reason)) r.ambiguous = p.reason;
     return { ...r, ignored: p.reason };
@@ -155,7 +164,11 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   Object.assign(r, { price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period !== undefined });
   if (struck || r.old) return { ...r, old: true, ignored: 'a struck-through or old ("was", "UVP", "RRP") price' };
   if (region) return { ...r, ignored: region };
-  if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text)) return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
+  if (p.exTax || node.ctx & C_EXTAX || (worded && EX_TAX_BEFORE.test(before))) return { ...r, exTax: true, ignored: 'the price without VAT' };
+  if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text) || (worded && SAVE_LABEL.test(before))) {
+    return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
+  }
+  if (worded && FROM_LABEL.test(before)) r.from = true;
   if (p.period) return { ...r, ignored: `a price per ${p.period} (instalment or subscription)` };
   if (isZeroDecimal(p.amount)) return { ...r, ignored: 'a zero price, usually a placeholder' };
   if (!p.currency && !p.currencyText) {
@@ -198,7 +211,8 @@ function score(r: Read, a: Anchors): void {
     const d = n.seq - a.h1.seq;
     if (d > 0 && d <= 40) add(2, 'just after the title');
     else if (d > 0 && d <= 150) add(1, 'after the title');
-    else if (d < -40) add(-1, 'well before the title');
+    // Inside the product block a buy box may come first (a right-hand column written first).
+    else if (d < -40 && !within(n, a.block)) add(-1, 'well before the title');
   }
   if (r.range || r.from) add(-1, 'a range or starting price');
   if (r.text.length > 60) add(-2, 'inside a long text');
@@ -217,32 +231,57 @@ function candidateOf(r: Read, hints: PriceHints, chunks: readonly string[], extr
   return { ...c, ...extra };
 }
 
+/** A stock message says something about buying this product online now. */
+function stockMessage(s: VisibleNode): string | undefined {
+  const t = textOf(s);
+  if (t.length > 120) return undefined;
+  // "Unavailable for store pickup", "Verfügbarkeit in der Filiale": about the shop's stores.
+  if (aboutStores(`${t} ${s.el?.attrs.class ?? ''} ${s.el?.attrs.id ?? ''}`.replace(/([a-z])([A-Z])/g, '$1 $2'))) return undefined;
+  // A row of a seller or variant table ("Seller X ₹2,433 In stock"): an offer, not the page's statement.
+  if (/\d/.test(t)) {
+    const p = parsePrice(t, {});
+    if (p.ok && p.currencyText) return undefined;
+  }
+  return t;
+}
+
 function findAvailability(scan: VisibleScan, a: Anchors): VisibleAvailability | undefined {
   let weak: VisibleAvailability | undefined;
   const strong: VisibleAvailability[] = [];
   const near = (n: VisibleNode): boolean => !a.block || within(n, a.block) || (!!a.button && Math.abs(a.button.seq - n.seq) < 60);
+  // A statement in plain text, with no class or id saying it is about stock ("En Stock" in a
+  // <p>): only "in stock", and only when nothing else says anything. Pages carry the texts of
+  // other states hidden by their scripts ("Produto Indisponível", "List unavailable.").
+  let plain: VisibleAvailability | undefined;
   for (const s of scan.stock) {
-    if (s.ctx & (C_CART | C_CHROME | C_OTHERS) || !near(s)) continue;
-    const t = textOf(s);
-    const v = t.length <= 120 ? availabilityFromText(t) : undefined;
-    if (v) strong.push({ value: v, strong: true, why: `the stock message ${quote(t)}` });
+    if (s.ctx & (C_CART | C_CHROME) || amongOthers(s, scan.h1) || !near(s)) continue;
+    const t = stockMessage(s);
+    const v = t ? availabilityFromText(t) : undefined;
+    if (!v || !t) continue;
+    if (s.el) strong.push({ value: v, strong: true, why: `the stock message ${quote(t)}` });
+    else if (v === 'in_stock') plain ??= { value: v, strong: false, why: `the page says ${quote(t)}` };
   }
   const b = a.button;
   if (b) {
-    const label = textOf(b) || b.el?.attrs.value || b.el?.attrs['aria-label'] || '';
+    const label = buttonLabel(b);
     const kind = buttonLabelKind(label);
     if (kind === 'sold_out') strong.unshift({ value: 'out_of_stock', strong: true, why: `the buy button reads ${quote(label)}` });
     else if (kind === 'preorder') strong.unshift({ value: 'preorder', strong: true, why: `the buy button reads ${quote(label)}` });
     else if (b.disabled) weak = { value: 'out_of_stock', strong: false, why: `the buy button ${quote(label)} is disabled` };
     else if (kind === 'buy' || b.buy) weak = { value: 'in_stock', strong: false, why: `the buy button ${quote(label)} is enabled` };
   }
-  return strong.find((s) => s.value !== 'in_stock') ?? strong[0] ?? weak;
+  return strong.find((s) => s.value !== 'in_stock') ?? strong[0] ?? weak ?? plain;
 }
 
 export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): VisibleResult {
   // '¥' on a Japanese page is the yen even beside kanji-only text ("¥3,980(税込)").
   const hints = !pageHints.currency && /^ja\b/i.test(scan.lang ?? '') ? { ...pageHints, currency: 'JPY' } : pageHints;
-  const button = buyButton(scan.buttons);
+  // A button repeated in the same place three times or more (a row per seller or size) is not the product's own.
+  const listed = repeatedShapes(scan.buttons);
+  const button = buyButton(
+    scan.buttons.filter((b) => !listed.has(shapeOf(b))),
+    scan.h1,
+  );
   const anchors: Anchors = { button, h1: scan.h1 };
   if (scan.h1 && button) {
     const at = common(scan.h1.chain, button.chain);
@@ -251,30 +290,29 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   }
   const availability = findAvailability(scan, anchors);
 
-  // The same place repeated three times or more (li.card:nth-child(1), (2), (3)...) is a list of products.
-  const shape = (n: VisibleNode): string => n.path.replace(/:nth-child\(\d+\)/g, '');
   const inside = scan.prices.filter((n) => !regionOf(n, scan.h1));
   const shapes = new Map<string, number>();
-  for (const n of inside) shapes.set(shape(n), (shapes.get(shape(n)) ?? 0) + 1);
+  for (const n of inside) shapes.set(shapeOf(n), (shapes.get(shapeOf(n)) ?? 0) + 1);
   // Prices outside the product's regions are read only to explain a refusal (reading costs).
   const reads: Read[] = [];
   const outside: Array<[VisibleNode, string]> = [];
   for (const n of scan.prices) {
-    const repeated = regionOf(n, scan.h1) ? 0 : (shapes.get(shape(n)) ?? 0);
+    const repeated = regionOf(n, scan.h1) ? 0 : (shapes.get(shapeOf(n)) ?? 0);
     const region = regionOf(n, scan.h1) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
     if (!region) reads.push(readNode(n, hints, scan.chunks));
     else if (outside.length < MAX_OUTSIDE) outside.push([n, region]);
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
-  const oldPrices = reads
-    .filter((r) => r.old && r.price && !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block)))
-    .map((r) => r.price as string);
+  const ownBlock = (r: Read): boolean => !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block));
+  const oldPrices = reads.filter((r) => r.old && r.price && ownBlock(r)).map((r) => r.price as string);
+  const exTaxPrices = reads.filter((r) => r.exTax && r.price && ownBlock(r)).map((r) => r.price as string);
 
   // One entry per amount: the same price shown twice (a screen-reader copy, nested boxes) counts once, at its best.
   const groups = new Map<string, Read>();
   for (const r of reads) {
     if (r.ignored || !r.price) continue;
-    const key = `${r.price.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')} ${r.currency ?? ''}`;
+    // The same amount with and without its sign ("€ 17,10" and "17,10" inside it) is one price.
+    const key = `${r.price.replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')} ${r.currency ?? hints.currency ?? ''}`;
     const had = groups.get(key);
     if (!had || r.score > had.score) groups.set(key, r);
   }
@@ -309,13 +347,13 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const others = (from: number, why: (r: Read) => string): Candidate[] =>
     ranked.slice(from, from + MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: why(r) }));
   if (refusal || !best) {
-    return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, availability };
+    return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, exTaxPrices, availability };
   }
   const lead = second ? best.score - second.score : best.score;
   const confidence = Math.round(Math.min(1, best.score / 14) * Math.min(1, lead / 6) * 100) / 100;
   const chosen = candidateOf(best, hints, scan.chunks, { confidence });
   const rest = others(1, (r) => `scored ${r.score}, below the chosen price's ${best.score}`);
-  return { chosen, candidates: [chosen, ...rest, ...listIgnored()], oldPrices, availability };
+  return { chosen, candidates: [chosen, ...rest, ...listIgnored()], oldPrices, exTaxPrices, availability };
 }
 
 /** Whether two decimal prices are the same amount. */
