@@ -96,9 +96,9 @@ const SLICE = 250;
 
 /**
  * What the rules need of observations `ids`, as points in time order: each with its previous
- * observation, "late" flag and change sequence, and its lows when a rule needs them. Reads only
- * (in slices of the batch, by id: each slice sees the one before it as the batch's own earlier
- * observations, as the whole batch would), so a queued batch is read before its write
+ * observation, "late" flag and change sequence (read in slices of the batch, by id: each slice
+ * sees the one before it as the batch's own earlier observations, as the whole batch would),
+ * and its lows when a rule needs them. Reads only, so a queued batch is read before its write
  * transaction (backlog.ts).
  */
 export async function readPoints(db: Queryable, accountId: string, rules: readonly EngineRule[], ids: readonly number[]): Promise<ObservationPoint[]> {
@@ -106,12 +106,12 @@ export async function readPoints(db: Queryable, accountId: string, rules: readon
   const windows = windowsOf(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1));
   const rates = windows.length > 0 ? await loadExchangeRates(db, accountId) : null;
   const points: ObservationPoint[] = [];
-  for (let i = 0; i < sorted.length; i += SLICE) {
-    const slice = await loadNewPoints(db, accountId, sorted.slice(i, i + SLICE));
-    if (rates) await attachLows(db, accountId, slice, windows, rates);
-    points.push(...slice);
-  }
-  return sorted.length > SLICE ? points.sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id) : points;
+  for (let i = 0; i < sorted.length; i += SLICE) points.push(...(await loadNewPoints(db, accountId, sorted.slice(i, i + SLICE))));
+  if (sorted.length > SLICE) points.sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id);
+  // The lows of the whole batch at once: the part of the windows its observations share is read
+  // once per series, however many slices the points took.
+  if (rates) await attachLows(db, accountId, points, windows, rates);
+  return points;
 }
 
 /**
