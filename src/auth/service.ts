@@ -73,9 +73,7 @@ export async function revokeKeyOfAccount(db: Database, keys: KeyResolver, accoun
     if (!current) throw ERRORS.notFound('API key');
     if (current.revoked_at) return current;
     if (current.scope === 'full' && (await otherActiveFullKeys(tx, accountId, id)) === 0) {
-      throw ERRORS.conflict('This is the account\'s last full key that is not revoked: make another full key first, then revoke this one', [
-        { field: 'id', message: 'is the last unrevoked full key of the account' },
-      ]);
+      throw ERRORS.conflict('This is the account\'s last full key that is not revoked: make another full key first, then revoke this one');
     }
     const revoked = (await revokeAccountKey(tx, accountId, id))!;
     await notifyRevoked(tx, id);
