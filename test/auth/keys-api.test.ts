@@ -92,6 +92,18 @@ describe('API keys over HTTP', () => {
     }
   });
 
+  it('a retried create with the same Idempotency-Key answers the same key and secret, and makes one key', async () => {
+    const owner = await t.newKey('free');
+    const send = () => t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...owner.headers, 'idempotency-key': 'make-ci-key-1' }, payload: { name: 'CI' } });
+    const first = await send();
+    const again = await send();
+    assert.equal(first.statusCode, 201);
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json(), first.json());
+    assert.equal((await rows(owner.accountId)).length, 2);
+  });
+
   it('defaults: the creating key\'s plan, scope full, no name', async () => {
     const owner = await t.newKey('business');
     const k = await create(owner.headers);
