@@ -84,7 +84,7 @@ class BlockedAddresses {
  *
  * A callback hook, not an async one: a request whose key is cached and whose count needs no
  * round trip (in-memory counters, or a leased block) goes on synchronously, with no promise and
- * no microtask hop; only lookups and round trips wait. A refusal (401, 429) is an ApiError passed
+ * no microtask hop; only lookups and round trips wait. A refusal (401, 403, 429) is an ApiError passed
  * to `done`, which the error handler (src/http/error-handler.ts) answers like every other error;
  * the X-RateLimit headers set here stay on that answer.
  */

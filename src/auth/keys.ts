@@ -15,7 +15,6 @@ import {
   revokeAnyKey,
 } from './sql.js';
 
-
 /** A fixed prefix lets secret scanners recognise leaked keys. */
 export const KEY_PREFIX = 'ph_live_';
 const KEY_PATTERN = /^ph_live_[A-Za-z0-9_-]{43}$/;
