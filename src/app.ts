@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
+import { keyRoutes } from './auth/index.js';
 import { KEY_IN_TEXT } from './auth/keys.js';
 import { alertRoutes } from './alerts/index.js';
 import { checkRoutes } from './checks/index.js';
@@ -50,6 +51,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(eventRoutes);
   await app.register(alertRoutes);
   await app.register(webhookRoutes);
+  await app.register(keyRoutes);
 }
 
 /**

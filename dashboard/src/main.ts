@@ -5,6 +5,7 @@ import { count, countdown } from './format';
 import { type Page, type PageContext, setFocusHeading } from './page';
 import { alertsPage } from './pages/alerts';
 import { changesPage } from './pages/changes';
+import { keysPage } from './pages/keys';
 import { listingsPage } from './pages/listings';
 import { overviewPage } from './pages/overview';
 import { productPage } from './pages/product';
@@ -23,6 +24,7 @@ const ROUTES: [string, Page][] = [
   ['/changes', changesPage],
   ['/alerts', alertsPage],
   ['/webhooks', webhooksPage],
+  ['/keys', keysPage],
 ];
 
 const NAV: [string, string][] = [
@@ -31,6 +33,7 @@ const NAV: [string, string][] = [
   ['/listings', 'Competitors & listings'],
   ['/alerts', 'Alerts'],
   ['/webhooks', 'Webhooks'],
+  ['/keys', 'Keys'],
 ];
 
 const app = document.getElementById('app')!;

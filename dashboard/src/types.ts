@@ -82,3 +82,19 @@ export const EVENT_TYPES = [
   'webhook.test',
   'endpoint.disabled',
 ] as const satisfies readonly EventType[];
+
+// ---- API keys (design/API.md "API keys over HTTP") ----
+
+export type ApiKey = Schemas['ApiKey'];
+export type ApiKeyWithSecret = Schemas['ApiKeyWithSecret'];
+export type ApiKeyCreate = Schemas['ApiKeyCreate'];
+export type KeyScope = ApiKey['scope'];
+export type Plan = ApiKey['plan'];
+
+/**
+ * The plans from the lowest to the highest: a key may make keys of its own plan or below. The
+ * order is the API's (its limits); `satisfies` and the check below keep the list equal to the
+ * document's enum, so a plan added there fails `npm run typecheck` until it is placed here.
+ */
+export const PLAN_ORDER = ['free', 'starter', 'business'] as const satisfies readonly Plan[];
+export const planCovered: [Exclude<Plan, (typeof PLAN_ORDER)[number]>] extends [never] ? true : false = true;

@@ -171,6 +171,19 @@ export function showFieldErrors(form: HTMLFormElement, details: readonly ErrorDe
   return rest;
 }
 
+/**
+ * Sends a form's request: a refusal whose `details` all name fields of the form is shown at those
+ * fields and resolves to undefined; any other error is thrown (to `withBusy`'s error slot).
+ */
+export async function fieldChecked<T>(form: HTMLFormElement, call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ApiError && err.details.length > 0 && showFieldErrors(form, err.details).length === 0) return undefined;
+    throw err;
+  }
+}
+
 /** Runs `action` with the button disabled and marked busy; errors are shown in `errorSlot`. */
 export async function withBusy<T>(button: HTMLButtonElement | null, errorSlot: HTMLElement | null, action: () => Promise<T>): Promise<T | undefined> {
   if (button) {
@@ -288,6 +301,22 @@ export function confirmDialog(question: string, confirmLabel: string): Promise<b
     );
     yes.focus();
   });
+}
+
+/**
+ * A secret shown once (a webhook's signing secret, a new API key): in a dialog, with a copy
+ * button and what to do with it; the page keeps no copy once the dialog closes.
+ */
+export function secretDialog(title: string, secret: string, explanation: Child, testId: string): void {
+  const out = h('output', { class: 'secret', 'data-testid': testId }, secret);
+  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
+  copy.addEventListener('click', () => {
+    void navigator.clipboard?.writeText(secret).then(
+      () => toast('Copied.'),
+      () => toast('Could not copy: select the text instead.'),
+    );
+  });
+  const { close } = modal(title, h('div', null, explanation, out, h('div', { class: 'actions' }, copy, h('button', { type: 'button', onclick: () => close() }, 'Done'))));
 }
 
 /** A section with a heading (h2) and its content. */

@@ -5,6 +5,7 @@ import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/lim
 import type { UsageRecorder } from '../usage/recorder.js';
 import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
+import { permits, requiredScope } from './scopes.js';
 
 const HOUR = 3600;
 
@@ -29,6 +30,11 @@ function rateLimitHeaders(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'r
 function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>): ApiError {
   rateLimitHeaders(reply, { limit: s.limit, remaining: 0, reset: s.reset });
   return ERRORS.rateLimited(s.limit, s.reset);
+}
+
+/** A read key where a full one is needed; on the keys routes, said in their own words. */
+function scopeRefused(request: FastifyRequest): ApiError {
+  return ERRORS.insufficientScope(request.routeOptions.config.managesKeys ? 'keys' : 'scope');
 }
 
 function unauthorized(request: FastifyRequest, key: string | undefined): ApiError {
@@ -72,9 +78,13 @@ class BlockedAddresses {
  * Routes with `config.countsTowardLimit: false` (GET /usage) are authenticated and get the
  * headers but are neither counted nor refused for the key's limit.
  *
+ * Then the key's scope (src/auth/scopes.ts): a `read` key on an operation that needs a `full` one
+ * is a 403 `insufficient_scope`, here, before the body is read, so nothing it sent is parsed or
+ * written. It is counted like any other request (it was made with a valid key).
+ *
  * A callback hook, not an async one: a request whose key is cached and whose count needs no
  * round trip (in-memory counters, or a leased block) goes on synchronously, with no promise and
- * no microtask hop; only lookups and round trips wait. A refusal (401, 429) is an ApiError passed
+ * no microtask hop; only lookups and round trips wait. A refusal (401, 403, 429) is an ApiError passed
  * to `done`, which the error handler (src/http/error-handler.ts) answers like every other error;
  * the X-RateLimit headers set here stay on that answer.
  */
@@ -97,9 +107,13 @@ export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestH
     const s = outcome.state;
     request.principal = principal;
     rateLimitHeaders(reply, s);
-    if (!counts) return undefined;
-    usage.record(principal.keyId, Date.now(), s.allowed);
-    return s.allowed ? undefined : ERRORS.rateLimited(s.limit, s.reset);
+    const now = Date.now();
+    usage.used(principal.keyId, now);
+    if (counts) {
+      usage.record(principal.keyId, now, s.allowed);
+      if (!s.allowed) return ERRORS.rateLimited(s.limit, s.reset);
+    }
+    return permits(principal.scope, requiredScope(request.method, request.routeOptions.config)) ? undefined : scopeRefused(request);
   }
 
   const take = (principal: Principal, guard: Window, counts: boolean) =>

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Database } from '../db/types.js';
-import { findActiveKeyByHash, hashKey, KEY_REVOKED_CHANNEL, type Principal } from './keys.js';
+import { findActiveKey, hashKey, KEY_REVOKED_CHANNEL, type Principal } from './keys.js';
 
 interface Events {
   /** A key was dropped from the cache because its revocation was announced. */
@@ -60,7 +60,7 @@ export class KeyResolver extends EventEmitter<Events> {
     const hit = this.fresh(hash, now);
     if (hit) return hit;
     const generation = this.generation;
-    const principal = await findActiveKeyByHash(this.db, hash);
+    const principal = await findActiveKey(this.db, hash);
     if (principal && this.ttlMs > 0 && generation === this.generation) {
       if (this.cache.size >= this.maxEntries) this.cache.clear();
       this.cache.set(hash, { principal, expires: now + this.ttlMs });

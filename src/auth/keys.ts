@@ -2,7 +2,18 @@ import crypto from 'node:crypto';
 import type { Database, Queryable } from '../db/types.js';
 import { newId } from '../ids.js';
 import { type Plan, PLANS } from './plans.js';
-
+import type { Scope } from './scopes.js';
+import {
+  accountExists,
+  findActiveKeyByHash,
+  insertAccount,
+  insertKey,
+  KEY_REVOKED_CHANNEL,
+  type KeyRow,
+  listAllKeys,
+  notifyRevoked,
+  revokeAnyKey,
+} from './sql.js';
 
 /** A fixed prefix lets secret scanners recognise leaked keys. */
 export const KEY_PREFIX = 'ph_live_';
@@ -10,21 +21,15 @@ const KEY_PATTERN = /^ph_live_[A-Za-z0-9_-]{43}$/;
 /** A key (or the start of one) inside other text: what the request log redacts. */
 export const KEY_IN_TEXT = /ph_live_[A-Za-z0-9_-]+/g;
 
-export interface ApiKey {
-  id: string;
-  account_id: string;
-  name: string | null;
-  plan: Plan;
-  key_prefix: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
+/** An API key as stored (src/auth/sql.ts): never the key itself. */
+export type ApiKey = KeyRow;
 
 /** What a request is authenticated as. */
 export interface Principal {
   keyId: string;
   accountId: string;
   plan: Plan;
+  scope: Scope;
   limit: number;
 }
 
@@ -36,21 +41,18 @@ export function looksLikeKey(key: string): boolean {
   return KEY_PATTERN.test(key);
 }
 
-/** Channel on which revocations are announced, so every API process drops its cached copy. */
-export const KEY_REVOKED_CHANNEL = 'pricehound_key_revoked';
+export { KEY_REVOKED_CHANNEL };
 
-const COLUMNS = 'id, account_id, name, plan, key_prefix, created_at, revoked_at';
+/** How many first characters of a key the API shows as its `prefix`: `ph_live_` and 4 of the secret (24 bits). */
+export const SHOWN_PREFIX_LENGTH = 12;
 
 export async function createAccount(db: Queryable, name: string | null = null): Promise<string> {
   const id = newId('acct');
-  await db.query('insert into accounts (id, name) values ($1, $2)', [id, name]);
+  await insertAccount(db, id, name);
   return id;
 }
 
-export async function accountExists(db: Queryable, id: string): Promise<boolean> {
-  const r = await db.query('select 1 from accounts where id = $1', [id]);
-  return r.rows.length > 0;
-}
+export { accountExists };
 
 export class UnknownAccountError extends Error {
   constructor(readonly accountId: string) {
@@ -58,10 +60,13 @@ export class UnknownAccountError extends Error {
   }
 }
 
-/** Creates a key (and a new account when `accountId` is not given). The key is returned only here. */
+/**
+ * Creates a key (and a new account when `accountId` is not given). The key is returned only here.
+ * Stored: its SHA-256 and its first 14 characters (`key_prefix`; the API shows 12 of them).
+ */
 export async function createKey(
   db: Database,
-  opts: { plan: Plan; name?: string | null; accountId?: string | null },
+  opts: { plan: Plan; scope?: Scope; name?: string | null; accountId?: string | null },
 ): Promise<ApiKey & { key: string }> {
   const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
   return db.transaction(async (tx) => {
@@ -71,39 +76,37 @@ export async function createKey(
     } else {
       accountId = await createAccount(tx, opts.name ?? null);
     }
-    const r = await tx.query<ApiKey>(
-      `insert into api_keys (id, account_id, name, plan, key_hash, key_prefix)
-       values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
-      [newId('key'), accountId, opts.name ?? null, opts.plan, hashKey(key), key.slice(0, KEY_PREFIX.length + 6)],
-    );
-    return { ...r.rows[0]!, key };
+    const row = await insertKey(tx, {
+      id: newId('key'),
+      accountId,
+      name: opts.name ?? null,
+      plan: opts.plan,
+      scope: opts.scope ?? 'full',
+      hash: hashKey(key),
+      prefix: key.slice(0, KEY_PREFIX.length + 6),
+    });
+    return { ...row, key };
   });
 }
 
 export async function listKeys(db: Queryable, accountId?: string): Promise<ApiKey[]> {
-  const r = accountId
-    ? await db.query<ApiKey>(`select ${COLUMNS} from api_keys where account_id = $1 order by created_at, id`, [accountId])
-    : await db.query<ApiKey>(`select ${COLUMNS} from api_keys order by created_at, id`);
-  return r.rows;
+  return listAllKeys(db, accountId);
 }
 
-/** Revokes a key; returns it, or undefined when there is no such key. Idempotent. */
+/**
+ * Revokes a key, whichever account's (the operator's, from the CLI: no lock-out rule there, the
+ * operator can always make another); returns it, or undefined when there is no such key.
+ * Idempotent. Every process's cache drops it when the NOTIFY arrives (src/auth/key-cache.ts).
+ */
 export async function revokeKey(db: Database, id: string): Promise<ApiKey | undefined> {
   return db.transaction(async (tx) => {
-    const r = await tx.query<ApiKey>(
-      `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning ${COLUMNS}`,
-      [id],
-    );
-    if (r.rows.length > 0) await tx.query('select pg_notify($1, $2)', [KEY_REVOKED_CHANNEL, id]);
-    return r.rows[0];
+    const row = await revokeAnyKey(tx, id);
+    if (row) await notifyRevoked(tx, id);
+    return row;
   });
 }
 
-export async function findActiveKeyByHash(db: Queryable, hash: string): Promise<Principal | undefined> {
-  const r = await db.query<{ id: string; account_id: string; plan: Plan }>(
-    'select id, account_id, plan from api_keys where key_hash = $1 and revoked_at is null',
-    [hash],
-  );
-  const row = r.rows[0];
-  return row ? { keyId: row.id, accountId: row.account_id, plan: row.plan, limit: PLANS[row.plan] } : undefined;
+export async function findActiveKey(db: Queryable, hash: string): Promise<Principal | undefined> {
+  const row = await findActiveKeyByHash(db, hash);
+  return row ? { keyId: row.id, accountId: row.account_id, plan: row.plan, scope: row.scope, limit: PLANS[row.plan] } : undefined;
 }

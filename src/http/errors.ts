@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   invalid_json: 400,
   invalid_request: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -66,11 +67,35 @@ const UNAUTHORIZED = {
   invalid: { message: 'The API key is not valid or has been revoked', challenge: `${REALM}, error="invalid_token"` },
 } as const;
 
+/**
+ * A valid key asking for more than it holds: a `read` key on an operation that writes, or any key
+ * asking to make a key above its own plan. RFC 6750's name for it, and its challenge where the
+ * missing privilege is a scope (section 3.1).
+ */
+const INSUFFICIENT_SCOPE = {
+  scope: {
+    message: 'This API key has the read scope: it may read, preview alerts and try extraction, not change anything. Use a full key',
+    challenge: `${REALM}, error="insufficient_scope", scope="full"`,
+  },
+  keys: {
+    message: 'Only full keys manage API keys; this key has the read scope',
+    challenge: `${REALM}, error="insufficient_scope", scope="full"`,
+  },
+} as const;
+
 export const ERRORS = {
   invalidJson: (why = 'The request body is not valid JSON') => new ApiError('invalid_json', why),
   invalidRequest: (message: string, details?: ErrorDetail[]) => new ApiError('invalid_request', message, details),
   unauthorized: (why: keyof typeof UNAUTHORIZED) =>
     new ApiError('unauthorized', UNAUTHORIZED[why].message, undefined, { 'WWW-Authenticate': UNAUTHORIZED[why].challenge }),
+  /** A read key on an operation that needs a full one (src/auth/scopes.ts); `keys`: the key management operations. */
+  insufficientScope: (why: keyof typeof INSUFFICIENT_SCOPE) =>
+    new ApiError('insufficient_scope', INSUFFICIENT_SCOPE[why].message, undefined, { 'WWW-Authenticate': INSUFFICIENT_SCOPE[why].challenge }),
+  /** A key asking for a key above its own plan: what it may not grant, named in `details`. */
+  planAboveKey: (asked: string, own: string) =>
+    new ApiError('insufficient_scope', `A key can only make keys of its own plan (${own}) or below`, [
+      { field: 'plan', message: `must be at most ${own}, the plan of the key making this request (asked for ${asked})` },
+    ]),
   notFound: (what = 'Resource', details?: ErrorDetail[]) => new ApiError('not_found', `${what} not found`, details),
   routeNotFound: (method: string, url: string) => new ApiError('not_found', `No route for ${method} ${url}`),
   methodNotAllowed: (method: string, allow: string[]) =>

@@ -12,6 +12,20 @@ export const NOT_BLANK = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$';
 export const Text = (maxLength: number, description?: string) =>
   Type.String({ maxLength, pattern: NO_NUL, ...(description ? { description } : {}) });
 
+/**
+ * A label for people where nothing calls for markup, quotes or control characters (an API key's
+ * name): letters, marks and digits of any script, spaces and `_ - . , : / ( ) # @ + &`, with at
+ * least one letter or digit. Product names and other text from catalogues stay `Text`: they may
+ * hold anything.
+ */
+// The lookahead, rather than `C*[LN]C*`, keeps the check linear: that form backtracks
+// quadratically over a long run of letters ending in a refused character (a 1 MiB body).
+export const LABEL_PATTERN = '^(?=.*[\\p{L}\\p{N}])[\\p{L}\\p{M}\\p{N} _.,:/()#@+&-]+$';
+export const LABEL_RULE = 'letters, digits, spaces and _ - . , : / ( ) # @ + & only, with at least one letter or digit';
+
+export const Label = (maxLength: number, description: string) =>
+  Type.String({ minLength: 1, maxLength, pattern: LABEL_PATTERN, description: `${description}, up to ${maxLength} characters: ${LABEL_RULE}` });
+
 export const RequiredText = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK, ...(description ? { description } : {}) });
 

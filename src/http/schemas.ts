@@ -95,7 +95,9 @@ export const wwwAuthenticateHeader = {
     type: 'string',
     maxLength: 200,
     pattern: '^Bearer realm="pricehound"',
-    description: 'The Bearer challenge (RFC 6750), with `error="invalid_request"` or `error="invalid_token"` when a key was sent',
+    description:
+      'The Bearer challenge (RFC 6750): on a 401 with `error="invalid_request"` or `error="invalid_token"` when a key was sent; ' +
+      'on the 403 of a read key `error="insufficient_scope", scope="full"`',
   },
 };
 
@@ -114,6 +116,9 @@ const errorDescriptions: Record<number, string> = {
     'Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication ' +
     'budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end ' +
     'of the window. Once none remain, the address gets 429 until Reset.',
+  403:
+    'The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on ' +
+    'the API keys; or a key asking for a key above its own plan',
   404: 'No such resource in this account',
   405: 'The path exists but not with this method',
   409: 'Conflict with the current state (duplicate, idempotency key reuse)',
@@ -130,6 +135,7 @@ const REQUEST_ID_EXAMPLE = 'req_6HFvjVq0Z3nJ1kQyWm8tLp2x';
 const errorExamples: Record<number, { error: string; code: string; details?: { field: string; message: string }[] }> = {
   400: { error: 'The request body is not valid JSON', code: 'invalid_json' },
   401: { error: 'The API key is not valid or has been revoked', code: 'unauthorized' },
+  403: { error: 'Only full keys manage API keys; this key has the read scope', code: 'insufficient_scope' },
   404: { error: 'Product not found', code: 'not_found' },
   405: { error: 'Method POST is not allowed here; allowed: DELETE, GET, HEAD, PATCH, PUT', code: 'method_not_allowed' },
   409: {

@@ -5,7 +5,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { isCurrency } from '../money/currency.js';
 import { isMoney } from '../money/decimal.js';
 import { type ErrorDetail } from './errors.js';
-import { NO_NUL, NOT_BLANK } from './fields.js';
+import { LABEL_PATTERN, LABEL_RULE, NO_NUL, NOT_BLANK } from './fields.js';
 
 // ajv-formats ships CJS; under NodeNext its default import is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
@@ -127,6 +127,7 @@ function describe(e: ErrorObject): string {
     case 'pattern':
       if (p.pattern === NOT_BLANK) return 'must not be blank or contain NUL characters';
       if (p.pattern === NO_NUL) return 'must not contain NUL characters';
+      if (p.pattern === LABEL_PATTERN) return `must be ${LABEL_RULE}`;
       if (String(p.pattern).includes('[Hh][Tt][Tt][Pp]')) return 'must be an http or https URL naming a host';
       return 'has an invalid format';
     default:

@@ -1,5 +1,6 @@
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { errorResponse, everyResponseHeaders, rateLimitHeaders } from '../http/schemas.js';
+import { requiredScope } from '../auth/scopes.js';
+import { errorResponse, everyResponseHeaders, rateLimitHeaders, wwwAuthenticateHeader } from '../http/schemas.js';
 import { etagHeader, idempotencyKeyParam, idempotentReplayedHeader, ifNoneMatchParam } from './headers.js';
 
 type Json = Record<string, unknown>;
@@ -46,6 +47,10 @@ const replayable = (status: string) => status.startsWith('2') || status === '404
  * - `config.idempotent` POSTs: `Idempotency-Key`, `Idempotent-Replayed` and the 409 of a reused key,
  *   and where the answer is about a resource (the path names one, or a `Location` does), the 404
  *   of a replay once it is deleted (src/http/idempotency.ts);
+ * - authenticated operations that need a `full` key: the 403 `insufficient_scope` a read key gets
+ *   (src/auth/scopes.ts, src/auth/hook.ts). Not as roles of the security requirement
+ *   (`bearerAuth: ["full"]`), which OpenAPI 3.1 allows for http schemes but linters and client
+ *   generators read as OAuth scopes that are not declared;
  * - `/v1` aliases: their own tag and a pointer to the canonical operation.
  * The route's own schema object is not touched: validation and serialisation never see this.
  */
@@ -80,6 +85,9 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
     for (const [status, response] of Object.entries(responses)) {
       if (replayable(status)) response.headers = { ...response.headers, ...idempotentReplayedHeader };
     }
+  }
+  if (!isPublic(doc) && /^\/(api\/)?v1\//.test(url) && requiredScope(methods[0]!, route.config) === 'full') {
+    responses['403'] ??= errorResponse(403, { ...wwwAuthenticateHeader, ...rateLimitHeaders, ...everyResponseHeaders });
   }
   if (Object.keys(requestHeaders).length > 0) {
     doc.headers = { type: 'object', properties: { ...doc.headers?.properties, ...requestHeaders } } as RouteDoc['headers'];

@@ -16,9 +16,15 @@ listings (pages) checked on a schedule, price history, changes and trends, and e
 and webhooks as they arrive.
 
 **Authentication.** Every \`/api/v1\` and \`/v1\` operation needs \`Authorization: Bearer <API key>\`
-(keys are made with \`pricehound keys create\`). A missing, malformed, unknown or revoked key is a
+(the operator makes the first with \`pricehound keys create\`; full keys make more with
+\`POST /api/v1/keys\`). A missing, malformed, unknown or revoked key is a
 401 with \`WWW-Authenticate: Bearer\`. Operations marked without security (health, readiness,
 metrics, this document) need no key.
+
+**Scopes.** A key is \`full\` or \`read\`. A read key may call GET and HEAD operations,
+\`POST /api/v1/alerts/preview\` and \`POST /api/v1/extract\` (they write nothing); every other
+operation, and the API keys (\`/api/v1/keys\`) even to read, needs a full key and documents the
+403 \`insufficient_scope\` a read key gets there, answered before the body is read.
 
 **Rate limits.** Per key and UTC hour: ${describePlans()} requests. Every
 authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and
@@ -104,6 +110,7 @@ export async function registerOpenApi(app: FastifyInstance) {
         { name: 'Events', description: 'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)' },
         { name: 'Webhooks', description: 'Endpoints that receive the account\'s events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)' },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
+        { name: 'Keys', description: 'The account\'s API keys: list, create (the secret shown once), rename, revoke; full keys only' },
         { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },
         { name: ALIAS_TAG, description: 'The same operations under `/v1` instead of `/api/v1`' },
       ],

@@ -12,7 +12,16 @@ export interface HourUsage extends Tally {
 
 const HOUR_MS = 3_600_000;
 
-const FLUSH_SQL = `
+/**
+ * One statement: the counts, and each key's last use (`api_keys.last_used_at`, shown by the keys
+ * API) moved forward, never back (another process may have written a later one).
+ */
+const FLUSH_SQL = `/* flushUsage */
+with used as (
+  update api_keys k set last_used_at = greatest(k.last_used_at, u.at)
+    from unnest($5::text[], $6::timestamptz[]) as u (key_id, at)
+   where k.id = u.key_id
+)
 insert into api_usage (key_id, hour, requests, rejected)
 select u.key_id, u.hour, u.requests, u.rejected
   from unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) as u (key_id, hour, requests, rejected)
@@ -28,9 +37,11 @@ select hour, requests, rejected
  order by hour desc`;
 
 /**
- * Per-key hourly request counts for `GET /usage` history. Counted in memory on the request path
- * and written in one statement every few seconds (and at shutdown), so counting costs no query
- * per request. A failed write keeps the counts for the next attempt.
+ * Per-key hourly request counts for `GET /usage` history, and each key's last use for the keys
+ * API (`last_used_at`). Counted in memory on the request path and written in one statement every
+ * few seconds (and at shutdown), so counting costs no query per request: a key's `last_used_at`
+ * is written at most once per flush, however many requests it makes. A failed write keeps the
+ * counts for the next attempt.
  *
  * Writes and history reads take turns: a read sees each count exactly once, either in the table
  * or still in memory, never in both and never in neither (as it could while a write was in
@@ -39,6 +50,8 @@ select hour, requests, rejected
 export class UsageRecorder {
   /** keyId -> hour start (ms) -> counts not written yet */
   private pending = new Map<string, Map<number, Tally>>();
+  /** keyId -> its latest request (ms) not written yet */
+  private pendingUse = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private turn: Promise<unknown> = Promise.resolve();
   private queuedFlushes = 0;
@@ -73,6 +86,35 @@ export class UsageRecorder {
     else t.rejected++;
   }
 
+  /**
+   * A request authenticated by the key at `nowMs`, counted or not (GET /usage is not counted, but
+   * it is a use of the key).
+   */
+  used(keyId: string, nowMs: number): void {
+    const before = this.pendingUse.get(keyId);
+    if (before === undefined || nowMs > before) this.pendingUse.set(keyId, nowMs);
+  }
+
+  /**
+   * Runs `read` (a query of api_keys) in turn with the writes, like `history`, and answers it with
+   * a function that gives a key's last use: the later of what the row holds and what this process
+   * saw but has not written yet. So a key used a moment ago shows it at once here; another
+   * process's use shows within its flush interval.
+   */
+  withLastUse<T>(read: () => Promise<T>): Promise<[T, (keyId: string, stored: Date | null) => Date | null]> {
+    return this.exclusive(async () => {
+      const rows = await read();
+      const seen = new Map(this.pendingUse);
+      return [
+        rows,
+        (keyId, stored) => {
+          const mine = seen.get(keyId);
+          return mine !== undefined && (stored === null || mine > stored.getTime()) ? new Date(mine) : stored;
+        },
+      ];
+    });
+  }
+
   /** Runs `fn` when the previous write or read is done, and makes the next one wait for it. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.turn.then(fn);
@@ -99,9 +141,11 @@ export class UsageRecorder {
     this.queuedFlushes++;
     return this.exclusive(async () => {
       this.queuedFlushes--;
-      if (this.pending.size === 0) return;
+      if (this.pending.size === 0 && this.pendingUse.size === 0) return;
       const batch = this.pending;
       this.pending = new Map();
+      const uses = this.pendingUse;
+      this.pendingUse = new Map();
       const ids: string[] = [];
       const hours: Date[] = [];
       const requests: number[] = [];
@@ -115,9 +159,10 @@ export class UsageRecorder {
         }
       }
       try {
-        await this.db.query(FLUSH_SQL, [ids, hours, requests, rejected]);
+        await this.db.query(FLUSH_SQL, [ids, hours, requests, rejected, [...uses.keys()], [...uses.values()].map((ms) => new Date(ms))]);
       } catch (err) {
         this.restore(batch);
+        for (const [id, ms] of uses) this.used(id, ms);
         this.onError(err);
       }
     });

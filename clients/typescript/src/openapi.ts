@@ -990,6 +990,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's API keys
+         * @description Every key of the account, revoked ones included (filter with `revoked=false`), newest first; never a secret, only each key's `prefix` to recognise it. Only full keys may list keys: a read key gets 403 `insufficient_scope`.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key (its secret shown once)
+         * @description A new key of the calling key's account. `scope` is `full` (default) or `read`; `plan` is at most the calling key's plan (free < starter < business) and defaults to it: a higher one is a 403 `insufficient_scope` naming `plan`. The answer holds the key itself as `secret`, this once: only its hash is stored, so it cannot be shown again. Send an `Idempotency-Key` to make retries safe (a replay answers the same secret, from a sealed store). Only full keys manage keys.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description A key of the calling account, without its secret; another account's key is a 404. Only full keys manage keys.
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused (401) from the next request on, in every server process; it stays listed with `revoked_at`, and the answer is the revoked key. Revoking a revoked key answers it unchanged. The account's last unrevoked `full` key cannot be revoked (409): make another full key first, so that the account is never locked out. A key may revoke itself. Only full keys manage keys.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename an API key
+         * @description Only `name` changes (`null` clears it); a key's scope and plan are those it was made with: make a new key and revoke this one to change them. An empty body changes nothing. Only full keys manage keys.
+         */
+        patch: operations["updateApiKey"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1313,6 +1365,111 @@ export interface components {
             daily_cap?: number | null;
             /** @description false: never evaluated (default true) */
             enabled?: boolean;
+        };
+        /** ApiKey */
+        ApiKey: {
+            /** @description Opaque id starting with `key_` */
+            id: string;
+            /** @enum {string} */
+            object: "api_key";
+            /** @description A label for people; null when none was given */
+            name: string | null;
+            /**
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
+             * @enum {string}
+             */
+            scope: "full" | "read";
+            /**
+             * @description The key's hourly request limit: free 1000, starter 10000, business 100000
+             * @enum {string}
+             */
+            plan: "free" | "starter" | "business";
+            /** @description The first 12 characters of the secret, to recognise it (`ph_live_` and 4 of its 43 random characters) */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was made
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to within a few seconds (written in batches, not per request); null: never
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; null while it works
+             */
+            revoked_at: string | null;
+        };
+        /** ApiKeyCreate */
+        ApiKeyCreate: {
+            /** @description A label for people, up to 200 characters: letters, digits, spaces and _ - . , : / ( ) # @ + & only, with at least one letter or digit */
+            name?: string | null;
+            /**
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`. Default `full`
+             * @enum {string}
+             */
+            scope?: "full" | "read";
+            /**
+             * @description The key's hourly request limit: free 1000, starter 10000, business 100000. At most the plan of the key that makes it, which is the default
+             * @enum {string}
+             */
+            plan?: "free" | "starter" | "business";
+        };
+        /** ApiKeyList */
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            pagination: {
+                /** Format: int32 */
+                limit: number;
+                has_more: boolean;
+                /** @description Pass as `cursor` to get the next page; null on the last page */
+                next_cursor: string | null;
+            };
+        };
+        /** ApiKeyUpdate */
+        ApiKeyUpdate: {
+            /** @description A label for people, up to 200 characters: letters, digits, spaces and _ - . , : / ( ) # @ + & only, with at least one letter or digit */
+            name?: string | null;
+        };
+        /** ApiKeyWithSecret */
+        ApiKeyWithSecret: {
+            /** @description Opaque id starting with `key_` */
+            id: string;
+            /** @enum {string} */
+            object: "api_key";
+            /** @description A label for people; null when none was given */
+            name: string | null;
+            /**
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
+             * @enum {string}
+             */
+            scope: "full" | "read";
+            /**
+             * @description The key's hourly request limit: free 1000, starter 10000, business 100000
+             * @enum {string}
+             */
+            plan: "free" | "starter" | "business";
+            /** @description The first 12 characters of the secret, to recognise it (`ph_live_` and 4 of its 43 random characters) */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was made
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to within a few seconds (written in batches, not per request); null: never
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; null while it works
+             */
+            revoked_at: string | null;
+            /** @description The key itself, shown only now: only its hash is stored. Send it as `Authorization: Bearer <secret>` */
+            secret: string;
         };
         /** Competitor */
         Competitor: {
@@ -1750,7 +1907,7 @@ export interface components {
              * @description A stable machine-readable code
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
+            code: "invalid_json" | "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal" | "unavailable";
             details?: {
                 /** @description The field, e.g. `base_price` or `products[3].sku` */
                 field: string;
@@ -3627,7 +3784,7 @@ export interface components {
         Location: string;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
-        /** @description The Bearer challenge (RFC 6750), with `error="invalid_request"` or `error="invalid_token"` when a key was sent */
+        /** @description The Bearer challenge (RFC 6750): on a 401 with `error="invalid_request"` or `error="invalid_token"` when a key was sent; on the 403 of a read key `error="insufficient_scope", scope="full"` */
         "WWW-Authenticate": string;
         /** @description The hourly request limit of the key. On a 401, and on the 429 of an address blocked for failed authentications: the failed authentications the calling address may make per window (`AUTH_FAILURE_LIMIT`) */
         "X-RateLimit-Limit": number;
@@ -4176,6 +4333,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
             404: {
                 headers: {
@@ -4442,6 +4622,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -4877,6 +5080,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -5139,6 +5365,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -5301,6 +5550,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -5965,6 +6237,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
             404: {
                 headers: {
@@ -6417,6 +6712,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -6651,6 +6969,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -6813,6 +7154,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -7450,6 +7814,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
             404: {
                 headers: {
@@ -7902,6 +8289,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -8164,6 +8574,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -8326,6 +8759,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -9463,6 +9919,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -9657,6 +10136,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -9908,6 +10410,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -10373,6 +10898,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -12093,6 +12641,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body over the size limit */
             413: {
                 headers: {
@@ -12301,6 +12872,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -13085,6 +13679,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
             404: {
                 headers: {
@@ -13753,6 +14370,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -13987,6 +14627,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -14149,6 +14812,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -14390,6 +15076,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -14974,6 +15683,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -15133,6 +15865,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -15546,6 +16301,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -16004,6 +16782,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -16238,6 +17039,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -16400,6 +17224,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -16644,6 +17491,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -16919,6 +17789,29 @@ export interface operations {
                      *       "error": "The API key is not valid or has been revoked",
                      *       "status": 401,
                      *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -17421,6 +18314,29 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No such resource in this account */
             404: {
                 headers: {
@@ -17526,6 +18442,1203 @@ export interface operations {
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page */
+                cursor?: string;
+                /** @description Sort field; prefix with `-` for descending. Ties are broken by id. */
+                sort?: "created_at" | "-created_at";
+                /** @description Only keys of this scope */
+                scope?: "full" | "read";
+                /** @description `false`: only keys that work; `true`: only revoked ones */
+                revoked?: boolean;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a request with the same key, method, path and body within 24 hours gets the first response again (with `Idempotent-Replayed: true`) instead of acting twice. The same key with another body is a 409. Keys are scoped to the account; 1 to 255 visible ASCII characters, e.g. a UUID. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The created key, with its secret */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A replay (`Idempotency-Key`) of an answer about a resource deleted since */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is larger than the limit of 1048576 bytes",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Opaque id starting with `key_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Opaque id starting with `key_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate, idempotency key reuse) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Opaque id starting with `key_` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Only `name` can change; `null` clears it */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyUpdate"];
+            };
+        };
+        responses: {
+            /** @description The renamed key */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource in this account */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Product not found",
+                     *       "status": 404,
+                     *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is larger than the limit of 1048576 bytes",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

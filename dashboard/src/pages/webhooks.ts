@@ -1,31 +1,14 @@
-import { all, ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { all, api, type Page as ListPage, newIdempotencyKey } from '../api';
 import { h, nextId, put } from '../dom';
 import { toLocalInput, when } from '../format';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import { type ApiEvent, type Delivery, EVENT_TYPES, type RedeliverResult, type Webhook, type WebhookCreate, type WebhookWithSecret } from '../types';
-import { badge, clearErrors, confirmDialog, control, errorBox, field, listPager, loading, modal, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+import { badge, clearErrors, confirmDialog, control, errorBox, field, fieldChecked, listPager, loading, secretDialog, section, selectField, table, toast, withBusy } from '../ui';
 
 /** A secret is shown once (design/API.md): in a dialog, with a copy button, never stored by the page. */
 function showSecret(title: string, secret: string): void {
-  const out = h('output', { class: 'secret', 'data-testid': 'webhook-secret' }, secret);
-  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
-  copy.addEventListener('click', () => {
-    void navigator.clipboard?.writeText(secret).then(
-      () => toast('Secret copied.'),
-      () => toast('Could not copy: select the text instead.'),
-    );
-  });
-  const { close } = modal(
-    title,
-    h(
-      'div',
-      null,
-      h('p', null, 'This is the only time the secret is shown. Keep it where your receiver verifies signatures (Standard Webhooks).'),
-      out,
-      h('div', { class: 'actions' }, copy, h('button', { type: 'button', onclick: () => close() }, 'Done')),
-    ),
-  );
+  secretDialog(title, secret, h('p', null, 'This is the only time the secret is shown. Keep it where your receiver verifies signatures (Standard Webhooks).'), 'webhook-secret');
 }
 
 export async function webhooksPage(ctx: PageContext): Promise<void> {
@@ -217,13 +200,8 @@ function endpointForm(): HTMLElement {
     const body: WebhookCreate = { url: control(form, 'url')!.value.trim(), format: control(form, 'format')!.value as WebhookCreate['format'], event_types: types as WebhookCreate['event_types'] };
     if (description) body.description = description;
     void withBusy(submit, err, async () => {
-      let created: WebhookWithSecret;
-      try {
-        created = await api<WebhookWithSecret>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
-      } catch (e2) {
-        if (e2 instanceof ApiError && e2.details.length > 0 && showFieldErrors(form, e2.details).length === 0) return;
-        throw e2;
-      }
+      const created = await fieldChecked(form, () => api<WebhookWithSecret>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() }));
+      if (!created) return;
       go('/webhooks', { id: created.id });
       showSecret('Endpoint added: its signing secret', created.secret);
     });

@@ -11,6 +11,8 @@ export const previewAlertsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/alerts/preview',
     {
+      // Writes nothing: a read key may preview (src/auth/scopes.ts).
+      config: { scope: 'read' },
       schema: {
         operationId: 'previewAlert',
         summary: 'Preview an alert rule over stored prices',

@@ -9,6 +9,8 @@ export const extractRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/extract',
     {
+      // A dry run that saves nothing: a read key may try it (src/auth/scopes.ts).
+      config: { scope: 'read' },
       schema: {
         operationId: 'extractPrice',
         summary: 'Try price extraction on a page (dry run)',
