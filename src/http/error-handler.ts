@@ -4,8 +4,13 @@ import { addCorsHeaders } from './cors.js';
 import { ApiError, errorBody, ERRORS, type ErrorCode, ERROR_CODES } from './errors.js';
 import { toDetails } from './validation.js';
 
+// Codes a framework error's status may map to. `insufficient_scope` (403) is only ever the auth
+// hook's: a plugin's 403 (@fastify/static refusing a path that climbs out of its root) is a bad
+// request like any other 4xx without a code of its own.
 const BY_STATUS: Record<number, ErrorCode> = Object.fromEntries(
-  Object.entries(ERROR_CODES).map(([code, status]) => [status, code as ErrorCode]),
+  Object.entries(ERROR_CODES)
+    .filter(([code]) => code !== 'insufficient_scope')
+    .map(([code, status]) => [status, code as ErrorCode]),
 ) as Record<number, ErrorCode>;
 
 /** Anything thrown -> ApiError. The only place where errors become HTTP. */
