@@ -28,7 +28,7 @@ import { maintain } from '../src/db/pglite-maintenance.js';
 import { createRuntime } from '../src/runtime.js';
 import { env, machine, writeResult } from './lib/common.js';
 import { percentile } from './lib/load.js';
-import { benchStorage } from './lib/storage.js';
+import { testStorage } from '../test/helpers/database.js';
 
 const ROUNDS = Math.max(1, env('BENCH_HEAVY_ROUNDS', 3));
 const OBSERVATIONS = Math.max(2000, env('BENCH_HEAVY_OBSERVATIONS', 50_000));
@@ -36,7 +36,7 @@ const CLIENTS = Math.max(1, env('BENCH_HEAVY_CLIENTS', 4));
 const STEP_MS = 10 * 60_000;
 const START = Date.UTC(2025, 0, 1);
 
-const s = await benchStorage('alerts-heavy');
+const s = await testStorage();
 const config = loadConfig({ AUTH_FAILURE_LIMIT: '1000000', ...s.env });
 const rt = await createRuntime(config, pino({ level: 'warn' }));
 const app = await buildApp(rt);
@@ -184,4 +184,4 @@ const result = { machine: machine(), kind: s.kind, observations: OBSERVATIONS, c
 writeResult(`alerts-heavy-${s.kind}`, result);
 await app.close();
 await rt.close();
-await s.done();
+await s.cleanup();

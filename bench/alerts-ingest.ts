@@ -27,7 +27,7 @@ import { createKey } from '../src/auth/keys.js';
 import { loadConfig } from '../src/config.js';
 import { createRuntime } from '../src/runtime.js';
 import { env, machine, writeResult } from './lib/common.js';
-import { benchStorage } from './lib/storage.js';
+import { testStorage } from '../test/helpers/database.js';
 
 const ROUNDS = Math.max(1, env('BENCH_ALERTS_ROUNDS', 8));
 const BATCHES = Math.max(1, env('BENCH_ALERTS_BATCHES', 3));
@@ -52,7 +52,7 @@ if (process.env.BENCH_STATEMENTS === '1') {
   } as typeof pg.Client.prototype.query;
 }
 
-const s = await benchStorage('alerts');
+const s = await testStorage();
 // BENCH_ALERT_INLINE_MAX: the server's ALERT_INLINE_MAX (unset: the server's default, 100: a 1000-item
 // batch is evaluated just after its commit; 1000: every batch evaluated in its transaction).
 const inline = process.env.BENCH_ALERT_INLINE_MAX;
@@ -243,4 +243,4 @@ if (statements.size > 0) console.table([...statements].sort((a, b) => b[1].ms - 
 writeResult(`alerts-ingest-${s.kind}${config.alertInlineMax < 1000 ? '-deferred' : ''}`, { machine: machine(), summary, rounds: rows });
 await app.close();
 await rt.close();
-await s.done();
+await s.cleanup();
