@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 /**
@@ -12,6 +13,8 @@ const api = process.env.PRICEHOUND_URL ?? 'http://127.0.0.1:8080';
 export default defineConfig({
   root: import.meta.dirname,
   base: '/dashboard/',
+  // The typed client from its sources (as dashboard/tsconfig.json reads it), not its last build.
+  resolve: { alias: { '@pricehound/client': fileURLToPath(new URL('../clients/typescript/src/index.ts', import.meta.url)) } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -24,7 +24,9 @@ export async function generatedTypes(): Promise<string> {
   const kept = Object.fromEntries(Object.entries(paths).filter(([p]) => !p.startsWith('/v1/')));
   // openapi-typescript types the document as its own OpenAPI3 type; ours is plain JSON.
   // defaultNonNullable off: a property with a default (`atomic`) stays optional in what you send.
-  const ast = await openapiTS({ ...doc, paths: kept } as unknown as Parameters<typeof openapiTS>[0], { defaultNonNullable: false });
+  // enumValues: every enum also as an array of its values (`webhookCreateEvent_typesValues`), so
+  // callers read lists such as the event types from here instead of copying them.
+  const ast = await openapiTS({ ...doc, paths: kept } as unknown as Parameters<typeof openapiTS>[0], { defaultNonNullable: false, enumValues: true });
   return HEADER + astToString(ast);
 }
 

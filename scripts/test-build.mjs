@@ -38,6 +38,40 @@ function mirror(root, out, rel, sources) {
   }
 }
 
+/**
+ * node_modules, linked entry by entry, but for the workspace packages (the typed client, which
+ * the CLI imports as @pricehound/client): those resolve to their sources as compiled into the
+ * tree, not to their last build, so the CLI processes the tests start run the client as it is
+ * now, and a test that imports the client's sources shares its module instances with them.
+ */
+function mirrorDependencies(root, out) {
+  const modules = path.join(out, 'node_modules');
+  fs.mkdirSync(modules);
+  const workspaces = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).workspaces ?? [];
+  const ours = new Map(
+    workspaces.map((w) => [JSON.parse(fs.readFileSync(path.join(root, w, 'package.json'), 'utf8')).name, w]),
+  );
+  for (const e of fs.readdirSync(path.join(root, 'node_modules'), { withFileTypes: true })) {
+    const scoped = e.name.startsWith('@') && [...ours.keys()].some((n) => n.startsWith(`${e.name}/`));
+    if (!scoped) {
+      fs.symlinkSync(path.join(root, 'node_modules', e.name), path.join(modules, e.name));
+      continue;
+    }
+    fs.mkdirSync(path.join(modules, e.name));
+    for (const p of fs.readdirSync(path.join(root, 'node_modules', e.name))) {
+      const name = `${e.name}/${p}`;
+      const target = path.join(modules, name);
+      if (!ours.has(name)) {
+        fs.symlinkSync(path.join(root, 'node_modules', name), target);
+        continue;
+      }
+      fs.mkdirSync(target);
+      fs.writeFileSync(path.join(target, 'package.json'), JSON.stringify({ name, type: 'module', exports: { '.': './src/index.js' } }));
+      fs.symlinkSync(path.join(out, ours.get(name), 'src'), path.join(target, 'src'));
+    }
+  }
+}
+
 /** Builds the mirror of `root` in `out` (replaced when there); returns `out`. */
 export function buildTestTree(root, out) {
   fs.rmSync(out, { recursive: true, force: true });
@@ -46,6 +80,7 @@ export function buildTestTree(root, out) {
   for (const e of fs.readdirSync(root, { withFileTypes: true })) {
     if (e.name === '.git' || e.name === '.test-cache') continue;
     if (e.isDirectory() && COMPILED.includes(e.name)) mirror(root, out, e.name, sources);
+    else if (e.name === 'node_modules' && e.isDirectory()) mirrorDependencies(root, out);
     else fs.symlinkSync(path.join(root, e.name), path.join(out, e.name));
   }
   buildSync({

@@ -29,6 +29,7 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { RequestLogController } from './http/log-controller.js';
 import { registerNotFound } from './http/not-found.js';
+import { registerOptionalBody } from './http/optional-body.js';
 import { genReqId } from './http/request-id.js';
 import { registerUnknownInputRule } from './http/unknown-input.js';
 import { validatorCompiler } from './http/validation.js';
@@ -95,6 +96,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   registerContentEncoding(app);
   registerNotFound(app);
   registerUnknownInputRule(app);
+  registerOptionalBody(app);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -1,16 +1,16 @@
-import { all, api, ApiError } from './api';
+import { ApiError, ph, take } from './api';
 import type { Competitor, Product } from './types';
 
 /**
  * Names for the ids lists carry (a listing names its product and competitor by id). Competitors
- * are few: read once per page load, 100 a request. Products are read one by one, at most six at
+ * are few: read once per page load, 100 a request (up to 2000). Products are read one by one, at most six at
  * a time, and remembered for the session's page.
  */
 let competitors: Promise<Map<string, Competitor>> | null = null;
 
 export function competitorMap(refresh = false): Promise<Map<string, Competitor>> {
   if (refresh || !competitors) {
-    competitors = all<Competitor>('/competitors', {}, 2000).then((list) => new Map(list.map((c) => [c.id, c])));
+    competitors = take(ph.paginate('/api/v1/competitors'), 2000).then((list) => new Map(list.map((c) => [c.id, c])));
     competitors.catch(() => (competitors = null));
   }
   return competitors;
@@ -29,7 +29,7 @@ export function forgetProduct(id: string): void {
 export function productById(id: string): Promise<Product | null> {
   let p = products.get(id);
   if (!p) {
-    p = api<Product>(`/products/${encodeURIComponent(id)}`).catch((err: unknown) => {
+    p = ph.GET('/api/v1/products/{id}', { params: { path: { id } } }).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return null;
       products.delete(id);
       throw err;

@@ -1,31 +1,33 @@
-import type { components } from '../../clients/typescript/src/openapi';
+import type { components, paths } from '@pricehound/client';
 
 /**
- * The API's shapes as the dashboard reads them. Where the OpenAPI document has the schema, the type
- * is the one generated from it (clients/typescript/src/openapi.ts, `npm run client:generate`):
- * type-only imports, so the bundle holds none of it and a changed schema fails `npm run typecheck`.
- * Every response type here is one of the document's schemas; only inputs the pages assemble
- * (ProductInput) and the chart's choice of intervals are narrowed from them.
+ * Names for the API's shapes as the pages read them, all from the types the typed client
+ * generates from the OpenAPI document (`npm run client:generate`): a changed schema fails
+ * `npm run typecheck`. The calls themselves go through the client (./api.ts), whose paths,
+ * queries and bodies are checked against the same document; only the chart's choice of
+ * intervals is narrowed here.
  */
 type Schemas = components['schemas'];
+
+/** The query parameters of GET `P` (e.g. the filters a list page sends). */
+export type Query<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;
 
 export type Usage = Schemas['Usage'];
 export type Product = Schemas['Product'];
 export type Position = Schemas['ProductMonitoring']['position'];
 export type Competitor = Schemas['Competitor'];
 export type Listing = Schemas['Listing'];
+export type ListingCreate = Schemas['ListingCreate'];
 export type PriceChange = Schemas['PriceChange'];
-export type PriceChangeSummary = Schemas['PriceChangeSummary'];
 
-export type ProductBatchResult = Schemas['ProductBatchResult'];
-
-export type ProductInput = Partial<Pick<Product, 'name' | 'brand' | 'sku' | 'category' | 'description' | 'base_price' | 'currency' | 'url'>>;
+export type ProductUpdate = Schemas['ProductUpdate'];
 
 // ---- Checks and extraction ----
 
 export type Candidate = Schemas['PriceCandidate'];
 export type CheckResult = Schemas['ListingCheck'];
 export type Extraction = Schemas['Extraction'];
+export type ExtractRequest = Schemas['ExtractRequest'];
 
 // ---- Price history and trends ----
 
@@ -46,42 +48,16 @@ export type AlertRuleInput = Schemas['AlertCreate'];
 export type Condition = Schemas['AlertCondition'];
 export type ConditionType = Condition['type'];
 export type AlertEvent = Schemas['AlertEvent'];
-export type AlertEventsAcknowledged = Schemas['AlertEventsAcknowledged'];
 
 /** POST /alerts/preview: a rule body and a range; the events it would have fired there. */
 export type AlertPreview = Schemas['AlertPreview'];
-export type AlertPreviewResult = Schemas['AlertPreviewResult'];
 
 // ---- Webhooks (design/API.md "Events and webhooks") ----
 
 export type Webhook = Schemas['Webhook'];
 export type WebhookWithSecret = Schemas['WebhookWithSecret'];
 export type WebhookCreate = Schemas['WebhookCreate'];
-export type EventType = Webhook['event_types'][number];
 export type Delivery = Schemas['WebhookDelivery'];
-export type RedeliverResult = Schemas['RedeliverResult'];
-/** The event POST /webhooks/{id}/test queued. */
-export type ApiEvent = Schemas['Event'];
-
-/** Every event type, for the endpoint form; `satisfies` keeps it in step with the document. */
-export const EVENT_TYPES = [
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'competitor.created',
-  'competitor.updated',
-  'competitor.deleted',
-  'listing.created',
-  'listing.updated',
-  'listing.deleted',
-  'listing.check_failed',
-  'listing.price_held',
-  'price.changed',
-  'stock.changed',
-  'alert.triggered',
-  'webhook.test',
-  'endpoint.disabled',
-] as const satisfies readonly EventType[];
 
 // ---- API keys (design/API.md "API keys over HTTP") ----
 

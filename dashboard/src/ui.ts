@@ -1,4 +1,4 @@
-import { ApiError, type ErrorDetail } from './api';
+import { ApiError, type ErrorDetail, NetworkError, RateLimitError } from './api';
 import { type Child, h, nextId, put } from './dom';
 import { go } from './router';
 
@@ -20,17 +20,15 @@ export function toast(text: string): void {
 }
 
 export function describeError(err: unknown): string {
-  if (err instanceof ApiError) {
-    if (err.status === 429) return `Rate limit reached: try again in ${err.retryAfter ?? '?'} s.`;
-    return err.message;
-  }
+  if (err instanceof RateLimitError) return `Rate limit reached: try again in ${err.retryAfter ?? '?'} s.`;
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof NetworkError) return 'The service did not answer; check the connection and try again.';
   if (err instanceof DOMException && err.name === 'AbortError') return 'Cancelled.';
   return err instanceof Error ? err.message : String(err);
 }
 
-/** An error as a block: the message and, when the API named fields, each of them. */
-export function errorBox(err: unknown): HTMLElement {
-  const details = err instanceof ApiError ? err.details : [];
+/** An error as a block: the message and, when the API named fields, each of them (or `details`: those not shown at their fields). */
+export function errorBox(err: unknown, details: readonly ErrorDetail[] = err instanceof ApiError ? err.details : []): HTMLElement {
   return h(
     'div',
     { class: 'notice error', role: 'alert' },

@@ -60,7 +60,7 @@ export function batchAnswer<R, T, K extends string>(results: ItemResult<R>[], re
     data: sorted.map((r) =>
       isFailure(r)
         ? { index: r.index, status: r.status, error: { code: r.code, error: r.error, details: r.details } }
-        : ({ index: r.index, status: r.status, [resource]: toResource(r.row) } as { index: number; status: number } & Record<K, T>),
+        : ({ index: r.index, status: 201, [resource]: toResource(r.row) } as { index: number; status: 201 } & Record<K, T>),
     ),
     created,
     failed: sorted.length - created,

@@ -16,6 +16,9 @@ const HOLDER = `api:${os.hostname()}:${process.pid}`;
  * then the page, each up to FETCH_TIMEOUT_MS), at least a minute. The check is aborted a few
  * seconds before, so the lease never expires under a check still running.
  */
+/** The Retry-After of the 409 answered while the listing is being checked (at most). */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+
 export const manualLeaseSeconds = (fetchTimeoutMs: number) => Math.max(60, Math.ceil((3 * fetchTimeoutMs) / 1000));
 
 export interface CheckNowDeps extends CheckEngine {
@@ -28,7 +31,7 @@ export interface CheckNowDeps extends CheckEngine {
  * scheduled checks take, src/checks/run-check.ts) and returns what was recorded. The lock is
  * given back on every path that records nothing.
  *
- * Throws 404 for no such listing in the account, 409 while a worker or another request holds it
+ * Throws 404 for no such listing in the account, 409 with Retry-After while a worker or another request holds it
  * or when it was changed or deleted during the check, 503 when the check took too long and was
  * abandoned.
  */
@@ -37,7 +40,11 @@ export async function checkListingNow(deps: CheckNowDeps, accountId: string, lis
   const lease = manualLeaseSeconds(deps.config.fetchTimeoutMs);
   const target = await lockListingForCheck(deps.db, accountId, listingId, lockedBy, lease);
   if (target === null) throw ERRORS.notFound('Listing');
-  if (target === 'locked') throw ERRORS.conflict('The listing is being checked right now; try again in a moment');
+  if ('heldForSeconds' in target) {
+    // Retry-After: a check is a page fetch, usually done in a second or two; the lease is only its
+    // worst case. So a client waits a little and asks again (the typed client does it itself).
+    throw ERRORS.inProgress('The listing is being checked right now; try again in a moment', Math.min(target.heldForSeconds, BUSY_RETRY_AFTER_SECONDS));
+  }
   let row: RecordedCheck | null;
   try {
     ({ row } = await runCheck(deps, target, lockedBy, log, { signal: AbortSignal.timeout((lease - 5) * 1000) }));

@@ -103,9 +103,10 @@ export async function renewLeases(db: Queryable, workerId: string, ids: string[]
 
 /**
  * Takes the lock of one listing of the account for a check run now, if nobody holds it.
- * 'locked': a worker (or another "check now") holds it; null: no such listing in the account.
+ * `{ heldForSeconds }`: a worker (or another "check now") holds it, for at most that long
+ * (whole seconds, at least 1); null: no such listing in the account.
  * The condition on the lock is on the updated row itself, so of two concurrent callers the
- * second re-reads the row the first locked (READ COMMITTED re-check) and gets 'locked'.
+ * second re-reads the row the first locked (READ COMMITTED re-check) and gets `heldForSeconds`.
  * An enabled listing's next_check_at moves to the lease's end with the lock, as a worker's claim
  * does, so that recordCheck can tell a reschedule by the user during the check (src/checks/sql.ts).
  */
@@ -115,7 +116,7 @@ export async function lockListingForCheck(
   listingId: string,
   lockedBy: string,
   leaseSeconds: number,
-): Promise<CheckTarget | 'locked' | null> {
+): Promise<CheckTarget | { heldForSeconds: number } | null> {
   const r = await db.query<CheckTarget>(
     `/* lockListingForCheck */
      update listings l
@@ -127,8 +128,13 @@ export async function lockListingForCheck(
     [listingId, accountId, lockedBy, leaseSeconds],
   );
   if (r.rows[0]) return r.rows[0];
-  const exists = await db.query(`/* listingExists */ select 1 from listings where id = $1 and account_id = $2`, [listingId, accountId]);
-  return exists.rows.length > 0 ? 'locked' : null;
+  const held = await db.query<{ held_for: number | string }>(
+    `/* listingLockLeft */
+     select greatest(1, ceil(extract(epoch from (locked_until - now()))))::int as held_for
+       from listings where id = $1 and account_id = $2`,
+    [listingId, accountId],
+  );
+  return held.rows[0] ? { heldForSeconds: Number(held.rows[0].held_for) } : null;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ApiError, NetworkError, TimeoutError } from '@pricehound/client';
 import { OwnerChannelRequestError, OwnerChannelUnreachableError } from '../owner-channel/client.js';
 import { UnknownAccountError } from '../auth/keys.js';
 import { ConfigError } from '../config.js';
@@ -86,6 +87,8 @@ interface ErrnoLike {
  */
 export function describeError(err: unknown, env: { databaseUrl?: string | undefined; dataDir?: string } = {}): string {
   if (err instanceof CliError) return err.message;
+  const api = describeApiError(err);
+  if (api) return api;
   if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
   if (err instanceof DataDirInUseError) {
     const dir = env.dataDir ? `DATA_DIR ${env.dataDir}` : 'DATA_DIR';
@@ -120,4 +123,31 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
   }
   if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code) && typeof e.message === 'string') return e.message;
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Why a request got no answer: the innermost `code` of the error's causes (ECONNREFUSED, ENOTFOUND, ...), else the innermost message. */
+function noAnswerWhy(err: unknown): string {
+  let code: string | undefined;
+  let message = String((err as Error).message);
+  for (let x = err as ErrnoLike | undefined, depth = 0; x && depth < 5; x = x.cause as ErrnoLike | undefined, depth++) {
+    if (typeof x.code === 'string') code = x.code;
+    if (typeof x.message === 'string' && x.message) message = x.message;
+  }
+  return code ?? message;
+}
+
+/** What the account commands' server said, or why it said nothing, as one line (src/cli/account.ts). */
+function describeApiError(err: unknown): string | undefined {
+  if (err instanceof ApiError) {
+    if (err.status === 401) return 'the API key was refused (401): check PRICEHOUND_KEY or --key, and that it is a key of this server';
+    const details = err.details.length > 0 ? `: ${err.details.map((d) => `${d.field} ${d.message}`).join('; ')}` : '';
+    const id = err.requestId ? ` (request_id ${err.requestId})` : '';
+    return `the server answered ${err.status} ${err.code}: ${err.message}${details}${id}`;
+  }
+  if (err instanceof NetworkError) {
+    const at = /https?:\/\/[^/\s]+/.exec(err.message)?.[0] ?? 'the server';
+    const why = err instanceof TimeoutError ? 'no answer in time' : noAnswerWhy(err);
+    return `cannot reach a pricehound server at ${at} (${why}): start one (\`pricehound start\`), or point --url or PRICEHOUND_URL at yours`;
+  }
+  return undefined;
 }

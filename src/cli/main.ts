@@ -23,7 +23,7 @@ function version(): string {
   return pkg.version;
 }
 
-const HELP = `Usage: pricehound [command] [options]
+const HELP = `Usage: pricehound [--url URL] [--key KEY] [command] [options]
 
 Self-hostable price monitoring service: an HTTP JSON API with API keys and per-key rate limits,
 and a worker that checks competitors' pages on schedule.
@@ -32,9 +32,12 @@ Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(18)}${c.summary}`).join('\n')}
   help [command]      Show help for a command
 
-Every command reads its configuration from the environment (PORT, HOST, DATA_DIR, DATABASE_URL,
-REDIS_URL, LOG_LEVEL, ...; see docs/OPERATIONS.md) and works on the same data as the server,
-also while the server runs. Run \`pricehound COMMAND --help\` for a command's options.
+Operator commands (start, serve, worker, migrate, keys, prices rollup, demo) run on the host:
+they read the configuration from the environment (PORT, HOST, DATA_DIR, DATABASE_URL,
+REDIS_URL, LOG_LEVEL, ...; see docs/OPERATIONS.md) and work on the same data as the server,
+also while it runs. Account commands (import, export) are clients of a server, local or
+remote: --url or PRICEHOUND_URL (default http://127.0.0.1:8080) and --key or PRICEHOUND_KEY.
+Run \`pricehound COMMAND --help\` for a command's options.
 
 Options:
   -h, --help      show this help
@@ -82,7 +85,35 @@ function resolve(argv: string[]): { cmd: Command; rest: string[] } | { help: str
   return { cmd, rest: argv.slice(1) };
 }
 
+/** Options of the account commands that may also come before the command: `pricehound --url URL export prices`. */
+const LEADING = ['--url', '--key'];
+
+/** Moves leading --url/--key after the command's words, where its parser reads them. */
+function leadingOptions(argv: string[]): string[] {
+  const options: string[] = [];
+  let i = 0;
+  while (i < argv.length) {
+    const a = argv[i]!;
+    if (LEADING.includes(a)) {
+      if (argv[i + 1] === undefined) throw new UsageError(`${a} needs a value`, '');
+      options.push(a, argv[i + 1]!);
+      i += 2;
+    } else if (LEADING.some((o) => a.startsWith(`${o}=`))) {
+      options.push(a);
+      i++;
+    } else break;
+  }
+  if (options.length === 0) return argv;
+  const rest = argv.slice(i);
+  const [first, second] = rest;
+  const words = first !== undefined && isGroup(first) && second !== undefined && !second.startsWith('-') ? 2 : first !== undefined && !first.startsWith('-') ? 1 : 0;
+  const cmd = COMMANDS.find((c) => c.name === rest.slice(0, words).join(' '));
+  if (!cmd || !('url' in cmd.options)) throw new UsageError(`${options[0]!.split('=')[0]} goes with the account commands (import, export): \`pricehound --url URL export prices\``, '');
+  return [...rest.slice(0, words), ...options, ...rest.slice(words)];
+}
+
 async function main(argv: string[]): Promise<number | 'running'> {
+  argv = leadingOptions(argv);
   const [first] = argv;
   if (isHelp(first)) {
     out(HELP);

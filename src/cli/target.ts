@@ -1,10 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { createClient, type PricehoundClient } from '@pricehound/client';
 import type { OwnerOperations } from '../owner-channel/operations.js';
 import { OwnerChannelUnreachableError, probeOwnerChannel, channelOperations } from '../owner-channel/client.js';
-import type { Config } from '../config.js';
+import { type Config, loadConfigOrExit } from '../config.js';
 import type { App } from '../app.js';
 import type { Runtime } from '../runtime.js';
 import { DataDirInUseError, readOwner } from '../db/data-dir-lock.js';
+import { note } from './command.js';
 import { CliError } from './errors.js';
 
 /**
@@ -82,4 +84,55 @@ export async function openOperations(config: Config): Promise<OwnerOperations> {
     await delay(wait);
     wait = Math.min(wait * 2, 500);
   }
+}
+
+/**
+ * Runs `fn` with the database's owner (a running server, or this process: then pending
+ * migrations are applied first, as the server would) and closes it after. For the operator
+ * commands (keys, migrate); the account commands talk HTTP to a server (./account.ts).
+ */
+export async function withOperations<T>(fn: (ops: OwnerOperations) => Promise<T>): Promise<T> {
+  const ops = await openOperations(loadConfigOrExit());
+  try {
+    if (ops.via.kind === 'direct') {
+      const applied = await ops.migrate();
+      if (applied.length > 0) note(`applied migrations: ${applied.join(', ')}`);
+    }
+    return await fn(ops);
+  } finally {
+    await ops.close();
+  }
+}
+
+const METHODS = new Set(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']);
+
+/**
+ * The typed client over the database owner's HTTP API (`ops.api`: Fastify inject in this process,
+ * or the running server's owner channel), for a command that holds the host rather than a URL
+ * (`demo`, which makes its own account). The same calls as over a socket, without one.
+ */
+export function ownerClient(ops: OwnerOperations, key: string): PricehoundClient {
+  return createClient({
+    baseUrl: 'http://owner.invalid',
+    apiKey: key,
+    timeoutMs: 0,
+    fetch: async (request) => {
+      const method = request.method.toUpperCase();
+      if (!METHODS.has(method)) throw new Error(`the owner channel does not carry ${method}`);
+      const text = request.body ? await request.text() : '';
+      const headers: Record<string, string> = {};
+      request.headers.forEach((v, k) => {
+        if (k !== 'authorization' && k !== 'content-type' && k !== 'content-length') headers[k] = v;
+      });
+      const u = new URL(request.url);
+      const answer = await ops.api({
+        method: method as 'GET',
+        url: `${u.pathname}${u.search}`,
+        key,
+        ...(text ? { body: JSON.parse(text) as unknown } : {}),
+        headers,
+      });
+      return new Response([204, 304].includes(answer.status) ? null : answer.body, { status: answer.status, headers: answer.headers });
+    },
+  });
 }

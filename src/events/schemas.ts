@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ResourceId, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, SortQuery } from '../lists/schemas.js';
 
 /** Every event type (docs/EVENTS.md); webhook endpoints subscribe to these names. */
 export const EVENT_TYPES = [
@@ -40,11 +40,10 @@ export const EventSchema = Type.Object(
       },
     ),
   },
-  { title: 'Event', additionalProperties: false },
+  { additionalProperties: false },
 );
+/** An event as stored and served: `data` any object. The document tells each type's `data` (./payloads.ts). */
 export type Event = Static<typeof EventSchema>;
-
-export const EventListSchema = listOf(EventSchema, 'EventList');
 
 export const EventListQuerySchema = Type.Object(
   {

@@ -103,6 +103,9 @@ export const ERRORS = {
       Allow: allow.join(', '),
     }),
   conflict: (message: string, details?: ErrorDetail[]) => new ApiError('conflict', message, details),
+  /** A conflict that ends by itself (work on the resource in progress): the 409 says when to ask again. */
+  inProgress: (message: string, retryAfterSeconds: number) =>
+    new ApiError('conflict', message, undefined, { 'Retry-After': String(retryAfterSeconds) }),
   payloadTooLarge: (limit: number) =>
     new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes`),
   unsupportedMediaType: (type: string | undefined) =>

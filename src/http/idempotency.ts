@@ -10,7 +10,8 @@ import { ERRORS } from './errors.js';
  * request with a key claims it before the handler runs and stores its response before that
  * response is sent; a retry with the same key and body within 24 hours gets the stored
  * response (marked `Idempotent-Replayed: true`). The same key with another body, or while the
- * first request is still running, is a 409. 5xx results are not stored, so they can be retried.
+ * first request is still running, is a 409 (with Retry-After in the second case). 5xx results,
+ * and answers that ask to be retried (Retry-After), are not stored, so they can be retried.
  * Requests that fail validation (422, whether from the schema or from the handler) are not stored
  * either, so the corrected request can reuse its key.
  *
@@ -126,14 +127,16 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
       [accountId, key],
     );
     const stored = found.rows[0];
-    if (!stored) throw ERRORS.conflict('The Idempotency-Key is being reused concurrently; retry');
+    if (!stored) throw ERRORS.inProgress('The Idempotency-Key is being reused concurrently; retry', 1);
     if (stored.fingerprint !== fp) {
       throw ERRORS.conflict('This Idempotency-Key was already used with a different request', [
         { field: 'Idempotency-Key', message: 'was used for another method, path or body' },
       ]);
     }
     if (stored.status === null) {
-      throw ERRORS.conflict('A request with this Idempotency-Key is still being processed; retry later');
+      // Ends by itself: a client that retried before its first attempt was answered (its own
+      // timeout) waits a second and gets that first answer.
+      throw ERRORS.inProgress('A request with this Idempotency-Key is still being processed; retry later', 1);
     }
     if (stored.status < 300) {
       const gone = await firstMissing(db, accountId, answeredIds(request, stored.headers));
@@ -159,7 +162,9 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     const accountId = request.principal.accountId;
     // 5xx: may be retried. 422: nothing was done and the request must change to succeed, so
     // the fixed request may reuse the key (an atomic batch refuses its items in the handler).
-    if (reply.statusCode >= 500 || reply.statusCode === 422) {
+    // An answer with Retry-After (a listing being checked: a 409 that ends by itself) is not the
+    // request's outcome either: the retry it asks for must run, not replay it.
+    if (reply.statusCode >= 500 || reply.statusCode === 422 || reply.getHeader('retry-after') !== undefined) {
       await db.query('delete from idempotency_keys where account_id = $1 and key = $2', [accountId, key]);
       return payload;
     }

@@ -1,5 +1,6 @@
 import { ErrorBodySchema, errorResponse, everyResponseHeaders } from '../http/schemas.js';
 import { allowHeader } from './headers.js';
+import { OPTIONAL_BODY } from './operation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -175,6 +176,10 @@ export function finishDocument(doc: Obj): Obj {
         op.parameters.forEach((param: Obj, i: number) => {
           if (param.in === 'header' && typeof param.name === 'string') parameters.add(param.name, op.parameters as unknown as Obj, String(i));
         });
+      }
+      if (op[OPTIONAL_BODY]) {
+        delete op[OPTIONAL_BODY];
+        if (isObj(op.requestBody)) op.requestBody.required = false;
       }
       if (isObj(op.requestBody)) {
         for (const media of Object.values(isObj(op.requestBody.content) ? op.requestBody.content : {})) {

@@ -1,6 +1,6 @@
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { requiredScope } from '../auth/scopes.js';
-import { errorResponse, everyResponseHeaders, rateLimitHeaders, wwwAuthenticateHeader } from '../http/schemas.js';
+import { errorResponse, everyResponseHeaders, rateLimitHeaders, retryAfterHeader, wwwAuthenticateHeader } from '../http/schemas.js';
 import { etagHeader, idempotencyKeyParam, idempotentReplayedHeader, ifNoneMatchParam } from './headers.js';
 
 type Json = Record<string, unknown>;
@@ -20,6 +20,9 @@ interface RouteDoc extends Json {
 }
 
 export const ALIAS_TAG = '/v1 aliases';
+
+/** Marks an operation whose body may be left out (`config.optionalBody`, src/http/optional-body.ts) until finishDocument. */
+export const OPTIONAL_BODY = 'x-optional-body';
 
 /** `security: []` marks the routes that need no API key (health, metrics, this document). */
 export function isPublic(schema: unknown): boolean {
@@ -51,6 +54,7 @@ const replayable = (status: string) => status.startsWith('2') || status === '404
  *   (src/auth/scopes.ts, src/auth/hook.ts). Not as roles of the security requirement
  *   (`bearerAuth: ["full"]`), which OpenAPI 3.1 allows for http schemes but linters and client
  *   generators read as OAuth scopes that are not declared;
+ * - `config.optionalBody` POSTs: a request body that is not required;
  * - `/v1` aliases: their own tag and a pointer to the canonical operation.
  * The route's own schema object is not touched: validation and serialisation never see this.
  */
@@ -78,8 +82,9 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   }
   if (route.config?.idempotent) {
     Object.assign(requestHeaders, idempotencyKeyParam);
-    // A key reused with another request, or while its first request runs, is a 409 on any such route.
-    responses['409'] ??= errorResponse(409, common, 'The Idempotency-Key was used for another request, or its first request is still running');
+    // A key reused with another request, or while its first request runs (then with Retry-After), is a 409 on any such route.
+    responses['409'] ??= errorResponse(409, common, 'The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`)');
+    responses['409'].headers = { ...retryAfterHeader, ...responses['409'].headers };
     const namesResource = url.includes(':') || Object.entries(responses).some(([status, r]) => status.startsWith('2') && r.headers?.Location !== undefined);
     if (namesResource) responses['404'] ??= errorResponse(404, common, 'A replay (`Idempotency-Key`) of an answer about a resource deleted since');
     for (const [status, response] of Object.entries(responses)) {
@@ -89,6 +94,8 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   if (!isPublic(doc) && /^\/(api\/)?v1\//.test(url) && requiredScope(methods[0]!, route.config) === 'full') {
     responses['403'] ??= errorResponse(403, { ...wwwAuthenticateHeader, ...rateLimitHeaders, ...everyResponseHeaders });
   }
+  // @fastify/swagger marks every body required; finishDocument (./components.ts) reads this mark.
+  if (route.config?.optionalBody) doc[OPTIONAL_BODY] = true;
   if (Object.keys(requestHeaders).length > 0) {
     doc.headers = { type: 'object', properties: { ...doc.headers?.properties, ...requestHeaders } } as RouteDoc['headers'];
   }

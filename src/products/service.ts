@@ -4,13 +4,16 @@ import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailur
 import { type ApiError, ERRORS } from '../http/errors.js';
 import { recordEvent, recordEvents } from '../events/service.js';
 import { newId } from '../ids.js';
-import { type ProductCreate, ProductCreateSchema, type ProductUpdate } from './schemas.js';
+import { eachPage, pageRequest } from '../lists/page.js';
+import { type ProductCreate, ProductCreateSchema, type ProductListQuery, type ProductUpdate } from './schemas.js';
 import {
   deleteProduct,
   findProductIdBySku,
   insertProduct,
   insertProducts,
+  listProducts,
   type NewProduct,
+  PRODUCT_SORTS,
   type ProductChanges,
   type ProductRow,
   toProduct,
@@ -143,4 +146,17 @@ export async function createProductsBatch(db: Database, accountId: string, items
     throw err;
   }
   return results;
+}
+
+/** Products per query when an export walks the catalogue. */
+export const CATALOGUE_WALK_ROWS = 500;
+
+/**
+ * The account's products that match the filters and sort of GET /products, a page per query,
+ * without their monitoring summaries: for exports of other areas that go product by product
+ * (GET /prices.csv). Run `checkListFilters` on the query first.
+ */
+export function catalogueProductPages(db: Queryable, accountId: string, q: Omit<ProductListQuery, 'limit' | 'cursor'>): AsyncGenerator<ProductRow[]> {
+  const page = pageRequest({ sort: q.sort, limit: CATALOGUE_WALK_ROWS }, PRODUCT_SORTS, '-created_at');
+  return eachPage(page, (p) => listProducts(db, accountId, q, p, { monitoring: false }));
 }

@@ -225,14 +225,16 @@ export interface ListFilter {
 
 /**
  * A page of the account's products with their monitoring summaries. `cheapestName` adds the
- * cheapest compared competitor's name (`pos_cheapest_name`), which only the CSV shows.
+ * cheapest compared competitor's name (`pos_cheapest_name`), which only the CSV shows;
+ * `monitoring: false` leaves the summaries out (the product rows alone, for exports that only
+ * walk the catalogue: their monitoring columns are then absent).
  */
 export async function listProducts(
   db: Queryable,
   accountId: string,
   f: ListFilter,
   page: PageRequest<ProductRow>,
-  opts: { cheapestName?: boolean } = {},
+  opts: { cheapestName?: boolean; monitoring?: boolean } = {},
 ): Promise<(ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null })[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.category !== undefined) add((p) => `category = ${p}`, f.category);
@@ -249,14 +251,16 @@ export async function listProducts(
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const cheapestName = opts.cheapestName ? ', (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name' : '';
+  const monitoring = opts.monitoring === false ? { columns: '', joins: '' } : { columns: `, ${MONITORING_SQL.columns}${cheapestName}`, joins: MONITORING_SQL.joins };
   // The page is cut first, so the summaries are computed for its rows only.
   const r = await db.query<ProductRow & MonitoringColumns>(
-    `select ${qualified('p')}, ${MONITORING_SQL.columns}${cheapestName} from (
+    `/* listProducts */
+     select ${qualified('p')}${monitoring.columns} from (
        select ${PRODUCT_COLUMNS} from products
         where ${where.join(' and ')}
         order by ${keyset.orderBy}
         limit ${keyset.limit}
-     ) p ${MONITORING_SQL.joins}
+     ) p ${monitoring.joins}
      order by ${keyset.orderBy}`,
     params,
   );

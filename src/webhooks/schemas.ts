@@ -131,6 +131,17 @@ export const WebhookTestSchema = Type.Object(
 );
 export type WebhookTest = Static<typeof WebhookTestSchema>;
 
+/** The `data` of a `webhook.test` event. */
+export const WebhookTestDataSchema = Type.Object(
+  {
+    object: Type.Literal('webhook_test'),
+    webhook_id: ResourceId('wh'),
+    message: Type.String({ maxLength: 500, description: 'The text sent as `message`, or a default one' }),
+  },
+  { title: 'WebhookTestData', additionalProperties: false },
+);
+export type WebhookTestData = Static<typeof WebhookTestDataSchema>;
+
 // ---- Deliveries --------------------------------------------------------------------------------
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CheckResult } from '../../src/checks/schemas.js';
 import { claimDueListings } from '../../src/checks/leases.js';
+import { BUSY_RETRY_AFTER_SECONDS } from '../../src/checks/check-now.js';
 import { countRows, createCompetitor, insertListing, listingState, useMonitoringTest } from '../jobs/support.js';
 
 /** POST /api/v1/listings/{id}/check: a check run now, through the real HTTP pipeline. */
@@ -90,16 +91,22 @@ describe('POST /listings/{id}/check', () => {
     const id = await insertListing(t, { url: t.site.url + path });
     const claimed = await claimDueListings(t.rt.db, 'busy-worker', 100, 60);
     assert.ok(claimed.some((l) => l.id === id));
-    const res = await checkNow(id);
+    const keyed = { ...t.account.headers, 'idempotency-key': 'check-while-busy' };
+    const res = await checkNow(id, keyed);
     assert.equal(res.statusCode, 409, res.body);
     assert.equal(res.json<{ code: string }>().code, 'conflict');
+    // A conflict that ends by itself says when to ask again (the typed client retries it): the
+    // worker's lease is 60 s, the hint is a check's usual length.
+    assert.equal(res.headers['retry-after'], String(BUSY_RETRY_AFTER_SECONDS));
     assert.equal(t.site.hits(path), 0);
     assert.equal(await countRows(t.rt.db, 'listing_checks', id), 0);
     assert.equal((await listingState(t.rt.db, id)).locked_by, 'busy-worker');
-    // Once the lease has expired, "check now" may take it.
+    // Once the lease has expired, "check now" may take it; the retry it was told to make, with
+    // the same Idempotency-Key, checks (the 409 was not stored as the key's answer).
     await t.rt.db.query(`update listings set locked_until = now() - interval '1 second' where locked_by = 'busy-worker'`);
-    const after = await checkNow(id);
+    const after = await checkNow(id, keyed);
     assert.equal(after.statusCode, 200, after.body);
+    assert.equal(after.headers['idempotent-replayed'], undefined);
   });
 
   it('two requests at once: one checks, the other gets 409', T, async () => {
@@ -109,6 +116,7 @@ describe('POST /listings/{id}/check', () => {
     await arrived;
     const second = await checkNow(id);
     assert.equal(second.statusCode, 409, second.body);
+    assert.match(String(second.headers['retry-after']), /^[12]$/);
     t.site.release('check-now-race');
     assert.equal((await first).statusCode, 200);
     assert.equal(t.site.hits('/hold/check-now-race'), 1);

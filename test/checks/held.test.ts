@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CheckResult } from '../../src/checks/schemas.js';
 import type { Listing } from '../../src/listings/schemas.js';
 import { createRule, fired } from '../alerts/engine-support.js';
+import { assertDocumentedEvents } from '../events/documented.js';
 import { createCompetitor, listingState, makeDue, nextCheck, startWorker, useMonitoringTest } from '../jobs/support.js';
 
 /**
@@ -154,6 +155,7 @@ describe('a reading that cannot be right is held', () => {
     const heldEvents = await events(s, 'listing.price_held');
     assert.equal(heldEvents.length, 1);
     assert.deepEqual(heldEvents[0]!.data, held as unknown, 'the event carries the check as the log lists it');
+    await assertDocumentedEvents(t.app, heldEvents);
     assert.deepEqual(await events(s, 'listing.check_failed'), [], 'a held reading is not a failure');
 
     const after = await listingState(t.rt.db, s.listingId);

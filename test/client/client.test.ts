@@ -106,10 +106,15 @@ describe('the typed client against the service', () => {
     assert.deepEqual(result.data.map((d) => d.index), Array.from({ length: 2500 }, (_, i) => i));
     assert.equal(result.created, 2498);
     assert.equal(result.failed, 2);
-    assert.equal(result.data[1500]!.status, 422);
-    assert.equal(result.data[1500]!.error?.code, 'validation_failed');
+    // Each outcome is a union on `status`: the resource once it is 201, the error otherwise (no casts).
+    const invalid = result.data[1500]!;
+    assert.ok(invalid.status !== 201);
+    assert.equal(invalid.status, 422);
+    assert.equal(invalid.error.code, 'validation_failed');
     assert.equal(result.data[2400]!.status, 409);
-    assert.equal(result.data[2399]!.product?.sku, 'SKU-2399');
+    const done = result.data[2399]!;
+    assert.ok(done.status === 201);
+    assert.equal(done.product.sku, 'SKU-2399');
 
     // Every page, followed by cursor, through `for await`.
     let count = 0;
@@ -121,7 +126,9 @@ describe('the typed client against the service', () => {
     assert.equal(count, 2498);
     assert.equal(skus.size, 2498);
 
-    const product = result.data[0]!.product!;
+    const first = result.data[0]!;
+    assert.ok(first.status === 201);
+    const product = first.product;
     const observations = Array.from({ length: 1200 }, (_, i) => ({
       product_id: i === 1100 ? 'prod_00000000000000000000000000' : product.id,
       price: (1000 + i) / 100,
@@ -134,7 +141,9 @@ describe('the typed client against the service', () => {
     assert.equal(ingested.failed, 1);
     assert.equal(ingested.data[1100]!.index, 1100);
     assert.ok([404, 422].includes(ingested.data[1100]!.status));
-    assert.equal(ingested.data[1199]!.observation?.product_id, product.id);
+    const recorded = ingested.data[1199]!;
+    assert.ok(recorded.status === 201);
+    assert.equal(recorded.observation.product_id, product.id);
 
     await assert.rejects(client.createProducts(products, { atomic: true }), RangeError);
     assert.equal(BATCH_MAX, 1000);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { useTestApp } from '../helpers/app.js';
+import { type LocalRegistry, packClient, startLocalRegistry } from '../helpers/local-registry.js';
 
 /**
  * Docs that cannot rot (docs/DOCS-TESTS.md): every fenced block whose info string is
@@ -23,18 +24,20 @@ interface Block {
   line: number;
   status: number | undefined;
   code: string;
+  /** A ```js test file=NAME``` (or ts) block: its text is written to NAME, for a later sh block to run. */
+  file?: string;
 }
 
 export function testedBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)```sh test(?:\s+status=(\d{3}))?\s*$/.exec(lines[i]!);
+    const open = /^(\s*)```(?:sh test(?:\s+status=(\d{3}))?|(?:js|ts) test\s+file=([\w.-]+))\s*$/.exec(lines[i]!);
     if (!open) continue;
     const body: string[] = [];
     let j = i + 1;
     for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++) body.push(lines[j]!.slice(open[1]!.length));
-    blocks.push({ line: i + 1, status: open[2] ? Number(open[2]) : undefined, code: body.join('\n') });
+    blocks.push({ line: i + 1, status: open[2] ? Number(open[2]) : undefined, code: body.join('\n'), ...(open[3] ? { file: open[3] } : {}) });
     i = j;
   }
   return blocks;
@@ -57,6 +60,7 @@ function script(blocks: Block[]): string {
     PRELUDE +
     blocks
       .map((b) => {
+        if (b.file) return `cat > ${b.file} <<'PRICEHOUND_FILE_EOF'\n${b.code}\nPRICEHOUND_FILE_EOF\n`;
         const expect = b.status ? `EXPECT_STATUS=${b.status}` : 'EXPECT_STATUS=';
         const check = b.status
           ? `[ "$(cat "$STATUS_FILE")" = "${b.status}" ] || { echo "block at line ${b.line}: expected HTTP ${b.status}, got $(cat "$STATUS_FILE")" >&2; exit 1; }`
@@ -67,7 +71,7 @@ function script(blocks: Block[]): string {
   );
 }
 
-const guides = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const guides = ['README.md', 'clients/typescript/README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
   .map((file) => ({ file, blocks: testedBlocks(fs.readFileSync(path.join(ROOT, file), 'utf8')) }))
   .filter((g) => g.blocks.length > 0);
 
@@ -84,23 +88,43 @@ describe('the curl examples of the guides run against a real server', () => {
     assert.ok(guides.some((g) => g.file === 'README.md'), 'the README quick start is tested');
   });
 
-  it('parses blocks, their status and indentation', () => {
-    const md = 'x\n```sh test\ncurl a\n```\n  ```sh test status=404\n  curl b\n  ```\n```sh\nnot tested\n```\n';
+  it('parses blocks, their status and indentation, and files to write', () => {
+    const md = 'x\n```sh test\ncurl a\n```\n  ```sh test status=404\n  curl b\n  ```\n```sh\nnot tested\n```\n```js test file=a.mjs\nconsole.log(1)\n```\n```ts\nnot tested\n```\n';
     assert.deepEqual(testedBlocks(md), [
       { line: 2, status: undefined, code: 'curl a' },
       { line: 5, status: 404, code: 'curl b' },
+      { line: 11, status: undefined, code: 'console.log(1)', file: 'a.mjs' },
     ]);
   });
 
+  // The client's README installs the packed client into a new project: from a registry on
+  // 127.0.0.1 (test/helpers/local-registry.ts), made when a guide names CLIENT_TARBALL.
+  let client: Promise<{ env: Record<string, string> }> | undefined;
+  const registries: LocalRegistry[] = [];
+  after(async () => {
+    for (const r of registries) await r.close();
+  });
+  const clientEnv = () =>
+    (client ??= (async () => {
+      const registry = await startLocalRegistry(['openapi-fetch']);
+      registries.push(registry);
+      const tarball = await packClient(dir);
+      return { env: { ...registry.env, CLIENT_TARBALL: tarball } };
+    })());
+
   for (const guide of guides) {
-    it(`${guide.file}: ${guide.blocks.length} example(s)`, async () => {
+    const npm = guide.blocks.some((b) => b.code.includes('$CLIENT_TARBALL'));
+    it(`${guide.file}: ${guide.blocks.length} example(s)`, { timeout: npm ? 240_000 : 120_000 }, async () => {
       const { key } = await t.newKey('business');
+      const cwd = path.join(dir, guide.file.replace(/[/.]/g, '-'));
+      fs.mkdirSync(cwd);
+      const extra = npm ? (await clientEnv()).env : {};
       // Asynchronous: the server answering the examples runs in this process.
       const r = await promisify(execFile)('bash', ['-c', script(guide.blocks)], {
-        cwd: dir,
-        env: { PATH: process.env.PATH, HOME: dir, BASE: base, PRICEHOUND_KEY: key, STATUS_FILE: path.join(dir, 'status') },
+        cwd,
+        env: { PATH: process.env.PATH, HOME: cwd, BASE: base, PRICEHOUND_KEY: key, STATUS_FILE: path.join(cwd, 'status'), ...extra },
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: npm ? 180_000 : 60_000,
       }).then(
         (ok) => ({ status: 0, stdout: ok.stdout, stderr: ok.stderr }),
         (err: { code?: number; stdout?: string; stderr?: string }) => ({ status: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),

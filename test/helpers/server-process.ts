@@ -39,12 +39,12 @@ export interface ServerProcess extends LoggedProcess {
 
 const START_TIMEOUT_MS = 60_000;
 
-/** Runs the pricehound CLI (see ENTRY). */
-export function runCli(args: string[], env: Record<string, string>): ChildProcess {
+/** Runs the pricehound CLI (see ENTRY), in the checkout unless `cwd` says where. */
+export function runCli(args: string[], env: Record<string, string>, opts: { cwd?: string } = {}): ChildProcess {
   // TEST_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a load run.
   const nodeArgs = (process.env.TEST_NODE_ARGS ?? '').split(' ').filter(Boolean);
   return spawn(process.execPath, [...nodeArgs, ...ENTRY, ...args], {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

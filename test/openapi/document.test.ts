@@ -163,6 +163,18 @@ describe('openapi: the document', () => {
     assert.ok(Object.keys(notAllowed.headers as Obj).includes('Allow'), '405 documents Allow');
   });
 
+  it('requires a body wherever a route needs one, and only there (a webhook test or secret rotation takes none)', () => {
+    const optional: string[] = [];
+    for (const { path, method, op } of operations(doc)) {
+      const body = op.requestBody as Obj | undefined;
+      if (body && body.required === false) optional.push(`${method} ${path}`);
+      else if (body) assert.equal(body.required, true, `${method} ${path}`);
+    }
+    assert.deepEqual(optional.filter((o) => o.includes('/api/v1/')).sort(), ['post /api/v1/webhooks/{id}/rotate-secret', 'post /api/v1/webhooks/{id}/test']);
+    assert.equal(optional.length, 4, 'and their /v1 aliases');
+    assert.equal(JSON.stringify(doc).includes('x-optional-body'), false, 'the mark is not left in the document');
+  });
+
   it('states every shape once: named schemas, headers and parameters are components', () => {
     for (const name of ['Product', 'ProductCreate', 'ProductUpdate', 'ProductList', 'Error', 'RateLimitExceeded', 'Usage']) {
       assert.ok(doc.components.schemas?.[name], `components.schemas.${name}`);

@@ -155,6 +155,8 @@ describe('products: Idempotency-Key', () => {
     const statuses = results.map((r) => r.statusCode);
     for (const s of statuses) assert.ok(s === 201 || s === 409, String(s));
     assert.ok(statuses.includes(201));
+    // A retry of a request still running ends by itself: it says when to come back.
+    for (const r of results.filter((x) => x.statusCode === 409)) assert.equal(r.headers['retry-after'], '1', r.body);
     const ids = new Set(results.filter((r) => r.statusCode === 201).map((r) => r.json<ProductJson>().id));
     assert.equal(ids.size, 1);
     assert.equal(await countProducts(t, accountId), 1);

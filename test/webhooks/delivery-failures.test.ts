@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
+import { assertDocumentedEvents } from '../events/documented.js';
 import { startReceiver, type Receiver } from './receiver.js';
 import { attempted, attempts, createEndpoint, createProduct, createProducts, DELIVERY_ENV, retire, startWorker } from './delivery-support.js';
 
@@ -108,6 +109,7 @@ describe('webhook delivery when the receiver fails', () => {
       assert.equal(events[0]!.data.enabled, false);
       assert.equal(events[0]!.data.disabled_reason, 'The endpoint answered 410 Gone');
       assert.ok(!('secret' in events[0]!.data) && !JSON.stringify(events[0]!.data).includes('whsec_'));
+      await assertDocumentedEvents(t.app, events);
       // The other endpoint of the account hears of it.
       await rx.until((r) => r.some((x) => x.body.includes('endpoint.disabled')));
       void watcher;

@@ -1,17 +1,25 @@
-import type { paths } from './openapi.js';
-
-/** Items the service takes in one batch request (`maxItems` of POST /products/batch and POST /prices). */
-export const BATCH_MAX = 1000;
+import { BATCH_MAX } from './limits.js';
+import type { components, paths } from './openapi.js';
 
 type JsonBody<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
-type JsonOk<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
+type Schemas = components['schemas'];
 
-type ProductsBatch = paths['/api/v1/products/batch']['post'];
-type PricesBatch = paths['/api/v1/prices']['post'];
-export type ProductInput = JsonBody<ProductsBatch>['products'][number];
-export type ProductsBatchResult = JsonOk<ProductsBatch>;
-export type PriceObservationInput = JsonBody<PricesBatch>['observations'][number];
-export type PricesBatchResult = JsonOk<PricesBatch>;
+export type ProductInput = JsonBody<paths['/api/v1/products/batch']['post']>['products'][number];
+export type PriceObservationInput = JsonBody<paths['/api/v1/prices']['post']>['observations'][number];
+
+/**
+ * Batch answers: `data` holds each item's outcome, a union on `status`: 201 with the resource,
+ * or a failure with `error`. Narrow on `status` (no casts):
+ *
+ *     for (const item of result.data) {
+ *       if (item.status === 201) console.log(item.product.id);
+ *       else console.log(item.index, item.error.code, item.error.details);
+ *     }
+ */
+export type ProductsBatchResult = Schemas['ProductBatchResult'];
+export type ProductBatchItem = ProductsBatchResult['data'][number];
+export type PricesBatchResult = Schemas['PriceObservationBatchResult'];
+export type PriceBatchItem = PricesBatchResult['data'][number];
 
 export interface BatchOptions {
   /**

@@ -401,7 +401,7 @@ export interface paths {
         put?: never;
         /**
          * Check a listing now
-         * @description Fetches the listing's page and reads its price now, outside the schedule, and returns the check, recorded like a scheduled one: on success a price observation, and the listing's state and next check (one interval from now; after a failure, the backoff) updated. A failed check is still a 200 with `outcome: "failed"` and `error`; a price that cannot be right next to the listing's last one is a 200 with `outcome: "held"` and `held`: nothing recorded, and (for an enabled listing) a recheck within five minutes. 409 while a worker (or another request) is checking the listing. Works on disabled listings too. Send an `Idempotency-Key` to make retries replay the first result instead of checking again.
+         * @description Fetches the listing's page and reads its price now, outside the schedule, and returns the check, recorded like a scheduled one: on success a price observation, and the listing's state and next check (one interval from now; after a failure, the backoff) updated. A failed check is still a 200 with `outcome: "failed"` and `error`; a price that cannot be right next to the listing's last one is a 200 with `outcome: "held"` and `held`: nothing recorded, and (for an enabled listing) a recheck within five minutes. 409 with `Retry-After` (at most 2 s) while a worker (or another request) is checking the listing, as happens just after it is created: ask again then. Works on disabled listings too. Send an `Idempotency-Key` to make retries replay the first result instead of checking again.
          */
         post: operations["checkListing"];
         delete?: never;
@@ -562,6 +562,26 @@ export interface paths {
          * @description The same parameters and data as `GET /products/{id}/prices`, as a CSV file: one row per bucket (empty buckets included) or, with `interval=raw`, per observation, all of them (no pages; large exports are streamed). Text cells that a spreadsheet would run as a formula get a leading `'`. See docs/prices/HISTORY.md.
          */
         get: operations["exportPriceHistoryCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/prices.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the price history of every product as CSV
+         * @description Every price observation (ours and competitors') between `from` and `to` of every product that the filters of `GET /products` pick (all of them by default), in one streamed CSV: one request, counted once against the hourly limit, instead of `GET /products/{id}/prices.csv` per product. Rows go product after product (in `sort` order), each product's oldest first, with the product's id and SKU; `competitor_id` keeps some series only (`own` for ours). The range is that of `interval=raw`: default the last 30 days, at most 366. See docs/prices/HISTORY.md.
+         */
+        get: operations["exportAccountPricesCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1917,24 +1937,7 @@ export interface components {
             request_id: string;
         };
         /** Event */
-        Event: {
-            /** @description Opaque id starting with `evt_` */
-            id: string;
-            /**
-             * @description The kind of event
-             * @enum {string}
-             */
-            type: "product.created" | "product.updated" | "product.deleted" | "competitor.created" | "competitor.updated" | "competitor.deleted" | "listing.created" | "listing.updated" | "listing.deleted" | "listing.check_failed" | "listing.price_held" | "price.changed" | "stock.changed" | "alert.triggered" | "webhook.test" | "endpoint.disabled";
-            /**
-             * Format: date-time
-             * @description When the change happened (RFC 3339, UTC)
-             */
-            created_at: string;
-            /** @description The resource as the API returns it (for `alert.triggered`: the alert event). Events about one price series carry `sequence`, increasing by one per change of that series */
-            data: {
-                [key: string]: unknown;
-            };
-        };
+        Event: components["schemas"]["Event_product_created"] | components["schemas"]["Event_product_updated"] | components["schemas"]["Event_product_deleted"] | components["schemas"]["Event_competitor_created"] | components["schemas"]["Event_competitor_updated"] | components["schemas"]["Event_competitor_deleted"] | components["schemas"]["Event_listing_created"] | components["schemas"]["Event_listing_updated"] | components["schemas"]["Event_listing_deleted"] | components["schemas"]["Event_listing_check_failed"] | components["schemas"]["Event_listing_price_held"] | components["schemas"]["Event_price_changed"] | components["schemas"]["Event_stock_changed"] | components["schemas"]["Event_alert_triggered"] | components["schemas"]["Event_webhook_test"] | components["schemas"]["Event_endpoint_disabled"];
         /** EventList */
         EventList: {
             data: components["schemas"]["Event"][];
@@ -1945,6 +1948,310 @@ export interface components {
                 /** @description Pass as `cursor` to get the next page; null on the last page */
                 next_cursor: string | null;
             };
+        };
+        /**
+         * Event_alert_triggered
+         * @description `data`: the alert event
+         */
+        Event_alert_triggered: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "alert.triggered";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["AlertEvent"];
+        };
+        /**
+         * Event_competitor_created
+         * @description `data`: the competitor created
+         */
+        Event_competitor_created: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "competitor.created";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Competitor"];
+        };
+        /**
+         * Event_competitor_deleted
+         * @description `data`: the competitor deleted
+         */
+        Event_competitor_deleted: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "competitor.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Competitor"];
+        };
+        /**
+         * Event_competitor_updated
+         * @description `data`: the competitor as changed
+         */
+        Event_competitor_updated: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "competitor.updated";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Competitor"];
+        };
+        /**
+         * Event_endpoint_disabled
+         * @description `data`: the endpoint disabled, with its `disabled_reason`; its `url` without query (`?REDACTED`) or fragment
+         */
+        Event_endpoint_disabled: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "endpoint.disabled";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Webhook"];
+        };
+        /**
+         * Event_listing_check_failed
+         * @description `data`: the failed check, as GET /listings/{id}/checks lists it
+         */
+        Event_listing_check_failed: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listing.check_failed";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["ListingCheck"];
+        };
+        /**
+         * Event_listing_created
+         * @description `data`: the listing created
+         */
+        Event_listing_created: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listing.created";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Listing"];
+        };
+        /**
+         * Event_listing_deleted
+         * @description `data`: the listing deleted
+         */
+        Event_listing_deleted: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listing.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Listing"];
+        };
+        /**
+         * Event_listing_price_held
+         * @description `data`: the check that held its reading, as GET /listings/{id}/checks lists it
+         */
+        Event_listing_price_held: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listing.price_held";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["ListingCheck"];
+        };
+        /**
+         * Event_listing_updated
+         * @description `data`: the listing as changed
+         */
+        Event_listing_updated: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listing.updated";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Listing"];
+        };
+        /**
+         * Event_price_changed
+         * @description `data`: the price change (price or currency moved), as GET /price-changes lists it
+         */
+        Event_price_changed: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "price.changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["PriceChange"];
+        };
+        /**
+         * Event_product_created
+         * @description `data`: the product created
+         */
+        Event_product_created: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "product.created";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Product"];
+        };
+        /**
+         * Event_product_deleted
+         * @description `data`: the product deleted
+         */
+        Event_product_deleted: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "product.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Product"];
+        };
+        /**
+         * Event_product_updated
+         * @description `data`: the product as changed
+         */
+        Event_product_updated: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "product.updated";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["Product"];
+        };
+        /**
+         * Event_stock_changed
+         * @description `data`: the price change (stock moved), as GET /price-changes lists it
+         */
+        Event_stock_changed: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "stock.changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["PriceChange"];
+        };
+        /**
+         * Event_webhook_test
+         * @description `data`: the test, naming the endpoint tested
+         */
+        Event_webhook_test: {
+            /** @description Opaque id starting with `evt_` */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the change happened (RFC 3339, UTC)
+             */
+            created_at: string;
+            data: components["schemas"]["WebhookTestData"];
         };
         /** ExchangeRate */
         ExchangeRate: {
@@ -2981,30 +3288,51 @@ export interface components {
         };
         /** PriceObservationBatchResult */
         PriceObservationBatchResult: {
-            data: {
-                /** Format: int32 */
-                index: number;
-                /**
-                 * Format: int32
-                 * @description 201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields
-                 * @enum {integer}
-                 */
-                status: 201 | 404 | 422;
-                observation?: components["schemas"]["PriceObservation"];
-                error?: {
-                    code: string;
-                    error: string;
-                    details?: {
-                        /** @description The field, e.g. `base_price` or `products[3].sku` */
-                        field: string;
-                        message: string;
-                    }[];
-                };
-            }[];
+            data: (components["schemas"]["PriceObservationBatchResultCreated"] | components["schemas"]["PriceObservationBatchResultFailed"])[];
             /** Format: int32 */
             created: number;
             /** Format: int32 */
             failed: number;
+        };
+        /**
+         * PriceObservationBatchResultCreated
+         * @description An item done: 201 and the resource
+         */
+        PriceObservationBatchResultCreated: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /** @enum {number} */
+            status: 201;
+            observation: components["schemas"]["PriceObservation"];
+        };
+        /**
+         * PriceObservationBatchResultFailed
+         * @description An item refused: its status and why
+         */
+        PriceObservationBatchResultFailed: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /**
+             * Format: int32
+             * @description 201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields
+             * @enum {integer}
+             */
+            status: 404 | 422;
+            error: {
+                code: string;
+                error: string;
+                details?: {
+                    /** @description The field, e.g. `base_price` or `products[3].sku` */
+                    field: string;
+                    message: string;
+                }[];
+            };
         };
         /** PriceObservationCreate */
         PriceObservationCreate: {
@@ -3098,29 +3426,50 @@ export interface components {
         };
         /** ProductBatchResult */
         ProductBatchResult: {
-            data: {
-                /** Format: int32 */
-                index: number;
-                /**
-                 * Format: int32
-                 * @enum {integer}
-                 */
-                status: 201 | 409 | 422;
-                product?: components["schemas"]["Product"];
-                error?: {
-                    code: string;
-                    error: string;
-                    details?: {
-                        /** @description The field, e.g. `base_price` or `products[3].sku` */
-                        field: string;
-                        message: string;
-                    }[];
-                };
-            }[];
+            data: (components["schemas"]["ProductBatchResultCreated"] | components["schemas"]["ProductBatchResultFailed"])[];
             /** Format: int32 */
             created: number;
             /** Format: int32 */
             failed: number;
+        };
+        /**
+         * ProductBatchResultCreated
+         * @description An item done: 201 and the resource
+         */
+        ProductBatchResultCreated: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /** @enum {number} */
+            status: 201;
+            product: components["schemas"]["Product"];
+        };
+        /**
+         * ProductBatchResultFailed
+         * @description An item refused: its status and why
+         */
+        ProductBatchResultFailed: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 409 | 422;
+            error: {
+                code: string;
+                error: string;
+                details?: {
+                    /** @description The field, e.g. `base_price` or `products[3].sku` */
+                    field: string;
+                    message: string;
+                }[];
+            };
         };
         /** ProductCreate */
         ProductCreate: {
@@ -3690,6 +4039,15 @@ export interface components {
         WebhookTest: {
             /** @description Text carried in the test event's `data.message` */
             message?: string;
+        };
+        /** WebhookTestData */
+        WebhookTestData: {
+            /** @enum {string} */
+            object: "webhook_test";
+            /** @description Opaque id starting with `wh_` */
+            webhook_id: string;
+            /** @description The text sent as `message`, or a default one */
+            message: string;
         };
         /** WebhookUpdate */
         WebhookUpdate: {
@@ -4382,6 +4740,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4654,6 +5013,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6283,9 +6643,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            /** @description The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -7863,6 +8224,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9965,9 +10327,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state (duplicate, idempotency key reuse) */
+            /** @description The listing is being checked right now (with `Retry-After`: ask again then), or the Idempotency-Key was used for another request */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10191,6 +10554,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10465,6 +10829,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10930,6 +11295,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11831,6 +12197,201 @@ export interface operations {
                      *       "error": "Product not found",
                      *       "status": 404,
                      *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportAccountPricesCsv: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (RFC 3339), inclusive; default: 30 days before `to` */
+                from?: string;
+                /** @description End of the range (RFC 3339), exclusive; default: now */
+                to?: string;
+                /** @description Only these series: competitor ids, and `own` for our own shop. Repeat the parameter or separate ids with commas. An id that is not a competitor of this account matches nothing. Default: every series */
+                competitor_id?: string[];
+                /** @description Sort field; prefix with `-` for descending. Ties are broken by id. */
+                sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "base_price" | "-base_price" | "sku" | "-sku" | "brand" | "-brand" | "category" | "-category";
+                /** @description Exact category */
+                category?: string;
+                /** @description Exact brand */
+                brand?: string;
+                /** @description Exact SKU */
+                sku?: string;
+                /** @description ISO 4217 code; any case on input, upper case on output */
+                currency?: string;
+                /** @description Lowest base_price, inclusive. At most 4 decimal places. */
+                min_price?: number;
+                /** @description Highest base_price, inclusive. At most 4 decimal places. */
+                max_price?: number;
+                /** @description Case-insensitive text over name, brand, sku and description */
+                q?: string;
+                /** @description Created at or after this instant */
+                created_after?: string;
+                /** @description Created before this instant */
+                created_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The observations as CSV (text/csv; charset=utf-8) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -13728,6 +14289,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -15128,9 +15690,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            /** @description The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -16353,9 +16916,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            /** @description The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -17431,7 +17995,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RotateSecret"];
             };
@@ -17543,9 +18107,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            /** @description The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -17729,7 +18294,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["WebhookTest"];
             };
@@ -17844,6 +18409,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -18363,6 +18929,7 @@ export interface operations {
             /** @description Conflict with the current state (duplicate, idempotency key reuse) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -18874,9 +19441,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used for another request, or its first request is still running */
+            /** @description The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -19731,3 +20299,139 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const pathsHealthzGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/healthz"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["ok"];
+export const pathsHealthzGetResponses200ContentApplicationJsonDatabaseValues: ReadonlyArray<FlattenedDeepRequired<paths>["/healthz"]["get"]["responses"]["200"]["content"]["application/json"]["database"]> = ["pglite", "postgres"];
+export const pathsReadyzGetResponses200ContentApplicationJsonStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/readyz"]["get"]["responses"]["200"]["content"]["application/json"]["status"]> = ["ok"];
+export const pathsReadyzGetResponses200ContentApplicationJsonDatabaseValues: ReadonlyArray<FlattenedDeepRequired<paths>["/readyz"]["get"]["responses"]["200"]["content"]["application/json"]["database"]> = ["pglite", "postgres"];
+export const pathsApiV1ProductsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];
+export const pathsApiV1ProductsCsvGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products.csv"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];
+export const pathsApiV1CompetitorsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/competitors"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "domain", "-domain"];
+export const pathsApiV1ListingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/listings"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "next_check_at", "-next_check_at"];
+export const pathsApiV1ListingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/listings"]["get"]["parameters"]["query"]["status"]> = ["pending", "ok", "failing", "flagged"];
+export const pathsApiV1ProductsIdListingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/listings"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "next_check_at", "-next_check_at"];
+export const pathsApiV1ProductsIdListingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/listings"]["get"]["parameters"]["query"]["status"]> = ["pending", "ok", "failing", "flagged"];
+export const pathsApiV1CompetitorsIdListingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/competitors/{id}/listings"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "next_check_at", "-next_check_at"];
+export const pathsApiV1CompetitorsIdListingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/competitors/{id}/listings"]["get"]["parameters"]["query"]["status"]> = ["pending", "ok", "failing", "flagged"];
+export const pathsApiV1ListingsIdChecksGetParametersQueryOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/listings/{id}/checks"]["get"]["parameters"]["query"]["outcome"]> = ["recorded", "failed", "held"];
+export const pathsApiV1PriceChangesGetParametersQueryKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/price-changes"]["get"]["parameters"]["query"]["kind"]> = ["up", "down", "moved", "back_in_stock", "out_of_stock"];
+export const pathsApiV1ProductsIdPricesGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
+export const pathsApiV1ProductsIdPricesCsvGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices.csv"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
+export const pathsApiV1PricesCsvGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/prices.csv"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];
+export const pathsApiV1EventsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/events"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
+export const pathsApiV1AlertsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name"];
+export const pathsApiV1AlertsGetParametersQueryCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
+export const pathsApiV1AlertEventsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alert-events"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
+export const pathsApiV1AlertEventsGetParametersQueryStateValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alert-events"]["get"]["parameters"]["query"]["state"]> = ["open", "acknowledged"];
+export const pathsApiV1WebhooksGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
+export const pathsApiV1WebhooksIdDeliveriesGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{id}/deliveries"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
+export const pathsApiV1WebhooksIdDeliveriesGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/webhooks/{id}/deliveries"]["get"]["parameters"]["query"]["status"]> = ["pending", "succeeded", "failed"];
+export const pathsApiV1KeysGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/keys"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
+export const pathsApiV1KeysGetParametersQueryScopeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/keys"]["get"]["parameters"]["query"]["scope"]> = ["full", "read"];
+export const alertObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Alert"]["object"]> = ["alert"];
+export const alertRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Alert"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
+export const alertCreateRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertCreate"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
+export const alertEventObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertEvent"]["object"]> = ["alert_event"];
+export const alertEventCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertEvent"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
+export const alertPreviewRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertPreview"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
+export const alertUpdateRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertUpdate"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
+export const apiKeyObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKey"]["object"]> = ["api_key"];
+export const apiKeyScopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKey"]["scope"]> = ["full", "read"];
+export const apiKeyPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKey"]["plan"]> = ["free", "starter", "business"];
+export const apiKeyCreateScopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyCreate"]["scope"]> = ["full", "read"];
+export const apiKeyCreatePlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyCreate"]["plan"]> = ["free", "starter", "business"];
+export const apiKeyWithSecretObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyWithSecret"]["object"]> = ["api_key"];
+export const apiKeyWithSecretScopeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyWithSecret"]["scope"]> = ["full", "read"];
+export const apiKeyWithSecretPlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyWithSecret"]["plan"]> = ["free", "starter", "business"];
+export const competitorObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Competitor"]["object"]> = ["competitor"];
+export const competitorAnalysisObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CompetitorAnalysis"]["object"]> = ["competitor_analysis"];
+export const competitorPriceComparedValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CompetitorPrice"]["compared"]> = ["yes", "out_of_stock", "no_rate"];
+export const condition_back_in_stockTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_back_in_stock"]["type"]> = ["back_in_stock"];
+export const condition_back_in_stockSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_back_in_stock"]["series"]> = ["competitors", "own"];
+export const condition_listing_failingTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_listing_failing"]["type"]> = ["listing_failing"];
+export const condition_lowest_in_daysTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_lowest_in_days"]["type"]> = ["lowest_in_days"];
+export const condition_lowest_in_daysSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_lowest_in_days"]["series"]> = ["competitors", "own"];
+export const condition_not_cheapestTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_not_cheapest"]["type"]> = ["not_cheapest"];
+export const condition_out_of_stockTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_out_of_stock"]["type"]> = ["out_of_stock"];
+export const condition_out_of_stockSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_out_of_stock"]["series"]> = ["competitors", "own"];
+export const condition_price_aboveTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_above"]["type"]> = ["price_above"];
+export const condition_price_aboveSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_above"]["series"]> = ["competitors", "own"];
+export const condition_price_belowTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_below"]["type"]> = ["price_below"];
+export const condition_price_belowSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_below"]["series"]> = ["competitors", "own"];
+export const condition_price_dropTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_drop"]["type"]> = ["price_drop"];
+export const condition_price_dropSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_drop"]["series"]> = ["competitors", "own"];
+export const condition_price_riseTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_rise"]["type"]> = ["price_rise"];
+export const condition_price_riseSeriesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_price_rise"]["series"]> = ["competitors", "own"];
+export const condition_undercutTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Condition_undercut"]["type"]> = ["undercut"];
+export const errorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Error"]["code"]> = ["invalid_json", "invalid_request", "unauthorized", "insufficient_scope", "not_found", "method_not_allowed", "request_timeout", "conflict", "payload_too_large", "unsupported_media_type", "validation_failed", "rate_limited", "headers_too_large", "internal", "unavailable"];
+export const event_alert_triggeredTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_alert_triggered"]["type"]> = ["alert.triggered"];
+export const event_competitor_createdTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_competitor_created"]["type"]> = ["competitor.created"];
+export const event_competitor_deletedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_competitor_deleted"]["type"]> = ["competitor.deleted"];
+export const event_competitor_updatedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_competitor_updated"]["type"]> = ["competitor.updated"];
+export const event_endpoint_disabledTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_endpoint_disabled"]["type"]> = ["endpoint.disabled"];
+export const event_listing_check_failedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_listing_check_failed"]["type"]> = ["listing.check_failed"];
+export const event_listing_createdTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_listing_created"]["type"]> = ["listing.created"];
+export const event_listing_deletedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_listing_deleted"]["type"]> = ["listing.deleted"];
+export const event_listing_price_heldTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_listing_price_held"]["type"]> = ["listing.price_held"];
+export const event_listing_updatedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_listing_updated"]["type"]> = ["listing.updated"];
+export const event_price_changedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_price_changed"]["type"]> = ["price.changed"];
+export const event_product_createdTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_product_created"]["type"]> = ["product.created"];
+export const event_product_deletedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_product_deleted"]["type"]> = ["product.deleted"];
+export const event_product_updatedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_product_updated"]["type"]> = ["product.updated"];
+export const event_stock_changedTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_stock_changed"]["type"]> = ["stock.changed"];
+export const event_webhook_testTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Event_webhook_test"]["type"]> = ["webhook.test"];
+export const exchangeRateObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExchangeRate"]["object"]> = ["exchange_rate"];
+export const extractionObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Extraction"]["object"]> = ["extraction"];
+export const extractionAvailabilityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Extraction"]["availability"]> = ["in_stock", "out_of_stock", "preorder", "unknown"];
+export const heldReadingStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["HeldReading"]["state"]> = ["pending", "accepted", "rejected", "confirmed", "superseded"];
+export const listingObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["object"]> = ["listing"];
+export const listingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["status"]> = ["pending", "ok", "failing", "flagged"];
+export const listingWarningsCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["warnings"]["code"]> = ["domain_mismatch"];
+export const listingCheckObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["object"]> = ["listing_check"];
+export const listingCheckOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["outcome"]> = ["recorded", "failed", "held"];
+export const ownPriceSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OwnPrice"]["source"]> = ["observation", "base_price"];
+export const previewAlertEventObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewAlertEvent"]["object"]> = ["alert_event"];
+export const previewAlertEventCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewAlertEvent"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
+export const priceCandidateSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceCandidate"]["source"]> = ["selector", "json-ld", "microdata", "rdfa", "meta", "platform:shopify", "platform:woocommerce", "platform:magento", "platform:bigcommerce", "visible"];
+export const priceChangeObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceChange"]["object"]> = ["price_change"];
+export const priceChangeSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceChange"]["source"]> = ["scrape", "api"];
+export const priceChangeSummaryObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceChangeSummary"]["object"]> = ["price_change_summary"];
+export const priceHistoryBucketsObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceHistoryBuckets"]["object"]> = ["price_history"];
+export const priceHistoryBucketsIntervalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceHistoryBuckets"]["interval"]> = ["hour", "day", "week", "month"];
+export const priceHistoryObservationSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceHistoryObservation"]["source"]> = ["scrape", "api"];
+export const priceHistoryObservationsObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceHistoryObservations"]["object"]> = ["price_history"];
+export const priceHistoryObservationsIntervalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceHistoryObservations"]["interval"]> = ["raw"];
+export const priceObservationObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceObservation"]["object"]> = ["price_observation"];
+export const priceObservationSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceObservation"]["source"]> = ["scrape", "api"];
+export const priceObservationBatchResultCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceObservationBatchResultCreated"]["status"]> = [201];
+export const priceObservationBatchResultFailedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceObservationBatchResultFailed"]["status"]> = [404, 422];
+export const productObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Product"]["object"]> = ["product"];
+export const productBatchResultCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductBatchResultCreated"]["status"]> = [201];
+export const productBatchResultFailedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductBatchResultFailed"]["status"]> = [409, 422];
+export const productPositionOwn_price_sourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductPosition"]["own_price_source"]> = ["observation", "base_price"];
+export const productTrendsObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProductTrends"]["object"]> = ["product_trends"];
+export const usageObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Usage"]["object"]> = ["usage"];
+export const usagePlanValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Usage"]["plan"]> = ["free", "starter", "business"];
+export const webhookObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["object"]> = ["webhook"];
+export const webhookEvent_typesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["event_types"]> = ["product.created", "product.updated", "product.deleted", "competitor.created", "competitor.updated", "competitor.deleted", "listing.created", "listing.updated", "listing.deleted", "listing.check_failed", "listing.price_held", "price.changed", "stock.changed", "alert.triggered", "webhook.test", "endpoint.disabled"];
+export const webhookFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Webhook"]["format"]> = ["standard", "slack"];
+export const webhookCreateEvent_typesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookCreate"]["event_types"]> = ["product.created", "product.updated", "product.deleted", "competitor.created", "competitor.updated", "competitor.deleted", "listing.created", "listing.updated", "listing.deleted", "listing.check_failed", "listing.price_held", "price.changed", "stock.changed", "alert.triggered", "webhook.test", "endpoint.disabled"];
+export const webhookCreateFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookCreate"]["format"]> = ["standard", "slack"];
+export const webhookDeliveryEvent_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["event_type"]> = ["product.created", "product.updated", "product.deleted", "competitor.created", "competitor.updated", "competitor.deleted", "listing.created", "listing.updated", "listing.deleted", "listing.check_failed", "listing.price_held", "price.changed", "stock.changed", "alert.triggered", "webhook.test", "endpoint.disabled"];
+export const webhookDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["status"]> = ["pending", "succeeded", "failed"];
+export const webhookDeliveryTriggerValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDelivery"]["trigger"]> = ["scheduled", "manual"];
+export const webhookTestDataObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookTestData"]["object"]> = ["webhook_test"];
+export const webhookUpdateEvent_typesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookUpdate"]["event_types"]> = ["product.created", "product.updated", "product.deleted", "competitor.created", "competitor.updated", "competitor.deleted", "listing.created", "listing.updated", "listing.deleted", "listing.check_failed", "listing.price_held", "price.changed", "stock.changed", "alert.triggered", "webhook.test", "endpoint.disabled"];
+export const webhookUpdateFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookUpdate"]["format"]> = ["standard", "slack"];
+export const webhookWithSecretObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookWithSecret"]["object"]> = ["webhook"];
+export const webhookWithSecretEvent_typesValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookWithSecret"]["event_types"]> = ["product.created", "product.updated", "product.deleted", "competitor.created", "competitor.updated", "competitor.deleted", "listing.created", "listing.updated", "listing.deleted", "listing.check_failed", "listing.price_held", "price.changed", "stock.changed", "alert.triggered", "webhook.test", "endpoint.disabled"];
+export const webhookWithSecretFormatValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookWithSecret"]["format"]> = ["standard", "slack"];
+export const componentsHeadersAccessControlAllowOriginValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["Access-Control-Allow-Origin"]> = ["*"];
+export const componentsHeadersIdempotentReplayedValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["Idempotent-Replayed"]> = ["true"];

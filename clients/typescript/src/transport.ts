@@ -1,7 +1,10 @@
 import type { EtagCache } from './etag-cache.js';
-import { type ApiError, errorOf, NetworkError, RateLimitError, retryAfterSeconds, TimeoutError } from './errors.js';
+import { ApiError, errorOf, NetworkError, RateLimitError, retryAfterSeconds, TimeoutError } from './errors.js';
 
-/** Retries of 429, 503 and requests that got no answer; never of other statuses. */
+/**
+ * Retries of 429, 503, a 409 that says when to ask again (`Retry-After`: a listing being
+ * checked, a request still running) and requests that got no answer; never of other statuses.
+ */
 export interface RetryOptions {
   /** Attempts per call, the first included (default 5; 1 never retries). */
   maxAttempts?: number;
@@ -36,7 +39,7 @@ export interface RetryInfo {
   attempt: number;
   /** The wait before the next attempt, in ms. */
   waitMs: number;
-  /** What made the attempt fail: an ApiError (429, 503) or a NetworkError. */
+  /** What made the attempt fail: an ApiError (429, 503, a 409 with Retry-After) or a NetworkError. */
   error: ApiError | NetworkError;
 }
 
@@ -48,9 +51,29 @@ export interface TransportOptions {
   etagCache: EtagCache | undefined;
   usageAlert: UsageAlert | undefined;
   onRetry: ((info: RetryInfo) => void) | undefined;
+  onUsage: ((usage: Usage) => void) | undefined;
+  onError: ((error: ApiError | NetworkError) => void) | undefined;
 }
 
 const RETRIED = new Set([429, 503]);
+/** Retried only when the answer says when (Retry-After): its conflict ends by itself. */
+const RETRIED_WITH_RETRY_AFTER = new Set([409]);
+
+/** A random UUID; crypto.randomUUID needs a secure context in browsers (a dashboard over plain http has none). */
+function uuid(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** JSON (or no body): read whole and under the attempt's timeout. Anything else (a CSV export) is passed on as a stream. */
+const isJson = (response: Response) => {
+  const type = response.headers.get('content-type');
+  return type === null || /\bjson\b/i.test(type);
+};
 const NO_BODY = new Set([101, 204, 205, 304]);
 const BODY_HEADERS = new Set(['content-length', 'content-type', 'content-encoding', 'transfer-encoding']);
 
@@ -85,10 +108,19 @@ export class Transport {
   constructor(private readonly options: TransportOptions) {}
 
   readonly send = async (request: Request): Promise<Response> => {
+    try {
+      return await this.attempts(request);
+    } catch (err) {
+      if (err instanceof ApiError || err instanceof NetworkError) this.options.onError?.(err);
+      throw err;
+    }
+  };
+
+  private async attempts(request: Request): Promise<Response> {
     const { etagCache } = this.options;
     const method = request.method.toUpperCase();
     const headers = new Headers(request.headers);
-    if (method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', crypto.randomUUID());
+    if (method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', uuid());
     const cacheKey = method === 'GET' && etagCache ? `${headers.get('authorization') ?? ''} ${request.url}` : undefined;
     const cached = cacheKey ? etagCache!.get(cacheKey) : undefined;
     if (cached && !headers.has('if-none-match')) headers.set('if-none-match', cached.etag);
@@ -96,24 +128,44 @@ export class Transport {
     const caller = request.signal;
 
     for (let attempt = 1; ; attempt++) {
-      const timeout = this.options.timeoutMs > 0 ? AbortSignal.timeout(this.options.timeoutMs) : undefined;
-      const signal = timeout ? AbortSignal.any([caller, timeout]) : caller;
+      // The attempt's own signal: the caller's abort, or the timeout, which covers the wait for
+      // a JSON answer's whole body but only for a streamed answer's headers.
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(caller.reason);
+      if (caller.aborted) onAbort();
+      else caller.addEventListener('abort', onAbort, { once: true });
+      let timedOut = false;
+      const timer =
+        this.options.timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              controller.abort(new DOMException('timeout', 'TimeoutError'));
+            }, this.options.timeoutMs)
+          : undefined;
       let response: Response;
-      let bytes: ArrayBuffer;
+      let bytes: ArrayBuffer | undefined;
       try {
-        response = await this.options.fetch(new Request(request.url, { method, headers, body, signal, redirect: request.redirect }));
+        response = await this.options.fetch(
+          new Request(request.url, { method, headers, body, signal: controller.signal, redirect: request.redirect, credentials: 'omit' }),
+        );
         // Read here, under the attempt's timeout, so that a body cut off is retried like no answer.
-        bytes = await response.arrayBuffer();
+        if (!(response.ok && !isJson(response))) bytes = await response.arrayBuffer();
       } catch (err) {
+        clearTimeout(timer);
+        caller.removeEventListener('abort', onAbort);
         if (caller.aborted) throw caller.reason;
-        const error = timeout?.aborted
+        const error = timedOut
           ? new TimeoutError(`${method} ${request.url}: no answer within ${this.options.timeoutMs} ms`, { cause: err })
           : new NetworkError(`${method} ${request.url}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
         await this.waitOrThrow(attempt, error, undefined, method, request.url, caller);
         continue;
       }
+      clearTimeout(timer);
       // A 401's X-RateLimit-* describe the address's failed-authentication budget, not the key's hour.
       if (response.status !== 401) this.observe(response.headers);
+      // A streamed success: its body is the caller's to read (the caller's abort still stops it).
+      if (bytes === undefined) return response;
+      caller.removeEventListener('abort', onAbort);
 
       if (response.status === 304 && cached) {
         etagCache!.hits++;
@@ -135,11 +187,12 @@ export class Transport {
         return answer;
       }
       const error = errorOf(answer, new TextDecoder().decode(bytes));
-      if (!RETRIED.has(response.status)) throw error;
       const asked = error instanceof RateLimitError ? error.retryAfter : retryAfterSeconds(response.headers.get('retry-after'));
+      const retried = RETRIED.has(response.status) || (RETRIED_WITH_RETRY_AFTER.has(response.status) && asked !== undefined);
+      if (!retried) throw error;
       await this.waitOrThrow(attempt, error, asked, method, request.url, caller);
     }
-  };
+  }
 
   /** Waits before the next attempt, or throws `error` when there is none or the wait asked for is too long. */
   private async waitOrThrow(attempt: number, error: ApiError | NetworkError, askedSeconds: number | undefined, method: string, url: string, signal: AbortSignal) {
@@ -164,6 +217,7 @@ export class Transport {
     const last = this.usage;
     if (last && (last.reset > reset || (last.reset === reset && last.remaining < remaining))) return;
     this.usage = { limit, remaining, reset };
+    this.options.onUsage?.(this.usage);
     const alert = this.options.usageAlert;
     if (!alert || this.alertedWindow === reset) return;
     const under = Math.max(alert.remaining ?? -Infinity, alert.fraction === undefined ? -Infinity : alert.fraction * limit);

@@ -1,3 +1,5 @@
+import type { Event } from './events.js';
+
 /**
  * Checks a webhook delivery's signature (Standard Webhooks v1, as the service signs): the
  * `webhook-signature` header holds one or more space-separated `v1,<base64 HMAC-SHA256>` of
@@ -42,11 +44,11 @@ function equal(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * Resolves with the parsed JSON payload when one of the signatures is the secret's, else rejects
- * with WebhookVerificationError. Pass the body exactly as received (the raw text or bytes, not
- * re-serialised JSON).
+ * Resolves with the event (a union on `type`: `event.data` is known once `event.type` is) when
+ * one of the signatures is the secret's, else rejects with WebhookVerificationError. Pass the
+ * body exactly as received (the raw text or bytes, not re-serialised JSON).
  */
-export async function verifyWebhook<T = unknown>(
+export async function verifyWebhook<T = Event>(
   secret: string,
   body: string | Uint8Array,
   headers: HeaderSource,

@@ -1,22 +1,27 @@
-import { all, ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import type { SuccessData } from '@pricehound/client';
+import { ApiError, ph, take } from '../api';
 import { type Child, h, put } from '../dom';
 import { money, when } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, AlertEventsAcknowledged, AlertPreview, AlertPreviewResult, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
+import type { AlertEvent, AlertPreview, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
 import { checkbox, clearErrors, confirmDialog, control, errorBox, field, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
 type KeysOf<U> = U extends unknown ? keyof U : never;
 /** A field of some condition object (generated from the API's AlertCondition). */
 type ConditionField = Exclude<KeysOf<Condition>, 'type'>;
+type Variant<T extends ConditionType> = Extract<Condition, { type: T }>;
 
 /**
- * Each condition type, how it reads, and the fields it takes (src/alerts/schemas.ts). `series`:
- * the condition watches a price series, competitors' (default) or our own; `preview: false`:
- * POST /alerts/preview refuses it (no history of ranks or of failed checks).
+ * Each condition type, how it reads, and the fields it takes: `tsc` checks each field against
+ * that type's condition object in the OpenAPI document, and `series` (the condition watches a
+ * price series, competitors' by default or our own) against whether that object has one.
+ * `preview: false`: POST /alerts/preview refuses it (no history of ranks or of failed checks).
  */
-const CONDITIONS: Record<ConditionType, { label: string; fields: Exclude<ConditionField, 'series'>[]; series: boolean; preview: boolean }> = {
+const CONDITIONS: {
+  [T in ConditionType]: { label: string; fields: Exclude<keyof Variant<T>, 'type' | 'series'>[]; series: 'series' extends keyof Variant<T> ? true : false; preview: boolean };
+} = {
   price_below: { label: 'A price falls below a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
   price_above: { label: 'A price rises above a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
   price_drop: { label: 'A price drops by at least…', fields: ['percent', 'amount'], series: true, preview: true },
@@ -56,10 +61,10 @@ const eventPrice = (e: Pick<AlertEvent, 'current' | 'previous'>) =>
 
 export async function alertsPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Alerts');
-  let rules = await all<AlertRule>('/alerts', {}, 500, ctx.signal);
+  let rules = await take(ph.paginate('/api/v1/alerts', { signal: ctx.signal }), 500);
   const [comps, products] = await Promise.all([
     competitorMap().catch(() => new Map<string, Competitor>()),
-    api<ListPage<Product>>('/products', { query: { sort: 'name', limit: 100 }, signal: ctx.signal }).then((p) => p.data),
+    ph.GET('/api/v1/products', { params: { query: { sort: 'name', limit: 100 } }, signal: ctx.signal }).then((p) => p.data),
   ]);
   const names = await productsByIds(rules.map((r) => r.product_id).filter((x): x is string => x !== null));
   for (const p of products) names.set(p.id, p);
@@ -102,7 +107,7 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
               const toggle = h('button', { type: 'button', class: 'secondary small' }, r.enabled ? 'Disable' : 'Enable');
               toggle.addEventListener('click', () =>
                 void withBusy(toggle, null, async () => {
-                  const updated = await api<AlertRule>(`/alerts/${encodeURIComponent(r.id)}`, { method: 'PATCH', body: { enabled: !r.enabled } });
+                  const updated = await ph.PATCH('/api/v1/alerts/{id}', { params: { path: { id: r.id } }, body: { enabled: !r.enabled } });
                   rules = rules.map((x) => (x.id === r.id ? updated : x));
                   renderRules();
                 }),
@@ -110,7 +115,7 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
               const test = h('button', { type: 'button', class: 'secondary small' }, 'Test');
               test.addEventListener('click', () =>
                 void withBusy(test, null, async () => {
-                  const e = await api<AlertEvent>(`/alerts/${encodeURIComponent(r.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                  const e = await ph.POST('/api/v1/alerts/{id}/test', { params: { path: { id: r.id } } });
                   toast(`Test event of “${r.name}” recorded: ${e.message}`);
                   await renderEvents();
                 }),
@@ -120,7 +125,7 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
                 void (async () => {
                   if (!(await confirmDialog(`Delete the rule “${r.name}”? Its events go with it.`, 'Delete rule'))) return;
                   await withBusy(del, null, async () => {
-                    await api(`/alerts/${encodeURIComponent(r.id)}`, { method: 'DELETE' });
+                    await ph.DELETE('/api/v1/alerts/{id}', { params: { path: { id: r.id } } });
                     rules = rules.filter((x) => x.id !== r.id);
                     renderRules();
                     toast(`Deleted “${r.name}”.`);
@@ -137,11 +142,12 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
     );
   renderRules();
 
-  const state = ctx.query.get('state') ?? 'open';
+  const asked = ctx.query.get('state') ?? 'open';
+  const state = asked === 'all' || asked === 'acknowledged' ? asked : 'open';
   const eventsSlot = h('div', { 'data-testid': 'alert-events' }, loading());
   const renderEvents = async () => {
     try {
-      const page = await api<ListPage<AlertEvent>>('/alert-events', { query: { state: state === 'all' ? undefined : state, limit: 50 }, signal: ctx.signal });
+      const page = await ph.GET('/api/v1/alert-events', { params: { query: { state: state === 'all' ? undefined : state, limit: 50 } }, signal: ctx.signal });
       const prods = await productsByIds(page.data.map((e) => e.product_id).filter((x): x is string => x !== null && !names.has(x)));
       for (const [id, p] of names) prods.set(id, p);
       const ruleNames = new Map(rules.map((r) => [r.id, r.name]));
@@ -149,7 +155,7 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
       const ackAll = h('button', { type: 'button', class: 'secondary', disabled: open.length === 0 }, `Acknowledge all ${open.length} shown`);
       ackAll.addEventListener('click', () =>
         void withBusy(ackAll, null, async () => {
-          const r = await api<AlertEventsAcknowledged>('/alert-events/acknowledge', { method: 'POST', body: { ids: open.map((e) => e.id) } });
+          const r = await ph.POST('/api/v1/alert-events/acknowledge', { body: { ids: open.map((e) => e.id) } });
           toast(`Acknowledged ${r.count} events${r.not_found.length ? `; ${r.not_found.length} were gone (their rule deleted)` : ''}.`);
           await renderEvents();
         }),
@@ -172,7 +178,7 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
                 const ack = h('button', { type: 'button', class: 'small' }, 'Acknowledge');
                 ack.addEventListener('click', () =>
                   void withBusy(ack, null, async () => {
-                    await api(`/alert-events/${encodeURIComponent(e.id)}/acknowledge`, { method: 'POST' });
+                    await ph.POST('/api/v1/alert-events/{id}/acknowledge', { params: { path: { id: e.id } } });
                     toast('Acknowledged.');
                     await renderEvents();
                   }),
@@ -331,10 +337,10 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
       const body = read();
       // A preview needs no name yet.
       if (!body.name) body.name = 'Preview';
-      let res: AlertPreviewResult;
+      let res: SuccessData<'/api/v1/alerts/preview', 'post'>;
       try {
         const preview: AlertPreview = { ...body, from: from.toISOString(), to: to.toISOString() };
-        res = await api<AlertPreviewResult>('/alerts/preview', { method: 'POST', body: preview });
+        res = await ph.POST('/api/v1/alerts/preview', { body: preview });
       } catch (e) {
         fail(e);
         return;
@@ -369,7 +375,7 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
     void withBusy(submit, err, async () => {
       let rule: AlertRule;
       try {
-        rule = await api<AlertRule>('/alerts', { method: 'POST', body: read(), idempotencyKey: newIdempotencyKey() });
+        rule = await ph.POST('/api/v1/alerts', { body: read() });
       } catch (e2) {
         fail(e2);
         return;

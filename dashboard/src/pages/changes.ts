@@ -1,19 +1,21 @@
-import { api, type Page as ListPage } from '../api';
+import { ph } from '../api';
 import { h, put } from '../dom';
 import { money, percent, stock, when } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { href } from '../router';
-import type { Competitor, PriceChange } from '../types';
+import type { Competitor, PriceChange, Query } from '../types';
 import { errorBox, loading, listPager, table } from '../ui';
 
-const KINDS: Record<string, string> = {
+type Kind = NonNullable<Query<'/api/v1/price-changes'>['kind']>;
+const KINDS: Record<Kind, string> = {
   up: 'Prices up',
   down: 'Prices down',
   moved: 'Prices up or down',
   back_in_stock: 'Back in stock',
   out_of_stock: 'Out of stock',
 };
+const isKind = (k: string): k is Kind => Object.hasOwn(KINDS, k);
 
 
 /** GET /price-changes with the filters a market tile of the overview links with. */
@@ -21,13 +23,13 @@ export async function changesPage(ctx: PageContext): Promise<void> {
   const kind = ctx.query.get('kind') ?? '';
   const since = ctx.query.get('since') ?? '';
   const cursor = ctx.query.get('cursor');
-  const base = { kind: KINDS[kind] ? kind : undefined, since: since || undefined };
-  pageHeader(ctx, `${KINDS[kind] ?? 'Price changes'}${since ? ` since ${when(since)}` : ''}`);
+  const base = { kind: isKind(kind) ? kind : undefined, since: since || undefined };
+  pageHeader(ctx, `${isKind(kind) ? KINDS[kind] : 'Price changes'}${since ? ` since ${when(since)}` : ''}`);
   const slot = h('div', null, loading());
   ctx.main.append(h('p', null, h('a', { href: '#/' }, '‹ Overview')), slot);
   try {
     const [page, comps] = await Promise.all([
-      api<ListPage<PriceChange>>('/price-changes', { query: { ...base, cursor, limit: 50 }, signal: ctx.signal }),
+      ph.GET('/api/v1/price-changes', { params: { query: { ...base, cursor: cursor ?? undefined, limit: 50 } }, signal: ctx.signal }),
       competitorMap().catch(() => new Map<string, Competitor>()),
     ]);
     const prods = await productsByIds(page.data.map((c) => c.product_id));

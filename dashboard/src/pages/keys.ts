@@ -1,4 +1,4 @@
-import { all, ApiError, api, newIdempotencyKey } from '../api';
+import { ApiError, ph, take } from '../api';
 import { h, put } from '../dom';
 import { relative, when } from '../format';
 import { type PageContext, pageHeader } from '../page';
@@ -13,10 +13,10 @@ import { badge, clearErrors, confirmDialog, control, field, fieldChecked, modal,
 export async function keysPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'API keys');
   // The signed-in key: its id and plan (GET /usage is never counted against the limit).
-  const me = await api<Usage>('/usage', { query: { hours: 1 }, signal: ctx.signal });
+  const me: Usage = await ph.GET('/api/v1/usage', { params: { query: { hours: 1 } }, signal: ctx.signal });
   let keys: ApiKey[];
   try {
-    keys = await all<ApiKey>('/keys', {}, 1000, ctx.signal);
+    keys = await take(ph.paginate('/api/v1/keys', { signal: ctx.signal }), 1000);
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== 'insufficient_scope') throw err;
     ctx.main.append(
@@ -36,7 +36,7 @@ export async function keysPage(ctx: PageContext): Promise<void> {
   // A refused revocation (the last full key) stays said here, beside the list, not in a passing toast.
   const actionError = h('div');
   const reload = async () => {
-    keys = await all<ApiKey>('/keys', {}, 1000, ctx.signal);
+    keys = await take(ph.paginate('/api/v1/keys', { signal: ctx.signal }), 1000);
     render();
   };
   const render = () =>
@@ -79,7 +79,7 @@ export async function keysPage(ctx: PageContext): Promise<void> {
           : `Revoke ${k.name ? `"${k.name}"` : 'this key'} (${k.prefix}…)? Programs using it stop working at once. This cannot be undone.`;
         if (!(await confirmDialog(question, 'Revoke key'))) return;
         await withBusy(revoke, actionError, async () => {
-          await api<ApiKey>(`/keys/${encodeURIComponent(k.id)}`, { method: 'DELETE' });
+          await ph.DELETE('/api/v1/keys/{id}', { params: { path: { id: k.id } } });
           toast('Key revoked.');
           // Revoking the signed-in key: the next request answers 401, which signs out (api.ts).
           await reload();
@@ -125,7 +125,7 @@ function createForm(own: Plan, created: () => void): HTMLElement {
     const body: ApiKeyCreate = { scope: control(form, 'scope')!.value as KeyScope, plan: control(form, 'plan')!.value as Plan };
     if (name) body.name = name;
     void withBusy(submit, err, async () => {
-      const key = await fieldChecked(form, () => api<ApiKeyWithSecret>('/keys', { method: 'POST', body, idempotencyKey: newIdempotencyKey() }));
+      const key: ApiKeyWithSecret | undefined = await fieldChecked(form, () => ph.POST('/api/v1/keys', { body }));
       if (!key) return;
       form.reset();
       created();
@@ -162,7 +162,7 @@ function renameDialog(k: ApiKey, renamed: (k: ApiKey) => void): void {
     clearErrors(form);
     const name = control(form, 'name')!.value.trim();
     void withBusy(save, err, async () => {
-      const updated = await fieldChecked(form, () => api<ApiKey>(`/keys/${encodeURIComponent(k.id)}`, { method: 'PATCH', body: { name: name || null } }));
+      const updated: ApiKey | undefined = await fieldChecked(form, () => ph.PATCH('/api/v1/keys/{id}', { params: { path: { id: k.id } }, body: { name: name || null } }));
       if (!updated) return;
       close();
       toast('Key renamed.');

@@ -1,13 +1,14 @@
-import { ApiError, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { ApiError, ph } from '../api';
 import { type Child, extLink, h, put } from '../dom';
 import { count, money, relative, stock, when } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { Candidate, CheckResult, Competitor, Extraction, Listing } from '../types';
+import type { Candidate, CheckResult, Competitor, Extraction, ExtractRequest, Listing, ListingCreate, Query } from '../types';
 import { badge, checkbox, clearErrors, control, describeError, errorBox, field, loading, listPager, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
-const STATUSES: [string, string][] = [
+type Status = NonNullable<Query<'/api/v1/listings'>['status']>;
+const STATUSES: [Status | '', string][] = [
   ['', 'Any state'],
   ['ok', 'OK'],
   ['failing', 'Failing'],
@@ -15,6 +16,8 @@ const STATUSES: [string, string][] = [
   ['pending', 'Never checked'],
 ];
 
+
+const isStatus = (v: string | undefined): v is Status => STATUSES.some(([s]) => s !== '' && s === v);
 
 export const statusBadge = (l: Pick<Listing, 'status' | 'held'>): Child => [
   badge(l.status, l.status === 'ok' ? 'ok' : l.status === 'pending' ? 'muted' : 'bad'),
@@ -38,8 +41,11 @@ export function heldActions(listingId: string, checkId: string, result: HTMLElem
   const reject = h('button', { type: 'button', class: 'secondary small' }, 'Reject');
   const answer = (what: 'accept' | 'reject', button: HTMLButtonElement) =>
     void withBusy(button, result, async () => {
-      const path = `/listings/${encodeURIComponent(listingId)}/checks/${encodeURIComponent(checkId)}/${what}`;
-      const c = await api<CheckResult>(path, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+      const path = { path: { id: listingId, check_id: checkId } };
+      const c =
+        what === 'accept'
+          ? await ph.POST('/api/v1/listings/{id}/checks/{check_id}/accept', { params: path })
+          : await ph.POST('/api/v1/listings/{id}/checks/{check_id}/reject', { params: path });
       accept.disabled = true;
       reject.disabled = true;
       put(
@@ -67,7 +73,7 @@ function pinButton(listingId: string, path: string, result: HTMLElement, label =
   const pin = h('button', { type: 'button', class: 'small' }, label);
   pin.addEventListener('click', () =>
     void withBusy(pin, result, async () => {
-      const l = await api<Listing>(`/listings/${encodeURIComponent(listingId)}`, { method: 'PATCH', body: { selector: path } });
+      const l = await ph.PATCH('/api/v1/listings/{id}', { params: { path: { id: listingId } }, body: { selector: path } });
       put(
         result,
         h(
@@ -195,6 +201,7 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
     if (v) filters[k] = v;
   }
   const cursor = q.get('cursor');
+  const query = { status: isStatus(filters.status) ? filters.status : undefined, product_id: filters.product_id, competitor_id: filters.competitor_id };
   pageHeader(ctx, 'Competitors & listings');
 
   const comps = await competitorMap(true).catch(() => new Map<string, Competitor>());
@@ -225,8 +232,8 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
   const reload = async () => {
     try {
       const [page, held] = await Promise.all([
-        api<ListPage<Listing>>('/listings', { query: { ...filters, cursor, limit: 25, sort: 'next_check_at' }, signal: ctx.signal }),
-        api<ListPage<Listing>>('/listings', { query: { ...filters, held: true, limit: 100, sort: '-updated_at' }, signal: ctx.signal }),
+        ph.GET('/api/v1/listings', { params: { query: { ...query, cursor: cursor ?? undefined, limit: 25, sort: 'next_check_at' } }, signal: ctx.signal }),
+        ph.GET('/api/v1/listings', { params: { query: { ...query, held: true, limit: 100, sort: '-updated_at' } }, signal: ctx.signal }),
       ]);
       const prods = await productsByIds([...page.data, ...held.data].map((l) => l.product_id));
       put(heldSlot, heldReadings(held.data, prods, comps, answerSlot, reload));
@@ -250,7 +257,7 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
                 now.addEventListener('click', () =>
                   void withBusy(now, resultSlot, async () => {
                     put(resultSlot, loading(`Checking ${shortUrl(l.url)}…`));
-                    const r = await api<CheckResult>(`/listings/${encodeURIComponent(l.id)}/check`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                    const r = await ph.POST('/api/v1/listings/{id}/check', { params: { path: { id: l.id } } });
                     put(resultSlot, h('h3', { tabindex: -1 }, `Check of ${shortUrl(l.url)}`), checkView(r, reload));
                     resultSlot.querySelector('h3')?.focus();
                     await reload();
@@ -259,7 +266,7 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
                 const log = h('button', { type: 'button', class: 'secondary small' }, 'Check log');
                 log.addEventListener('click', () =>
                   void withBusy(log, resultSlot, async () => {
-                    const checks = await api<ListPage<CheckResult>>(`/listings/${encodeURIComponent(l.id)}/checks`, { query: { limit: 20 } });
+                    const checks = await ph.GET('/api/v1/listings/{id}/checks', { params: { path: { id: l.id }, query: { limit: 20 } } });
                     put(
                       resultSlot,
                       h('h3', { tabindex: -1 }, `Last checks of ${shortUrl(l.url)}`),
@@ -372,11 +379,7 @@ function competitorsView(comps: Map<string, Competitor>): Child {
     clearErrors(form);
     void withBusy(submit, err, async () => {
       try {
-        const c = await api<Competitor>('/competitors', {
-          method: 'POST',
-          body: { name: control(form, 'name')!.value, website: control(form, 'website')!.value },
-          idempotencyKey: newIdempotencyKey(),
-        });
+        const c = await ph.POST('/api/v1/competitors', { body: { name: control(form, 'name')!.value, website: control(form, 'website')!.value } });
         toast(`Added ${c.name}.`);
         go('/listings', { competitor_id: c.id });
       } catch (e2) {
@@ -415,13 +418,13 @@ function addListingForm(comps: Map<string, Competitor>, productId: string | unde
     e.preventDefault();
     clearErrors(form);
     const v = (k: string) => control(form, k)?.value.trim() ?? '';
-    const body: Record<string, unknown> = { product_id: v('product_id'), competitor_id: v('competitor_id') || null, check_interval_seconds: Number(v('check_interval_seconds')) };
+    const body: ListingCreate = { product_id: v('product_id'), competitor_id: v('competitor_id') || null, check_interval_seconds: Number(v('check_interval_seconds')) };
     if (v('url')) body.url = v('url');
     if (v('selector')) body.selector = v('selector');
     if ((control(form, 'render_js') as HTMLInputElement).checked) body.render_js = true;
     void withBusy(submit, err, async () => {
       try {
-        await api<Listing>('/listings', { method: 'POST', body, idempotencyKey: newIdempotencyKey() });
+        await ph.POST('/api/v1/listings', { body });
       } catch (e2) {
         if (e2 instanceof ApiError && e2.details.length > 0 && showFieldErrors(form, e2.details).length === 0) return;
         throw e2;
@@ -451,7 +454,7 @@ function extractForm(): HTMLElement {
     e.preventDefault();
     clearErrors(form);
     const v = (k: string) => control(form, k)?.value.trim() ?? '';
-    const body: Record<string, unknown> = {
+    const body: ExtractRequest = {
       url: v('url'),
       render_js: (control(form, 'render_js') as HTMLInputElement).checked,
       respect_robots: (control(form, 'respect_robots') as HTMLInputElement).checked,
@@ -462,7 +465,7 @@ function extractForm(): HTMLElement {
       put(out, loading('Fetching the page…'));
       let x: Extraction;
       try {
-        x = await api<Extraction>('/extract', { method: 'POST', body });
+        x = await ph.POST('/api/v1/extract', { body });
       } catch (e2) {
         if (e2 instanceof ApiError && e2.details.length > 0) {
           const rest = showFieldErrors(form, e2.details);

@@ -1,11 +1,11 @@
-import { api, type Page as ListPage, NEAR_LIMIT } from '../api';
+import { NEAR_LIMIT, ph } from '../api';
 import { usageChart } from '../charts/usage-chart';
 import { type Child, extLink, h, put } from '../dom';
 import { count, countdown, percent, relative } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { href } from '../router';
-import type { Listing, PriceChangeSummary, Usage } from '../types';
+import type { Listing, Usage } from '../types';
 import { badge, errorBox, loading, section, table } from '../ui';
 
 /** How far past its due time a listing counts as "not checked on time". */
@@ -31,7 +31,7 @@ async function renderUsage(ctx: PageContext, slot: HTMLElement): Promise<void> {
   const load = async () => {
     let usage: Usage;
     try {
-      usage = await api<Usage>('/usage', { query: { hours: 48 }, signal: ctx.signal });
+      usage = await ph.GET('/api/v1/usage', { params: { query: { hours: 48 } }, signal: ctx.signal });
     } catch (err) {
       if (!ctx.signal.aborted) put(slot, errorBox(err));
       return;
@@ -88,7 +88,7 @@ async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> 
   ];
   try {
     const summaries = await Promise.all(
-      periods.map(([, since]) => api<PriceChangeSummary>('/price-changes/summary', { query: { since }, signal: ctx.signal })),
+      periods.map(([, since]) => ph.GET('/api/v1/price-changes/summary', { params: { query: { since } }, signal: ctx.signal })),
     );
     put(
       slot,
@@ -126,10 +126,10 @@ function tile(label: string, value: string, link: string | null, kind: string, n
 async function renderAttention(ctx: PageContext, slot: HTMLElement): Promise<void> {
   try {
     const [failing, flagged, dueFirst, held] = await Promise.all([
-      api<ListPage<Listing>>('/listings', { query: { status: 'failing', limit: 20 }, signal: ctx.signal }),
-      api<ListPage<Listing>>('/listings', { query: { status: 'flagged', limit: 20 }, signal: ctx.signal }),
-      api<ListPage<Listing>>('/listings', { query: { enabled: true, sort: 'next_check_at', limit: 20 }, signal: ctx.signal }),
-      api<ListPage<Listing>>('/listings', { query: { held: true, limit: 20 }, signal: ctx.signal }),
+      ph.GET('/api/v1/listings', { params: { query: { status: 'failing', limit: 20 } }, signal: ctx.signal }),
+      ph.GET('/api/v1/listings', { params: { query: { status: 'flagged', limit: 20 } }, signal: ctx.signal }),
+      ph.GET('/api/v1/listings', { params: { query: { enabled: true, sort: 'next_check_at', limit: 20 } }, signal: ctx.signal }),
+      ph.GET('/api/v1/listings', { params: { query: { held: true, limit: 20 } }, signal: ctx.signal }),
     ]);
     const now = Date.now();
     const overdue = dueFirst.data.filter((l) => l.next_check_at && new Date(l.next_check_at).getTime() < now - OVERDUE_GRACE_MS);

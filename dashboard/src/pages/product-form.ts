@@ -1,32 +1,31 @@
-import { ApiError, api, newIdempotencyKey } from '../api';
+import { ApiError, ph } from '../api';
 import { h, put } from '../dom';
 import { rememberProduct } from '../names';
-import type { Product, ProductInput } from '../types';
+import type { Product, ProductUpdate } from '../types';
 import { clearErrors, control, errorBox, field, modal, showFieldErrors, textarea, toast, withBusy } from '../ui';
 
 const OPTIONAL = ['sku', 'brand', 'category', 'url', 'description'] as const;
 
-/** Reads the form into a create or update body; on update only what changed (null clears a field). */
-function readForm(form: HTMLFormElement, before: Product | null): ProductInput {
+/** Reads the form into an update body: on update only what changed (null clears a field); on create every field given. */
+function readForm(form: HTMLFormElement, before: Product | null): { body: ProductUpdate; price: number } {
   const v = (name: string) => control(form, name)?.value ?? '';
-  const out: Record<string, unknown> = {};
+  const body: ProductUpdate = {};
   const name = v('name');
-  if (!before || name !== before.name) out.name = name;
+  if (!before || name !== before.name) body.name = name;
   const priceText = v('base_price').trim();
   const price = priceText === '' ? NaN : Number(priceText);
-  // Sent as typed: the API refuses what is not a number with at most 4 decimals (422 on base_price).
-  if (!before || price !== before.base_price) out.base_price = Number.isFinite(price) ? price : priceText;
+  if (!before || price !== before.base_price) body.base_price = price;
   const currency = v('currency').trim().toUpperCase();
-  if (!before || currency !== before.currency) out.currency = currency;
+  if (!before || currency !== before.currency) body.currency = currency;
   for (const k of OPTIONAL) {
     const val = v(k);
     const old = before?.[k] ?? null;
     if (before) {
       const next = val === '' ? null : val;
-      if (next !== old) out[k] = next;
-    } else if (val !== '') out[k] = val;
+      if (next !== old) body[k] = next;
+    } else if (val !== '') body[k] = val;
   }
-  return out as ProductInput;
+  return { body, price };
 }
 
 /** The product form in a dialog: create (product null) or edit. Resolves with the saved product, or null when closed. */
@@ -55,27 +54,30 @@ export function openProductForm(product: Product | null): Promise<Product | null
       e.preventDefault();
       clearErrors(form);
       put(formError);
-      const body = readForm(form, product);
+      const { body, price } = readForm(form, product);
       if (product && Object.keys(body).length === 0) {
         close();
         return;
       }
-      // One key per submission: a corrected resubmission is a new request, not a replay.
-      const idempotencyKey = newIdempotencyKey();
+      if (!Number.isFinite(price)) {
+        showFieldErrors(form, [{ field: 'base_price', message: 'must be an amount, e.g. 49.99' }]);
+        return;
+      }
+      // Each submission is one call: the client gives it one Idempotency-Key for its retries.
       void withBusy(submit, null, async () => {
+        let answer: Product;
         try {
-          saved = product
-            ? await api<Product>(`/products/${encodeURIComponent(product.id)}`, { method: 'PATCH', body })
-            : await api<Product>('/products', { method: 'POST', body, idempotencyKey });
+          answer = product
+            ? await ph.PATCH('/api/v1/products/{id}', { params: { path: { id: product.id } }, body })
+            : await ph.POST('/api/v1/products', { body: { ...body, name: body.name ?? '', base_price: price, currency: body.currency ?? '' } });
         } catch (err) {
           const rest = err instanceof ApiError ? showFieldErrors(form, err.details) : [];
-          if (!(err instanceof ApiError) || rest.length > 0 || err.details.length === 0) {
-            put(formError, errorBox(err instanceof ApiError && rest.length > 0 ? new ApiError(err.status, err.message, err.code, rest) : err));
-          }
+          if (!(err instanceof ApiError) || rest.length > 0 || err.details.length === 0) put(formError, errorBox(err, rest));
           return;
         }
-        rememberProduct(saved);
-        toast(product ? `Saved ${saved.name}.` : `Created ${saved.name}.`);
+        saved = answer;
+        rememberProduct(answer);
+        toast(product ? `Saved ${answer.name}.` : `Created ${answer.name}.`);
         close();
       });
     });

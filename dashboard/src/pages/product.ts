@@ -1,11 +1,12 @@
-import { ApiError, api, type Page as ListPage } from '../api';
+import { HISTORY_MAX_SPAN_DAYS, RAW_PAGE_MAX } from '@pricehound/client';
+import { ApiError, ph, take } from '../api';
 import { type ChartInput, type Marker, type PickedPoint, type PricePoint, type PriceSeries, priceChart, type PriceChart } from '../charts/price-chart';
 import { append, type Child, extLink, h, put } from '../dom';
 import { count, money, number, percent, relative, stock, when } from '../format';
 import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, BucketHistory, CheckResult, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
+import type { AlertEvent, BucketHistory, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
 import { confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
 import { candidatesTable, evidenceView, statusBadge } from './listings';
 import { openProductForm } from './product-form';
@@ -17,15 +18,15 @@ export const RANGES: Record<string, { label: string; days: number }> = {
   '90d': { label: '90 days', days: 90 },
   '1y': { label: '1 year', days: 365 },
 };
-/** The API's longest span per interval (docs/prices/HISTORY.md, "Span limits"). */
-const MAX_DAYS: Record<Interval, number> = { raw: 366, hour: 31, day: 1100, week: 3660 };
+/** The API's longest span per interval (docs/prices/HISTORY.md, "Span limits"), as the client knows it. */
+const MAX_DAYS: Record<Interval, number> = HISTORY_MAX_SPAN_DAYS;
 const INTERVALS: [Interval, string][] = [
   ['raw', 'Every observation'],
   ['hour', 'Hourly'],
   ['day', 'Daily'],
   ['week', 'Weekly'],
 ];
-/** Raw history is read 1000 observations a request; this many requests at most (a year of hourly prices of 11 series is ~100). */
+/** Raw history is read RAW_PAGE_MAX (1000) observations a request; this many requests at most (a year of hourly prices of 11 series is ~100). */
 const RAW_MAX_PAGES = 150;
 /** The first window of raw history (the newest), and how many observations later windows aim at. */
 const RAW_FIRST_WINDOW = DAY;
@@ -57,7 +58,7 @@ export async function productPage(ctx: PageContext): Promise<void> {
   const compsRequest = competitorMap().catch(() => new Map<string, Competitor>());
   let product: Product;
   try {
-    product = await api<Product>(`/products/${encodeURIComponent(id)}`, { signal: ctx.signal });
+    product = await ph.GET('/api/v1/products/{id}', { params: { path: { id } }, signal: ctx.signal });
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
       head.textContent = 'Product not found';
@@ -80,7 +81,7 @@ export async function productPage(ctx: PageContext): Promise<void> {
   const remove = async () => {
     if (!(await confirmDialog(`Delete “${product.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))) return;
     await withBusy(delBtn, null, async () => {
-      await api(`/products/${encodeURIComponent(product.id)}`, { method: 'DELETE' });
+      await ph.DELETE('/api/v1/products/{id}', { params: { path: { id: product.id } } });
       forgetProduct(product.id);
       toast(`Deleted ${product.name}.`);
       go('/products');
@@ -265,10 +266,17 @@ const iso = (s: number) => new Date(s * 1000).toISOString();
 
 /** The history's first request: all the buckets, or the first window of raw observations (loadHistory). */
 function firstHistoryRequest(ctx: PageContext, id: string, interval: Interval, from: number, to: number): Promise<BucketHistory | RawHistory> {
-  const path = `/products/${encodeURIComponent(id)}/prices`;
-  if (interval !== 'raw') return api<BucketHistory>(path, { query: { interval, from: iso(from), to: iso(to) }, signal: ctx.signal });
-  return api<RawHistory>(path, { query: { interval: 'raw', from: iso(Math.max(from, to - RAW_FIRST_WINDOW)), to: iso(to), limit: 1000 }, signal: ctx.signal });
+  const start = interval === 'raw' ? Math.max(from, to - RAW_FIRST_WINDOW) : from;
+  const query = { interval, from: iso(start), to: iso(to), ...(interval === 'raw' ? { limit: RAW_PAGE_MAX } : {}) };
+  return ph.GET('/api/v1/products/{id}/prices', { params: { path: { id }, query }, signal: ctx.signal });
 }
+
+/** Raw history pages of [start, end), from `cursor` on: the client's pagination. */
+const rawPages = (ctx: PageContext, id: string, start: number, end: number, cursor?: string) =>
+  ph.pages('/api/v1/products/{id}/prices', {
+    params: { path: { id }, query: { interval: 'raw', from: iso(start), to: iso(end), limit: RAW_PAGE_MAX, ...(cursor ? { cursor } : {}) } },
+    signal: ctx.signal,
+  });
 
 /** Reads the history: buckets in one request, or raw observations page by page, reporting as it goes. */
 async function loadHistory(
@@ -282,9 +290,9 @@ async function loadHistory(
   onPoints: (series: PriceSeries[], done: boolean, loaded: number) => void,
   onFirst: () => void,
 ): Promise<void> {
-  const path = `/products/${encodeURIComponent(product.id)}/prices`;
   if (interval !== 'raw') {
-    const res = (await first) as BucketHistory;
+    const res = await first;
+    if (res.interval === 'raw') throw new Error('asked for buckets, got observations');
     let loaded = 0;
     const series: PriceSeries[] = res.series.map((s) => {
       const points: PricePoint[] = [];
@@ -315,12 +323,9 @@ async function loadHistory(
     const start = Math.max(from, end - span);
     const windowIndex = new Map<string, PricePoint[]>();
     let inWindow = 0;
-    let cursor: string | null = null;
-    do {
-      const res: RawHistory =
-        pages === 0 ? ((await first) as RawHistory) : await api<RawHistory>(path, { query: { interval: 'raw', from: iso(start), to: iso(end), limit: 1000, cursor }, signal: ctx.signal });
+    const add = (data: Observation[]) => {
       pages++;
-      for (const o of res.data) {
+      for (const o of data) {
         const key = `${keyOf(o.competitor_id)}|${o.currency}`;
         let entry = byKey.get(key);
         if (!entry) {
@@ -335,15 +340,30 @@ async function loadHistory(
         }
         w.push({ t: Date.parse(o.observed_at) / 1000, v: o.price, inStock: o.in_stock, obs: o });
       }
-      inWindow += res.data.length;
-      cursor = res.pagination.has_more ? res.pagination.next_cursor : null;
+      inWindow += data.length;
       // Redraw as data arrive, at most every 300 ms (the chart is usable from the first request on).
       if (pages === 1 || performance.now() - lastDraw > 300) {
         onPoints(current(), false, loaded + inWindow);
         lastDraw = performance.now();
         if (pages === 1) onFirst();
       }
-    } while (cursor && pages < RAW_MAX_PAGES);
+    };
+    // The newest window's first page was asked for with the product (firstHistoryRequest).
+    let more = true;
+    let cursor: string | undefined;
+    if (pages === 0) {
+      const res = await first;
+      if (res.interval !== 'raw') throw new Error('asked for observations, got buckets');
+      add(res.data);
+      cursor = res.pagination.next_cursor ?? undefined;
+      more = cursor !== undefined;
+    }
+    if (more) {
+      for await (const page of rawPages(ctx, product.id, start, end, cursor)) {
+        add(page);
+        if (pages >= RAW_MAX_PAGES) break;
+      }
+    }
     loaded += inWindow;
     // The next window holds about one page at the density seen so far.
     const density = inWindow / (end - start);
@@ -381,17 +401,11 @@ function rawStock(series: PriceSeries[], end: number): Map<string, [number, numb
  * series without a change in it, their stock now.
  */
 async function stockTimeline(ctx: PageContext, productId: string, from: number, to: number, trends: Trends | null): Promise<Map<string, [number, number][]>> {
-  const changes: PriceChange[] = [];
-  let cursor: string | null = null;
-  for (let i = 0; i < 5; i++) {
-    const page: ListPage<PriceChange> = await api<ListPage<PriceChange>>('/price-changes', {
-      query: { product_id: productId, since: new Date(from * 1000).toISOString(), limit: 100, cursor },
-      signal: ctx.signal,
-    });
-    changes.push(...page.data);
-    cursor = page.pagination.has_more ? page.pagination.next_cursor : null;
-    if (!cursor) break;
-  }
+  // The newest 500 changes (5 pages) at most.
+  const changes: PriceChange[] = await take(
+    ph.paginate('/api/v1/price-changes', { params: { query: { product_id: productId, since: new Date(from * 1000).toISOString() } }, signal: ctx.signal }),
+    500,
+  );
   changes.reverse(); // oldest first
   const bySeries = new Map<string, PriceChange[]>();
   for (const c of changes) {
@@ -423,8 +437,8 @@ async function stockTimeline(ctx: PageContext, productId: string, from: number, 
 async function loadAlertMarkers(ctx: PageContext, productId: string, from: number, comps: Map<string, Competitor>): Promise<{ markers: Marker[]; list: HTMLElement } | null> {
   let events: AlertEvent[];
   try {
-    const page = await api<ListPage<AlertEvent>>('/alert-events', {
-      query: { product_id: productId, created_after: new Date(from * 1000).toISOString(), limit: 100 },
+    const page = await ph.GET('/api/v1/alert-events', {
+      params: { query: { product_id: productId, created_after: new Date(from * 1000).toISOString(), limit: 100 } },
       signal: ctx.signal,
     });
     events = page.data;
@@ -451,7 +465,7 @@ async function loadAlertMarkers(ctx: PageContext, productId: string, from: numbe
 async function loadTrends(ctx: PageContext, product: Product, slot: HTMLElement, positionSlot: HTMLElement): Promise<Trends | null> {
   let t: Trends;
   try {
-    t = await api<Trends>(`/products/${encodeURIComponent(product.id)}/trends`, { signal: ctx.signal });
+    t = await ph.GET('/api/v1/products/{id}/trends', { params: { path: { id: product.id } }, signal: ctx.signal });
   } catch (err) {
     if (!ctx.signal.aborted) put(slot, errorBox(err));
     return null;
@@ -525,11 +539,11 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
     if (!obs && picked.point.bucket) {
       const b = picked.point.bucket;
       const competitor = picked.series.key.split('|')[0]!;
-      const res = await api<RawHistory>(`/products/${encodeURIComponent(product.id)}/prices`, {
-        query: { interval: 'raw', from: b.start, to: b.end, competitor_id: competitor, limit: 1000 },
+      const res = await ph.GET('/api/v1/products/{id}/prices', {
+        params: { path: { id: product.id }, query: { interval: 'raw', from: b.start, to: b.end, competitor_id: [competitor], limit: RAW_PAGE_MAX } },
         signal: ctx.signal,
       });
-      const inCurrency = res.data.filter((o) => o.currency === picked.series.currency);
+      const inCurrency = res.interval === 'raw' ? res.data.filter((o) => o.currency === picked.series.currency) : [];
       obs = inCurrency[inCurrency.length - 1];
       note = `The last of the ${b.count} observation${b.count === 1 ? '' : 's'} from ${when(b.start)} to ${when(b.end)}.`;
     }
@@ -556,7 +570,7 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
       return;
     }
     // A price a check recorded, or one a person accepted after its check held it.
-    const checks = await api<ListPage<CheckResult>>(`/listings/${encodeURIComponent(obs.listing_id)}/checks`, { query: { limit: 100 }, signal: ctx.signal }).catch((err: unknown) => {
+    const checks = await ph.GET('/api/v1/listings/{id}/checks', { params: { path: { id: obs.listing_id }, query: { limit: 100 } }, signal: ctx.signal }).catch((err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
     });
@@ -602,7 +616,7 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
 
 async function renderProductListings(ctx: PageContext, product: Product, comps: Map<string, Competitor>, slot: HTMLElement): Promise<void> {
   try {
-    const page = await api<ListPage<Listing>>(`/products/${encodeURIComponent(product.id)}/listings`, { query: { limit: 100 }, signal: ctx.signal });
+    const page = await ph.GET('/api/v1/products/{id}/listings', { params: { path: { id: product.id }, query: { limit: 100 } }, signal: ctx.signal });
     put(
       slot,
       table(

@@ -1,13 +1,23 @@
-import { api, type Page as ListPage, newIdempotencyKey, request } from '../api';
-import { parseCsv, csvRow } from '../csv';
+import {
+  csvRow,
+  IMPORT_ERROR_COLUMNS,
+  type ImportedRow,
+  importErrorRows,
+  importProducts,
+  PRODUCT_CSV_COLUMNS,
+  PRODUCT_CSV_REQUIRED,
+  readProductsCsv,
+} from '@pricehound/client';
+import { ph } from '../api';
 import { type Child, h, put } from '../dom';
 import { count, money, number, relative } from '../format';
 import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { Competitor, Product, ProductBatchResult } from '../types';
+import type { Competitor, Product, Query } from '../types';
 import {
   badge,
+  checkbox,
   confirmDialog,
   errorBox,
   field,
@@ -24,7 +34,9 @@ import {
 import { openProductForm } from './product-form';
 
 const FILTERS = ['q', 'brand', 'category', 'currency', 'min_price', 'max_price', 'sort'] as const;
-const SORTS: [string, string][] = [
+type ProductQuery = Query<'/api/v1/products'>;
+type Sort = NonNullable<ProductQuery['sort']>;
+const SORTS: [Sort, string][] = [
   ['-created_at', 'Newest first'],
   ['created_at', 'Oldest first'],
   ['name', 'Name A–Z'],
@@ -37,6 +49,22 @@ const SORTS: [string, string][] = [
   ['-updated_at', 'Recently changed'],
 ];
 
+
+const isSort = (v: string | undefined): v is Sort => SORTS.some(([s]) => s === v);
+const amount = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+
+/** The page's filters (as the address holds them) as GET /products takes them. */
+function productQuery(f: Record<string, string>): Omit<ProductQuery, 'limit' | 'cursor'> {
+  return {
+    q: f.q,
+    brand: f.brand,
+    category: f.category,
+    currency: f.currency,
+    min_price: amount(f.min_price),
+    max_price: amount(f.max_price),
+    sort: isSort(f.sort) ? f.sort : undefined,
+  };
+}
 
 export function positionCell(p: Product): Child {
   const pos = p.monitoring.position;
@@ -106,7 +134,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   const reload = async () => {
     try {
       const [page, comps] = await Promise.all([
-        api<ListPage<Product>>('/products', { query: { ...filters, cursor, limit: 25 }, signal: ctx.signal }),
+        ph.GET('/api/v1/products', { params: { query: { ...productQuery(filters), cursor: cursor ?? undefined, limit: 25 } }, signal: ctx.signal }),
         competitorMap(),
       ]);
       page.data.forEach(rememberProduct);
@@ -152,7 +180,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   const remove = async (p: Product) => {
     if (!(await confirmDialog(`Delete “${p.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))) return;
     await withBusy(null, null, async () => {
-      await api(`/products/${encodeURIComponent(p.id)}`, { method: 'DELETE' });
+      await ph.DELETE('/api/v1/products/{id}', { params: { path: { id: p.id } } });
       forgetProduct(p.id);
       toast(`Deleted ${p.name}.`);
       await reload();
@@ -164,8 +192,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
 
 /** GET /products.csv with the current filters, saved as a file (a plain link could not send the key). */
 async function exportCsv(filters: Record<string, string>): Promise<void> {
-  const res = await request('/products.csv', { query: filters });
-  const blob = await res.blob();
+  const blob = await ph.GET('/api/v1/products.csv', { params: { query: productQuery(filters) }, parseAs: 'blob' });
   const url = URL.createObjectURL(blob);
   const a = h('a', { href: url, download: 'products.csv', class: 'sr-only' }, 'download');
   document.body.appendChild(a);
@@ -177,11 +204,8 @@ async function exportCsv(filters: Record<string, string>): Promise<void> {
 
 // ---- CSV import ----
 
-const COLUMNS = ['name', 'base_price', 'currency', 'sku', 'brand', 'category', 'description', 'url'] as const;
-const REQUIRED = ['name', 'base_price', 'currency'] as const;
 /** Items per POST /products/batch: small enough for steady progress, large enough to be quick (the API takes 1000). */
 export const IMPORT_CHUNK = 200;
-const MONEY = /^\d{1,11}(\.\d{1,4})?$/;
 
 interface RowError {
   line: number;
@@ -190,40 +214,10 @@ interface RowError {
   message: string;
 }
 
-/** Reads the file into products and the rows refused before sending (a price that is not a number). */
-export function productsFromCsv(text: string): { items: { line: number; product: Record<string, unknown> }[]; errors: RowError[]; ignored: string[] } {
-  const rows = parseCsv(text);
-  const header = rows.shift();
-  if (!header) throw new Error('The file is empty.');
-  const names = header.cells.map((c) => c.trim().toLowerCase());
-  const missing = REQUIRED.filter((r) => !names.includes(r));
-  if (missing.length > 0) throw new Error(`The header row lacks ${missing.join(', ')} (columns: ${COLUMNS.join(', ')}).`);
-  const ignored = names.filter((n) => n !== '' && !(COLUMNS as readonly string[]).includes(n));
-  const items: { line: number; product: Record<string, unknown> }[] = [];
-  const errors: RowError[] = [];
-  for (const row of rows) {
-    const product: Record<string, unknown> = {};
-    names.forEach((n, i) => {
-      if (!(COLUMNS as readonly string[]).includes(n)) return;
-      const v = row.cells[i] ?? '';
-      if (v === '') return;
-      product[n] = v;
-    });
-    const price = String(product.base_price ?? '').trim();
-    if (!MONEY.test(price)) {
-      errors.push({ line: row.line, name: String(product.name ?? ''), field: 'base_price', message: price ? `“${price}” is not an amount like 19.99` : 'is required' });
-      continue;
-    }
-    product.base_price = Number(price);
-    if (typeof product.currency === 'string') product.currency = product.currency.trim();
-    items.push({ line: row.line, product });
-  }
-  return { items, errors, ignored };
-}
-
 function openImport(done: () => void): void {
   const fileId = 'import-file';
   const input = h('input', { id: fileId, name: 'file', type: 'file', accept: '.csv,text/csv', required: true, 'aria-describedby': 'import-help' });
+  const update = checkbox({ name: 'update', label: 'Update the products whose SKU is already there', hint: 'Otherwise a row with such a SKU is reported and left out.' });
   const start = h('button', { type: 'submit' }, 'Import');
   const cancel = h('button', { type: 'button', class: 'secondary' }, 'Close');
   const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Import progress', hidden: true });
@@ -237,12 +231,13 @@ function openImport(done: () => void): void {
       'p',
       { id: 'import-help' },
       'A header row, then one product per row. Columns: ',
-      h('code', null, COLUMNS.join(', ')),
-      ' (name, base_price and currency required). Rows are created in batches of ',
+      h('code', null, PRODUCT_CSV_COLUMNS.join(', ')),
+      ` (${PRODUCT_CSV_REQUIRED.join(', ')} required). Rows are created in batches of `,
       String(IMPORT_CHUNK),
-      '; a bad row is reported and the others are still created.',
+      '; a bad row is reported and the others are still created. A file exported here (Export CSV) imports as it is.',
     ),
     h('div', { class: 'field' }, h('label', { for: fileId }, 'CSV file'), input),
+    update,
     progress,
     progressText,
     errorsSlot,
@@ -258,11 +253,12 @@ function openImport(done: () => void): void {
       input.focus();
       return;
     }
+    const updating = (form.elements.namedItem('update') as HTMLInputElement).checked;
     void withBusy(start, errorsSlot, async () => {
       controller = new AbortController();
       cancel.textContent = 'Stop';
       try {
-        await runImport(await file.text(), controller.signal, progress, progressText, errorsSlot);
+        await runImport(await file.text(), updating, controller.signal, progress, progressText, errorsSlot);
       } finally {
         controller = null;
         cancel.textContent = 'Close';
@@ -273,45 +269,39 @@ function openImport(done: () => void): void {
   input.focus();
 }
 
-async function runImport(text: string, signal: AbortSignal, progress: HTMLProgressElement, status: HTMLElement, errorsSlot: HTMLElement): Promise<void> {
-  const { items, errors, ignored } = productsFromCsv(text);
-  const total = items.length + errors.length;
+/** Reads the file with the client's products CSV reader and imports it with its importProducts, as `pricehound import products` does. */
+async function runImport(text: string, update: boolean, signal: AbortSignal, progress: HTMLProgressElement, status: HTMLElement, errorsSlot: HTMLElement): Promise<void> {
+  const { rows, ignored } = readProductsCsv(text);
+  const total = rows.length;
   progress.hidden = false;
   progress.max = Math.max(1, total);
-  let created = 0;
-  let done = errors.length;
+  let done = 0;
+  const tally = { created: 0, updated: 0, present: 0, failed: 0 };
+  const refused: ImportedRow[] = [];
   const report = (final = false) => {
     progress.value = done;
+    const errors = tally.failed + (update ? 0 : tally.present);
     put(
       status,
-      `${final ? 'Done' : 'Importing'}: ${count(done)} of ${count(total)} rows, ${count(created)} created, ${count(errors.length)} with errors.`,
+      `${final ? 'Done' : 'Importing'}: ${count(done)} of ${count(total)} rows, ${count(tally.created)} created, ` +
+        (update ? `${count(tally.updated)} updated, ${count(tally.present)} unchanged, ` : '') +
+        `${count(errors)} with errors.`,
       ignored.length ? ` Columns ignored: ${ignored.join(', ')}.` : '',
     );
   };
   report();
-  for (let i = 0; i < items.length; i += IMPORT_CHUNK) {
-    if (signal.aborted) break;
-    const chunk = items.slice(i, i + IMPORT_CHUNK);
-    const res = await api<ProductBatchResult>('/products/batch', {
-      method: 'POST',
-      body: { products: chunk.map((c) => c.product) },
-      idempotencyKey: newIdempotencyKey(),
-      signal,
-    });
-    for (const r of res.data) {
-      const item = chunk[r.index]!;
-      if (r.status === 201) {
-        created++;
-        continue;
-      }
-      const details = r.error?.details?.length ? r.error.details : [{ field: '', message: r.error?.error ?? `status ${r.status}` }];
-      for (const d of details) errors.push({ line: item.line, name: String(item.product.name ?? ''), field: d.field.replace(/^products\[\d+\]\./, ''), message: d.message });
+  for await (const batch of importProducts(ph, rows, { batchSize: IMPORT_CHUNK, update, signal })) {
+    for (const r of batch) {
+      tally[r.result]++;
+      if (r.result === 'failed' || (r.result === 'present' && !update)) refused.push(r);
     }
-    done += chunk.length;
+    done += batch.length;
     report();
   }
   report(true);
-  errors.sort((a, b) => a.line - b.line);
+  const errors: RowError[] = refused
+    .sort((a, b) => a.line - b.line)
+    .flatMap((r) => r.problems.map((d) => ({ line: r.line, name: r.name, field: d.field, message: d.message })));
   put(
     errorsSlot,
     errors.length === 0
@@ -323,13 +313,14 @@ async function runImport(text: string, signal: AbortSignal, progress: HTMLProgre
             { title: 'Field', cell: (e) => h('code', null, e.field || '—') },
             { title: 'Problem', cell: (e) => e.message },
           ], errors),
-          errorReportLink(errors),
+          errorReportLink(refused),
         ],
   );
 }
 
-function errorReportLink(errors: RowError[]): HTMLElement {
-  const csv = [csvRow(['line', 'name', 'field', 'message']), ...errors.map((e) => csvRow([e.line, e.name, e.field, e.message]))].join('\r\n');
+/** The rows not imported as CSV, with the columns of the CLI's error report. */
+function errorReportLink(rows: ImportedRow[]): HTMLElement {
+  const csv = csvRow(IMPORT_ERROR_COLUMNS) + rows.map(importErrorRows).join('');
   const url = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
   return h('p', null, h('a', { href: url, download: 'import-errors.csv' }, 'Download these errors as CSV'));
 }

@@ -1,8 +1,7 @@
-import { ApiError, api } from '../api';
+import { ApiError, clientWith } from '../api';
 import { h, put } from '../dom';
 import { setKey } from '../session';
 import { describeError, withBusy } from '../ui';
-import type { Usage } from '../types';
 
 /**
  * Sign-in with an API key. The key is tried on GET /usage (which is never counted against the
@@ -49,7 +48,7 @@ export async function signInPage(app: HTMLElement, done: () => void): Promise<vo
     void withBusy(button, null, async () => {
       put(error);
       try {
-        await api<Usage>('/usage', { key, query: { hours: 1 } });
+        await clientWith(key).GET('/api/v1/usage', { params: { query: { hours: 1 } } });
       } catch (err) {
         const text =
           err instanceof ApiError && err.status === 401

@@ -1,9 +1,10 @@
-import { all, api, type Page as ListPage, newIdempotencyKey } from '../api';
+import { EVENT_TYPES } from '@pricehound/client';
+import { ph, take } from '../api';
 import { h, nextId, put } from '../dom';
 import { toLocalInput, when } from '../format';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import { type ApiEvent, type Delivery, EVENT_TYPES, type RedeliverResult, type Webhook, type WebhookCreate, type WebhookWithSecret } from '../types';
+import type { Delivery, Query, Webhook, WebhookCreate, WebhookWithSecret } from '../types';
 import { badge, clearErrors, confirmDialog, control, errorBox, field, fieldChecked, listPager, loading, secretDialog, section, selectField, table, toast, withBusy } from '../ui';
 
 /** A secret is shown once (design/API.md): in a dialog, with a copy button, never stored by the page. */
@@ -13,7 +14,7 @@ function showSecret(title: string, secret: string): void {
 
 export async function webhooksPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Webhooks');
-  let endpoints = await all<Webhook>('/webhooks', {}, 500, ctx.signal);
+  let endpoints = await take(ph.paginate('/api/v1/webhooks', { signal: ctx.signal }), 500);
   const selected = ctx.query.get('id');
   const listSlot = h('div');
   const render = () =>
@@ -32,7 +33,7 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
               const test = h('button', { type: 'button', class: 'small' }, 'Send test');
               test.addEventListener('click', () =>
                 void withBusy(test, null, async () => {
-                  const event = await api<ApiEvent>(`/webhooks/${encodeURIComponent(w.id)}/test`, { method: 'POST', idempotencyKey: newIdempotencyKey() });
+                  const event = await ph.POST('/api/v1/webhooks/{id}/test', { params: { path: { id: w.id } } });
                   toast(`Test event ${event.id} queued; see the delivery log.`);
                   go('/webhooks', { id: w.id });
                 }),
@@ -42,7 +43,7 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
                 void (async () => {
                   if (!(await confirmDialog('Make a new signing secret? The old one keeps signing beside it for the overlap (24 hours by default).', 'Rotate'))) return;
                   await withBusy(rotate, null, async () => {
-                    const r = await api<WebhookWithSecret>(`/webhooks/${encodeURIComponent(w.id)}/rotate-secret`, { method: 'POST', body: {} });
+                    const r = await ph.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id: w.id } } });
                     showSecret('New signing secret', r.secret);
                   });
                 })(),
@@ -50,7 +51,7 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
               const toggle = h('button', { type: 'button', class: 'secondary small' }, w.enabled ? 'Disable' : 'Enable');
               toggle.addEventListener('click', () =>
                 void withBusy(toggle, null, async () => {
-                  const u = await api<Webhook>(`/webhooks/${encodeURIComponent(w.id)}`, { method: 'PATCH', body: { enabled: !w.enabled } });
+                  const u = await ph.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: w.id } }, body: { enabled: !w.enabled } });
                   endpoints = endpoints.map((x) => (x.id === w.id ? u : x));
                   render();
                 }),
@@ -60,7 +61,7 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
                 void (async () => {
                   if (!(await confirmDialog(`Delete the endpoint ${w.url}? Its delivery log goes with it.`, 'Delete endpoint'))) return;
                   await withBusy(del, null, async () => {
-                    await api(`/webhooks/${encodeURIComponent(w.id)}`, { method: 'DELETE' });
+                    await ph.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: w.id } } });
                     toast('Endpoint deleted.');
                     go('/webhooks');
                   });
@@ -82,6 +83,16 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
   ctx.main.append(section('New endpoint', endpointForm()));
 }
 
+type DeliveryStatus = NonNullable<Query<'/api/v1/webhooks/{id}/deliveries'>['status']>;
+/** The delivery log's tabs: every attempt, or those of one status. */
+const TABS: [DeliveryStatus | '', string][] = [
+  ['', 'All'],
+  ['failed', 'Failed'],
+  ['pending', 'Pending'],
+  ['succeeded', 'Succeeded'],
+];
+const isDeliveryStatus = (s: string): s is DeliveryStatus => TABS.some(([k]) => k !== '' && k === s);
+
 async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
   const cursor = ctx.query.get('cursor');
   const status = ctx.query.get('status') ?? '';
@@ -89,7 +100,10 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
   const refresh = h('button', { type: 'button', class: 'secondary small', onclick: () => void load() }, 'Refresh');
   const load = async () => {
     try {
-      const page = await api<ListPage<Delivery>>(`/webhooks/${encodeURIComponent(w.id)}/deliveries`, { query: { cursor, limit: 25, status }, signal: ctx.signal });
+      const page = await ph.GET('/api/v1/webhooks/{id}/deliveries', {
+        params: { path: { id: w.id }, query: { cursor: cursor ?? undefined, limit: 25, status: isDeliveryStatus(status) ? status : undefined } },
+        signal: ctx.signal,
+      });
       put(
         slot,
         table(
@@ -113,7 +127,7 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
                 const again = h('button', { type: 'button', class: 'secondary small' }, 'Redeliver');
                 again.addEventListener('click', () =>
                   void withBusy(again, null, async () => {
-                    const r = await api<RedeliverResult>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { event_id: d.event_id } });
+                    const r = await ph.POST('/api/v1/webhooks/{id}/redeliver', { params: { path: { id: w.id } }, body: { event_id: d.event_id } });
                     toast(r.queued === 1 ? 'Queued again.' : `Queued ${r.queued} attempts.`);
                     await load();
                   }),
@@ -152,7 +166,7 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
     clearErrors(form);
     const at = (k: string) => new Date(control(form, k)!.value).toISOString();
     void withBusy(replay, err, async () => {
-      const r = await api<RedeliverResult>(`/webhooks/${encodeURIComponent(w.id)}/redeliver`, { method: 'POST', body: { since: at('since'), until: at('until') } });
+      const r = await ph.POST('/api/v1/webhooks/{id}/redeliver', { params: { path: { id: w.id } }, body: { since: at('since'), until: at('until') } });
       put(result, r.queued === 0 ? 'No failed event in this range: nothing queued.' : `Queued ${r.queued} failed event${r.queued === 1 ? '' : 's'} again.`);
       await load();
     });
@@ -160,12 +174,7 @@ async function deliveryLog(ctx: PageContext, w: Webhook): Promise<HTMLElement> {
   const tabs = h(
     'nav',
     { class: 'segmented', 'aria-label': 'Which attempts' },
-    [
-      ['', 'All'],
-      ['failed', 'Failed'],
-      ['pending', 'Pending'],
-      ['succeeded', 'Succeeded'],
-    ].map(([k, label]) => h('a', { href: href('/webhooks', { id: w.id, status: k || undefined }), 'aria-current': k === status ? 'true' : undefined }, label!)),
+    TABS.map(([k, label]) => h('a', { href: href('/webhooks', { id: w.id, status: k || undefined }), 'aria-current': k === status ? 'true' : undefined }, label)),
   );
   return h('div', null, h('div', { class: 'toolbar' }, tabs, refresh), slot, h('h3', null, 'Replay a range'), form);
 }
@@ -200,7 +209,7 @@ function endpointForm(): HTMLElement {
     const body: WebhookCreate = { url: control(form, 'url')!.value.trim(), format: control(form, 'format')!.value as WebhookCreate['format'], event_types: types as WebhookCreate['event_types'] };
     if (description) body.description = description;
     void withBusy(submit, err, async () => {
-      const created = await fieldChecked(form, () => api<WebhookWithSecret>('/webhooks', { method: 'POST', body, idempotencyKey: newIdempotencyKey() }));
+      const created: WebhookWithSecret | undefined = await fieldChecked(form, () => ph.POST('/api/v1/webhooks', { body }));
       if (!created) return;
       go('/webhooks', { id: created.id });
       showSecret('Endpoint added: its signing secret', created.secret);

@@ -1,9 +1,8 @@
 import { loadConfigOrExit } from '../../config.js';
-import { accountApi } from '../account-api.js';
 import { type Command, note, out } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
 import { progress } from '../progress.js';
-import { openOperations } from '../target.js';
+import { openOperations, ownerClient } from '../target.js';
 import { type DemoProduct, demoProducts } from '../demo/catalogue.js';
 import type { OwnerOperations } from '../../owner-channel/operations.js';
 import { DataDirInUseError } from '../../db/data-dir-lock.js';
@@ -37,7 +36,7 @@ async function fill(ops: OwnerOperations, products: DemoProduct[], days: number,
   }
   const k = await ops.createKey({ plan: 'business', name: DEMO_KEY_NAME });
   const bar = progress();
-  const r = await seedDemo(accountApi(ops, k.key), { products, days, shopUrl, checkIntervalSeconds: 3600 }, bar);
+  const r = await seedDemo(ownerClient(ops, k.key), { products, days, shopUrl, checkIntervalSeconds: 3600 }, bar);
   bar.done(
     `Created demo account ${k.account_id}: ${r.products} products, ${r.competitors} competitors, ${r.listings} listings, ` +
       `${r.observations} price observations over ${days} days, ${r.alerts} alert rules.`,

@@ -1,34 +1,22 @@
 import fs from 'node:fs';
 import { once } from 'node:events';
-import { csvRow, type CsvValue } from '../../http/csv.js';
-import { type AccountApi, accountApi, apiKeyOf, withOperations } from '../account-api.js';
+import { CsvReader, csvRow, PRODUCT_EXPORT_COLUMNS, productCsvRow, unguard } from '@pricehound/client';
+import { ACCOUNT_HELP, ACCOUNT_OPTIONS, type AccountClient, accountClient, cost } from '../account.js';
 import { type Command, note } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
-import { IMPORT_COLUMNS } from './import-products.js';
 
-interface Page<T> {
-  data: T[];
-  pagination: { has_more: boolean; next_cursor: string | null };
-}
-
-type Item = Record<string, unknown>;
-
-/** `pricehound import products` reads these columns back: an export is an import file. */
-const PRODUCT_COLUMNS = [...IMPORT_COLUMNS, 'id', 'created_at', 'updated_at'] as const;
-const PRICE_COLUMNS = ['product_id', 'sku', 'competitor_id', 'listing_id', 'price', 'currency', 'in_stock', 'observed_at', 'source', 'id'] as const;
-
-/** The filters of GET /products, as options: --min-price is min_price. */
+/** The filters of GET /products (and GET /prices.csv), as options: --min-price is min_price. */
 const PRODUCT_FILTERS = ['category', 'brand', 'sku', 'currency', 'min-price', 'max-price', 'q', 'created-after', 'created-before', 'sort'] as const;
 const filterOptions = Object.fromEntries(PRODUCT_FILTERS.map((f) => [f, { type: 'string' as const }]));
 
 const COMMON_OPTIONS = {
-  key: { type: 'string' as const },
+  ...ACCOUNT_OPTIONS,
   out: { type: 'string' as const },
   format: { type: 'string' as const },
   ...filterOptions,
 };
 
-const COMMON_HELP = `  --key KEY            the API key (default: $PRICEHOUND_KEY)
+const COMMON_HELP = `${ACCOUNT_HELP}
   --out FILE           write to FILE (default: stdout)
   --format csv|jsonl   CSV with a header row (default), or one JSON object per line
 Product filters, as GET /products has them:
@@ -51,24 +39,20 @@ function sink(file: string | undefined) {
   };
 }
 
-function productQuery(values: Record<string, unknown>): URLSearchParams {
-  const q = new URLSearchParams();
+/** The product filters given, as the API's query parameters. */
+function productQuery(values: Record<string, unknown>): Record<string, string> {
+  const q: Record<string, string> = {};
   for (const f of PRODUCT_FILTERS) {
     const v = values[f];
-    if (typeof v === 'string') q.set(f.replace(/-/g, '_'), v);
+    if (typeof v === 'string') q[f.replace(/-/g, '_')] = v;
   }
   return q;
 }
 
-const DAY_MS = 86_400_000;
-/** The raw history answers at most this span per request (GET /products/{id}/prices). */
-const HISTORY_WINDOW_MS = 366 * DAY_MS;
-
-/** [from, to) cut into spans the history answers, oldest first. */
-function windows(from: Date, to: Date): [Date, Date][] {
-  const out: [Date, Date][] = [];
-  for (let a = from.getTime(); a < to.getTime(); a += HISTORY_WINDOW_MS) out.push([new Date(a), new Date(Math.min(a + HISTORY_WINDOW_MS, to.getTime()))]);
-  return out;
+function format(values: Record<string, unknown>, command: string): 'csv' | 'jsonl' {
+  const f = values.format ?? 'csv';
+  if (f !== 'csv' && f !== 'jsonl') throw new UsageError(`--format must be csv or jsonl, got "${String(f)}"`, command);
+  return f;
 }
 
 function instant(value: unknown, fallback: Date, option: string, command: string): Date {
@@ -78,52 +62,15 @@ function instant(value: unknown, fallback: Date, option: string, command: string
   return d;
 }
 
-/** Every page of a list endpoint, one request (one bounded page) at a time. */
-async function* pages<T>(api: AccountApi, path: string, query: URLSearchParams): AsyncGenerator<T[]> {
-  let cursor: string | null = null;
-  do {
-    const q = new URLSearchParams(query);
-    if (cursor) q.set('cursor', cursor);
-    const page: Page<T> = await api.json<Page<T>>('GET', `${path}?${q.toString()}`);
-    yield page.data;
-    cursor = page.pagination.has_more ? page.pagination.next_cursor : null;
-  } while (cursor);
-}
-
-function format(values: Record<string, unknown>, command: string): 'csv' | 'jsonl' {
-  const f = values.format ?? 'csv';
-  if (f !== 'csv' && f !== 'jsonl') throw new UsageError(`--format must be csv or jsonl, got "${String(f)}"`, command);
-  return f;
-}
-
-const cellsOf = (item: Item, columns: readonly string[]): CsvValue[] =>
-  columns.map((c) => {
-    const v = item[c];
-    return v === undefined || v === null || typeof v === 'object' ? null : (v as CsvValue);
-  });
-
-async function exportRows(
-  values: Record<string, unknown>,
-  command: string,
-  columns: readonly string[],
-  rows: (api: AccountApi) => AsyncGenerator<Item[]>,
-): Promise<number> {
-  const key = apiKeyOf(values, command);
+/** Runs an export: the rows `write` writes, then a note of where they went and what they cost. */
+async function exportTo(values: Record<string, unknown>, command: string, write: (account: AccountClient, out: ReturnType<typeof sink>, fmt: 'csv' | 'jsonl') => Promise<number>) {
+  const account = accountClient(values, command);
   const fmt = format(values, command);
   const file = typeof values.out === 'string' ? values.out : undefined;
   const out = sink(file);
-  let count = 0;
-  await withOperations(async (ops) => {
-    if (fmt === 'csv') await out.write(csvRow(columns));
-    for await (const page of rows(accountApi(ops, key))) {
-      let chunk = '';
-      for (const item of page) chunk += fmt === 'csv' ? csvRow(cellsOf(item, columns)) : `${JSON.stringify(item)}\n`;
-      count += page.length;
-      if (chunk) await out.write(chunk);
-    }
-  });
+  const rows = await write(account, out, fmt);
   await out.end();
-  if (file) note(`Exported ${count} rows to ${file}.`);
+  note(`Exported ${rows} row${rows === 1 ? '' : 's'}${file ? ` to ${file}` : ''} from ${account.url}. Cost: ${cost(account.requests, account.ph.usage)}.`);
   return EXIT.ok;
 }
 
@@ -132,39 +79,65 @@ export const exportProducts: Command = {
   summary: 'Export products as CSV or JSON lines',
   positionals: [0, 0],
   options: COMMON_OPTIONS,
-  help: `Usage: pricehound export products [--out FILE] [--format csv|jsonl] [filters]
+  help: `Usage: pricehound export products [--url URL] [--key KEY] [--out FILE] [--format csv|jsonl] [filters]
 
-Writes the products of the API key's account (PRICEHOUND_KEY, or --key), read a page of 100
-at a time through GET /products: only one page is held at a time, whatever the catalogue's
-size. CSV columns: ${PRODUCT_COLUMNS.join(', ')}; the file
-can be imported again with \`pricehound import products\`. JSON lines: the API's product objects.
-Works whether or not the server is running.
+Writes the products of the API key's account on the server at --url, read 100 at a time
+through GET /products (a request per 100 products, counted against the key's hourly limit):
+only one page is held at a time, whatever the catalogue's size. CSV columns:
+${PRODUCT_EXPORT_COLUMNS.join(', ')}; text a spreadsheet would run gets a leading '.
+The file imports again with \`pricehound import products\` (which takes the ' off).
+JSON lines: the API's product objects.
 
 Options:
 ${COMMON_HELP}
 `,
   async run(values) {
-    return exportRows(values, this.name, PRODUCT_COLUMNS, (api) => {
-      const q = productQuery(values);
-      q.set('limit', '100');
-      return pages<Item>(api, '/products', q);
+    return exportTo(values, this.name, async ({ ph }, out, fmt) => {
+      let count = 0;
+      if (fmt === 'csv') await out.write(csvRow(PRODUCT_EXPORT_COLUMNS));
+      for await (const page of ph.pages('/api/v1/products', { params: { query: productQuery(values) } })) {
+        await out.write(page.map((p) => (fmt === 'csv' ? productCsvRow(p) : `${JSON.stringify(p)}\n`)).join(''));
+        count += page.length;
+      }
+      return count;
     });
   },
 };
 
+const DAY_MS = 86_400_000;
+/** GET /prices.csv answers at most this span per request. */
+const WINDOW_MS = 366 * DAY_MS;
+
+/** [from, to) cut into the spans one request answers, oldest first. */
+function windows(from: Date, to: Date): [Date, Date][] {
+  const out: [Date, Date][] = [];
+  for (let a = from.getTime(); a < to.getTime(); a += WINDOW_MS) out.push([new Date(a), new Date(Math.min(a + WINDOW_MS, to.getTime()))]);
+  return out;
+}
+
+/** A CSV cell of GET /prices.csv as JSON: numbers, booleans and nulls as such, text without the formula guard. */
+const NUMERIC = new Set(['price', 'samples', 'price_sum']);
+function jsonCell(column: string, cell: string): unknown {
+  if (cell === '') return null;
+  if (NUMERIC.has(column)) return Number(cell);
+  if (column === 'in_stock') return cell === 'true';
+  return unguard(cell);
+}
+
 export const exportPrices: Command = {
   name: 'export prices',
-  summary: 'Export price observations as CSV or JSON lines',
+  summary: 'Export price observations as CSV or JSON lines, in one request',
   positionals: [0, 0],
   options: { ...COMMON_OPTIONS, from: { type: 'string' }, to: { type: 'string' }, competitor: { type: 'string' } },
-  help: `Usage: pricehound export prices [--from T] [--to T] [--competitor ID|own] [--out FILE] [--format csv|jsonl] [filters]
+  help: `Usage: pricehound export prices [--from T] [--to T] [--competitor ID|own] [--url URL] [--key KEY] [--out FILE] [--format csv|jsonl] [filters]
 
 Writes the price observations (ours and competitors') of the products of the API key's
-account (PRICEHOUND_KEY, or --key) between --from and --to, product by product, oldest first,
-read through GET /products/{id}/prices?interval=raw a page of up to 1000 at a time: only one
-page is held at a time. CSV columns: ${PRICE_COLUMNS.join(', ')}.
-JSON lines: the API's observation objects, with the product's id and sku.
-Works whether or not the server is running.
+account on the server at --url between --from and --to, product after product, each oldest
+first: the streamed CSV of GET /prices.csv, one request per 366 days of the range however
+many products there are (each request counted once against the key's hourly limit; the note
+at the end says how many were made and what is left). CSV columns: product_id, sku,
+observed_at, competitor_id, competitor_name, listing_id, price, currency, in_stock, source,
+samples, price_sum, id. JSON lines: one object per observation with those keys.
 
 Options:
   --from T             start of the range (RFC 3339), inclusive; default: 30 days before --to
@@ -173,25 +146,60 @@ Options:
 ${COMMON_HELP}
 `,
   async run(values) {
-    // One `to` for the whole run: left to each request, the default range would move while the pages are read.
+    // One `to` for the whole run: left to each request, the default range would move while it runs.
     const to = instant(values.to, new Date(), '--to', this.name);
     const from = instant(values.from, new Date(to.getTime() - 30 * DAY_MS), '--from', this.name);
     if (from >= to) throw new UsageError('--from must be before --to', this.name);
-    return exportRows(values, this.name, PRICE_COLUMNS, async function* (api) {
-      const productQ = productQuery(values);
-      productQ.set('limit', '100');
-      for await (const products of pages<Item>(api, '/products', productQ)) {
-        for (const product of products) {
-          for (const [start, end] of windows(from, to)) {
-            const historyQ = new URLSearchParams({ interval: 'raw', limit: '1000', from: start.toISOString(), to: end.toISOString() });
-            if (typeof values.competitor === 'string') historyQ.set('competitor_id', values.competitor);
-            // The history's items leave out the product they are the history of.
-            for await (const observations of pages<Item>(api, `/products/${String(product.id)}/prices`, historyQ)) {
-              yield observations.map((o) => ({ ...o, product_id: product.id, sku: product.sku ?? null }));
+    return exportTo(values, this.name, async ({ ph }, out, fmt) => {
+      let count = 0;
+      let first = true;
+      for (const [start, end] of windows(from, to)) {
+        const query = {
+          ...productQuery(values),
+          from: start.toISOString(),
+          to: end.toISOString(),
+          ...(typeof values.competitor === 'string' ? { competitor_id: [values.competitor] } : {}),
+        };
+        const body = await ph.GET('/api/v1/prices.csv', { params: { query }, parseAs: 'stream' });
+        if (!body) continue;
+        // CSV goes out as the service wrote it (one header row for the whole file); the reader
+        // counts the rows, and makes the JSON lines.
+        const csv = new CsvReader();
+        const decoder = new TextDecoder();
+        let header: string[] | undefined;
+        let headerText = first ? undefined : '';
+        first = false;
+        const take = async (text: string, records: { cells: string[] }[]) => {
+          let chunk = '';
+          for (const { cells } of records) {
+            if (!header) {
+              header = cells;
+              continue;
             }
+            count++;
+            if (fmt === 'jsonl') chunk += `${JSON.stringify(Object.fromEntries(header.map((c, i) => [c, jsonCell(c, cells[i] ?? '')])))}\n`;
           }
+          if (fmt === 'csv') {
+            if (headerText !== undefined) {
+              // A later window: its header line is not written again.
+              headerText += text;
+              const end = headerText.indexOf('\n');
+              if (end < 0) return;
+              text = headerText.slice(end + 1);
+              headerText = undefined;
+            }
+            chunk = text;
+          }
+          if (chunk) await out.write(chunk);
+        };
+        for await (const piece of body as AsyncIterable<Uint8Array>) {
+          const text = decoder.decode(piece, { stream: true });
+          await take(text, csv.push(text));
         }
+        const rest = decoder.decode();
+        await take(rest, [...csv.push(rest), ...csv.end()]);
       }
+      return count;
     });
   },
 };

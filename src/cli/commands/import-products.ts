@@ -1,55 +1,29 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { parse } from 'csv-parse';
-import { accountApi, apiKeyOf, withOperations } from '../account-api.js';
+import { BATCH_MAX, CsvError, IMPORT_ERROR_COLUMNS, importErrorRows, importProducts as importRows, PRODUCT_CSV_COLUMNS, ProductCsvReader, type ProductCsvRow, csvRow } from '@pricehound/client';
+import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient, cost } from '../account.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { progress } from '../progress.js';
 import { readState, type ImportState, statePath, writeState } from './import-state.js';
 
-/** The columns of the dashboard's import (dashboard/src/pages/products.ts); the rest are ignored. */
-export const IMPORT_COLUMNS = ['name', 'base_price', 'currency', 'sku', 'brand', 'category', 'description', 'url'] as const;
-const REQUIRED = ['name', 'base_price', 'currency'] as const;
-/** POST /products/batch takes at most this many items. */
-const MAX_BATCH = 1000;
-const NUMBER = /^\s*\d+(\.\d+)?\s*$/;
-/** The guard GET /products.csv puts before text a spreadsheet would run (src/http/csv.ts): taken off again. */
-const CSV_GUARD = /^'(?=[=+\-@\t\r])/;
-
-interface Row {
-  /** 1-based data row (the header is row 0). */
-  row: number;
-  /** The file line the row starts on. */
-  line: number;
-  product: Record<string, unknown>;
-}
-
-interface BatchAnswer {
-  data: { index: number; status: number; error?: { error: string; details?: { field: string; message: string }[] } }[];
-}
-
-const ERROR_HEADER = 'row,line,sku,name,field,message\n';
-const csvCell = (v: string | number) => {
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-function productOf(header: string[], record: string[]): Record<string, unknown> {
-  const product: Record<string, unknown> = {};
-  header.forEach((column, i) => {
-    if (!(IMPORT_COLUMNS as readonly string[]).includes(column)) return;
-    const value = (record[i] ?? '').replace(CSV_GUARD, '');
-    if (value.trim() === '') return;
-    // Numbers as numbers; anything else goes as sent, and the API names what is wrong with it.
-    product[column] = column === 'base_price' && NUMBER.test(value) ? Number(value) : column === 'currency' ? value.trim() : value;
-  });
-  return product;
-}
-
 async function fileHash(file: string): Promise<string> {
   const hash = crypto.createHash('sha256');
   for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** The rows of `file` after row `skip`, read a piece at a time; `read` tells how far into the file. */
+async function* rowsOf(file: string, reader: ProductCsvReader, skip: number, read: (bytes: number) => void): AsyncGenerator<ProductCsvRow> {
+  let bytes = 0;
+  const stream = fs.createReadStream(file);
+  const text = new TextDecoder('utf-8');
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    read(bytes);
+    for (const row of reader.push(text.decode(chunk, { stream: true }))) if (row.row > skip) yield row;
+  }
+  for (const row of [...reader.push(text.decode()), ...reader.end()]) if (row.row > skip) yield row;
 }
 
 export const importProducts: Command = {
@@ -58,51 +32,62 @@ export const importProducts: Command = {
   positionals: [1, 1],
   argName: 'FILE (the CSV file to import)',
   options: {
-    key: { type: 'string' },
+    ...ACCOUNT_OPTIONS,
     errors: { type: 'string' },
     'batch-size': { type: 'string' },
+    update: { type: 'boolean' },
     restart: { type: 'boolean' },
     json: { type: 'boolean' },
   },
-  help: `Usage: pricehound import products FILE.csv [--errors FILE] [--batch-size N] [--restart] [--json]
+  help: `Usage: pricehound import products FILE.csv [--update] [--url URL] [--key KEY] [--errors FILE] [--batch-size N] [--restart] [--json]
 
-Creates the products of a CSV file in the account of the API key (PRICEHOUND_KEY, or --key),
-in batches through POST /products/batch: the same validation and rules as the API and the
-dashboard's import. Works whether or not the server is running.
+Creates the products of a CSV file in the account of the API key, on the server at --url, in
+batches through POST /products/batch: the same validation and rules as the API and the
+dashboard's import (both read the file with @pricehound/client).
 
-The file: UTF-8, a header row, then one product per row. Columns (any order, names as in
-GET /products.csv): ${IMPORT_COLUMNS.join(', ')}; name, base_price and currency are
-required. Other columns (the export's id, own_price, ...) are ignored and listed.
+The file: UTF-8, a header row, then one product per row. Columns (any order, names as the API
+has them): ${PRODUCT_CSV_COLUMNS.join(', ')}; name, base_price and currency are required.
+Other columns (an export's id, own_price, ...) are ignored and listed. The leading ' that
+exports put before text a spreadsheet would run (-20% Kettle is written '-20% Kettle) is
+taken off, so an export imports back as it was.
 
-Errors: a row the API refuses is reported by row number (the header is row 0), file line,
-field and message in FILE.errors.csv (or --errors), summarised at the end; the other rows
-are still imported.
+A row whose SKU is already in the account is counted as present and left as it is; with
+--update it is changed to the row's values (one PATCH per product that differs; the catalogue
+is read first, one request per 100 products), and counted as updated.
+
+Errors: a row refused (by the API, or a base_price that is not an amount) is reported by row
+number (the header is row 0), file line, SKU, name, field and message in FILE.errors.csv (or
+--errors), summarised at the end; the other rows are still imported.
 
 Resuming: after each batch the progress is saved in FILE.import-state.json next to the file
 (with the file's SHA-256). Running the same command again skips the rows done and goes on
 where it stopped; each batch is sent with an Idempotency-Key made from the file and the
-batch, so a batch cut off mid-way is not created twice. A row whose SKU is already in the
-account is counted as present, not as an error. When the import is complete the state file
-says so, and a re-run changes nothing. --restart ignores the saved state.
+batch, so a batch cut off mid-way is not created twice. When the import is complete the state
+file says so, and a re-run changes nothing. --restart ignores the saved state.
 
 Options:
-  --key KEY          the API key (default: $PRICEHOUND_KEY)
+${ACCOUNT_HELP}
+  --update           change the products whose SKU is already there to the file's values
   --errors FILE      where to write the error report (default: FILE.errors.csv)
-  --batch-size N     products per request, 1 to ${MAX_BATCH} (default ${MAX_BATCH})
+  --batch-size N     products per request, 1 to ${BATCH_MAX} (default ${BATCH_MAX})
   --restart          start from the first row, ignoring FILE.import-state.json
-  --json             print the summary as one JSON object: rows, created, present, failed,
-                     skipped (rows done by an earlier run), errors_file, ignored_columns
+  --json             print the summary as one JSON object: rows, created, updated, present,
+                     failed, skipped (rows done by an earlier run), errors_file,
+                     ignored_columns, requests
   -h, --help         show this help
 
+Cost: a request per batch (plus, with --update, the catalogue's pages and a request per
+product changed), each counted against the key's hourly limit; the summary says how many.
 Progress goes to stderr: a bar on a terminal, otherwise a line every few seconds.
 Exit status: 0 every row is in the account, 1 some rows failed (see the report) or another
-failure, 2 wrong usage or configuration.
+failure, 2 wrong usage.
 `,
   async run(values, [file]) {
-    const key = apiKeyOf(values, this.name);
-    const batchSize = values['batch-size'] === undefined ? MAX_BATCH : Number(values['batch-size']);
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) {
-      throw new UsageError(`--batch-size must be a whole number from 1 to ${MAX_BATCH}`, this.name);
+    const account = accountClient(values, this.name);
+    const { ph, url } = account;
+    const batchSize = values['batch-size'] === undefined ? BATCH_MAX : Number(values['batch-size']);
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_MAX) {
+      throw new UsageError(`--batch-size must be a whole number from 1 to ${BATCH_MAX}`, this.name);
     }
     let size: number;
     try {
@@ -115,88 +100,70 @@ failure, 2 wrong usage or configuration.
     const errorsFile = typeof values.errors === 'string' ? values.errors : `${file}.errors.csv`;
     const hash = await fileHash(file!);
     const saved = values.restart ? undefined : readState(statePath(file!));
-    const state: ImportState =
-      saved?.sha256 === hash ? saved : { sha256: hash, run: crypto.randomUUID(), rows_done: 0, created: 0, present: 0, failed: 0, complete: false };
+    const fresh: ImportState = { sha256: hash, run: crypto.randomUUID(), rows_done: 0, created: 0, updated: 0, present: 0, failed: 0, complete: false };
+    const state: ImportState = saved?.sha256 === hash ? { ...fresh, ...saved } : fresh;
     if (saved && saved.sha256 !== hash) note(`${statePath(file!)} is for another version of the file: starting from the first row`);
     const skipped = state.rows_done;
     if (skipped > 0) note(`resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`);
     // The error report goes on from where the run before stopped.
-    if (skipped === 0 || !fs.existsSync(errorsFile)) fs.writeFileSync(errorsFile, ERROR_HEADER);
+    if (skipped === 0 || !fs.existsSync(errorsFile)) fs.writeFileSync(errorsFile, csvRow(IMPORT_ERROR_COLUMNS));
 
     const bar = progress();
-    let ignored: string[] = [];
-    const summary = await withOperations(async (ops) => {
-      const api = accountApi(ops, key);
-      const parser = fs.createReadStream(file!).pipe(
-        parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true }),
-      );
-      let header: string[] | undefined;
-      let batch: Row[] = [];
-      let rowNumber = 0;
-      let bytes = 0;
-
-      const send = async () => {
-        if (batch.length === 0) return;
-        const first = batch[0]!.row;
-        const answer = await api.json<BatchAnswer>('POST', '/products/batch', { products: batch.map((r) => r.product) }, {
-          'idempotency-key': `import-${state.run}-${first}-${batch.length}`,
-        });
-        const lines: string[] = [];
-        for (const item of answer.data) {
-          const r = batch[item.index]!;
-          if (item.status === 201) state.created++;
-          else if (item.status === 409 && item.error?.details?.some((d) => d.field === 'sku' && d.message.startsWith('is already used'))) state.present++;
-          else {
-            state.failed++;
-            const details = item.error?.details?.length ? item.error.details : [{ field: '', message: item.error?.error ?? `status ${item.status}` }];
-            for (const d of details) {
-              lines.push([r.row, r.line, String(r.product.sku ?? ''), String(r.product.name ?? ''), d.field, d.message].map(csvCell).join(',') + '\n');
-            }
-          }
-        }
-        if (lines.length > 0) fs.appendFileSync(errorsFile, lines.join(''));
-        state.rows_done = batch[batch.length - 1]!.row;
-        writeState(statePath(file!), state);
-        batch = [];
-        bar.update(bytes / Math.max(1, size), `row ${state.rows_done}: ${state.created} created, ${state.present} present, ${state.failed} failed`);
-      };
-
-      for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number; bytes: number } }>) {
-        if (!header) {
-          header = record.map((c) => c.trim().toLowerCase());
-          const missing = REQUIRED.filter((c) => !header!.includes(c));
-          if (missing.length > 0) throw new CliError(`${file}: the header row lacks ${missing.join(', ')} (columns: ${IMPORT_COLUMNS.join(', ')})`);
-          ignored = header.filter((c) => c !== '' && !(IMPORT_COLUMNS as readonly string[]).includes(c));
-          if (ignored.length > 0) note(`columns ignored: ${ignored.join(', ')}`);
-          continue;
-        }
-        rowNumber++;
-        bytes = info.bytes;
-        if (rowNumber <= skipped) continue;
-        batch.push({ row: rowNumber, line: info.lines, product: productOf(header, record) });
-        if (batch.length >= batchSize) await send();
+    const reader = new ProductCsvReader();
+    let bytes = 0;
+    let announced = false;
+    const rows = rowsOf(file!, reader, skipped, (b) => {
+      bytes = b;
+      if (!announced && reader.ignored.length > 0) {
+        announced = true;
+        note(`columns ignored: ${reader.ignored.join(', ')}`);
       }
-      if (!header) throw new CliError(`${file} is empty: expected a header row (${IMPORT_COLUMNS.join(', ')})`);
-      await send();
-      state.complete = true;
-      writeState(statePath(file!), state);
-      return { rows: rowNumber };
     });
+    try {
+      const batches = importRows(ph, rows, {
+        batchSize,
+        update: Boolean(values.update),
+        idempotencyKey: (batch) => `import-${state.run}-${batch[0]!.row}-${batch.length}`,
+      });
+      for await (const done of batches) {
+        let report = '';
+        for (const r of done) {
+          state[r.result]++;
+          if (r.result === 'failed') report += importErrorRows(r);
+        }
+        if (report) fs.appendFileSync(errorsFile, report);
+        state.rows_done = done[done.length - 1]!.row;
+        writeState(statePath(file!), state);
+        const changed = state.updated > 0 ? `, ${state.updated} updated` : '';
+        bar.update(bytes / Math.max(1, size), `row ${state.rows_done}: ${state.created} created${changed}, ${state.present} present, ${state.failed} failed`);
+      }
+    } catch (err) {
+      if (err instanceof CsvError) throw new CliError(`${file}: ${err.message}`);
+      throw err;
+    }
+    if (!announced && reader.ignored.length > 0) note(`columns ignored: ${reader.ignored.join(', ')}`);
+    state.complete = true;
+    writeState(statePath(file!), state);
 
     const result = {
-      rows: summary.rows,
+      rows: reader.rows,
       created: state.created,
+      updated: state.updated,
       present: state.present,
       failed: state.failed,
       skipped,
       errors_file: state.failed > 0 ? errorsFile : null,
-      ignored_columns: ignored,
+      ignored_columns: reader.ignored,
+      requests: account.requests,
     };
     if (state.failed === 0) fs.rmSync(errorsFile, { force: true });
     const text =
-      `Imported ${file}: ${result.rows} rows, ${result.created} created, ${result.present} already present (same SKU), ${result.failed} failed` +
+      `Imported ${file} into ${url}: ${result.rows} row${result.rows === 1 ? '' : 's'}, ${result.created} created, ` +
+      (values.update ? `${result.updated} updated, ${result.present} unchanged (same SKU)` : `${result.present} already present (same SKU)`) +
+      `, ${result.failed} failed` +
       (skipped > 0 ? ` (rows 1-${skipped} were done by an earlier run)` : '') +
-      (state.failed > 0 ? `; the errors are in ${errorsFile}` : '');
+      (state.failed > 0 ? `; the errors are in ${errorsFile}` : '') +
+      `. Cost: ${cost(account.requests, ph.usage)}.`;
     if (values.json) {
       bar.done('');
       out(JSON.stringify(result));

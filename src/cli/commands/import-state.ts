@@ -11,6 +11,8 @@ export interface ImportState {
   /** Data rows (the header not counted) sent and answered. */
   rows_done: number;
   created: number;
+  /** With --update: products whose SKU was there, changed to the file's values. */
+  updated: number;
   present: number;
   failed: number;
   complete: boolean;
@@ -21,7 +23,7 @@ export const statePath = (file: string) => `${file}.import-state.json`;
 export function readState(path: string): ImportState | undefined {
   try {
     const s = JSON.parse(fs.readFileSync(path, 'utf8')) as ImportState;
-    return typeof s.sha256 === 'string' && typeof s.run === 'string' && Number.isInteger(s.rows_done) ? s : undefined;
+    return typeof s.sha256 === 'string' && typeof s.run === 'string' && Number.isInteger(s.rows_done) ? { ...s, updated: s.updated ?? 0 } : undefined;
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 import type { KeyView } from '../../owner-channel/operations.js';
 import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
-import { withOperations } from '../account-api.js';
+import { withOperations } from '../target.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 

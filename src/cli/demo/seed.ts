@@ -1,17 +1,8 @@
-import type { AccountApi } from '../account-api.js';
+import { BATCH_MAX, type PriceObservationInput, type PricehoundClient } from '@pricehound/client';
 import type { Progress } from '../progress.js';
 import { DEMO_COMPETITORS, type DemoCompetitor, type DemoProduct, priceAt, sellers, unit } from './catalogue.js';
 
 const DAY_MS = 86_400_000;
-/** POST /prices and POST /products/batch take at most this many items. */
-const BATCH = 1000;
-
-interface Created<T> {
-  data: { index: number; status: number; [resource: string]: unknown }[];
-  created: number;
-  failed: number;
-  _t?: T;
-}
 
 export interface SeedOptions {
   products: DemoProduct[];
@@ -32,35 +23,36 @@ export interface SeedResult {
 }
 
 /**
- * Fills an account through its HTTP API, as any client would: the competitors, the catalogue,
- * a listing per product and competitor on the demo shop, and `days` of daily observations of
- * every series (ours and the competitors'), backdated through POST /prices.
+ * Fills an account through its HTTP API with the typed client, as any client would: the
+ * competitors, the catalogue, a listing per product and competitor on the demo shop, and `days`
+ * of daily observations of every series (ours and the competitors'), backdated through POST
+ * /prices (the client sends them 1000 a request).
  */
-export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress): Promise<SeedResult> {
+export async function seedDemo(ph: PricehoundClient, opts: SeedOptions, bar: Progress): Promise<SeedResult> {
   const competitorIds = new Map<string, string>();
   for (const c of DEMO_COMPETITORS) {
-    const created = await api.json<{ id: string }>('POST', '/competitors', {
-      name: c.name,
-      website: `${opts.shopUrl}/${c.slug}/`,
-      notes: 'A demo shop served by `pricehound demo` on this machine',
+    const created = await ph.POST('/api/v1/competitors', {
+      body: { name: c.name, website: `${opts.shopUrl}/${c.slug}/`, notes: 'A demo shop served by `pricehound demo` on this machine' },
     });
     competitorIds.set(c.slug, created.id);
   }
 
-  const batch = await api.json<Created<unknown>>('POST', '/products/batch', {
-    products: opts.products.map((p) => ({ ...p, currency: 'EUR' })),
-    atomic: true,
-  });
-  const productIds = new Map(batch.data.map((d) => [opts.products[d.index]!.sku, (d.product as { id: string }).id]));
+  const batch = await ph.createProducts(
+    opts.products.map((p) => ({ ...p, currency: 'EUR' })),
+    { atomic: true },
+  );
+  const productIds = new Map(batch.data.flatMap((d) => (d.status === 201 ? [[opts.products[d.index]!.sku, d.product.id] as const] : [])));
 
   const listings: { product: DemoProduct; competitor: DemoCompetitor; id: string }[] = [];
   for (const product of opts.products) {
     for (const competitor of sellers(product)) {
-      const l = await api.json<{ id: string }>('POST', '/listings', {
-        product_id: productIds.get(product.sku),
-        competitor_id: competitorIds.get(competitor.slug),
-        url: `${opts.shopUrl}/${competitor.slug}/p/${product.sku}`,
-        check_interval_seconds: opts.checkIntervalSeconds,
+      const l = await ph.POST('/api/v1/listings', {
+        body: {
+          product_id: productIds.get(product.sku)!,
+          competitor_id: competitorIds.get(competitor.slug)!,
+          url: `${opts.shopUrl}/${competitor.slug}/p/${product.sku}`,
+          check_interval_seconds: opts.checkIntervalSeconds,
+        },
       });
       listings.push({ product, competitor, id: l.id });
     }
@@ -70,11 +62,11 @@ export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress
   // One observation a day per series, at an hour of its own, from `days` ago to yesterday.
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const total = (listings.length + opts.products.length) * opts.days;
-  let pending: unknown[] = [];
+  let pending: PriceObservationInput[] = [];
   let sent = 0;
   const flush = async () => {
     if (pending.length === 0) return;
-    const r = await api.json<Created<unknown>>('POST', '/prices', { observations: pending, atomic: true });
+    const r = await ph.ingestPrices(pending, { atomic: true });
     sent += r.created;
     pending = [];
     bar.update(0.25 + (0.75 * sent) / Math.max(1, total), `${sent} of ${total} price observations`);
@@ -89,7 +81,7 @@ export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress
       const at = new Date(today - d * DAY_MS + hour * 3_600_000);
       const { price, inStock } = priceAt(s.product, s.competitor, at);
       pending.push({
-        product_id: productIds.get(s.product.sku),
+        product_id: productIds.get(s.product.sku)!,
         competitor_id: s.competitor ? competitorIds.get(s.competitor.slug) : null,
         listing_id: s.listingId,
         price,
@@ -97,7 +89,7 @@ export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress
         in_stock: inStock,
         observed_at: at.toISOString(),
       });
-      if (pending.length >= BATCH) await flush();
+      if (pending.length >= BATCH_MAX) await flush();
     }
   }
   await flush();
@@ -105,12 +97,12 @@ export async function seedDemo(api: AccountApi, opts: SeedOptions, bar: Progress
   // Alert rules, each fired once with a test event so the dashboard's alerts page has some.
   const first = opts.products[0]!;
   const rules = [
-    { name: 'We are no longer the cheapest', condition: { type: 'not_cheapest' } },
-    { name: `${first.name}: a competitor is out of stock`, product_id: productIds.get(first.sku), condition: { type: 'out_of_stock' } },
+    { name: 'We are no longer the cheapest', condition: { type: 'not_cheapest' as const } },
+    { name: `${first.name}: a competitor is out of stock`, product_id: productIds.get(first.sku)!, condition: { type: 'out_of_stock' as const } },
   ];
   for (const rule of rules) {
-    const created = await api.json<{ id: string }>('POST', '/alerts', rule);
-    await api.json('POST', `/alerts/${created.id}/test`);
+    const created = await ph.POST('/api/v1/alerts', { body: rule });
+    await ph.POST('/api/v1/alerts/{id}/test', { params: { path: { id: created.id } } });
   }
   return { products: productIds.size, competitors: competitorIds.size, listings: listings.length, observations: sent, alerts: rules.length };
 }

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { EventIdParams, EventSchema } from '../schemas.js';
+import { DocumentedEventSchema, EVENT_SHAPE } from '../payloads.js';
+import { EventIdParams } from '../schemas.js';
 import { getEvent, toEvent } from '../sql.js';
 
 export const getEventRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,12 +15,13 @@ export const getEventRoute: FastifyPluginAsyncTypebox = async (app) => {
         description: 'One event of the account, as webhooks deliver it; another account\'s event is a 404.',
         tags: ['Events'],
         params: EventIdParams,
-        response: { 200: withHeaders(EventSchema, 'The event'), ...errorResponses(404) },
+        response: { 200: withHeaders(DocumentedEventSchema, 'The event'), ...errorResponses(404) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const row = await getEvent(app.ctx.db, request.principal.accountId, request.params.id);
       if (!row) throw ERRORS.notFound('Event');
+      reply.serializer(reply.compileSerializationSchema(EVENT_SHAPE, '200')); // as stored (../payloads.ts)
       return toEvent(row);
     },
   );

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { exportAccountPricesCsvRoute } from './routes/export-account-prices-csv.js';
 import { exportPriceHistoryCsvRoute } from './routes/export-price-history-csv.js';
 import { getPriceHistoryRoute } from './routes/get-price-history.js';
 
@@ -6,4 +7,5 @@ import { getPriceHistoryRoute } from './routes/get-price-history.js';
 export const historyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(getPriceHistoryRoute);
   await app.register(exportPriceHistoryCsvRoute);
+  await app.register(exportAccountPricesCsvRoute);
 };

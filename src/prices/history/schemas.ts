@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox';
 import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
 import { MAX_MONEY } from '../../money/decimal.js';
 import { CursorQuery, PaginationSchema } from '../../lists/schemas.js';
+import { ProductCatalogueQuerySchema } from '../../products/schemas.js';
 
 export const INTERVALS = ['raw', 'hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -80,6 +81,32 @@ export const HistoryCsvQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 export type HistoryCsvQuery = Static<typeof HistoryCsvQuerySchema>;
+
+/**
+ * GET /prices.csv: the raw observations of every product the filters of GET /products pick, in
+ * one streamed file. The range as for raw history (default the last 30 days, at most 366).
+ */
+export const AccountPricesCsvQuerySchema = Type.Object(
+  {
+    from: HistoryQuerySchema.properties.from,
+    to: HistoryQuerySchema.properties.to,
+    competitor_id: HistoryQuerySchema.properties.competitor_id,
+    ...ProductCatalogueQuerySchema.properties,
+  },
+  { additionalProperties: false },
+);
+export type AccountPricesCsvQuery = Static<typeof AccountPricesCsvQuerySchema>;
+
+export const AccountPricesCsvSchema = {
+  type: 'string',
+  pattern: '^product_id,sku,observed_at,',
+  // Every observation of the account's products in up to 366 days, streamed: bounded by them, not by a byte count.
+  maxLength: Number.MAX_SAFE_INTEGER,
+  description:
+    'RFC 4180 CSV, UTF-8, CRLF line ends, a header row first: product_id, sku, observed_at, competitor_id, ' +
+    'competitor_name, listing_id, price, currency, in_stock, source, samples, price_sum, id. One row per observation, ' +
+    'product after product (in `sort` order), each product\'s oldest first. Text cells starting with = + - @ get a leading \'',
+} as const;
 
 export const ProductIdParams = Type.Object({ id: ResourceId('prod') });
 

@@ -1,8 +1,9 @@
 import type { Queryable } from '../../db/types.js';
 import { ERRORS } from '../../http/errors.js';
-import type { PageRequest } from '../../lists/page.js';
+import { eachPage, type PageRequest, pageRequest } from '../../lists/page.js';
+import type { HistoryRange } from './params.js';
 import type { BucketUnit } from './schemas.js';
-import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, rawQuery, type SqlQuery } from './sql.js';
+import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, observedProductsQuery, RAW_SORTS, rawQuery, type SqlQuery } from './sql.js';
 
 /** PostgreSQL's "invalid_parameter_value", which is what an unknown time zone name raises. */
 const PG_INVALID_PARAMETER_VALUE = '22023';
@@ -43,4 +44,37 @@ export function refusePagingOfBuckets(q: { limit?: number | undefined; cursor?: 
     .filter((f) => q[f] !== undefined)
     .map((field) => ({ field, message: `is only for interval=raw, not interval=${interval}` }));
   if (details.length > 0) throw ERRORS.invalidQuery(details);
+}
+
+/** Observations per query of an export: each page a short statement, one page held at a time. */
+export const EXPORT_PAGE_ROWS = 5000;
+
+/** An observation of an account-wide export: the product's SKU beside it. */
+export type AccountObservationRow = ObservationRow & { sku: string | null };
+
+/**
+ * Every observation in `range` of the products `products` yields (a page of them at a time),
+ * product after product in their order, each product's oldest first: one query per page of
+ * products finds those with anything in the range, then a query per page of each one's
+ * observations (the statement of `interval=raw`). A product deleted meanwhile just has none.
+ */
+export async function* accountObservationPages(
+  db: Queryable,
+  accountId: string,
+  products: AsyncIterable<{ id: string; sku: string | null }[]>,
+  range: HistoryRange,
+): AsyncGenerator<AccountObservationRow[]> {
+  for await (const page of products) {
+    if (page.length === 0) continue;
+    const observed = new Set((await run<{ id: string }>(db, observedProductsQuery({ ...range, accountId, productIds: page.map((p) => p.id) }))).map((r) => r.id));
+    for (const product of page) {
+      if (!observed.has(product.id)) continue;
+      const p: HistoryParams = { ...range, productId: product.id, accountId };
+      const first = pageRequest({ limit: EXPORT_PAGE_ROWS }, RAW_SORTS, 'observed_at');
+      const load = async (pg: PageRequest<ObservationRow>) => (await run<ObservationRow>(db, rawQuery(p, pg))).filter((r) => r.id !== null);
+      for await (const rows of eachPage(first, load)) {
+        if (rows.length > 0) yield rows.map((r) => ({ ...r, sku: product.sku }));
+      }
+    }
+  }
 }

@@ -213,6 +213,25 @@ export function rawQuery(p: HistoryParams, page: PageRequest<ObservationRow>): S
   return { name: 'price_history_raw', text, values };
 }
 
+/**
+ * Of `productIds` (the account's), those with at least one observation in [from, to) of the
+ * series asked for: an account-wide export reads the others no further. One index probe per
+ * product (`price_observations_series_time`), stopping at the first row.
+ */
+export function observedProductsQuery(p: HistoryRange & { accountId: string; productIds: string[] }): SqlQuery {
+  const values: unknown[] = [p.productIds, p.accountId, p.from.toISOString(), p.to.toISOString()];
+  const series = seriesCondition(p.series, values);
+  const text = `
+    select p.id from unnest($1::text[]) as p (id)
+     where exists (
+       select 1 from price_observations o
+        where o.product_id = p.id and o.account_id = $2
+          and o.observed_at >= $3::timestamptz and o.observed_at < $4::timestamptz
+          ${series}
+     )`;
+  return { name: 'observed_products', text, values };
+}
+
 export function toObservation(r: ObservationRow): HistoryObservation {
   return {
     id: observationId(r.id!), // rawRows drops the product-only row, whose id is null

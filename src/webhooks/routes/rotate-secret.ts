@@ -3,14 +3,12 @@ import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { RotateSecretSchema, WebhookIdParams, WebhookWithSecretSchema } from '../schemas.js';
 import { rotateSecret } from '../service.js';
 import { toWebhook } from '../sql.js';
-import { emptyBodyAsObject } from './optional-body.js';
 
 export const rotateSecretRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks/:id/rotate-secret',
     {
-      config: { idempotent: true },
-      preValidation: emptyBodyAsObject,
+      config: { idempotent: true, optionalBody: true },
       schema: {
         operationId: 'rotateWebhookSecret',
         summary: 'Rotate a webhook endpoint\'s secret',

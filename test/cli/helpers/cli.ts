@@ -12,8 +12,8 @@ export interface CliResult {
 const CLI_TIMEOUT_MS = 120_000;
 
 /** Runs `pricehound ARGS` from source with `env` and waits for it to exit. */
-export async function cli(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const proc = runCli(args, env);
+export async function cli(args: string[], env: Record<string, string>, opts: { cwd?: string } = {}): Promise<CliResult> {
+  const proc = runCli(args, env, opts);
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
-import { publicId } from '../../../ids.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
 import { bulkReader } from '../../../db/types.js';
 import { eachPage, type PageRequest, pageRequest } from '../../../lists/page.js';
+import { RAW_HEADER, rawCells } from '../csv.js';
 import { historyRange } from '../params.js';
 import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';
 import { bucketRows, rawRows } from '../service.js';
@@ -12,7 +12,6 @@ import { type BucketRow, type HistoryParams, type ObservationRow, RAW_SORTS } fr
 import { normaliseCompetitorParam } from './get-price-history.js';
 
 const BUCKET_HEADER = ['competitor_id', 'competitor_name', 'currency', 'start', 'end', 'open', 'close', 'min', 'max', 'average', 'count'];
-const RAW_HEADER = ['observed_at', 'competitor_id', 'competitor_name', 'listing_id', 'price', 'currency', 'in_stock', 'source', 'samples', 'price_sum', 'id'];
 
 /** Rows per query of a raw export: each page is a short statement, and only one page is held at a time. */
 export const CSV_PAGE_ROWS = 5000;
@@ -21,10 +20,6 @@ const num = (v: string | number | null) => (v === null ? null : Number(v));
 
 function bucketCells(r: BucketRow): CsvValue[] {
   return [r.competitor_id, r.competitor_name, r.currency, iso(r.start!), iso(r.end!), num(r.open), num(r.close), num(r.min), num(r.max), num(r.average), num(r.count)];
-}
-
-function rawCells(r: ObservationRow): CsvValue[] {
-  return [iso(r.observed_at), r.competitor_id, r.competitor_name, r.listing_id, num(r.price), r.currency, r.in_stock, r.source, num(r.samples), num(r.price_sum), publicId('obs', r.id!)];
 }
 
 async function* rawCsvRows(pages: AsyncIterable<ObservationRow[]>) {

@@ -23,14 +23,17 @@ export const ingestPricesRoute: FastifyPluginAsyncTypebox = async (app) => {
           'Send an `Idempotency-Key` to make retries safe.',
         tags: ['Prices'],
         body: IngestBatchSchema,
-        response: { 200: withHeaders(IngestResultSchema, 'Per-item results'), ...errorResponses(409, 413, 415, 422) },
+        response: { 200: withHeaders(IngestResultSchema.documented, 'Per-item results'), ...errorResponses(409, 413, 415, 422) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const now = new Date();
       const { observations, atomic } = request.body as { observations: unknown[]; atomic?: boolean };
       const results = await ingestObservations(app.ctx.db, request.principal.accountId, observations, atomic ?? false, now, { alertInlineMax: app.ctx.config.alertInlineMax });
-      return batchAnswer(results, 'observation', toObservation);
+      const answer = batchAnswer(results, 'observation', toObservation);
+      // Set once the answer exists: an error thrown before must keep the error serialiser.
+      reply.serializer(reply.compileSerializationSchema(IngestResultSchema.shape, '200')); // the loose shape (batches/schemas.ts)
+      return answer;
     },
   );
 };
