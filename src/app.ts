@@ -13,6 +13,7 @@ import { listingRoutes } from './listings/index.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import { registerOpenApi } from './openapi/plugin.js';
+import { positionRoutes } from './positions/index.js';
 import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
 import { usageRoutes } from './usage/routes.js';
@@ -49,6 +50,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(checkRoutes);
   await app.register(priceRoutes);
   await app.register(exchangeRateRoutes);
+  await app.register(positionRoutes);
   await app.register(eventRoutes);
   await app.register(alertRoutes);
   await app.register(webhookRoutes);

@@ -1,14 +1,16 @@
-import { convertedSql, rateJoin } from '../money/convert.js';
 import type { ProductPosition } from './schemas.js';
 
 /**
- * A product's price position (docs/prices/TRENDS.md, "Position"): where our price stands among
- * the competitors' latest prices. The one definition, as SQL to place beside a product row in
- * the same statement; `GET /products/{id}` (`monitoring.position`), `/products.csv` and
- * `GET /products/{id}/trends` all read it.
+ * A product's price position (docs/prices/TRENDS.md, "Position"; docs/POSITIONS.md): where our
+ * price stands among the competitors' latest prices. Defined once, as the SQL function
+ * `ph_position` (migrations/0012_product_positions.sql), which both the live reads here and the
+ * stored rows of product_positions (GET /positions, kept by triggers in the transaction of every
+ * change of an input) run; `GET /products/{id}` (`monitoring.position`), `/products.csv`,
+ * `GET /products/{id}/trends` and the alert engine read it through `positionSql`.
  *
  * - Each series of the product (price_series: one per competitor, and ours) counts with its
- *   latest price converted into the product's currency with the account's rates (src/money).
+ *   latest price converted into the product's currency with the account's rates (src/money:
+ *   the rule of `rateJoin` + `convertedSql`, written out in the function).
  * - Compared: a competitor whose latest offer is in stock or of unknown stock and whose price
  *   converts. Left out: out of stock, or no rate.
  * - Our price: our own series' latest (null when it does not convert), else base_price.
@@ -19,50 +21,19 @@ import type { ProductPosition } from './schemas.js';
  * another currency.
  */
 
-/** The series rows of product `p`: own, in_stock, conv (converted latest price), cmp (compared), me (our price), lo (lowest compared). */
-function seriesOf(p: string): string {
-  return `select s.*,
-                 case when bool_or(s.own) over () then max(s.conv) filter (where s.own) over () else ${p}.base_price end as me,
-                 min(s.conv) filter (where s.cmp) over () as lo
-            from (
-              select s.competitor_id, s.competitor_id is null as own, s.latest_in_stock as in_stock, v.conv,
-                     s.competitor_id is not null and s.latest_in_stock is not false and v.conv is not null as cmp
-                from price_series s
-                ${rateJoin('fx', `${p}.account_id`, 's.latest_currency', `${p}.currency`)}
-                cross join lateral (select ${convertedSql('s.latest_price', 'fx', 's.latest_currency', `${p}.currency`)} as conv) v
-               where s.product_id = ${p}.id and s.latest_observed_at is not null
-            ) s`;
-}
-
 /**
  * The position of the product in table alias `p` (which must have id, account_id, currency and
  * base_price), as a lateral subquery: `from products p cross join lateral ${positionSql('p')} pos`.
- * One row, whatever the product has. Its columns:
+ * One row, whatever the product has. The product's values are passed in (not read again from
+ * products), so a statement that has just updated the product sees its new price. Its columns:
  *
  * own_observed, own_price, compared, left_out_of_stock, left_no_rate, in_stock, out_of_stock,
  * stock_unknown (competitors by the stock of their latest), lowest, average, highest,
- * cheapest_id, cheapest_tied (other compared competitors at the lowest price), rank, price_index.
+ * cheapest_id, cheapest_tied (other compared competitors at the lowest price), rank, price_index,
+ * undercut_ids (the compared competitors strictly cheaper than us, cheapest first).
  */
 export function positionSql(p: string): string {
-  return `(
-    select coalesce(bool_or(s.own), false) as own_observed,
-           case when coalesce(bool_or(s.own), false) then max(s.conv) filter (where s.own) else ${p}.base_price end as own_price,
-           count(*) filter (where s.cmp)::int as compared,
-           count(*) filter (where not s.own and s.in_stock is false)::int as left_out_of_stock,
-           count(*) filter (where not s.own and s.in_stock is not false and s.conv is null)::int as left_no_rate,
-           count(*) filter (where not s.own and s.in_stock)::int as in_stock,
-           count(*) filter (where not s.own and s.in_stock is false)::int as out_of_stock,
-           count(*) filter (where not s.own and s.in_stock is null)::int as stock_unknown,
-           min(s.conv) filter (where s.cmp) as lowest,
-           round(avg(s.conv) filter (where s.cmp), 4) as average,
-           max(s.conv) filter (where s.cmp) as highest,
-           (array_agg(s.competitor_id order by s.conv, s.competitor_id) filter (where s.cmp))[1] as cheapest_id,
-           greatest(count(*) filter (where s.cmp and s.conv = s.lo) - 1, 0)::int as cheapest_tied,
-           case when count(*) filter (where s.cmp) > 0 and max(s.me) is not null
-                then 1 + count(*) filter (where s.cmp and s.conv < s.me) end::int as rank,
-           round(max(s.me) / nullif(avg(s.conv) filter (where s.cmp), 0) * 100, 2) as price_index
-      from (${seriesOf(p)}) s
-  )`;
+  return `(select * from ph_position(${p}.id, ${p}.account_id, ${p}.currency, ${p}.base_price))`;
 }
 
 /** The position's columns as products read them, beside a product row: `pos_<column>`. */
