@@ -140,14 +140,16 @@ begin
   return null;
 end
 $$;
+-- EXCEPT, not a join of the two transition tables: they carry no statistics, so a join is planned
+-- as a nested loop (1000 x 1000 rows for a batch of 1000); a set operation is one hash pass.
 create function product_positions_series_updated() returns trigger language plpgsql as $$
 begin
   perform ph_refresh_positions(array(
-    select distinct n.product_id
-      from new_rows n
-      join old_rows o on o.product_id = n.product_id and o.competitor_id is not distinct from n.competitor_id
-     where (o.latest_price, o.latest_currency, o.latest_in_stock, o.latest_observed_at is null)
-           is distinct from (n.latest_price, n.latest_currency, n.latest_in_stock, n.latest_observed_at is null)));
+    select distinct c.product_id from (
+      select product_id, competitor_id, latest_price, latest_currency, latest_in_stock, latest_observed_at is null from new_rows
+      except
+      select product_id, competitor_id, latest_price, latest_currency, latest_in_stock, latest_observed_at is null from old_rows
+    ) c));
   return null;
 end
 $$;
@@ -175,8 +177,7 @@ $$;
 create function product_positions_products_updated() returns trigger language plpgsql as $$
 begin
   perform ph_refresh_positions(array(
-    select n.id from new_rows n join old_rows o on o.id = n.id
-     where (o.base_price, o.currency) is distinct from (n.base_price, n.currency)));
+    select id from (select id, base_price, currency from new_rows except select id, base_price, currency from old_rows) c));
   return null;
 end
 $$;
@@ -205,9 +206,8 @@ $$;
 create function product_positions_rates_updated() returns trigger language plpgsql as $$
 begin
   perform ph_refresh_positions_for_rates((
-    select coalesce(jsonb_agg(jsonb_build_object('account_id', n.account_id, 'base', n.base, 'quote', n.quote)), '[]')
-      from new_rows n join old_rows o on o.account_id = n.account_id and o.base = n.base and o.quote = n.quote
-     where o.rate <> n.rate));
+    select coalesce(jsonb_agg(jsonb_build_object('account_id', c.account_id, 'base', c.base, 'quote', c.quote)), '[]')
+      from (select account_id, base, quote, rate from new_rows except select account_id, base, quote, rate from old_rows) c));
   return null;
 end
 $$;

@@ -10,8 +10,8 @@ const int32 = (description: string, minimum = 0) => Type.Integer({ format: 'int3
 export const PositionSchema = Type.Object(
   {
     product_id: ResourceId('prod'),
-    name: Type.String({ maxLength: 200, description: 'The product\'s name' }),
-    sku: Nullable(Type.String({ maxLength: 100, description: 'The product\'s SKU' })),
+    name: Text(200, 'The product\'s name'),
+    sku: Nullable(Text(100, 'The product\'s SKU')),
     own_price: Type.Number({ minimum: 0, description: 'Our price in the product\'s currency: our own series\' latest observation, else base_price (monitoring.position.own_price)' }),
     currency: Currency,
     rank: int32('1 + the compared competitors strictly cheaper than us: 1 = cheapest, ties share a place (monitoring.position.rank)', 1),
@@ -20,7 +20,7 @@ export const PositionSchema = Type.Object(
     cheapest: Type.Object(
       {
         competitor_id: ResourceId('comp'),
-        name: Type.String({ maxLength: 200, description: 'The competitor\'s name' }),
+        name: Text(200, 'The competitor\'s name'),
         price: Type.Number({ minimum: 0, description: 'Its latest price converted into the product\'s currency' }),
       },
       { additionalProperties: false, description: 'The cheapest compared competitor (of those tied, the one with the smallest id)' },

@@ -658,6 +658,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/positions/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count products by where they stand
+         * @description How many products are the cheapest, in between, the dearest, alone (nothing to compare) and undercut, and how the ranked ones spread over price-index buckets (docs/POSITIONS.md), optionally for one brand or category. Counted over the same stored positions as `GET /positions`, in one statement.
+         */
+        get: operations["getPositionsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/positions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List where each product stands
+         * @description One row per product with at least one compared competitor price and our price known: its rank, price index, the cheapest competitor and the gap to it, the same numbers as `monitoring.position` of `GET /products/{id}`. Most undercut first by default (`-gap_percent`); filters on undercut, rank, gap, a competitor that undercuts, brand, category and text. Read from positions kept up to date as prices arrive (docs/POSITIONS.md).
+         */
+        get: operations["listPositions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -2723,6 +2763,118 @@ export interface components {
             changes: components["schemas"]["PriceChangesOverPeriods"] | null;
             /** @description null: no observations (our base_price) */
             stats: components["schemas"]["SeriesStats"] | null;
+        };
+        /**
+         * Position
+         * @description Where a product's price stands among its competitors' latest prices
+         */
+        Position: {
+            /** @description Opaque id starting with `prod_` */
+            product_id: string;
+            /** @description The product's name */
+            name: string;
+            /** @description The product's SKU */
+            sku: string | null;
+            /** @description Our price in the product's currency: our own series' latest observation, else base_price (monitoring.position.own_price) */
+            own_price: number;
+            /**
+             * Format: iso4217
+             * @description ISO 4217 code; any case on input, upper case on output
+             */
+            currency: string;
+            /**
+             * Format: int32
+             * @description 1 + the compared competitors strictly cheaper than us: 1 = cheapest, ties share a place (monitoring.position.rank)
+             */
+            rank: number;
+            /**
+             * Format: int32
+             * @description How many prices are compared, ours included: the compared competitors + 1
+             */
+            of: number;
+            /** @description own_price / average compared price x 100, 2 decimals (monitoring.position.price_index); null when that average is 0 */
+            price_index: number | null;
+            /** @description The cheapest compared competitor (of those tied, the one with the smallest id) */
+            cheapest: {
+                /** @description Opaque id starting with `comp_` */
+                competitor_id: string;
+                /** @description The competitor's name */
+                name: string;
+                /** @description Its latest price converted into the product's currency */
+                price: number;
+            };
+            /** @description own_price minus the cheapest competitor's price: positive when we are dearer */
+            gap_amount: number;
+            /** @description gap_amount as a percentage of the cheapest competitor's price, 2 decimals; null when that price is 0 and ours is not */
+            gap_percent: number | null;
+            /**
+             * Format: int32
+             * @description How many compared competitors are strictly below our price (rank - 1)
+             */
+            undercut_by: number;
+            /**
+             * Format: date-time
+             * @description When any of these numbers last changed
+             */
+            changed_at: string;
+        };
+        /** PositionList */
+        PositionList: {
+            data: components["schemas"]["Position"][];
+            pagination: {
+                /** Format: int32 */
+                limit: number;
+                has_more: boolean;
+                /** @description Pass as `cursor` to get the next page; null on the last page */
+                next_cursor: string | null;
+            };
+        };
+        /** PositionSummary */
+        PositionSummary: {
+            /** @enum {string} */
+            object: "position_summary";
+            /**
+             * Format: int32
+             * @description Products counted (all of the account's, or those of the brand and category asked): cheapest + in_between + dearest + alone
+             */
+            products: number;
+            /**
+             * Format: int32
+             * @description Ranked first: no compared competitor strictly cheaper (ties with the cheapest count here)
+             */
+            cheapest: number;
+            /**
+             * Format: int32
+             * @description Some compared competitor cheaper and some dearer than us
+             */
+            in_between: number;
+            /**
+             * Format: int32
+             * @description Undercut, and no compared competitor dearer than us
+             */
+            dearest: number;
+            /**
+             * Format: int32
+             * @description No rank: no competitor price to compare (none, all out of stock or without a rate), or our own price has no rate
+             */
+            alone: number;
+            /**
+             * Format: int32
+             * @description Some compared competitor strictly cheaper than us: in_between + dearest (GET /positions?undercut=true)
+             */
+            undercut: number;
+            /** @description Ranked products by price index, in 8 buckets split at 80, 90, 95, 100, 105, 110, 120; a null index (average 0) counts in the last */
+            price_index_histogram: {
+                /** @description Lowest price index of the bucket, inclusive; null: no lower bound */
+                from: number | null;
+                /** @description Price index the bucket stops before; null: no upper bound */
+                to: number | null;
+                /**
+                 * Format: int32
+                 * @description Ranked products whose price index falls in the bucket
+                 */
+                count: number;
+            }[];
         };
         /** PreviewAlertEvent */
         PreviewAlertEvent: {
@@ -13583,6 +13735,404 @@ export interface operations {
             };
         };
     };
+    getPositionsSummary: {
+        parameters: {
+            query?: {
+                /** @description Exact brand of the product */
+                brand?: string;
+                /** @description Exact category of the product */
+                category?: string;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionSummary"];
+                };
+            };
+            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPositions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description `next_cursor` of the previous page */
+                cursor?: string;
+                /** @description Sort field; prefix with `-` for descending. Ties are broken by id. */
+                sort?: "gap_percent" | "-gap_percent" | "gap_amount" | "-gap_amount" | "rank" | "-rank" | "price_index" | "-price_index" | "name" | "-name" | "changed_at" | "-changed_at";
+                /** @description true: only products some competitor undercuts (rank > 1); false: only those none does (`true` or `false`) */
+                undercut?: boolean;
+                /** @description Lowest rank, inclusive */
+                rank_min?: number;
+                /** @description Highest rank, inclusive */
+                rank_max?: number;
+                /** @description Only products this competitor undercuts (its compared price strictly below ours) */
+                competitor_id?: string;
+                /** @description Lowest gap_percent, inclusive (an infinite gap counts as above any bound); -100 (we give it away) to 1000000000 */
+                gap_percent_min?: number;
+                /** @description Highest gap_percent, inclusive; -100 (we give it away) to 1000000000 */
+                gap_percent_max?: number;
+                /** @description Exact brand of the product */
+                brand?: string;
+                /** @description Exact category of the product */
+                category?: string;
+                /** @description Case-insensitive text over name, brand, sku and description */
+                q?: string;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of positions */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionList"];
+                };
+            };
+            /** @description Not modified: an `If-None-Match` tag matched the current `ETag`. No body. */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -20325,6 +20875,7 @@ export const pathsApiV1PriceChangesGetParametersQueryKindValues: ReadonlyArray<F
 export const pathsApiV1ProductsIdPricesGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
 export const pathsApiV1ProductsIdPricesCsvGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices.csv"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
 export const pathsApiV1PricesCsvGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/prices.csv"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];
+export const pathsApiV1PositionsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/positions"]["get"]["parameters"]["query"]["sort"]> = ["gap_percent", "-gap_percent", "gap_amount", "-gap_amount", "rank", "-rank", "price_index", "-price_index", "name", "-name", "changed_at", "-changed_at"];
 export const pathsApiV1EventsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/events"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
 export const pathsApiV1AlertsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name"];
 export const pathsApiV1AlertsGetParametersQueryCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
@@ -20397,6 +20948,7 @@ export const listingWarningsCodeValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const listingCheckObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["object"]> = ["listing_check"];
 export const listingCheckOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["outcome"]> = ["recorded", "failed", "held"];
 export const ownPriceSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OwnPrice"]["source"]> = ["observation", "base_price"];
+export const positionSummaryObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PositionSummary"]["object"]> = ["position_summary"];
 export const previewAlertEventObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewAlertEvent"]["object"]> = ["alert_event"];
 export const previewAlertEventCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreviewAlertEvent"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
 export const priceCandidateSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PriceCandidate"]["source"]> = ["selector", "json-ld", "microdata", "rdfa", "meta", "platform:shopify", "platform:woocommerce", "platform:magento", "platform:bigcommerce", "visible"];
