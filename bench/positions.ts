@@ -3,7 +3,7 @@
  * GET /api/v1/positions, on PostgreSQL (issue 25: p95 <= 50 ms). Seeds database
  * ph_bench_positions (dropped and recreated) with SQL generate_series directly: the products,
  * 10 competitors, and one observation per product per competitor (1 000 000) plus our own price
- * for one product in five, inserted as any writer inserts them (so the triggers of
+ * for one product in eight, inserted as any writer inserts them (so the triggers of
  * migrations/0012 keep product_positions, and the seed also times that upkeep). Then starts the
  * real server and times each query, one request at a time after a warm-up, in ROUNDS rounds
  * (the spread is that of the rounds' p95).
@@ -63,8 +63,8 @@ async function seedPositions(target: { databaseUrl?: string; dataDir?: string })
       );
     }
     lap('products', t);
-    // Competitors' prices: around our base price, -30 % to +30 %, one in twenty out of stock;
-    // our own observed price for one product in five.
+    // Competitors' prices: around our base price, -30 % to +30 %, one in 32 out of stock;
+    // our own observed price for one product in eight.
     t = performance.now();
     for (let start = 0; start < PRODUCTS; start += OBS_CHUNK) {
       const chunk = performance.now();
