@@ -4,6 +4,7 @@ import { type Command, note, out, runCommand } from './command.js';
 import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { pricesRollup } from './commands/prices.js';
+import { importListings } from './commands/import-listings.js';
 import { importProducts } from './commands/import-products.js';
 import { exportPrices, exportProducts } from './commands/export.js';
 import { demoCommand } from './commands/demo.js';
@@ -15,7 +16,7 @@ import { describeError, EXIT, UsageError } from './errors.js';
  *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
  * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
  */
-const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts, exportProducts, exportPrices, demoCommand];
+const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts, importListings, exportProducts, exportPrices, demoCommand];
 
 function version(): string {
   // package.json is two levels up from both src/cli and dist/cli.

@@ -2,17 +2,21 @@ import type { Database, Queryable } from '../db/types.js';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { recordEvent } from '../events/service.js';
 import { newId } from '../ids.js';
-import type { CompetitorCreate, CompetitorUpdate } from './schemas.js';
+import type { Competitor, CompetitorCreate, CompetitorUpdate } from './schemas.js';
 import {
   type CompetitorChanges,
+  competitorsOfDomains,
   type CompetitorRow,
   deleteCompetitor,
   insertCompetitor,
+  insertCompetitors,
+  lockCompetitorDomains,
+  lockCompetitors,
   lockCompetitorProxy,
   toCompetitor,
   updateCompetitor,
 } from './sql.js';
-import { domainOf, maskProxyUrl, proxyUrlProblem } from './urls.js';
+import { domainOf, maskProxyUrl, parentDomains, proxyUrlProblem } from './urls.js';
 
 /** What the schema cannot say about a website and a proxy URL, as 422 details. */
 function urlProblems(body: { website?: string; proxy_url?: string | null }, keepsStoredProxy = false): ErrorDetail[] {
@@ -85,4 +89,54 @@ async function applyChanges(db: Queryable, accountId: string, id: string, body: 
   if (!row) throw ERRORS.notFound('Competitor');
   if (Object.values(changes).some((v) => v !== undefined)) await recordEvent(db, accountId, 'competitor.updated', toCompetitor(row));
   return row;
+}
+
+/** A site a listing's URL names: its domain (`domainOf`) and the address of its home page. */
+export interface Site {
+  domain: string;
+  website: string;
+}
+
+/**
+ * The id of the account's competitor of each site, by domain, created (named after its domain,
+ * its website the URL's home page) when the account has none; `created` are the new ones as the
+ * API shows them, for the caller's `competitor.created` events (recorded in its transaction, with
+ * its own events, in order). A site's competitor is the one whose domain is the site's, else the one
+ * of the nearest parent domain (`shop.example.com` is `example.com`'s), the oldest when several
+ * share it. Concurrent callers deriving the same domain wait for each other
+ * (lockCompetitorDomains), so a domain gets one competitor however many batches name it at once.
+ * Every competitor returned is locked against deletion until commit.
+ */
+export async function competitorsOfSites(
+  tx: Queryable,
+  accountId: string,
+  sites: readonly Site[],
+): Promise<{ byDomain: Map<string, string>; created: Competitor[] }> {
+  const websites = new Map<string, string>();
+  for (const s of sites) if (!websites.has(s.domain)) websites.set(s.domain, s.website);
+  const domains = [...websites.keys()];
+  await lockCompetitorDomains(tx, accountId, domains);
+  const candidates = new Set(domains.flatMap((d) => [d, ...parentDomains(d)]));
+  const existing = new Map<string, CompetitorRow>();
+  // Oldest first: the first of a domain is kept.
+  for (const c of await competitorsOfDomains(tx, accountId, [...candidates])) if (!existing.has(c.domain)) existing.set(c.domain, c);
+  const byDomain = new Map<string, string>();
+  const missing: string[] = [];
+  for (const d of domains) {
+    const found = [d, ...parentDomains(d)].map((x) => existing.get(x)).find((c) => c !== undefined);
+    if (found) byDomain.set(d, found.id);
+    else missing.push(d);
+  }
+  const created = await insertCompetitors(
+    tx,
+    accountId,
+    missing.map((d) => ({ id: newId('comp'), name: d, website: websites.get(d)!, domain: d, notes: null, proxy_url: null })),
+  );
+  for (const c of created) byDomain.set(c.domain, c.id);
+  return { byDomain, created: created.map(toCompetitor) };
+}
+
+/** Which of `ids` are the account's competitors, locked against deletion until commit. */
+export async function lockAccountCompetitors(tx: Queryable, accountId: string, ids: readonly string[]): Promise<Set<string>> {
+  return new Set((await lockCompetitors(tx, accountId, ids)).map((c) => c.id));
 }

@@ -229,3 +229,66 @@ export async function analyseCompetitor(db: Queryable, accountId: string, id: st
       .map((g) => ({ currency: g.currency, ...comparison(g), average_difference: Number(g.average_difference) })),
   };
 }
+
+/**
+ * Waits for (then holds until commit) the right to create the account's competitors of these
+ * domains, so two requests deriving the same domain's competitor at once create one: the second
+ * waits, then finds the first's (committed by then). A transaction-scoped advisory lock per
+ * (account, domain), taken in sorted order so two requests never wait for each other in a
+ * circle; PGlite's one connection takes them too (and never waits).
+ */
+export async function lockCompetitorDomains(db: Queryable, accountId: string, domains: readonly string[]): Promise<void> {
+  if (domains.length === 0) return;
+  await db.query(
+    `/* lockCompetitorDomains */
+     select count(pg_advisory_xact_lock(${DOMAIN_LOCK_CLASS}, hashtext($1 || ' ' || d.domain)))
+       from (select distinct unnest($2::text[]) as domain order by 1) d`,
+    [accountId, [...domains].sort()],
+  );
+}
+
+/** The key space of lockCompetitorDomains (pg_advisory_xact_lock's first key): "cd" in ASCII. */
+const DOMAIN_LOCK_CLASS = 0x6364;
+
+/** The account's competitors whose domain is one of `domains`, oldest first, locked against deletion until commit. */
+export async function competitorsOfDomains(db: Queryable, accountId: string, domains: readonly string[]): Promise<CompetitorRow[]> {
+  if (domains.length === 0) return [];
+  const r = await db.query<CompetitorRow>(
+    `/* competitorsOfDomains */
+     select ${COLUMNS}, ${listingCount('c')} from competitors c
+      where account_id = $1 and domain = any($2::text[])
+      order by created_at, id
+      for key share`,
+    [accountId, [...domains]],
+  );
+  return r.rows;
+}
+
+/** The account's competitors among `ids`, locked against deletion until commit (a listing is about to name them). */
+export async function lockCompetitors(db: Queryable, accountId: string, ids: readonly string[]): Promise<CompetitorRow[]> {
+  if (ids.length === 0) return [];
+  const r = await db.query<CompetitorRow>(
+    `/* lockCompetitors */
+     select ${COLUMNS}, ${listingCount('c')} from competitors c
+      where account_id = $1 and id = any($2::text[])
+      for key share`,
+    [accountId, [...ids]],
+  );
+  return r.rows;
+}
+
+/** Inserts several competitors in one statement, in the order given. */
+export async function insertCompetitors(db: Queryable, accountId: string, cs: readonly NewCompetitor[]): Promise<CompetitorRow[]> {
+  if (cs.length === 0) return [];
+  const r = await db.query<CompetitorRow>(
+    `/* insertCompetitors */
+     insert into competitors (account_id, id, name, website, domain, notes, proxy_url)
+     select $1, u.id, u.name, u.website, u.domain, u.notes, u.proxy_url
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality
+            as u (id, name, website, domain, notes, proxy_url, n)
+      order by u.n
+     returning ${COLUMNS}, 0 as listing_count`,
+    [accountId, cs.map((c) => c.id), cs.map((c) => c.name), cs.map((c) => c.website), cs.map((c) => c.domain), cs.map((c) => c.notes), cs.map((c) => c.proxy_url)],
+  );
+  return r.rows;
+}

@@ -35,6 +35,18 @@ export function withinDomain(host: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
 }
 
+/**
+ * The parent domains of a domain, nearest first, down to two labels: `a.shop.example.com` gives
+ * `shop.example.com`, `example.com`. None for an IP address or a one- or two-label name.
+ */
+export function parentDomains(domain: string): string[] {
+  if (domain.startsWith('[') || /^[\d.]+$/.test(domain)) return [];
+  const labels = domain.split('.');
+  const parents: string[] = [];
+  for (let i = 1; i <= labels.length - 2; i++) parents.push(labels.slice(i).join('.'));
+  return parents;
+}
+
 export const MASK = '****';
 
 /** Why a proxy URL cannot be used, or undefined when it can. */

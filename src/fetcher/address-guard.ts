@@ -17,6 +17,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { FetchError } from './types.js';
+import { acceptPageUrl, urlPort } from './url-policy.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -385,4 +386,25 @@ export class AddressGuard {
       (err: NodeJS.ErrnoException) => callback(err, ''),
     );
   };
+}
+
+/**
+ * Why a page URL would be refused before any lookup, or undefined: the URL policy
+ * (`acceptPageUrl`), then a literal address (`http://10.0.0.1/`, `http://[::1]/`) or a
+ * `localhost` name judged by the policy. A name is not looked up: creating many listings at
+ * once must not wait for (or send) DNS queries, and the guard runs again before every fetch, so
+ * a name that resolves to a private address is still never fetched.
+ */
+export function pageUrlProblemWithoutLookup(raw: string, policy: AddressPolicy): string | undefined {
+  try {
+    const u = acceptPageUrl(raw);
+    const host = judgedHost(u.hostname);
+    const port = urlPort(u);
+    if (net.isIP(host) !== 0) assertAllowedAddress(host, host, policy, port);
+    else if (isLocalhostName(host)) assertAllowedAddress(host, '127.0.0.1', policy);
+    return undefined;
+  } catch (err) {
+    if (err instanceof FetchError) return err.message;
+    throw err;
+  }
 }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { batchCreateListingsRoute } from './routes/batch-create-listings.js';
 import { createListingRoute } from './routes/create-listing.js';
 import { deleteListingRoute } from './routes/delete-listing.js';
 import { getListingRoute } from './routes/get-listing.js';
@@ -12,6 +13,7 @@ import { updateListingRoute } from './routes/update-listing.js';
 export const listingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(listListingsRoute);
   await app.register(createListingRoute);
+  await app.register(batchCreateListingsRoute);
   await app.register(getListingRoute);
   await app.register(updateListingRoute);
   await app.register(deleteListingRoute);

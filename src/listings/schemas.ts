@@ -3,6 +3,7 @@ import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, T
 import { CHECK_OUTCOMES, type CheckOutcomeName, CheckResultSchema } from '../checks/schemas.js';
 import { DEFAULT_HOLD_FACTOR } from '../checks/hold.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { batchBodySchema, batchResultSchema } from '../batches/schemas.js';
 
 export const INTERVAL_MIN = 300;
 export const INTERVAL_MAX = 2_592_000;
@@ -65,6 +66,37 @@ export const ListingCreateSchema = Type.Object(
   },
 );
 export type ListingCreate = Static<typeof ListingCreateSchema>;
+
+/** SKUs as products have them (src/products/schemas.ts). */
+export const SKU_MAX = 100;
+
+/** An item of POST /listings/batch: a competitor's page of a product, named by id or SKU. */
+export const ListingBatchItemSchema = Type.Object(
+  {
+    product_id: Type.Optional(fields.product_id),
+    product_sku: Type.Optional(RequiredText(SKU_MAX, 'The product\'s SKU, instead of `product_id`')),
+    url: fields.url,
+    competitor_id: Type.Optional(fields.competitor_id),
+  },
+  {
+    title: 'ListingBatchItem',
+    additionalProperties: false,
+    description:
+      'A competitor\'s page of a product: the product by `product_id` or by `product_sku` (exactly one of them), the page\'s `url`, ' +
+      'and the competitor, by `competitor_id` or, left out, the account\'s competitor of the URL\'s domain (created, named ' +
+      'after the domain, when there is none). The listing gets the defaults of POST /listings: checked every 6 hours, enabled.',
+  },
+);
+export type ListingBatchItem = Static<typeof ListingBatchItemSchema>;
+
+export const ListingBatchSchema = batchBodySchema(
+  'listings',
+  ListingBatchItemSchema,
+  'ListingBatchCreate',
+  'true: create all or none (422, or 409 when every failure is a URL already listed, with every item\'s problems when any fails)',
+);
+
+export const LISTING_BATCH_STATUSES = [201, 404, 409, 422];
 
 /** PUT and PATCH: only the fields sent change. product_id and competitor_id are fixed at creation. */
 export const ListingUpdateSchema = Type.Object(
@@ -152,6 +184,18 @@ export const ListingSchema = Type.Object(
 export type Listing = Static<typeof ListingSchema>;
 
 export const ListingListSchema = listOf(ListingSchema, 'ListingList');
+
+export const ListingBatchResultSchema = batchResultSchema(
+  'listing',
+  ListingSchema,
+  {
+    values: LISTING_BATCH_STATUSES,
+    description:
+      '201 created; 404 a product or competitor that is not in the account; 409 a URL the product already has a listing for, ' +
+      'or the same product and URL earlier in the batch; 422 invalid fields or a URL that may not be fetched',
+  },
+  'ListingBatchResult',
+);
 
 export const LISTING_SORT_FIELDS = ['created_at', 'updated_at', 'next_check_at'] as const;
 

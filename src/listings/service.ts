@@ -1,17 +1,24 @@
 import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent, recordEvents } from '../events/service.js';
+import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
+import { competitorsOfSites, lockAccountCompetitors } from '../competitors/service.js';
+import { domainOf } from '../competitors/urls.js';
+import { type AddressPolicy, pageUrlProblemWithoutLookup } from '../fetcher/address-guard.js';
 import { newId } from '../ids.js';
 import { checkSelector } from '../extraction/selector.js';
 import { notifyListingsDue } from '../checks/leases.js';
-import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
+import { INTERVAL_DEFAULT, type ListingBatchItem, ListingBatchItemSchema, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
   deleteListing,
   diagnoseListingRefs,
   findListingIdByUrl,
   getListing,
+  insertCompetitorListings,
   insertListing,
+  listedUrls,
+  lockBatchProducts,
   type ListingChanges,
   type ListingRow,
   toListing,
@@ -129,4 +136,150 @@ export async function removeListing(db: Database, accountId: string, id: string)
     if (!row) throw ERRORS.notFound('Listing');
     await recordEvent(tx, accountId, 'listing.deleted', toListing(row));
   });
+}
+
+/** Thrown inside the batch transaction to roll it back when an atomic batch has a failure. */
+class AtomicBatchFailed extends Error {}
+
+const BATCH_WORDS = { resources: 'listings', nothing: 'nothing was created' };
+
+const alreadyListed = (index: number, listingId: string | undefined): ItemFailure => ({
+  index,
+  status: 409,
+  code: 'conflict',
+  error: 'The product already has a listing with this URL',
+  details: [{ field: 'url', message: listingId ? `is already monitored for this product by listing ${listingId}` : 'is already monitored for this product' }],
+});
+
+/** What the schema cannot say about an item: one of product_id and product_sku, a URL that may be fetched. */
+function itemProblems(item: ListingBatchItem, policy: AddressPolicy): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if ((item.product_id === undefined) === (item.product_sku === undefined)) {
+    const message = item.product_id === undefined ? 'or product_sku is required' : 'and product_sku cannot both be given: name the product one way';
+    details.push({ field: 'product_id', message });
+  }
+  const problem = pageUrlProblemWithoutLookup(item.url, policy);
+  if (problem) details.push({ field: 'url', message: problem });
+  else if (item.competitor_id === undefined && domainOf(item.url) === undefined) details.push({ field: 'url', message: 'must name a host' });
+  return details;
+}
+
+/** The home page of a URL's site, the website of a competitor created for it. */
+const homePage = (url: string) => {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}/`;
+};
+
+/**
+ * Creates competitors' listings (POST /listings/batch), each item on its own: invalid fields
+ * and refused URLs are 422, a product or competitor not in the account 404 (the same for one
+ * that never existed and another account's), a product and URL already listed, or earlier in the
+ * batch, 409. An item without `competitor_id` gets the account's competitor of its URL's domain,
+ * created when there is none (`competitorsOfSites`). Everything, events included (the new
+ * competitors' `competitor.created`, then each `listing.created`), commits in one transaction;
+ * with `atomic`, any failure creates nothing and throws one error listing each failed item.
+ */
+export async function createListingsBatch(
+  db: Database,
+  accountId: string,
+  items: unknown[],
+  atomic: boolean,
+  policy: AddressPolicy,
+): Promise<ItemResult<ListingRow>[]> {
+  const invalid = invalidItems(items, ListingBatchItemSchema);
+  const results: ItemResult<ListingRow>[] = [];
+  const candidates: { index: number; item: ListingBatchItem }[] = [];
+  items.forEach((raw, index) => {
+    const details = invalid.get(index) ?? itemProblems(raw as ListingBatchItem, policy);
+    if (details.length > 0) return results.push(invalidItem(index, details));
+    candidates.push({ index, item: raw as ListingBatchItem });
+  });
+  if (atomic && results.length > 0) throw atomicBatchError(results, 'listings', BATCH_WORDS);
+  if (candidates.length === 0) return results;
+
+  let created = false;
+  try {
+    await db.transaction(async (tx) => {
+      const ids = candidates.flatMap(({ item }) => (item.product_id === undefined ? [] : [item.product_id]));
+      const skus = candidates.flatMap(({ item }) => (item.product_sku === undefined ? [] : [item.product_sku]));
+      const products = await lockBatchProducts(tx, accountId, ids, skus);
+      const productIds = new Set(products.map((p) => p.id));
+      const bySku = new Map(products.flatMap((p) => (p.sku === null ? [] : [[p.sku, p.id] as const])));
+      const competitors = await lockAccountCompetitors(
+        tx,
+        accountId,
+        candidates.flatMap(({ item }) => (item.competitor_id === undefined ? [] : [item.competitor_id])),
+      );
+
+      // Each item's product, its competitor when named, and no repeat of a product and URL.
+      const seen = new Map<string, number>();
+      const resolved: { index: number; product_id: string; url: string; competitor_id?: string }[] = [];
+      for (const { index, item } of candidates) {
+        const productId = item.product_id ?? bySku.get(item.product_sku!);
+        const missing: ErrorDetail[] = [];
+        if (productId === undefined || !productIds.has(productId)) {
+          missing.push(item.product_id === undefined ? { field: 'product_sku', message: 'is not the SKU of a product of this account' } : { field: 'product_id', message: 'is not a product of this account' });
+        }
+        if (item.competitor_id !== undefined && !competitors.has(item.competitor_id)) {
+          missing.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
+        }
+        if (missing.length > 0) {
+          const what = missing.length === 1 ? (missing[0]!.field === 'competitor_id' ? 'competitor' : 'product') : 'reference';
+          results.push({ index, status: 404, code: 'not_found', error: `The item names a ${what} that is not in this account`, details: missing });
+          continue;
+        }
+        const key = `${productId!} ${item.url}`;
+        const first = seen.get(key);
+        if (first !== undefined) {
+          results.push({
+            index,
+            status: 409,
+            code: 'conflict',
+            error: 'The product and URL appear more than once in this batch',
+            details: [{ field: 'url', message: `is the same page of the same product as item ${first}` }],
+          });
+          continue;
+        }
+        seen.set(key, index);
+        resolved.push({ index, product_id: productId!, url: item.url, ...(item.competitor_id === undefined ? {} : { competitor_id: item.competitor_id }) });
+      }
+
+      // A URL the product already has: 409 before any competitor is made for it.
+      const listed = new Map((await listedUrls(tx, accountId, resolved)).map((l) => [`${l.product_id} ${l.url}`, l.id]));
+      const going = resolved.filter((r) => {
+        const owner = listed.get(`${r.product_id} ${r.url}`);
+        if (owner !== undefined) results.push(alreadyListed(r.index, owner));
+        return owner === undefined;
+      });
+      if (atomic && results.some(isFailure)) throw new AtomicBatchFailed();
+
+      const sites = going.flatMap((r) => (r.competitor_id === undefined ? [{ domain: domainOf(r.url)!, website: homePage(r.url) }] : []));
+      const { byDomain, created: newCompetitors } = await competitorsOfSites(tx, accountId, sites);
+      const rows = await insertCompetitorListings(
+        tx,
+        accountId,
+        going.map((r) => ({ id: newId('lst'), product_id: r.product_id, url: r.url, competitor_id: r.competitor_id ?? byDomain.get(domainOf(r.url)!)! })),
+        INTERVAL_DEFAULT,
+      );
+      const byKey = new Map(rows.map((row) => [`${row.product_id} ${row.url}`, row]));
+      for (const r of going) {
+        const row = byKey.get(`${r.product_id} ${r.url}`);
+        // Missing: listed by a concurrent request since listedUrls.
+        if (row) results.push({ index: r.index, status: 201, row });
+        else results.push(alreadyListed(r.index, await findListingIdByUrl(tx, accountId, r.product_id, r.url)));
+      }
+      if (atomic && results.some(isFailure)) throw new AtomicBatchFailed();
+      await recordEvents(tx, accountId, [
+        ...newCompetitors.map((c) => ({ type: 'competitor.created' as const, data: c })),
+        ...rows.map((row) => ({ type: 'listing.created' as const, data: toListing(row) })),
+      ]);
+      created = rows.length > 0;
+    });
+  } catch (err) {
+    if (err instanceof AtomicBatchFailed) throw atomicBatchError(results, 'listings', BATCH_WORDS);
+    throw err;
+  }
+  // Due at once: wake the workers instead of leaving it to their next poll.
+  if (created) await notifyListingsDue(db);
+  return results;
 }

@@ -376,3 +376,65 @@ export async function listChecks(
   );
   return r.rows;
 }
+
+/**
+ * The account's products among `ids` and `skus` (id and sku of each), locked against deletion
+ * until commit: a batch of listings is about to name them.
+ */
+export async function lockBatchProducts(db: Queryable, accountId: string, ids: readonly string[], skus: readonly string[]): Promise<{ id: string; sku: string | null }[]> {
+  if (ids.length === 0 && skus.length === 0) return [];
+  const r = await db.query<{ id: string; sku: string | null }>(
+    `/* lockBatchProducts */
+     select id, sku from products
+      where account_id = $1 and (id = any($2::text[]) or sku = any($3::text[]))
+      for key share`,
+    [accountId, [...ids], [...skus]],
+  );
+  return r.rows;
+}
+
+/** The listings these products already have at these URLs (pairs by position), for a batch's 409s. */
+export async function listedUrls(
+  db: Queryable,
+  accountId: string,
+  pairs: readonly { product_id: string; url: string }[],
+): Promise<{ id: string; product_id: string; url: string }[]> {
+  if (pairs.length === 0) return [];
+  const r = await db.query<{ id: string; product_id: string; url: string }>(
+    `/* listedUrls */
+     select l.id, l.product_id, l.url
+       from listings l
+       join unnest($2::text[], $3::text[]) as u (product_id, url) on l.product_id = u.product_id and l.url = u.url
+      where l.account_id = $1`,
+    [accountId, pairs.map((p) => p.product_id), pairs.map((p) => p.url)],
+  );
+  return r.rows;
+}
+
+/**
+ * Inserts competitors' listings with the defaults of POST /listings (`INTERVAL_DEFAULT`, enabled,
+ * robots respected, no JavaScript, the visible fallback on), due at once, in one statement. A
+ * product and URL that are already listed (by a concurrent request since listedUrls) are skipped,
+ * not an error: the caller finds them missing from the rows returned (by product and URL: the
+ * rows come back in key order, not in the order given).
+ */
+export async function insertCompetitorListings(
+  db: Queryable,
+  accountId: string,
+  ls: readonly { id: string; product_id: string; competitor_id: string; url: string }[],
+  checkIntervalSeconds: number,
+): Promise<ListingRow[]> {
+  if (ls.length === 0) return [];
+  const r = await db.query<ListingRow>(
+    `/* insertCompetitorListings */
+     insert into listings (account_id, id, product_id, competitor_id, url, check_interval_seconds)
+     select $1, u.id, u.product_id, u.competitor_id, u.url, $6
+       from unnest($2::text[], $3::text[], $4::text[], $5::text[]) as u (id, product_id, competitor_id, url)
+      -- In key order, so two batches inserting some of the same pages never wait for each other in a circle.
+      order by u.product_id, u.url
+     on conflict (product_id, url) do nothing
+     returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
+    [accountId, ls.map((l) => l.id), ls.map((l) => l.product_id), ls.map((l) => l.competitor_id), ls.map((l) => l.url), checkIntervalSeconds],
+  );
+  return r.rows;
+}

@@ -26,7 +26,7 @@ describe('pricehound --help, on every command', () => {
     assert.equal(top.code, 0);
     const commands = listedCommands(top.stdout);
     // Every command of the CLI, so a new one is walked too; these must be among them.
-    for (const c of ['start', 'serve', 'worker', 'migrate', 'keys create', 'keys list', 'keys revoke', 'prices rollup', 'import products', 'export products', 'export prices', 'demo']) {
+    for (const c of ['start', 'serve', 'worker', 'migrate', 'keys create', 'keys list', 'keys revoke', 'prices rollup', 'import products', 'import listings', 'export products', 'export prices', 'demo']) {
       assert.ok(commands.includes(c), `${c} is listed: ${commands.join(', ')}`);
     }
     const groups = [...new Set(commands.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]!))];

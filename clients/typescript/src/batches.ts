@@ -6,6 +6,7 @@ type Schemas = components['schemas'];
 
 export type ProductInput = JsonBody<paths['/api/v1/products/batch']['post']>['products'][number];
 export type PriceObservationInput = JsonBody<paths['/api/v1/prices']['post']>['observations'][number];
+export type ListingInput = JsonBody<paths['/api/v1/listings/batch']['post']>['listings'][number];
 
 /**
  * Batch answers: `data` holds each item's outcome, a union on `status`: 201 with the resource,
@@ -20,6 +21,8 @@ export type ProductsBatchResult = Schemas['ProductBatchResult'];
 export type ProductBatchItem = ProductsBatchResult['data'][number];
 export type PricesBatchResult = Schemas['PriceObservationBatchResult'];
 export type PriceBatchItem = PricesBatchResult['data'][number];
+export type ListingsBatchResult = Schemas['ListingBatchResult'];
+export type ListingBatchItem = ListingsBatchResult['data'][number];
 
 export interface BatchOptions {
   /**

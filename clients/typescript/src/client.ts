@@ -1,6 +1,15 @@
 import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
 import type { HttpMethod, MediaType, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers';
-import { type BatchOptions, inBatches, type PriceObservationInput, type PricesBatchResult, type ProductInput, type ProductsBatchResult } from './batches.js';
+import {
+  type BatchOptions,
+  inBatches,
+  type ListingInput,
+  type ListingsBatchResult,
+  type PriceObservationInput,
+  type PricesBatchResult,
+  type ProductInput,
+  type ProductsBatchResult,
+} from './batches.js';
 import { EtagCache } from './etag-cache.js';
 import type { paths } from './openapi.js';
 import type { ApiError, NetworkError } from './errors.js';
@@ -72,6 +81,8 @@ export interface PricehoundClient {
   createProducts(products: readonly ProductInput[], options?: BatchOptions): Promise<ProductsBatchResult>;
   /** POST /api/v1/prices in batches of 1000, the per-item results merged (`index` over all `observations`). */
   ingestPrices(observations: readonly PriceObservationInput[], options?: BatchOptions): Promise<PricesBatchResult>;
+  /** POST /api/v1/listings/batch in batches of 1000, the per-item results merged (`index` over all `listings`). */
+  createListings(listings: readonly ListingInput[], options?: BatchOptions): Promise<ListingsBatchResult>;
   /** The key's hourly window from the answers' X-RateLimit-* (the lowest remaining of the newest window); undefined before the first. */
   readonly usage: Usage | undefined;
   /** The ETag cache, when enabled. */
@@ -143,6 +154,10 @@ export function createClient(options: ClientOptions): PricehoundClient {
     ingestPrices: (observations, options = {}) =>
       inBatches(observations, options, (batch, atomic, signal) =>
         api.POST('/api/v1/prices', { body: { observations: batch as PriceObservationInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+      ),
+    createListings: (listings, options = {}) =>
+      inBatches(listings, options, (batch, atomic, signal) =>
+        api.POST('/api/v1/listings/batch', { body: { listings: batch as ListingInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
       ),
     get usage() {
       return transport.usage;

@@ -1,6 +1,9 @@
 export { createClient, take, type ClientOptions, type ListItem, type ListPath, type Method, type PricehoundClient, type SuccessData } from './client.js';
 export {
   type BatchOptions,
+  type ListingBatchItem,
+  type ListingInput,
+  type ListingsBatchResult,
   type PriceBatchItem,
   type PriceObservationInput,
   type PricesBatchResult,
@@ -14,6 +17,19 @@ export { ApiError, type ErrorDetail, NetworkError, PricehoundError, RateLimitErr
 export { type AlertCondition, CONDITION_TYPES, type ConditionType, type Event, type EventData, type EventOf, EVENT_TYPES, type EventType } from './events.js';
 export { BATCH_MAX, HISTORY_MAX_SPAN_DAYS, PAGE_SIZE_MAX, RAW_PAGE_MAX } from './limits.js';
 export { type ImportedRow, type ImportOptions, importProducts, type ImportResult } from './product-import.js';
+export {
+  type ImportedListing,
+  importListings,
+  LISTING_CSV_COLUMNS,
+  LISTING_CSV_REQUIRED,
+  LISTING_IMPORT_ERROR_COLUMNS,
+  ListingCsvReader,
+  type ListingCsvRow,
+  type ListingImportOptions,
+  type ListingImportResult,
+  listingImportErrorRows,
+  readListingsCsv,
+} from './listing-import.js';
 export {
   IMPORT_ERROR_COLUMNS,
   importErrorRows,

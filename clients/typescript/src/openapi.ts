@@ -278,6 +278,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/listings/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 1000 competitors' listings
+         * @description Each item names a product (`product_id` or `product_sku`), a competitor's page (`url`) and optionally the competitor (`competitor_id`); without it the competitor is the account's competitor of the URL's domain (or of its nearest parent domain), created and named after the domain when there is none. Each item is created on its own and reported in `data` with its index and status: 201, 404 for a product or competitor that is not in this account, 409 for a URL the product already has a listing for (or the same product and URL earlier in the batch), 422 for invalid fields or a URL on a private, loopback or link-local address. With `atomic: true` either every item is created or none is, and the failures come back as one 422 (or 409) error. The new listings are due at once. Send an `Idempotency-Key` to make retries safe.
+         */
+        post: operations["batchCreateListings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/listings/{id}": {
         parameters: {
             query?: never;
@@ -2559,6 +2579,80 @@ export interface components {
              * @description When the listing's settings last changed (RFC 3339, UTC); checks do not change it
              */
             updated_at: string;
+        };
+        /** ListingBatchCreate */
+        ListingBatchCreate: {
+            listings: components["schemas"]["ListingBatchItem"][];
+            /**
+             * @description true: create all or none (422, or 409 when every failure is a URL already listed, with every item's problems when any fails)
+             * @default false
+             */
+            atomic?: boolean;
+        };
+        /**
+         * ListingBatchItem
+         * @description A competitor's page of a product: the product by `product_id` or by `product_sku` (exactly one of them), the page's `url`, and the competitor, by `competitor_id` or, left out, the account's competitor of the URL's domain (created, named after the domain, when there is none). The listing gets the defaults of POST /listings: checked every 6 hours, enabled.
+         */
+        ListingBatchItem: {
+            /** @description Opaque id starting with `prod_` */
+            product_id?: string;
+            /** @description The product's SKU, instead of `product_id` */
+            product_sku?: string;
+            /**
+             * Format: uri
+             * @description Address of the page that shows the product's price (http or https)
+             */
+            url: string;
+            /** @description Opaque id starting with `comp_` */
+            competitor_id?: string;
+        };
+        /** ListingBatchResult */
+        ListingBatchResult: {
+            data: (components["schemas"]["ListingBatchResultCreated"] | components["schemas"]["ListingBatchResultFailed"])[];
+            /** Format: int32 */
+            created: number;
+            /** Format: int32 */
+            failed: number;
+        };
+        /**
+         * ListingBatchResultCreated
+         * @description An item done: 201 and the resource
+         */
+        ListingBatchResultCreated: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /** @enum {number} */
+            status: 201;
+            listing: components["schemas"]["Listing"];
+        };
+        /**
+         * ListingBatchResultFailed
+         * @description An item refused: its status and why
+         */
+        ListingBatchResultFailed: {
+            /**
+             * Format: int32
+             * @description The item's position in the request
+             */
+            index: number;
+            /**
+             * Format: int32
+             * @description 201 created; 404 a product or competitor that is not in the account; 409 a URL the product already has a listing for, or the same product and URL earlier in the batch; 422 invalid fields or a URL that may not be fetched
+             * @enum {integer}
+             */
+            status: 404 | 409 | 422;
+            error: {
+                code: string;
+                error: string;
+                details?: {
+                    /** @description The field, e.g. `base_price` or `products[3].sku` */
+                    field: string;
+                    message: string;
+                }[];
+            };
         };
         /** ListingCheck */
         ListingCheck: {
@@ -8367,6 +8461,279 @@ export interface operations {
                      *       "error": "Product not found",
                      *       "status": 404,
                      *       "code": "not_found",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate, idempotency key reuse) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A product with this SKU already exists in this account",
+                     *       "status": 409,
+                     *       "code": "conflict",
+                     *       "details": [
+                     *         {
+                     *           "field": "sku",
+                     *           "message": "is already used by prod_01jf8x2k7m3n4p5q6r7s8t9v0w"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is larger than the limit of 1048576 bytes",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    batchCreateListings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: a request with the same key, method, path and body within 24 hours gets the first response again (with `Idempotent-Replayed: true`) instead of acting twice. The same key with another body is a 409. Keys are scoped to the account; 1 to 255 visible ASCII characters, e.g. a UUID. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListingBatchCreate"];
+            };
+        };
+        responses: {
+            /** @description Per-item results */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListingBatchResult"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key may not do this (`insufficient_scope`): a `read` key on an operation that changes something, or on the API keys; or a key asking for a key above its own plan */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only full keys manage API keys; this key has the read scope",
+                     *       "status": 403,
+                     *       "code": "insufficient_scope",
                      *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
                      *     }
                      */
@@ -20945,6 +21312,8 @@ export const heldReadingStateValues: ReadonlyArray<FlattenedDeepRequired<compone
 export const listingObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["object"]> = ["listing"];
 export const listingStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["status"]> = ["pending", "ok", "failing", "flagged"];
 export const listingWarningsCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Listing"]["warnings"]["code"]> = ["domain_mismatch"];
+export const listingBatchResultCreatedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingBatchResultCreated"]["status"]> = [201];
+export const listingBatchResultFailedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingBatchResultFailed"]["status"]> = [404, 409, 422];
 export const listingCheckObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["object"]> = ["listing_check"];
 export const listingCheckOutcomeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ListingCheck"]["outcome"]> = ["recorded", "failed", "held"];
 export const ownPriceSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OwnPrice"]["source"]> = ["observation", "base_price"];

@@ -1,11 +1,38 @@
+import {
+  csvRow,
+  type ImportedListing,
+  importListings,
+  LISTING_CSV_COLUMNS,
+  LISTING_CSV_REQUIRED,
+  LISTING_IMPORT_ERROR_COLUMNS,
+  listingImportErrorRows,
+  readListingsCsv,
+} from '@pricehound/client';
 import { ApiError, ph } from '../api';
 import { type Child, extLink, h, put } from '../dom';
 import { count, money, relative, stock, when } from '../format';
-import { competitorMap, competitorName, productsByIds } from '../names';
+import { competitorMap, competitorName, productById, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import type { Candidate, CheckResult, Competitor, Extraction, ExtractRequest, Listing, ListingCreate, Query } from '../types';
-import { badge, checkbox, clearErrors, control, describeError, errorBox, field, loading, listPager, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+import {
+  badge,
+  checkbox,
+  clearErrors,
+  control,
+  describeError,
+  errorBox,
+  field,
+  loading,
+  listPager,
+  modal,
+  section,
+  selectField,
+  showFieldErrors,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
 
 type Status = NonNullable<Query<'/api/v1/listings'>['status']>;
 const STATUSES: [Status | '', string][] = [
@@ -292,8 +319,19 @@ export async function listingsPage(ctx: PageContext): Promise<void> {
   };
   await reload();
 
+  const product = filters.product_id ? await productById(filters.product_id).catch(() => null) : null;
+  // After an import: the competitors it made get their names, the list its new rows.
+  const afterImport = async () => {
+    for (const [id, c] of await competitorMap(true).catch(() => new Map<string, Competitor>())) comps.set(id, c);
+    await reload();
+  };
+  const importButton = h('button', { type: 'button', class: 'secondary', onclick: () => openListingImport(() => void afterImport()) }, 'Import listings (CSV)');
   ctx.main.append(
-    section('Add a listing', addListingForm(comps, filters.product_id, () => void reload())),
+    section(
+      'Add a listing',
+      h('p', { class: 'toolbar' }, importButton, ' Many pages at once: a CSV of SKU, page address and (optionally) competitor.'),
+      addListingForm(comps, product ? { id: product.id, name: product.name } : undefined, () => void reload()),
+    ),
     section('Competitors', competitorsView(comps)),
     section('Try extraction (dry run)', extractForm()),
   );
@@ -399,13 +437,26 @@ function competitorsView(comps: Map<string, Competitor>): Child {
   ];
 }
 
-function addListingForm(comps: Map<string, Competitor>, productId: string | undefined, done: () => void): HTMLElement {
+/**
+ * POST /listings. With `product` (a product's page, or the listings of one product) the form is
+ * for that product: its name is shown and its id sent, nothing to paste. Without, the product's id.
+ */
+export function addListingForm(comps: Map<string, Competitor>, product: { id: string; name: string } | undefined, done: () => void): HTMLElement {
   const err = h('div');
   const submit = h('button', { type: 'submit' }, 'Add listing');
+  const productField = product
+    ? h(
+        'div',
+        { class: 'field' },
+        h('span', { class: 'label' }, 'Product'),
+        h('p', { 'data-testid': 'listing-product' }, h('strong', null, product.name)),
+        h('input', { type: 'hidden', name: 'product_id', value: product.id }),
+      )
+    : field({ name: 'product_id', label: 'Product id', required: true, placeholder: 'prod_…', hint: 'Open a product and add its listing there: the product is then filled in' });
   const form = h(
     'form',
     { class: 'grid-form', novalidate: true, 'aria-label': 'Add a listing' },
-    field({ name: 'product_id', label: 'Product id', required: true, value: productId, placeholder: 'prod_…', hint: 'Open a product and use “Manage these listings” to fill this in' }),
+    productField,
     selectField({ name: 'competitor_id', label: 'Where', options: [['', 'Our own shop'], ...[...comps.values()].map((c) => [c.id, c.name] as const)] }),
     field({ name: 'url', label: 'Page address', type: 'url', hint: 'Required for a competitor\'s page; our own defaults to the product\'s page' }),
     field({ name: 'selector', label: 'CSS selector (optional)', hint: 'Pins the element holding the price; try it in the dry run below first' }),
@@ -418,7 +469,8 @@ function addListingForm(comps: Map<string, Competitor>, productId: string | unde
     e.preventDefault();
     clearErrors(form);
     const v = (k: string) => control(form, k)?.value.trim() ?? '';
-    const body: ListingCreate = { product_id: v('product_id'), competitor_id: v('competitor_id') || null, check_interval_seconds: Number(v('check_interval_seconds')) };
+    const productId = product?.id ?? v('product_id');
+    const body: ListingCreate = { product_id: productId, competitor_id: v('competitor_id') || null, check_interval_seconds: Number(v('check_interval_seconds')) };
     if (v('url')) body.url = v('url');
     if (v('selector')) body.selector = v('selector');
     if ((control(form, 'render_js') as HTMLInputElement).checked) body.render_js = true;
@@ -491,4 +543,123 @@ function extractForm(): HTMLElement {
     });
   });
   return h('div', null, h('p', { class: 'muted' }, 'Fetches a page the way a check would (robots.txt, address rules, the same extractor) and shows every price found. Saves nothing.'), form, out);
+}
+
+// ---- CSV import of listings ----
+
+/** Items per POST /listings/batch: small enough for steady progress (the API takes 1000). */
+export const LISTING_IMPORT_CHUNK = 200;
+
+interface ListingRowError {
+  line: number;
+  sku: string;
+  url: string;
+  field: string;
+  message: string;
+}
+
+/** The listing import: a CSV file or pasted text, read and sent by the client's importListings (as `pricehound import listings`). */
+function openListingImport(done: () => void): void {
+  const fileId = 'listing-import-file';
+  const textId = 'listing-import-text';
+  const input = h('input', { id: fileId, name: 'file', type: 'file', accept: '.csv,text/csv', 'aria-describedby': 'listing-import-help' });
+  const pasted = h('textarea', { id: textId, name: 'csv', rows: 6, spellcheck: false, placeholder: 'sku,url,competitor\nKT-1,https://shop.example/kettle,', 'aria-describedby': 'listing-import-help' });
+  const start = h('button', { type: 'submit' }, 'Import');
+  const cancel = h('button', { type: 'button', class: 'secondary' }, 'Close');
+  const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Import progress', hidden: true });
+  const status = h('p', { role: 'status', 'aria-live': 'polite', 'data-testid': 'listing-import-status' });
+  const errorsSlot = h('div', { 'data-testid': 'listing-import-errors' });
+  let controller: AbortController | null = null;
+  const form = h(
+    'form',
+    { novalidate: true, 'aria-label': 'Import listings from CSV' },
+    h(
+      'p',
+      { id: 'listing-import-help' },
+      'A header row, then one competitor\'s page per row. Columns: ',
+      h('code', null, LISTING_CSV_COLUMNS.join(', ')),
+      ` (${LISTING_CSV_REQUIRED.join(', ')} required). `,
+      h('code', null, 'sku'),
+      ' is the product\'s SKU; ',
+      h('code', null, 'competitor'),
+      ' a competitor\'s name or id, or empty: the competitor of the page\'s domain (made when there is none). A page the product already has is left as it is; a bad row is reported and the others are still created.',
+    ),
+    h('div', { class: 'field' }, h('label', { for: fileId }, 'CSV file'), input),
+    h('div', { class: 'field' }, h('label', { for: textId }, 'Or paste the CSV'), pasted),
+    progress,
+    status,
+    errorsSlot,
+    h('div', { class: 'actions' }, cancel, start),
+  );
+  const { close } = modal('Import listings', form, { onClose: () => controller?.abort() });
+  cancel.addEventListener('click', () => (controller ? controller.abort() : close()));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const file = input.files?.[0];
+    if (!file && pasted.value.trim() === '') {
+      put(status, 'Choose a CSV file or paste its text first.');
+      input.focus();
+      return;
+    }
+    void withBusy(start, errorsSlot, async () => {
+      controller = new AbortController();
+      cancel.textContent = 'Stop';
+      try {
+        await runListingImport(file ? await file.text() : pasted.value, controller.signal, progress, status, errorsSlot);
+      } finally {
+        controller = null;
+        cancel.textContent = 'Close';
+        done();
+      }
+    });
+  });
+  input.focus();
+}
+
+async function runListingImport(text: string, signal: AbortSignal, progress: HTMLProgressElement, status: HTMLElement, errorsSlot: HTMLElement): Promise<void> {
+  const { rows, ignored } = readListingsCsv(text);
+  const total = rows.length;
+  progress.hidden = false;
+  progress.max = Math.max(1, total);
+  let done = 0;
+  const tally = { created: 0, present: 0, failed: 0 };
+  const refused: ImportedListing[] = [];
+  const report = (final = false) => {
+    progress.value = done;
+    put(
+      status,
+      `${final ? 'Done' : 'Importing'}: ${count(done)} of ${count(total)} rows, ${count(tally.created)} created, ` +
+        `${count(tally.present)} already there, ${count(tally.failed)} with errors.`,
+      ignored.length ? ` Columns ignored: ${ignored.join(', ')}.` : '',
+    );
+  };
+  report();
+  for await (const batch of importListings(ph, rows, { batchSize: LISTING_IMPORT_CHUNK, signal })) {
+    for (const r of batch) {
+      tally[r.result]++;
+      if (r.result === 'failed') refused.push(r);
+    }
+    done += batch.length;
+    report();
+  }
+  report(true);
+  const errors: ListingRowError[] = refused
+    .sort((a, b) => a.line - b.line)
+    .flatMap((r) => r.problems.map((d) => ({ line: r.line, sku: r.sku, url: r.url, field: d.field, message: d.message })));
+  const csv = csvRow(LISTING_IMPORT_ERROR_COLUMNS) + refused.map(listingImportErrorRows).join('');
+  put(
+    errorsSlot,
+    errors.length === 0
+      ? null
+      : [
+          table('Rows not imported', [
+            { title: 'Line', class: 'num', cell: (e: ListingRowError) => String(e.line) },
+            { title: 'SKU', cell: (e) => e.sku || '—' },
+            { title: 'Page', cell: (e) => (e.url ? shortUrl(e.url) : '—') },
+            { title: 'Field', cell: (e) => h('code', null, e.field || '—') },
+            { title: 'Problem', cell: (e) => e.message },
+          ], errors),
+          h('p', null, h('a', { href: URL.createObjectURL(new Blob([csv], { type: 'text/csv' })), download: 'listing-import-errors.csv' }, 'Download these errors as CSV')),
+        ],
+  );
 }

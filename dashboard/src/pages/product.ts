@@ -8,7 +8,7 @@ import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import type { AlertEvent, BucketHistory, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
 import { confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
-import { candidatesTable, evidenceView, statusBadge } from './listings';
+import { addListingForm, candidatesTable, evidenceView, statusBadge } from './listings';
 import { openProductForm } from './product-form';
 
 const DAY = 86_400;
@@ -630,9 +630,12 @@ async function renderProductListings(ctx: PageContext, product: Product, comps: 
           { title: 'Next check', cell: (l) => (l.enabled ? relative(l.next_check_at) : 'disabled') },
         ],
         page.data,
-        'No listings: add the pages to check on the Competitors & listings page.',
+        'No listings yet: add the pages to check below.',
       ),
       h('p', null, h('a', { href: href('/listings', { product_id: product.id }) }, 'Manage these listings (check now, check log, dry run)')),
+      // For this product: nothing to paste.
+      h('h3', null, 'Add a listing of this product'),
+      addListingForm(comps, { id: product.id, name: product.name }, () => void renderProductListings(ctx, product, comps, slot)),
     );
   } catch (err) {
     if (!ctx.signal.aborted) put(slot, errorBox(err));

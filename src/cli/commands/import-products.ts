@@ -1,30 +1,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { BATCH_MAX, CsvError, IMPORT_ERROR_COLUMNS, importErrorRows, importProducts as importRows, PRODUCT_CSV_COLUMNS, ProductCsvReader, type ProductCsvRow, csvRow } from '@pricehound/client';
+import { BATCH_MAX, CsvError, IMPORT_ERROR_COLUMNS, importErrorRows, importProducts as importRows, PRODUCT_CSV_COLUMNS, ProductCsvReader, csvRow } from '@pricehound/client';
 import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient, cost } from '../account.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { progress } from '../progress.js';
-import { readState, type ImportState, statePath, writeState } from './import-state.js';
-
-async function fileHash(file: string): Promise<string> {
-  const hash = crypto.createHash('sha256');
-  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-/** The rows of `file` after row `skip`, read a piece at a time; `read` tells how far into the file. */
-async function* rowsOf(file: string, reader: ProductCsvReader, skip: number, read: (bytes: number) => void): AsyncGenerator<ProductCsvRow> {
-  let bytes = 0;
-  const stream = fs.createReadStream(file);
-  const text = new TextDecoder('utf-8');
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    read(bytes);
-    for (const row of reader.push(text.decode(chunk, { stream: true }))) if (row.row > skip) yield row;
-  }
-  for (const row of [...reader.push(text.decode()), ...reader.end()]) if (row.row > skip) yield row;
-}
+import { fileHash, readState, rowsOf, type ImportState, statePath, writeState } from './import-state.js';
 
 export const importProducts: Command = {
   name: 'import products',

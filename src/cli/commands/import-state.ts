@@ -1,7 +1,8 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 
 /**
- * What `pricehound import products FILE` has done, saved next to FILE after every batch so a
+ * What `pricehound import products FILE` (or `import listings FILE`) has done, saved next to FILE after every batch so a
  * re-run goes on where it stopped. `sha256` ties it to one version of the file.
  */
 export interface ImportState {
@@ -11,14 +12,40 @@ export interface ImportState {
   /** Data rows (the header not counted) sent and answered. */
   rows_done: number;
   created: number;
-  /** With --update: products whose SKU was there, changed to the file's values. */
+  /** With --update: products whose SKU was there, changed to the file's values (always 0 for listings). */
   updated: number;
   present: number;
   failed: number;
   complete: boolean;
 }
 
-export const statePath = (file: string) => `${file}.import-state.json`;
+/** Beside the file; a listings import keeps its own, so the same file imported both ways never resumes the other's run. */
+export const statePath = (file: string, kind: 'products' | 'listings' = 'products') =>
+  kind === 'products' ? `${file}.import-state.json` : `${file}.listings-import-state.json`;
+
+export async function fileHash(file: string): Promise<string> {
+  const hash = crypto.createHash('sha256');
+  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** The rows of `file` after row `skip`, read a piece at a time by a CSV reader; `read` tells how far into the file. */
+export async function* rowsOf<R extends { row: number }>(
+  file: string,
+  reader: { push(text: string): R[]; end(): R[] },
+  skip: number,
+  read: (bytes: number) => void,
+): AsyncGenerator<R> {
+  let bytes = 0;
+  const stream = fs.createReadStream(file);
+  const text = new TextDecoder('utf-8');
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    read(bytes);
+    for (const row of reader.push(text.decode(chunk, { stream: true }))) if (row.row > skip) yield row;
+  }
+  for (const row of [...reader.push(text.decode()), ...reader.end()]) if (row.row > skip) yield row;
+}
 
 export function readState(path: string): ImportState | undefined {
   try {
