@@ -151,8 +151,15 @@ export async function newPage(rig: Rig): Promise<Watched> {
   return { page, dialogs, errors, failed };
 }
 
+/**
+ * The positions API's 404 on a server that does not have it yet (it lands with issue 25 item 1):
+ * the Overview and the Products page ask for it and show that it is not available. Harmless once
+ * the API is there (nothing answers 404 then); remove it after the merge.
+ */
+const POSITIONS_NOT_YET = / 404 GET [^ ]*\/api\/v1\/positions(\/summary)?(\?|$)/;
+
 /** Failed answers other than the expected ones (a dry run the test makes fail on purpose). */
-export const unexpected = (failed: string[], allowed: RegExp[] = []) => failed.filter((e) => !allowed.some((r) => r.test(e)));
+export const unexpected = (failed: string[], allowed: RegExp[] = []) => failed.filter((e) => !POSITIONS_NOT_YET.test(e) && !allowed.some((r) => r.test(e)));
 
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
   await page.goto(`${base}/dashboard/`);
