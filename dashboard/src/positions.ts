@@ -66,22 +66,26 @@ export const POSITION_SORTS: [string, string][] = [
   ['-changed_at', 'Position changed most recently'],
 ];
 
-/** The client's GET with the path as a string (see above). */
-type LooseGet = (path: string, init: { params?: { query?: Record<string, unknown> }; signal?: AbortSignal }) => Promise<unknown>;
-const get = (path: string, query: Record<string, unknown>, signal?: AbortSignal) =>
-  (ph.GET as unknown as LooseGet)(path, { params: { query }, signal });
+/**
+ * The session's client, its GET taking these paths as strings (see above). Once the positions
+ * API is in the OpenAPI document, `ph.GET` types them and this goes.
+ */
+interface UntypedGet {
+  GET(path: string, init: { params?: { query?: Record<string, unknown> }; signal?: AbortSignal }): Promise<unknown>;
+}
+const untyped = ph as unknown as UntypedGet;
 
 /** True when the error says this server has no positions API (a 404 for the path itself). */
 export const unavailable = (err: unknown) => err instanceof ApiError && err.status === 404;
 
 export async function listPositions(query: PositionQuery, signal?: AbortSignal): Promise<{ data: PositionRow[]; pagination: { has_more: boolean; next_cursor: string | null } }> {
   const clean = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== ''));
-  return (await get('/api/v1/positions', clean, signal)) as { data: PositionRow[]; pagination: { has_more: boolean; next_cursor: string | null } };
+  return (await untyped.GET('/api/v1/positions', { params: { query: clean }, signal })) as { data: PositionRow[]; pagination: { has_more: boolean; next_cursor: string | null } };
 }
 
 /** The summary, its histogram read whichever way its bins are named (`from`/`to`, `min`/`max`, `lower`/`upper`). */
 export async function positionSummary(signal?: AbortSignal): Promise<PositionSummary> {
-  const raw = (await get('/api/v1/positions/summary', {}, signal)) as Record<string, unknown>;
+  const raw = (await untyped.GET('/api/v1/positions/summary', { signal })) as Record<string, unknown>;
   const n = (v: unknown) => (typeof v === 'number' ? v : Number(v ?? 0));
   const bins = (raw.histogram ?? raw.price_index_histogram ?? []) as Record<string, unknown>[];
   return {
