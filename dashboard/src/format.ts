@@ -1,20 +1,44 @@
-/** Formatting for people: the browser's locale, amounts in their currency, times in local time. */
+/**
+ * Formatting for people: the browser's locale, amounts in their currency, times in local time.
+ * Amounts always carry their currency's decimals (€180.23, ¥1,802, not €180.2292 or €49.9): the
+ * API keeps four decimal places, a person reads the currency's. Spaces inside a formatted amount
+ * or percentage are non-breaking, so "49,99 €" never wraps between the number and its sign.
+ */
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
-export function money(amount: number | null | undefined, currency: string | null | undefined): string {
-  if (amount === null || amount === undefined) return '—';
-  if (!currency) return number(amount);
+/** The browser's currency format for `currency` (its own number of decimals); a code Intl does not know gets two. */
+function moneyFormat(currency: string): Intl.NumberFormat {
   let f = moneyFormats.get(currency);
   if (!f) {
     try {
-      f = new Intl.NumberFormat(undefined, { style: 'currency', currency, maximumFractionDigits: 4 });
+      f = new Intl.NumberFormat(undefined, { style: 'currency', currency });
     } catch {
-      f = new Intl.NumberFormat(undefined, { maximumFractionDigits: 4 });
+      f = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     }
     moneyFormats.set(currency, f);
   }
-  return f.format(amount);
+  return f;
+}
+
+const NBSP = '\u00a0';
+const keepTogether = (s: string) => s.replace(/ /g, NBSP);
+
+export function money(amount: number | string | null | undefined, currency: string | null | undefined): string {
+  if (amount === null || amount === undefined || amount === '') return '—';
+  const n = Number(amount);
+  if (!Number.isFinite(n)) return String(amount);
+  if (!currency) return keepTogether(new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(n));
+  const f = moneyFormat(currency);
+  const text = f.format(n);
+  // A currency Intl did not know is formatted as a number: say which.
+  return keepTogether(f.resolvedOptions().style === 'currency' ? text : `${text} ${currency}`);
+}
+
+/** The amount's number only, with its currency's decimals (for a chart's axis or a table sorted by value). */
+export function moneyDigits(currency: string | null | undefined): number {
+  if (!currency) return 2;
+  return moneyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2;
 }
 
 const num = new Intl.NumberFormat(undefined, { maximumFractionDigits: 4 });
@@ -25,13 +49,16 @@ export const count = (n: number) => int.format(n);
 
 export function percent(p: number | null | undefined, signed = true): string {
   if (p === null || p === undefined) return '—';
-  const s = `${Math.abs(p).toLocaleString(undefined, { maximumFractionDigits: 2 })} %`;
-  if (!signed || p === 0) return p === 0 ? '0 %' : s;
+  const s = `${Math.abs(p).toLocaleString(undefined, { maximumFractionDigits: 2 })}${NBSP}%`;
+  if (!signed || p === 0) return p === 0 ? `0${NBSP}%` : s;
   return `${p > 0 ? '+' : '−'}${s}`;
 }
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateTimeSeconds = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** A time of day in the browser's locale ("14:05", "2:05 PM"). */
+export const clock = (d: Date) => new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(d);
 
 export function when(iso: string | null | undefined, seconds = false): string {
   if (!iso) return '—';
@@ -62,7 +89,7 @@ export function countdown(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
   const m = Math.floor(s / 60);
   const r = s % 60;
-  return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m}:${String(r).padStart(2, '0')}`;
+  return m >= 60 ? `${Math.floor(m / 60)}${NBSP}h ${m % 60}${NBSP}min` : `${m}:${String(r).padStart(2, '0')}`;
 }
 
 export const stock = (inStock: boolean | null | undefined) => (inStock === true ? 'in stock' : inStock === false ? 'out of stock' : 'stock unknown');

@@ -14,7 +14,7 @@ import { signInPage } from './pages/signin';
 import { webhooksPage } from './pages/webhooks';
 import { currentRoute, match } from './router';
 import { clearKey, getKey } from './session';
-import { errorBox, statusRegionEl } from './ui';
+import { errorBox, loading, statusRegionEl } from './ui';
 
 const ROUTES: [string, Page][] = [
   ['/', overviewPage],
@@ -127,6 +127,8 @@ async function start(): Promise<void> {
     }
     const ctx: PageContext = { main, params, query: route.query, signal: controller.signal, onLeave: (fn) => leave.push(fn) };
     main.setAttribute('aria-busy', 'true');
+    // The loading state until the page puts its heading (every page starts with pageHeader).
+    put(main, loading());
     try {
       if (!page) {
         document.title = 'Not found · pricehound';
@@ -135,7 +137,11 @@ async function start(): Promise<void> {
         await page(ctx);
       }
     } catch (err) {
-      if (!controller.signal.aborted) main.appendChild(errorBox(err));
+      // The failed (or limited) state, with the request id and a way to load the page again.
+      if (!controller.signal.aborted) {
+        main.querySelector('[data-state="loading"]')?.remove();
+        main.appendChild(errorBox(err, { retry: () => void navigate() }));
+      }
     } finally {
       main.removeAttribute('aria-busy');
     }

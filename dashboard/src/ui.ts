@@ -1,5 +1,6 @@
 import { ApiError, type ErrorDetail, NetworkError, RateLimitError } from './api';
 import { type Child, h, nextId, put } from './dom';
+import { clock, countdown } from './format';
 import { go } from './router';
 
 /** Small building blocks every page shares: fields with labels, tables, pagers, dialogs, notices. */
@@ -19,30 +20,84 @@ export function toast(text: string): void {
   toastTimer = window.setTimeout(() => el.classList.remove('show'), 4000);
 }
 
+/** When a 429's window resets, as a time of day and a countdown ("14:00, in 12:30"). */
+function resetsAt(err: RateLimitError): string {
+  const at = err.reset !== undefined ? err.reset * 1000 : err.retryAfter !== undefined ? Date.now() + err.retryAfter * 1000 : undefined;
+  if (at === undefined) return 'at the start of the next hour';
+  return `at ${clock(new Date(at))} (in ${countdown((at - Date.now()) / 1000)})`;
+}
+
 export function describeError(err: unknown): string {
-  if (err instanceof RateLimitError) return `Rate limit reached: try again in ${err.retryAfter ?? '?'} s.`;
+  if (err instanceof RateLimitError) return `This key's requests for the hour are used up. The limit resets ${resetsAt(err)}.`;
   if (err instanceof ApiError) return err.message;
   if (err instanceof NetworkError) return 'The service did not answer; check the connection and try again.';
   if (err instanceof DOMException && err.name === 'AbortError') return 'Cancelled.';
   return err instanceof Error ? err.message : String(err);
 }
 
-/** An error as a block: the message and, when the API named fields, each of them (or `details`: those not shown at their fields). */
-export function errorBox(err: unknown, details: readonly ErrorDetail[] = err instanceof ApiError ? err.details : []): HTMLElement {
+export interface ErrorBoxOptions {
+  /** Field errors to list (default: the API's `details`). */
+  details?: readonly ErrorDetail[];
+  /** Offers "Try again", which runs this; by default it loads the page again; `false`: no retry (a form's submit button is there to press again). */
+  retry?: (() => unknown) | false;
+}
+
+/** Loads the page shown again (the router renders it anew). */
+export const reloadPage = () => window.dispatchEvent(new HashChangeEvent('hashchange'));
+
+/**
+ * An error as a block: the message, the API's `details` (or those not shown at their fields),
+ * the request id to quote when asking about it, and "Try again" when the caller can. A 429 is
+ * the "limited" state: what happened and when the window resets, never a bare failure.
+ */
+export function errorBox(err: unknown, opts: ErrorBoxOptions | readonly ErrorDetail[] = {}): HTMLElement {
+  const o: ErrorBoxOptions = Array.isArray(opts) ? { details: opts as readonly ErrorDetail[], retry: false } : (opts as ErrorBoxOptions);
+  const retryFn = o.retry === false ? null : (o.retry ?? reloadPage);
+  const details = o.details ?? (err instanceof ApiError ? err.details : []);
+  const limited = err instanceof RateLimitError;
+  const requestId = err instanceof ApiError ? err.requestId : undefined;
+  // A refusal of what was sent (4xx other than 429) is not fixed by sending it again.
+  const transient = !(err instanceof ApiError) || err.status === 429 || err.status >= 500 || err.status === 408;
+  const retry = retryFn && transient ? h('button', { type: 'button', class: 'secondary small', 'data-testid': 'retry', onclick: () => void retryFn() }, 'Try again') : null;
   return h(
     'div',
-    { class: 'notice error', role: 'alert' },
+    { class: `notice ${limited ? 'warn' : 'error'}`, role: 'alert', 'data-state': limited ? 'limited' : 'failed' },
     h('p', null, describeError(err)),
     details.length > 0 ? h('ul', null, details.map((d) => h('li', null, h('code', null, d.field), ': ', d.message))) : null,
+    requestId ? h('p', { class: 'request-id' }, 'Request id ', h('code', { 'data-testid': 'request-id' }, requestId), ' (quote it when asking about this).') : null,
+    retry ? h('p', { class: 'row-actions' }, retry) : null,
   );
 }
+
+/** A list with nothing in it yet: says so, and what to do. */
+export const emptyState = (text: Child) => h('p', { class: 'muted empty', 'data-state': 'empty' }, text);
 
 export const notice = (text: Child, kind: 'info' | 'warn' | 'ok' = 'info') =>
   h('div', { class: `notice ${kind}`, role: kind === 'warn' ? 'alert' : 'status' }, text);
 
 export const badge = (text: string, kind: string) => h('span', { class: `badge ${kind}` }, text);
 
-export const loading = (what = 'Loading…') => h('p', { class: 'muted', role: 'status', 'aria-busy': 'true' }, what);
+export const loading = (what = 'Loading…') => h('p', { class: 'muted loading', role: 'status', 'aria-busy': 'true', 'data-state': 'loading' }, what);
+
+/**
+ * Fills `slot` from `load`: the loading state first, then what `render` makes of the answer, or
+ * the failed / limited state with "Try again" (which runs it all again). Errors after the user
+ * left the page (its signal aborted) are dropped.
+ */
+export async function loadInto<T>(slot: HTMLElement, signal: AbortSignal, load: () => Promise<T>, render: (value: T) => Child, what?: string): Promise<void> {
+  const run = async (): Promise<void> => {
+    put(slot, loading(what));
+    let value: T;
+    try {
+      value = await load();
+    } catch (err) {
+      if (!signal.aborted) put(slot, errorBox(err, { retry: run }));
+      return;
+    }
+    if (!signal.aborted) put(slot, render(value));
+  };
+  await run();
+}
 
 // ---- form fields ----
 
@@ -192,7 +247,7 @@ export async function withBusy<T>(button: HTMLButtonElement | null, errorSlot: H
   try {
     return await action();
   } catch (err) {
-    if (errorSlot) put(errorSlot, errorBox(err));
+    if (errorSlot) put(errorSlot, errorBox(err, { retry: false }));
     else toast(describeError(err));
     return undefined;
   } finally {
@@ -211,9 +266,9 @@ export interface Column<T> {
   class?: string;
 }
 
-/** A table in a horizontally scrollable, keyboard-focusable region (phones). */
+/** A table in a horizontally scrollable, keyboard-focusable region; on a phone its rows become cards (styles.css). */
 export function table<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing here yet.'): HTMLElement {
-  if (rows.length === 0) return h('p', { class: 'muted empty' }, empty);
+  if (rows.length === 0) return emptyState(empty);
   const captionId = nextId('cap');
   return h(
     'div',
@@ -223,7 +278,8 @@ export function table<T>(caption: string, columns: readonly Column<T>[], rows: r
       null,
       h('caption', { id: captionId }, caption),
       h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.title)))),
-      h('tbody', null, rows.map((r) => h('tr', null, columns.map((c) => h('td', { class: c.class }, c.cell(r)))))),
+      // Each cell names its column: on a phone the rows become cards, each cell under its label.
+      h('tbody', null, rows.map((r) => h('tr', null, columns.map((c) => h('td', { class: c.class, 'data-label': c.title || undefined }, h('span', { class: 'cell' }, c.cell(r))))))),
     ),
   );
 }
@@ -332,3 +388,19 @@ export function positionClass(rank: number | null, compared: number): 'cheap' | 
 }
 
 export const POSITION_WORDS = { cheap: 'cheapest', middle: 'in between', expensive: 'most expensive', none: 'not compared' } as const;
+
+/** Whether the screen is phone-narrow (the stylesheet's 640 px breakpoint). */
+export const narrow = () => window.matchMedia('(max-width: 640px)').matches;
+
+/**
+ * Filters that fold away: a <details> whose summary says how many are set, open on wide screens
+ * and on phones closed (the list comes first), one tap to open.
+ */
+export function fold(title: string, active: number, content: Child): HTMLDetailsElement {
+  return h(
+    'details',
+    { class: 'fold', open: !narrow(), 'data-testid': 'filters-fold' },
+    h('summary', null, title, active > 0 ? h('span', { class: 'muted' }, ` (${active} set)`) : null),
+    content,
+  );
+}

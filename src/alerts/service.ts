@@ -5,6 +5,7 @@ import { newId } from '../ids.js';
 import { type AlertCreate, type AlertRule, type AlertUpdate, checkAlertRule, normalizeCondition, seriesOf, withDefaults } from './schemas.js';
 import type { AlertEvent, AlertEventRow } from './alert-event.js';
 import { recordFirings } from './fired.js';
+import { amount } from './engine/message.js';
 import { acknowledgeAlertEvents, type AlertRow, toAlert, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, latestInScope, type ScopeObservation, updateAlert } from './sql.js';
 
 /**
@@ -128,7 +129,7 @@ function testMessage(name: string, o: ScopeObservation | undefined): string {
   if (!o) return `Test of the rule "${name}": no price has been recorded in its scope yet, so there is no current data.`;
   const seller = o.competitor_id === null ? 'in our shop' : `at ${o.competitor_name ?? 'a competitor'}`;
   const stock = o.in_stock === false ? ', out of stock' : '';
-  return `Test of the rule "${name}": the latest price of ${o.product_name} ${seller} is ${Number(o.price)} ${o.currency}${stock}.`;
+  return `Test of the rule "${name}": the latest price of ${o.product_name} ${seller} is ${amount(o.price, o.currency)}${stock}.`;
 }
 
 /**

@@ -32,7 +32,7 @@ describe('alert engine: conditions', () => {
     assert.equal(events[1]!.sequence, 4);
     assert.equal(e!.test, false);
     assert.equal(e!.acknowledged_at, null);
-    assert.match(e!.message, /Shop A's price of Kettle is 44 EUR, below the threshold of 45 EUR\./);
+    assert.match(e!.message, /Shop A's price of Kettle is 44\.00 EUR, below the threshold of 45\.00 EUR\./);
   });
 
   it('hysteresis: on_clear re-arms only past the band', async () => {
@@ -98,7 +98,7 @@ describe('alert engine: conditions', () => {
     await series(t, c, [100, 91, 80, 75, 60], { competitor_id: c.competitor2Id });
     // 91: 9 %, 80: 12 % and 11, 75: 6.25 %, 60: 20 % and 15.
     assert.deepEqual(pricesOf(await fired(t, c.headers, both)), [80, 60]);
-    assert.match((await fired(t, c.headers, both))[0]!.message, /fell from 91 EUR to 80 EUR \(-12\.09%\)/);
+    assert.match((await fired(t, c.headers, both))[0]!.message, /fell from 91\.00 EUR to 80\.00 EUR \(-12\.09%\)/);
   });
 
   it('price_rise by amount', async () => {
@@ -118,7 +118,7 @@ describe('alert engine: conditions', () => {
     await series(t, c, [44.5, 35], {}, 3);
     const events = await fired(t, c.headers);
     assert.deepEqual(pricesOf(events), [44, 35]);
-    assert.match(events[1]!.message, /Shop A sells Kettle at 35 EUR, under our price of 40 EUR by more than 10%\./);
+    assert.match(events[1]!.message, /Shop A sells Kettle at 35\.00 EUR, under our price of 40\.00 EUR by more than 10%\./);
   });
 
   it('not_cheapest: fires when the rank goes from 1 to more than 1', async () => {

@@ -64,7 +64,7 @@ describe('POST /alerts/{id}/test', () => {
     assert.equal(e.product_id, product.id);
     assert.equal(e.competitor_id, competitor.id, 'competitors\' series by default: our own later price is not it');
     assert.equal(e.listing_id, listing.id);
-    assert.match(e.message, /55\.5 EUR/);
+    assert.match(e.message, /55\.50 EUR/);
     const again = await post<AlertEventJson>(t, headers, `/alerts/${a.id}/test`, undefined);
     assert.notEqual(again.id, e.id, 'the daily cap does not hold a test back');
     assert.deepEqual((await t.rt.db.query('select * from alert_states where alert_id = $1', [a.id])).rows, before);

@@ -87,8 +87,17 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Alerts' }).click();
     const form = page.getByRole('form', { name: 'New alert rule' });
     await form.getByLabel('Name').fill('Kettle below 45');
-    await form.getByLabel('Product').selectOption({ label: 'Kettle' });
-    await form.getByLabel('Seller').selectOption({ label: 'Rival' });
+    // The choosers search as you type and are picked with the keyboard (the combobox pattern).
+    const productBox = form.getByRole('combobox', { name: 'Product' });
+    await productBox.fill('kett');
+    await form.getByRole('option', { name: /Kettle/ }).waitFor();
+    await productBox.press('ArrowDown');
+    await productBox.press('Enter');
+    assert.equal(await productBox.inputValue(), 'Kettle');
+    const sellerBox = form.getByRole('combobox', { name: 'Seller' });
+    await sellerBox.fill('riv');
+    await form.getByRole('option', { name: /Rival/ }).click();
+    assert.equal(await sellerBox.inputValue(), 'Rival');
     await form.getByLabel('When').selectOption('price_below');
     await form.getByLabel(/^Threshold/).fill('45');
     await form.getByRole('button', { name: 'Preview the last 30 days' }).click();

@@ -291,27 +291,40 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.close();
   });
 
-  it('market tiles link to exactly the changes they count', async () => {
+  it('market tiles link to exactly the changes they count, our own prices and the competitors\' apart', async () => {
     const { page, errors } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
-    const tiles = page.getByTestId('market-7d');
-    await tiles.locator('a.tile').first().waitFor();
-    const count = async (label: string) => Number((await tiles.locator('a.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''));
-    const down = await count('Prices down');
-    const up = await count('Prices up');
-    assert.ok(down > 0 && up > 0, `the chart test's prices moved both ways: up ${up}, down ${down}`);
-    for (const [label, n] of [
-      ['Prices down', down],
-      ['Prices up', up],
-    ] as const) {
-      await page.goto(`${rig.base}/dashboard/#/`);
-      await tiles.locator('a.tile', { hasText: label }).click();
-      await page.getByRole('heading', { level: 1, name: new RegExp(`^${label} since`) }).waitFor();
-      await settled(page);
-      assert.equal(await page.locator('main tbody tr').count(), n, label);
-      const changes = await page.locator('main tbody td:nth-child(6)').allTextContents();
-      for (const c of changes) assert.match(c, label === 'Prices up' ? /^\+/ : /^−/);
+    const group = (series: string) => page.getByTestId(`market-7d-${series}`);
+    await group('competitors').locator('a.tile').first().waitFor();
+    const count = async (series: string, label: string) =>
+      Number((await group(series).locator('a.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''));
+    let down = 0;
+    let up = 0;
+    for (const series of ['competitors', 'own']) {
+      down += await count(series, 'Prices down');
+      up += await count(series, 'Prices up');
     }
+    assert.ok(down > 0 && up > 0, `the chart test's prices moved both ways: up ${up}, down ${down}`);
+    let clicked = 0;
+    for (const series of ['competitors', 'own']) {
+      for (const label of ['Prices down', 'Prices up']) {
+        const n = await count(series, label);
+        if (n === 0) continue;
+        clicked++;
+        await page.goto(`${rig.base}/dashboard/#/`);
+        await group(series).locator('a.tile', { hasText: label }).click();
+        await page.getByRole('heading', { level: 1, name: new RegExp(`^${label} since .*\\((our|competitors') prices\\)$`) }).waitFor();
+        await settled(page);
+        assert.equal(await page.locator('main tbody tr').count(), n, `${series} ${label}`);
+        const sellers = await page.locator('main tbody td:nth-child(3)').allTextContents();
+        for (const s of sellers) assert.equal(s === 'Our shop', series === 'own', `${series}: ${s}`);
+        const changes = await page.locator('main tbody td:nth-child(6)').allTextContents();
+        for (const c of changes) assert.match(c, label === 'Prices up' ? /^\+/ : /^−/);
+        await page.goto(`${rig.base}/dashboard/#/`);
+        await group('competitors').locator('a.tile').first().waitFor();
+      }
+    }
+    assert.ok(clicked >= 2);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -113,6 +113,33 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     assert.equal((await changesOf(t, c.headers, `${since}&kind=moved&competitor_id=own`)).length, 1);
   });
 
+  it('series=own and series=competitors count and list our own and the competitors\' changes apart, adding up to both', async () => {
+    const c = await movements();
+    const since = at(3);
+    const q = (series: string) => `${since}&series=${series}`;
+    const res = async (series: string) => {
+      const r = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=${series}`, headers: c.headers });
+      assert.equal(r.statusCode, 200, r.body);
+      return r.json<Summary>();
+    };
+    const [all, own, comp] = [await summary(c.headers, since), await res('own'), await res('competitors')];
+    // Ours: P up (10 -> 12) and Q's currency change; series P ours and Q ours, neither unchanged.
+    assert.deepEqual([own.changes, own.up, own.down, own.average_percent, own.series_observed, own.series_unchanged], [2, 1, 0, 20, 2, 0]);
+    // The competitors': A out of stock, then down and back; series P at A and P at B (unchanged).
+    assert.deepEqual([comp.changes, comp.up, comp.down, comp.back_in_stock, comp.out_of_stock, comp.average_percent, comp.series_observed, comp.series_unchanged], [2, 0, 1, 1, 1, -10, 2, 1]);
+    for (const k of ['changes', 'up', 'down', 'back_in_stock', 'out_of_stock', 'series_observed', 'series_unchanged'] as const) assert.equal(own[k] + comp[k], all[k], k);
+    // The lists agree with the counts, and series=own is competitor_id=own.
+    const enc = (s: string) => s.replace(since, encodeURIComponent(since));
+    const ownList = await changesOf(t, c.headers, `&since=${enc(q('own'))}`);
+    assert.deepEqual(ownList.map((x) => x.competitor_id), [null, null]);
+    assert.deepEqual(ownList.map((x) => x.id), (await changesOf(t, c.headers, `&since=${encodeURIComponent(since)}&competitor_id=own`)).map((x) => x.id));
+    const compList = await changesOf(t, c.headers, `&since=${enc(q('competitors'))}&kind=down`);
+    assert.deepEqual(compList.map((x) => x.competitor_id), [c.competitorId]);
+    // A value that is neither: 422 naming the field.
+    const bad = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=mine`, headers: c.headers }), 422, 'validation_failed');
+    assert.ok(JSON.stringify(bad).includes('series'), JSON.stringify(bad));
+  });
+
   it('counts only the calling account\'s prices', async () => {
     const c = await movements();
     const other = await t.newKey('business');

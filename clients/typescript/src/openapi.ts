@@ -519,7 +519,7 @@ export interface paths {
         };
         /**
          * List price changes
-         * @description Every time a series (a product at one competitor, or our own price) got a new latest observation that differs from the one before in price, currency or stock, newest first, whatever recorded it (a check or POST /prices). Filter by product, by competitor (`own` for our own prices) and by when the new price was observed. A product or competitor that is not in the account is a 404.
+         * @description Every time a series (a product at one competitor, or our own price) got a new latest observation that differs from the one before in price, currency or stock, newest first, whatever recorded it (a check or POST /prices). Filter by product, by competitor (`own` for our own prices), by whose prices (`series`: `own` or `competitors`) and by when the new price was observed. A product or competitor that is not in the account is a 404.
          */
         get: operations["listPriceChanges"];
         put?: never;
@@ -539,7 +539,7 @@ export interface paths {
         };
         /**
          * Count price changes since an instant
-         * @description How the account's prices moved from `since` until now: the changes observed in that time counted by kind (each count is the length of `GET /price-changes?since=...&kind=...`), the mean percentage of the rises and falls, and how many price series were observed and how many of them kept their price. Read-only, one statement.
+         * @description How the account's prices moved from `since` until now: the changes observed in that time counted by kind (each count is the length of `GET /price-changes?since=...&kind=...`), the mean percentage of the rises and falls, and how many price series were observed and how many of them kept their price. `series=own` counts only our own prices, `series=competitors` only the competitors' (the Overview shows them apart). Read-only, one statement.
          */
         get: operations["summarizePriceChanges"];
         put?: never;
@@ -12000,6 +12000,8 @@ export interface operations {
                 since?: string;
                 /** @description Changes observed before this instant */
                 until?: string;
+                /** @description Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor's; absent: both */
+                series?: "own" | "competitors";
                 /** @description Only changes of one kind: `up` / `down` the price rose / fell (same currency), `moved` either, `back_in_stock` the stock became true, `out_of_stock` it became false (from anything else, unknown included). GET /price-changes/summary counts each kind */
                 kind?: "up" | "down" | "moved" | "back_in_stock" | "out_of_stock";
             };
@@ -12211,6 +12213,8 @@ export interface operations {
             query: {
                 /** @description The start of the period: changes observed at or after this instant, up to now */
                 since: string;
+                /** @description Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor's; absent: both */
+                series?: "own" | "competitors";
             };
             header?: {
                 /** @description One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body */
@@ -21238,7 +21242,9 @@ export const pathsApiV1ProductsIdListingsGetParametersQueryStatusValues: Readonl
 export const pathsApiV1CompetitorsIdListingsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/competitors/{id}/listings"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "next_check_at", "-next_check_at"];
 export const pathsApiV1CompetitorsIdListingsGetParametersQueryStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/competitors/{id}/listings"]["get"]["parameters"]["query"]["status"]> = ["pending", "ok", "failing", "flagged"];
 export const pathsApiV1ListingsIdChecksGetParametersQueryOutcomeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/listings/{id}/checks"]["get"]["parameters"]["query"]["outcome"]> = ["recorded", "failed", "held"];
+export const pathsApiV1PriceChangesGetParametersQuerySeriesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/price-changes"]["get"]["parameters"]["query"]["series"]> = ["own", "competitors"];
 export const pathsApiV1PriceChangesGetParametersQueryKindValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/price-changes"]["get"]["parameters"]["query"]["kind"]> = ["up", "down", "moved", "back_in_stock", "out_of_stock"];
+export const pathsApiV1PriceChangesSummaryGetParametersQuerySeriesValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/price-changes/summary"]["get"]["parameters"]["query"]["series"]> = ["own", "competitors"];
 export const pathsApiV1ProductsIdPricesGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
 export const pathsApiV1ProductsIdPricesCsvGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices.csv"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
 export const pathsApiV1PricesCsvGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/prices.csv"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];

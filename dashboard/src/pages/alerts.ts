@@ -2,10 +2,11 @@ import type { SuccessData } from '@pricehound/client';
 import { ApiError, ph, take } from '../api';
 import { type Child, h, put } from '../dom';
 import { money, when } from '../format';
+import { combobox, type Option, optionFor } from '../combobox';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, AlertPreview, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType, Product } from '../types';
+import type { AlertEvent, AlertPreview, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType } from '../types';
 import { checkbox, clearErrors, confirmDialog, control, errorBox, field, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
 
 type KeysOf<U> = U extends unknown ? keyof U : never;
@@ -62,12 +63,14 @@ const eventPrice = (e: Pick<AlertEvent, 'current' | 'previous'>) =>
 export async function alertsPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Alerts');
   let rules = await take(ph.paginate('/api/v1/alerts', { signal: ctx.signal }), 500);
-  const [comps, products] = await Promise.all([
+  // "New alert" from a product's page (or any link with product_id) comes with that product
+  // chosen; an id that names no product of the account is said so, never "every product".
+  const askedProduct = ctx.query.get('product_id');
+  const [comps, names, preset] = await Promise.all([
     competitorMap().catch(() => new Map<string, Competitor>()),
-    ph.GET('/api/v1/products', { params: { query: { sort: 'name', limit: 100 } }, signal: ctx.signal }).then((p) => p.data),
+    productsByIds(rules.map((r) => r.product_id).filter((x): x is string => x !== null)),
+    askedProduct ? optionFor('product', askedProduct, ctx.signal) : Promise.resolve(null),
   ]);
-  const names = await productsByIds(rules.map((r) => r.product_id).filter((x): x is string => x !== null));
-  for (const p of products) names.set(p.id, p);
 
   const rulesSlot = h('div');
   const renderRules = () =>
@@ -209,19 +212,26 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
 
   const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh events');
   refresh.addEventListener('click', () => void withBusy(refresh, null, renderEvents));
-  ctx.main.append(
-    section('Events', h('div', { class: 'toolbar' }, tabs, refresh), eventsSlot),
-    section('Rules', rulesSlot),
-    section('New rule', ruleForm(products, comps, ctx.query.get('product_id'), (r) => {
-      rules = [r, ...rules];
-      renderRules();
-    })),
-  );
+  const newRule = section('New rule', ruleForm(comps, askedProduct, preset, (r) => {
+    rules = [r, ...rules];
+    renderRules();
+  }));
+  ctx.main.append(section('Events', h('div', { class: 'toolbar' }, tabs, refresh), eventsSlot), section('Rules', rulesSlot), newRule);
+  // Opened from a product's "New alert": the form, with the product chosen, is what the person came for.
+  if (askedProduct) {
+    newRule.scrollIntoView({ block: 'start' });
+    newRule.querySelector<HTMLInputElement>('input[name=name]')?.focus({ preventScroll: true });
+  }
   await renderEvents();
 }
 
-function ruleForm(products: Product[], comps: Map<string, Competitor>, productId: string | null, created: (r: AlertRule) => void): HTMLElement {
+function ruleForm(comps: Map<string, Competitor>, askedProduct: string | null, preset: Option | null, created: (r: AlertRule) => void): HTMLElement {
   const err = h('div');
+  const productBox = combobox({ kind: 'product', name: 'product_id', label: 'Product', anyLabel: 'Every product', value: preset });
+  const competitorBox = combobox({ kind: 'competitor', name: 'competitor_id', label: 'Seller', anyLabel: 'Every competitor' });
+  if (askedProduct && !preset) {
+    put(err, h('div', { class: 'notice warn', role: 'alert', 'data-testid': 'product-not-found' }, `No product of this account has the id ${askedProduct}: choose one below (an empty Product means every product).`));
+  }
   const previewSlot = h('div', { 'aria-live': 'polite', 'data-testid': 'alert-preview' });
   const conditionFields = h('div', { class: 'condition-fields' });
   const typeSelect = selectField({
@@ -266,8 +276,8 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
     'form',
     { class: 'grid-form', novalidate: true, 'aria-label': 'New alert rule' },
     field({ name: 'name', label: 'Name', required: true, maxlength: 200, placeholder: 'Kettle undercut' }),
-    selectField({ name: 'product_id', label: 'Product', options: [['', 'Every product'], ...products.map((p) => [p.id, p.name] as const)], value: productId }),
-    selectField({ name: 'competitor_id', label: 'Seller', options: [['', 'Every competitor'], ...[...comps.values()].map((c) => [c.id, c.name] as const)] }),
+    productBox.el,
+    competitorBox.el,
     typeSelect,
     conditionFields,
     selectField({
@@ -329,8 +339,24 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
     throw e;
   };
 
+  /** Text typed in a chooser but nothing picked: never sent (it would mean "every ..."). */
+  const unpicked = (): boolean => {
+    for (const box of [productBox, competitorBox]) {
+      if (box.unresolved()) {
+        const input = box.el.querySelector('input[role=combobox]') as HTMLInputElement;
+        input.setAttribute('aria-invalid', 'true');
+        const e = box.el.querySelector('.field-error');
+        if (e) e.textContent = 'Pick one from the list (or empty the field for every one).';
+        input.focus();
+        return true;
+      }
+    }
+    return false;
+  };
+
   previewBtn.addEventListener('click', () => {
     clearErrors(form);
+    if (unpicked()) return;
     void withBusy(previewBtn, err, async () => {
       const to = new Date();
       const from = new Date(to.getTime() - 30 * 86_400_000);
@@ -372,6 +398,7 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     clearErrors(form);
+    if (unpicked()) return;
     void withBusy(submit, err, async () => {
       let rule: AlertRule;
       try {
@@ -383,6 +410,8 @@ function ruleForm(products: Product[], comps: Map<string, Competitor>, productId
       toast(`Created the rule “${rule.name}”.`);
       created(rule);
       form.reset();
+      productBox.set(null);
+      competitorBox.set(null);
       renderConditionFields();
       previewShown = false;
       put(previewSlot);

@@ -5,9 +5,10 @@ import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { href } from '../router';
 import type { Competitor, PriceChange, Query } from '../types';
-import { errorBox, loading, listPager, table } from '../ui';
+import { errorBox, loading, listPager, reloadPage, table } from '../ui';
 
 type Kind = NonNullable<Query<'/api/v1/price-changes'>['kind']>;
+type Series = NonNullable<Query<'/api/v1/price-changes'>['series']>;
 const KINDS: Record<Kind, string> = {
   up: 'Prices up',
   down: 'Prices down',
@@ -23,8 +24,11 @@ export async function changesPage(ctx: PageContext): Promise<void> {
   const kind = ctx.query.get('kind') ?? '';
   const since = ctx.query.get('since') ?? '';
   const cursor = ctx.query.get('cursor');
-  const base = { kind: isKind(kind) ? kind : undefined, since: since || undefined };
-  pageHeader(ctx, `${isKind(kind) ? KINDS[kind] : 'Price changes'}${since ? ` since ${when(since)}` : ''}`);
+  const seriesAsked = ctx.query.get('series');
+  const series: Series | undefined = seriesAsked === 'own' || seriesAsked === 'competitors' ? seriesAsked : undefined;
+  const base = { kind: isKind(kind) ? kind : undefined, since: since || undefined, series };
+  const whose = series === 'own' ? ' (our prices)' : series === 'competitors' ? ' (competitors\' prices)' : '';
+  pageHeader(ctx, `${isKind(kind) ? KINDS[kind] : 'Price changes'}${since ? ` since ${when(since)}` : ''}${whose}`);
   const slot = h('div', null, loading());
   ctx.main.append(h('p', null, h('a', { href: '#/' }, '‹ Overview')), slot);
   try {
@@ -53,6 +57,6 @@ export async function changesPage(ctx: PageContext): Promise<void> {
       listPager('/changes', base, cursor, page.pagination),
     );
   } catch (err) {
-    if (!ctx.signal.aborted) put(slot, errorBox(err));
+    if (!ctx.signal.aborted) put(slot, errorBox(err, { retry: reloadPage }));
   }
 }

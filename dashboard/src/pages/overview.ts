@@ -1,27 +1,94 @@
 import { NEAR_LIMIT, ph } from '../api';
 import { usageChart } from '../charts/usage-chart';
 import { type Child, extLink, h, put } from '../dom';
-import { count, countdown, percent, relative } from '../format';
+import { count, countdown, money, percent, relative } from '../format';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { href } from '../router';
-import type { Listing, Usage } from '../types';
-import { badge, errorBox, loading, section, table } from '../ui';
+import { listPositions, type PositionRow, positionSummary, unavailable } from '../positions';
+import type { Listing, Query, Usage } from '../types';
+import { badge, emptyState, errorBox, loadInto, loading, section, table } from '../ui';
+
+type Series = NonNullable<Query<'/api/v1/price-changes/summary'>['series']>;
 
 /** How far past its due time a listing counts as "not checked on time". */
 const OVERDUE_GRACE_MS = 15 * 60_000;
 
+/**
+ * The Overview opens on the market: where we stand now (undercut, by whom and how much;
+ * cheapest, in between, dearest), then what changed since yesterday with our own prices and the
+ * competitors' apart, then what needs attention; the key's usage comes last. Every number links
+ * to the list it counts.
+ */
 export async function overviewPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Overview');
-  const usageSlot = h('div', null, loading());
+  const standSlot = h('div', { 'data-testid': 'where-we-stand' }, loading('Loading where we stand…'));
   const marketSlot = h('div', null, loading());
   const attentionSlot = h('div', null, loading());
+  const usageSlot = h('div', null, loading());
   ctx.main.append(
-    section('Usage this hour', usageSlot),
-    section('Market movement', h('p', { class: 'muted' }, 'Price changes seen by checks and sent through the API. Each tile opens the list it counts.'), marketSlot),
+    section('Where we stand', standSlot),
+    section('What changed', h('p', { class: 'muted' }, 'Price changes seen by checks and sent through the API, the competitors\' and our own apart. Each tile opens the list it counts.'), marketSlot),
     section('Needs attention', attentionSlot),
+    section('Usage this hour', usageSlot),
   );
-  await Promise.all([renderUsage(ctx, usageSlot), renderMarket(ctx, marketSlot), renderAttention(ctx, attentionSlot)]);
+  await Promise.all([renderStand(ctx, standSlot), renderMarket(ctx, marketSlot), renderAttention(ctx, attentionSlot), renderUsage(ctx, usageSlot)]);
+}
+
+/** Where we stand, from GET /positions/summary and the five most undercut products of GET /positions. */
+async function renderStand(ctx: PageContext, slot: HTMLElement): Promise<void> {
+  await loadInto(
+    slot,
+    ctx.signal,
+    async () => {
+      try {
+        const [summary, worst] = await Promise.all([
+          positionSummary(ctx.signal),
+          listPositions({ undercut: true, sort: '-gap_percent', limit: 5 }, ctx.signal),
+        ]);
+        return { summary, worst: worst.data, more: worst.pagination.has_more };
+      } catch (err) {
+        if (unavailable(err)) return null;
+        throw err;
+      }
+    },
+    (r) => {
+      if (r === null) {
+        return emptyState('Positions are not available on this server yet (GET /api/v1/positions answered 404): each product\'s page still shows where it stands.');
+      }
+      const { summary: s, worst } = r;
+      const compared = s.cheapest + s.in_between + s.dearest;
+      const list = (query: Record<string, string | number>) => href('/products', query);
+      return [
+        h(
+          'ul',
+          { class: 'tiles', 'data-testid': 'position-tiles' },
+          tile('Undercut now', count(s.undercut), list({ undercut: 'true', sort: '-gap_percent' }), s.undercut > 0 ? 'up' : 'down', 'a competitor is cheaper'),
+          tile('Cheapest', count(s.cheapest), list({ rank_max: 1, sort: 'name' }), 'down', `of ${count(compared)} compared`),
+          tile('In between', count(s.in_between), list({ undercut: 'true', rank_min: 2, sort: 'rank' }), 'flat', 'cheaper than some'),
+          tile('Dearest', count(s.dearest), list({ undercut: 'true', sort: '-rank' }), 'up', 'every competitor is cheaper'),
+          tile('Nothing to compare', count(s.alone), null, 'flat', 'no competitor price yet'),
+        ),
+        worst.length === 0
+          ? h('p', { class: 'notice ok', 'data-testid': 'undercut-none' }, 'No competitor is cheaper than us on any product.')
+          : [
+              table(
+                'Most undercut now',
+                [
+                  { title: 'Product', cell: (p: PositionRow) => h('a', { href: href(`/products/${p.product_id}`) }, p.name) },
+                  { title: 'Our price', class: 'num', cell: (p) => money(p.own_price, p.currency) },
+                  { title: 'Cheapest competitor', cell: (p) => (p.cheapest ? [p.cheapest.name, ' ', h('span', { class: 'money' }, money(p.cheapest.price, p.currency))] : '—') },
+                  { title: 'Gap', class: 'num', cell: (p) => [money(p.gap_amount, p.currency), h('br'), h('span', { class: 'muted' }, percent(p.gap_percent))] },
+                  { title: 'Undercut by', class: 'num', cell: (p) => `${count(p.undercut_by)} of ${count(p.of - 1)}` },
+                ],
+                worst,
+              ),
+              h('p', null, h('a', { href: list({ undercut: 'true', sort: '-gap_percent' }) }, `All ${count(s.undercut)} undercut products, most undercut first`)),
+            ],
+        s.histogram.length > 0 ? h('p', null, h('a', { href: href('/products', { sort: '-price_index' }) }, 'The price index of every product (chart and list)')) : null,
+      ];
+    },
+  );
 }
 
 async function renderUsage(ctx: PageContext, slot: HTMLElement): Promise<void> {
@@ -82,26 +149,30 @@ const stat = (label: string, value: Child) => h('div', null, h('dt', null, label
 
 async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> {
   const now = Date.now();
-  const periods: [string, string][] = [
-    ['Last 24 hours', new Date(now - 86_400_000).toISOString()],
-    ['Last 7 days', new Date(now - 7 * 86_400_000).toISOString()],
+  const periods: [string, string, string][] = [
+    ['Since yesterday', '24h', new Date(now - 86_400_000).toISOString()],
+    ['Last 7 days', '7d', new Date(now - 7 * 86_400_000).toISOString()],
   ];
-  try {
-    const summaries = await Promise.all(
-      periods.map(([, since]) => ph.GET('/api/v1/price-changes/summary', { params: { query: { since } }, signal: ctx.signal })),
-    );
-    put(
-      slot,
-      periods.map(([title, since], i) => {
+  const whose: [Series, string][] = [
+    ['competitors', 'Competitors\' prices'],
+    ['own', 'Our prices'],
+  ];
+  const groups = periods.flatMap(([title, key, since]) => whose.map(([series, label]) => ({ title, key, since, series, label })));
+  await loadInto(
+    slot,
+    ctx.signal,
+    () => Promise.all(groups.map((g) => ph.GET('/api/v1/price-changes/summary', { params: { query: { since: g.since, series: g.series } }, signal: ctx.signal }))),
+    (summaries) =>
+      groups.map((g, i) => {
         const s = summaries[i]!;
-        const link = (kind: string) => href('/changes', { since, kind });
+        const link = (kind: string) => href('/changes', { since: g.since, kind, series: g.series });
         return h(
           'div',
           { class: 'tiles-group' },
-          h('h3', null, title),
+          h('h3', null, `${g.title}: ${g.label.toLowerCase()}`),
           h(
             'ul',
-            { class: 'tiles', 'data-testid': `market-${i === 0 ? '24h' : '7d'}` },
+            { class: 'tiles', 'data-testid': `market-${g.key}-${g.series}` },
             tile('Prices up', count(s.up), link('up'), 'up'),
             tile('Prices down', count(s.down), link('down'), 'down'),
             // Not a list of changes, so no link: the series observed in the period whose price stayed put.
@@ -112,10 +183,7 @@ async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> 
           ),
         );
       }),
-    );
-  } catch (err) {
-    if (!ctx.signal.aborted) put(slot, errorBox(err));
-  }
+  );
 }
 
 function tile(label: string, value: string, link: string | null, kind: string, note?: string): HTMLElement {

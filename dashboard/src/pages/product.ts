@@ -73,7 +73,9 @@ export async function productPage(ctx: PageContext): Promise<void> {
 
   const editBtn = h('button', { type: 'button', class: 'secondary', onclick: () => void edit() }, 'Edit');
   const delBtn = h('button', { type: 'button', class: 'danger', onclick: () => void remove() }, 'Delete');
-  head.parentElement!.append(h('div', { class: 'toolbar' }, editBtn, delBtn));
+  // "New alert" opens the rule form with this product already chosen.
+  const newAlert = h('a', { class: 'button secondary', href: href('/alerts', { product_id: product.id }), 'data-testid': 'new-alert' }, 'New alert');
+  head.parentElement!.append(h('div', { class: 'toolbar' }, newAlert, editBtn, delBtn));
   const edit = async () => {
     const saved = await openProductForm(product);
     if (saved) go(`/products/${saved.id}`, Object.fromEntries(ctx.query));

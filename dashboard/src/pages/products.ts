@@ -10,7 +10,7 @@ import {
 } from '@pricehound/client';
 import { ph } from '../api';
 import { type Child, h, put } from '../dom';
-import { count, money, number, relative } from '../format';
+import { count, money, number, percent, relative } from '../format';
 import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
@@ -19,8 +19,12 @@ import {
   badge,
   checkbox,
   confirmDialog,
+  emptyState,
   errorBox,
   field,
+  fold,
+  loadInto,
+  section,
   loading,
   modal,
   listPager,
@@ -31,9 +35,14 @@ import {
   toast,
   withBusy,
 } from '../ui';
+import { combobox, optionFor } from '../combobox';
+import { type HistogramBin, listPositions, POSITION_SORTS, type PositionQuery, type PositionRow, positionSummary, unavailable } from '../positions';
 import { openProductForm } from './product-form';
 
-const FILTERS = ['q', 'brand', 'category', 'currency', 'min_price', 'max_price', 'sort'] as const;
+const FILTERS = ['q', 'brand', 'category', 'currency', 'min_price', 'max_price', 'sort', 'undercut', 'rank_min', 'rank_max', 'gap_percent_min', 'gap_percent_max', 'competitor_id'] as const;
+/** Filters only GET /positions has: with any of them (or a position sort) the list is the positions'. */
+const POSITION_FILTERS = ['undercut', 'rank_min', 'rank_max', 'gap_percent_min', 'gap_percent_max', 'competitor_id'] as const;
+const isPositionSort = (v: string | undefined): v is NonNullable<PositionQuery['sort']> => POSITION_SORTS.some(([s]) => s === v);
 type ProductQuery = Query<'/api/v1/products'>;
 type Sort = NonNullable<ProductQuery['sort']>;
 const SORTS: [Sort, string][] = [
@@ -101,6 +110,13 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   exportButton.addEventListener('click', () => void withBusy(exportButton, null, () => exportCsv(filters)));
   pageHeader(ctx, 'Products', h('div', { class: 'toolbar' }, newButton, importButton, exportButton));
 
+  const undercutBy = combobox({
+    kind: 'competitor',
+    name: 'competitor_id',
+    label: 'Undercut by',
+    anyLabel: 'Any competitor',
+    value: filters.competitor_id ? await optionFor('competitor', filters.competitor_id, ctx.signal).then((o) => o ?? { id: filters.competitor_id!, label: filters.competitor_id! }) : null,
+  });
   const form = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': 'Filter products' },
@@ -110,21 +126,70 @@ export async function productsPage(ctx: PageContext): Promise<void> {
     field({ name: 'currency', label: 'Currency', value: filters.currency, maxlength: 3 }),
     field({ name: 'min_price', label: 'Min base price', value: filters.min_price, inputmode: 'decimal' }),
     field({ name: 'max_price', label: 'Max base price', value: filters.max_price, inputmode: 'decimal' }),
-    selectField({ name: 'sort', label: 'Sort', options: SORTS, value: filters.sort ?? '-created_at' }),
+    selectField({ name: 'sort', label: 'Sort', options: [...SORTS, ...POSITION_SORTS], value: filters.sort ?? '-created_at' }),
+    checkbox({ name: 'undercut', label: 'Only where a competitor is cheaper', checked: filters.undercut === 'true' }),
+    field({ name: 'rank_min', label: 'Rank from', type: 'number', min: '1', value: filters.rank_min, hint: '1 = cheapest' }),
+    field({ name: 'rank_max', label: 'Rank to', type: 'number', min: '1', value: filters.rank_max }),
+    field({ name: 'gap_percent_min', label: 'Gap from (%)', inputmode: 'decimal', value: filters.gap_percent_min, hint: 'Our price over the cheapest competitor\'s' }),
+    field({ name: 'gap_percent_max', label: 'Gap to (%)', inputmode: 'decimal', value: filters.gap_percent_max }),
+    undercutBy.el,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), h('a', { href: '#/products', class: 'button secondary' }, 'Clear')),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const next: Record<string, string> = {};
+    if (undercutBy.unresolved()) {
+      (undercutBy.el.querySelector('input[role=combobox]') as HTMLInputElement).focus();
+      return;
+    }
     for (const k of FILTERS) {
       const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement | null;
-      const v = el?.value.trim() ?? '';
+      const v = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.checked ? 'true' : '') : (el?.value.trim() ?? '');
       if (v && !(k === 'sort' && v === '-created_at')) next[k] = v;
     }
     go('/products', next);
   });
   const listSlot = h('div', { 'aria-live': 'polite' }, loading('Loading products…'));
-  ctx.main.append(form, listSlot);
+  const chartSlot = h('div', { 'data-testid': 'index-chart' }, loading('Loading the price index…'));
+  ctx.main.append(fold('Filters and sort', Object.keys(filters).length, form), listSlot, section('Price index of the products compared', chartSlot));
+  void renderIndexChart(ctx, chartSlot);
+  const byPosition = POSITION_FILTERS.some((k) => filters[k] !== undefined) || isPositionSort(filters.sort);
+  if (byPosition) {
+    await loadInto(
+      listSlot,
+      ctx.signal,
+      async () => {
+        try {
+          return await listPositions(
+            {
+              q: filters.q,
+              brand: filters.brand,
+              category: filters.category,
+              undercut: filters.undercut === 'true' ? true : undefined,
+              rank_min: amount(filters.rank_min),
+              rank_max: amount(filters.rank_max),
+              gap_percent_min: amount(filters.gap_percent_min),
+              gap_percent_max: amount(filters.gap_percent_max),
+              competitor_id: filters.competitor_id,
+              sort: isPositionSort(filters.sort) ? filters.sort : undefined,
+              cursor: cursor ?? undefined,
+              limit: 25,
+            },
+            ctx.signal,
+          );
+        } catch (err) {
+          if (unavailable(err)) return null;
+          throw err;
+        }
+      },
+      (page) =>
+        page === null
+          ? emptyState('Sorting and filtering by position needs GET /api/v1/positions, which this server does not have yet. Clear the position filters to list the products.')
+          : [positionsTable(page.data, Object.keys(filters).length > 0), listPager('/products', filters, cursor, page.pagination)],
+      'Loading positions…',
+    );
+    return;
+  }
 
   const create = async () => {
     const p = await openProductForm(null);
@@ -144,7 +209,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
           `Products${filters.q ? ` matching “${filters.q}”` : ''}`,
           [
             { title: 'Name', cell: (p) => h('a', { href: href(`/products/${p.id}`), 'data-testid': 'product-link' }, p.name) },
-            { title: 'SKU', cell: (p) => p.sku ?? '—' },
+            { title: 'SKU', class: 'nowrap', cell: (p) => p.sku ?? '—' },
             { title: 'Brand', cell: (p) => p.brand ?? '—' },
             { title: 'Category', cell: (p) => p.category ?? '—' },
             { title: 'Base price', class: 'num', cell: (p) => money(p.base_price, p.currency) },
@@ -170,7 +235,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
         listPager('/products', filters, cursor, page.pagination),
       );
     } catch (err) {
-      if (!ctx.signal.aborted) put(listSlot, errorBox(err));
+      if (!ctx.signal.aborted) put(listSlot, errorBox(err, { retry: reload }));
     }
   };
 
@@ -188,6 +253,83 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   };
 
   await reload();
+}
+
+/** The list as GET /positions gives it: where each product stands, its gap to the cheapest competitor. */
+function positionsTable(rows: PositionRow[], filtered: boolean): HTMLElement {
+  return table(
+    'Products by position',
+    [
+      { title: 'Name', cell: (p: PositionRow) => h('a', { href: href(`/products/${p.product_id}`), 'data-testid': 'product-link' }, p.name) },
+      { title: 'SKU', class: 'nowrap', cell: (p) => p.sku ?? '—' },
+      { title: 'Our price', class: 'num', cell: (p) => money(p.own_price, p.currency) },
+      {
+        title: 'Rank',
+        cell: (p) => {
+          const kind = positionClass(p.rank, p.of - 1);
+          return [badge(`#${p.rank ?? '—'} of ${p.of}`, kind), h('span', { class: 'sr-only' }, ` (${POSITION_WORDS[kind]})`)];
+        },
+      },
+      { title: 'Index', class: 'num', cell: (p) => number(p.price_index) },
+      { title: 'Cheapest competitor', cell: (p) => (p.cheapest ? [p.cheapest.name, h('br'), h('span', { class: 'money' }, money(p.cheapest.price, p.currency))] : '—') },
+      { title: 'Gap', class: 'num', cell: (p) => [money(p.gap_amount, p.currency), h('br'), h('span', { class: 'muted' }, percent(p.gap_percent))] },
+      { title: 'Undercut by', class: 'num', cell: (p) => count(p.undercut_by) },
+      { title: 'Changed', cell: (p) => relative(p.changed_at) },
+    ],
+    rows,
+    filtered ? 'No product stands that way.' : 'No product has a competitor price to compare yet.',
+  );
+}
+
+/**
+ * How the price indexes spread (GET /positions/summary's histogram): one bar per bin, its height
+ * the share of products there, with the numbers as a table for screen readers and for reading.
+ */
+async function renderIndexChart(ctx: PageContext, slot: HTMLElement): Promise<void> {
+  await loadInto(
+    slot,
+    ctx.signal,
+    async () => {
+      try {
+        return await positionSummary(ctx.signal);
+      } catch (err) {
+        if (unavailable(err)) return null;
+        throw err;
+      }
+    },
+    (s) => {
+      if (s === null) return emptyState('The price index chart needs GET /api/v1/positions/summary, which this server does not have yet.');
+      if (s.histogram.every((b) => b.count === 0)) return emptyState('No product has a competitor price to compare yet.');
+      const max = Math.max(...s.histogram.map((b) => b.count));
+      const bound = (v: number | null, open: string) => (v === null ? open : number(v));
+      const label = (b: HistogramBin) => `${bound(b.from, 'below')}–${bound(b.to, 'above')}`;
+      const bars = s.histogram.map((b) => {
+        const bar = h('span', { class: 'bar' });
+        // Set from the script (not an inline style attribute, which the CSP refuses).
+        bar.style.height = `${max > 0 ? Math.max(b.count > 0 ? 2 : 0, (b.count / max) * 100) : 0}%`;
+        return h(
+          'li',
+          { class: `bin${b.to !== null && b.to <= 100 ? ' below' : b.from !== null && b.from >= 100 ? ' above' : ''}`, title: `Index ${label(b)}: ${count(b.count)} products` },
+          h('span', { class: 'bin-count' }, count(b.count)),
+          h('span', { class: 'bar-area' }, bar),
+          h('span', { class: 'bin-label' }, b.from === null ? `< ${number(b.to ?? 0)}` : number(b.from)),
+        );
+      });
+      return [
+        h('p', { class: 'hint' }, 'Price index: our price over the competitors\' average × 100. Under 100 we are cheaper than the market, over 100 dearer.'),
+        h('ol', { class: 'histogram', 'aria-hidden': 'true' }, bars),
+        h(
+          'details',
+          { class: 'data-table' },
+          h('summary', null, 'The numbers'),
+          table('Products per price index', [
+            { title: 'Index', cell: (b: HistogramBin) => label(b) },
+            { title: 'Products', class: 'num', cell: (b) => count(b.count) },
+          ], s.histogram),
+        ),
+      ];
+    },
+  );
 }
 
 /** GET /products.csv with the current filters, saved as a file (a plain link could not send the key). */

@@ -1,9 +1,21 @@
+import { minorDigits } from '../../money/currency.js';
 import type { ObservationPoint, Point } from './point.js';
 import { type EngineRule, FAILURES_DEFAULT } from './rule.js';
 
-/** The one sentence an alert event says to a person. */
+/**
+ * The one sentence an alert event says to a person. Amounts carry their currency's decimals
+ * ("44.00 EUR", "1802 JPY"; more only when the price has them: "0.4999 EUR"), and a
+ * competitor's name is written as the account wrote it (never re-cased).
+ */
 
-const amount = (price: string | number, currency: string) => `${Number(price)} ${currency}`;
+export function amount(price: string | number, currency: string): string {
+  const n = Number(price);
+  const digits = minorDigits(currency) ?? 2;
+  const fixed = n.toFixed(digits);
+  // Keep decimals beyond the currency's when the price has them (prices hold up to four).
+  const exact = n.toFixed(4).replace(/0+$/, '').replace(/\.$/, '');
+  return `${exact.length > fixed.length ? exact : fixed} ${currency}`;
+}
 const at = (p: ObservationPoint) => (p.competitor_id === null ? 'in our shop' : `at ${p.competitor_name ?? 'a competitor'}`);
 const whose = (p: ObservationPoint) => (p.competitor_id === null ? 'Our price' : `${p.competitor_name ?? 'A competitor'}'s price`);
 
@@ -32,7 +44,7 @@ function ofObservation(rule: EngineRule, p: ObservationPoint): string {
         c.margin_percent ? ` by more than ${c.margin_percent}%` : c.margin_amount ? ` by more than ${amount(c.margin_amount, p.product_currency)}` : ''
       }.`;
     case 'not_cheapest':
-      return `${product} is no longer cheapest with us: our price now ranks ${p.rank ?? '?'} after ${whose(p).toLowerCase()} of ${now}.`;
+      return `${product} is no longer cheapest with us: our price now ranks ${p.rank ?? '?'} after ${p.competitor_id === null ? 'our price' : `${p.competitor_name ?? 'a competitor'}'s price`} of ${now}.`;
     case 'lowest_in_days':
       return `${whose(p)} of ${product}, ${now}, is its lowest in ${c.days ?? 1} day${c.days === 1 ? '' : 's'}.`;
     case 'back_in_stock':

@@ -65,6 +65,10 @@ export type PriceChange = Static<typeof PriceChangeSchema>;
 
 export const PriceChangeListSchema = listOf(PriceChangeSchema, 'PriceChangeList');
 
+/** Whose price series a list or summary of changes covers (`series=`): our own or the competitors'. */
+export const CHANGE_SERIES = ['own', 'competitors'] as const;
+export type ChangeSeries = (typeof CHANGE_SERIES)[number];
+
 export const PriceChangeQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
@@ -79,6 +83,13 @@ export const PriceChangeQuerySchema = Type.Object(
     ),
     since: Type.Optional(Timestamp('Changes observed at or after this instant')),
     until: Type.Optional(Timestamp('Changes observed before this instant')),
+    series: Type.Optional(
+      Type.Unsafe<ChangeSeries>({
+        type: 'string',
+        enum: [...CHANGE_SERIES],
+        description: 'Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor\'s; absent: both',
+      }),
+    ),
     kind: Type.Optional(
       Type.Unsafe<ChangeKind>({
         type: 'string',
@@ -117,6 +128,15 @@ export const PriceChangeSummarySchema = Type.Object(
 export type PriceChangeSummary = Static<typeof PriceChangeSummarySchema>;
 
 export const PriceChangeSummaryQuerySchema = Type.Object(
-  { since: Timestamp('The start of the period: changes observed at or after this instant, up to now') },
+  {
+    since: Timestamp('The start of the period: changes observed at or after this instant, up to now'),
+    series: Type.Optional(
+      Type.Unsafe<ChangeSeries>({
+        type: 'string',
+        enum: [...CHANGE_SERIES],
+        description: 'Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor\'s; absent: both',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );

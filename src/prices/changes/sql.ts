@@ -5,7 +5,7 @@ import { internalId, publicId } from '../../ids.js';
 import { type PageRequest, pageSql } from '../../lists/page.js';
 import type { SortKey } from '../../lists/sort.js';
 import { observationId } from '../ingest/sql.js';
-import type { ChangeKind, PriceChange } from './schemas.js';
+import type { ChangeKind, ChangeSeries, PriceChange } from './schemas.js';
 
 /** Reading price_changes (written by the trigger of migrations/0003_prices.sql, never here). */
 
@@ -57,7 +57,14 @@ export interface ChangeFilter {
   since?: string | undefined;
   until?: string | undefined;
   kind?: ChangeKind | undefined;
+  series?: ChangeSeries | undefined;
 }
+
+/** `series=` as a condition on a row with a `competitor_id` (price_changes, price_series). */
+export const SERIES_SQL: Record<ChangeSeries, string> = {
+  own: 'competitor_id is null',
+  competitors: 'competitor_id is not null',
+};
 
 /**
  * Each kind as a condition on a price_changes row. The summary counts with the same text, so a
@@ -120,6 +127,7 @@ export async function listPriceChanges(db: Queryable, accountId: string, f: Chan
   if (f.since !== undefined) add((p) => `observed_at >= ${p}::timestamptz`, f.since);
   if (f.until !== undefined) add((p) => `observed_at < ${p}::timestamptz`, f.until);
   if (f.kind !== undefined) where.push(`(${KIND_SQL[f.kind]})`);
+  if (f.series !== undefined) where.push(SERIES_SQL[f.series]);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<PriceChangeRow>(
@@ -153,20 +161,23 @@ export interface SummaryRow {
  * period's rows are touched however long the history; series through `price_series_account`.
  * A series was observed since `since` exactly when its latest observation is at or after it.
  */
-export async function summarizePriceChanges(db: Queryable, accountId: string, since: string): Promise<SummaryRow> {
+export async function summarizePriceChanges(db: Queryable, accountId: string, since: string, series?: ChangeSeries): Promise<SummaryRow> {
+  // A fixed text per `series` (never a value), so the statement stays one of three.
+  const c = series === undefined ? '' : ` and c.${SERIES_SQL[series]}`;
+  const s = series === undefined ? '' : ` and s.${SERIES_SQL[series]}`;
   const r = await db.query<SummaryRow>(
     `/* summarizePriceChanges */
      with c as (
        select c.*
          from products p
-         join price_changes c on c.product_id = p.id and c.observed_at >= $2::timestamptz
+         join price_changes c on c.product_id = p.id and c.observed_at >= $2::timestamptz${c}
         where p.account_id = $1
      ), moved as (
        select distinct product_id, competitor_id from c where old_currency <> new_currency or old_price <> new_price
      ), observed as (
        select s.product_id, s.competitor_id
          from price_series s
-        where s.account_id = $1 and s.latest_observed_at >= $2::timestamptz
+        where s.account_id = $1 and s.latest_observed_at >= $2::timestamptz${s}
      )
      select now() as until,
             (select count(*) from c) as changes,

@@ -17,7 +17,7 @@ export const listPriceChangesRoute: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Every time a series (a product at one competitor, or our own price) got a new latest observation that differs ' +
           'from the one before in price, currency or stock, newest first, whatever recorded it (a check or POST /prices). ' +
-          'Filter by product, by competitor (`own` for our own prices) and by when the new price was observed. A product ' +
+          'Filter by product, by competitor (`own` for our own prices), by whose prices (`series`: `own` or `competitors`) and by when the new price was observed. A product ' +
           'or competitor that is not in the account is a 404.',
         tags: ['Prices'],
         querystring: PriceChangeQuerySchema,
