@@ -22,7 +22,7 @@ export const summarizePriceChangesRoute: FastifyPluginAsyncTypebox = async (app)
     },
     async (request) => {
       const { since } = request.query;
-      const r = await summarizePriceChanges(app.ctx.db, request.principal.accountId, since);
+      const r = await summarizePriceChanges(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, since);
       const n = (v: string) => Number(v);
       return {
         object: 'price_change_summary' as const,
