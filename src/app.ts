@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type onSendHookHandler } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authHook } from './auth/hook.js';
 import { keyRoutes } from './auth/index.js';
@@ -42,6 +42,7 @@ export interface BuildOptions {
 /** The API routes; mounted under /api/v1 (canonical) and /v1 (the spec's usage example). */
 async function apiV1(app: FastifyInstance) {
   app.addHook('onRequest', authHook(app.ctx));
+  markWrites(app);
   registerIdempotency(app, app.ctx.db, app.ctx.deploymentKey);
   await app.register(productRoutes);
   await app.register(competitorRoutes);
@@ -55,6 +56,27 @@ async function apiV1(app: FastifyInstance) {
   await app.register(alertRoutes);
   await app.register(webhookRoutes);
   await app.register(keyRoutes);
+}
+
+/**
+ * Read-your-writes with a read replica (src/db/read-replica.ts): every answer to a request that
+ * may write (any method but GET and HEAD) notes the account's write as it is sent, after its
+ * transaction committed, so the account's replica-tolerant reads go to the primary until the
+ * replica has replayed it. A route-level hook on the writing routes only: a GET pays nothing.
+ */
+function markWrites(app: FastifyInstance) {
+  const reads = app.ctx.reads;
+  const noteWrite: onSendHookHandler = (request, _reply, payload, done) => {
+    const accountId = (request.principal as { accountId?: string } | null)?.accountId;
+    if (accountId) reads.wrote(accountId);
+    done(null, payload);
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => m === 'GET' || m === 'HEAD')) return;
+    const own = route.onSend;
+    route.onSend = own === undefined ? [noteWrite] : [...(Array.isArray(own) ? own : [own]), noteWrite];
+  });
 }
 
 /**

@@ -16,6 +16,15 @@ export interface Config {
   redisPrefix: string;
   /** Connections in the PostgreSQL pool of each process. */
   databasePoolSize: number;
+  /**
+   * A PostgreSQL streaming replica (hot standby) of DATABASE_URL for the reads that tolerate a
+   * bounded lag: history, trends, CSV exports, the price-change summary (src/db/read-replica.ts).
+   */
+  databaseReadUrl: string | undefined;
+  /** A replica further behind than this (ms) is not read; its reads go to the primary. */
+  databaseReadMaxLagMs: number;
+  /** How often the replica's lag is measured (ms). */
+  databaseReadCheckMs: number;
   logLevel: LogLevel;
   /** Trust X-Forwarded-For from these proxies when working out the client address. */
   trustProxy: boolean | string;
@@ -179,14 +188,24 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy = lower === 'true' ? true : lower === 'false' ? false : trustRaw;
   }
 
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const readUrl = url(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']);
+  if (readUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: a read replica is of a PostgreSQL primary, not of the embedded database');
+  const readMaxLag = duration(env, 'DATABASE_READ_MAX_LAG', 5_000, 100, 3_600_000);
+  const readCheck = duration(env, 'DATABASE_READ_CHECK_INTERVAL', 1_000, 50, 60_000);
+  if (readCheck >= readMaxLag) throw new ConfigError('DATABASE_READ_CHECK_INTERVAL', `must be shorter than DATABASE_READ_MAX_LAG (${readMaxLag} ms), got ${readCheck} ms`);
+
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host,
     dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'pricehound:',
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseReadUrl: readUrl,
+    databaseReadMaxLagMs: readMaxLag,
+    databaseReadCheckMs: readCheck,
     logLevel: logLevel as LogLevel,
     trustProxy,
     authFailureLimit: int(env, 'AUTH_FAILURE_LIMIT', 100, 1, 1_000_000),

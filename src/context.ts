@@ -2,6 +2,7 @@ import type { Principal } from './auth/keys.js';
 import type { KeyResolver } from './auth/key-cache.js';
 import type { Config } from './config.js';
 import type { Extractor } from './checks/extractor.js';
+import type { ReadRouting } from './db/read-replica.js';
 import type { Database } from './db/types.js';
 import type { Fetcher } from './fetcher/types.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
@@ -11,6 +12,11 @@ import type { UsageRecorder } from './usage/recorder.js';
 export interface AppContext {
   config: Config;
   db: Database;
+  /**
+   * Where the reads that tolerate a bounded lag go (history, trends, exports, the change
+   * summary): the replica of DATABASE_READ_URL when it is caught up, else `db` (src/db/read-replica.ts).
+   */
+  reads: ReadRouting;
   /** The deployment's key (src/db/id-key.ts): what idempotent answers are sealed with, by a key derived from it. */
   deploymentKey: Buffer;
   limiter: RateLimiter;

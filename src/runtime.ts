@@ -6,6 +6,8 @@ import { loadIdKey } from './db/id-key.js';
 import { useIdKey } from './ids.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { openPostgres } from './db/postgres.js';
+import { primaryOnly, type ReadRouting, replicaRouting } from './db/read-replica.js';
 import type { Database } from './db/types.js';
 import { createBrowserFetcher, routeRenderJs } from './fetcher/browser/index.js';
 import { createHttpFetcher } from './fetcher/http.js';
@@ -117,6 +119,31 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
     usage.start();
     closers.unshift(() => usage.stop());
 
+    let reads: ReadRouting = primaryOnly(db);
+    if (config.databaseReadUrl) {
+      const replica = await openPostgres(config.databaseReadUrl, {
+        poolSize: config.databasePoolSize,
+        applicationName: 'pricehound-read',
+        lazy: true,
+        onIdleError: (err) => log.warn({ err }, 'idle read replica connection failed'),
+      });
+      let warned = false;
+      reads = replicaRouting(db, replica, {
+        maxLagMs: config.databaseReadMaxLagMs,
+        checkMs: config.databaseReadCheckMs,
+        onError: (err) => {
+          // Once per outage: the reads have gone to the primary, which is what matters.
+          if (!warned) log.warn({ err }, 'read replica unavailable; its reads go to the primary');
+          warned = true;
+        },
+        onRecovered: () => {
+          if (warned) log.info('read replica caught up; reads go to it again');
+          warned = false;
+        },
+      });
+      closers.push(() => reads.close());
+    }
+
     let closed: Promise<void> | undefined;
     return {
       config,
@@ -125,6 +152,7 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
       limiter,
       keys,
       usage,
+      reads,
       fetcher,
       extractor,
       close() {

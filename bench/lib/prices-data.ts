@@ -54,7 +54,8 @@ export interface SeedParams {
 export function seedParams(kind: Kind): SeedParams {
   const perSeries = env('BENCH_PRICES_PER_SERIES', 1000);
   return {
-    version: 1,
+    // 2: price changes numbered per series (migration 0004's `sequence`, price_series.changes).
+    version: 2,
     products: env('BENCH_PRICES_PRODUCTS', 1000),
     competitors: Math.min(60, env('BENCH_PRICES_COMPETITORS', 10)),
     perSeries: kind === 'pglite' ? env('BENCH_PRICES_PGLITE_PER_SERIES', perSeries) : perSeries,
@@ -78,7 +79,20 @@ export interface SeedInfo {
   /** Seconds per step and in all (wall clock). */
   seconds: Record<string, number>;
   rowsPerSecondLoad: number;
-  sizeBytes: { database: number; observations: number; dataDirOnDisk?: number };
+  sizeBytes: {
+    database: number;
+    /** price_observations with its indexes (pg_total_relation_size). */
+    observations: number;
+    /** Its heap alone, its indexes alone (pg_relation_size, pg_indexes_size). */
+    observationsHeap?: number;
+    observationsIndexes?: number;
+    /** Mean pg_column_size of one observation row (the tuple's data, without its 24-byte header and line pointer). */
+    observationRowMean?: number;
+    /** price_changes and price_series with their indexes. */
+    priceChanges?: number;
+    priceSeries?: number;
+    dataDirOnDisk?: number;
+  };
   /** Peak RSS of the seeding process (embedded: includes the engine's WebAssembly memory). */
   seedRssPeakMiB: number;
   load1: number[];
@@ -193,14 +207,18 @@ select distinct on (product_id, competitor_id)
   from price_observations where account_id = $1
  order by product_id, competitor_id, observed_at desc, id desc`;
 
-/** What the trigger would have recorded had it run for every observation in time order. */
+/**
+ * What the trigger would have recorded had it run for every observation in time order: each
+ * change numbered in its series (1, 2, 3 ...: the per-series `sequence` of migration 0004).
+ */
 const CHANGES_SQL = `
 insert into price_changes (account_id, product_id, competitor_id, listing_id, observation_id,
                            old_price, old_currency, old_in_stock, old_observed_at,
-                           new_price, new_currency, new_in_stock, observed_at, source, created_at)
+                           new_price, new_currency, new_in_stock, observed_at, source, created_at, sequence)
 select account_id, product_id, competitor_id, listing_id, id,
        prev_price, prev_currency, prev_in_stock, prev_observed_at,
-       price, currency, in_stock, observed_at, source, observed_at
+       price, currency, in_stock, observed_at, source, observed_at,
+       row_number() over (partition by product_id, competitor_id order by observed_at, id)
   from (
     select o.*,
            lag(price) over s as prev_price, lag(currency) over s as prev_currency,
@@ -211,6 +229,13 @@ select account_id, product_id, competitor_id, listing_id, id,
  where prev_observed_at is not null
    and (price <> prev_price or currency <> prev_currency or in_stock is distinct from prev_in_stock)
  order by observed_at, id`;
+
+/** Each series' count of changes, which the trigger numbers the next change after. */
+const SERIES_CHANGES_SQL = `
+update price_series s set changes = n.count
+  from (select product_id, competitor_id, count(*) as count from price_changes
+         where account_id = $1 group by product_id, competitor_id) n
+ where s.account_id = $1 and s.product_id = n.product_id and s.competitor_id is not distinct from n.competitor_id`;
 
 function duBytes(dir: string): number {
   let total = 0;
@@ -332,6 +357,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     seconds.price_series = secs(t);
     t = performance.now();
     const changes = (await db.query(CHANGES_SQL, [accountId])).rowCount;
+    await db.query(SERIES_CHANGES_SQL, [accountId]);
     seconds.price_changes = secs(t);
     log(`  ${kind}: ${series} series (${seconds.price_series} s), ${changes.toLocaleString('en')} price changes (${seconds.price_changes} s)`);
     await db.exec('alter table price_observations enable trigger price_observations_track');
@@ -342,10 +368,13 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     log(`  ${kind}: vacuum analyze ${seconds.vacuum_analyze} s`);
 
     const counts = (
-      await db.query<{ own: number; competitor: number; db: number; obs: number }>(
+      await db.query<{ own: number; competitor: number; db: number; obs: number; heap: number; idx: number; row: number; changes: number; series: number }>(
         `select count(*) filter (where competitor_id is null)::int8 as own, count(*) filter (where competitor_id is not null)::int8 as competitor,
-                pg_database_size(current_database())::int8 as db, pg_total_relation_size('price_observations')::int8 as obs
-           from price_observations`,
+                pg_database_size(current_database())::int8 as db, pg_total_relation_size('price_observations')::int8 as obs,
+                pg_relation_size('price_observations')::int8 as heap, pg_indexes_size('price_observations')::int8 as idx,
+                round(avg(pg_column_size(o.*)))::int8 as row,
+                pg_total_relation_size('price_changes')::int8 as changes, pg_total_relation_size('price_series')::int8 as series
+           from price_observations o`,
       )
     ).rows[0]!;
     seconds.total = secs(started);
@@ -362,7 +391,15 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
       series,
       seconds,
       rowsPerSecondLoad,
-      sizeBytes: { database: counts.db, observations: counts.obs },
+      sizeBytes: {
+        database: counts.db,
+        observations: counts.obs,
+        observationsHeap: counts.heap,
+        observationsIndexes: counts.idx,
+        observationRowMean: counts.row,
+        priceChanges: counts.changes,
+        priceSeries: counts.series,
+      },
       seedRssPeakMiB: 0,
       load1: load1.map((l) => Math.round(l * 100) / 100),
       seededAt: new Date().toISOString(),

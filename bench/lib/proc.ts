@@ -70,13 +70,14 @@ export async function startServer(opts: StartOptions): Promise<Server> {
   let gone = false;
   void exited.then(() => (gone = true));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = started + (opts.timeoutMs ?? 60_000);
+  const timeoutMs = opts.timeoutMs ?? Number(process.env.BENCH_START_TIMEOUT_MS ?? 60_000);
+  const deadline = started + timeoutMs;
   for (;;) {
     if (gone) throw new Error(`${opts.name} exited before it was ready; see ${opts.logFile}`);
     if (await ok(url + (opts.readyPath ?? '/readyz'))) break;
     if (performance.now() > deadline) {
       proc.kill('SIGKILL');
-      throw new Error(`${opts.name} not ready after ${opts.timeoutMs ?? 60_000} ms; see ${opts.logFile}`);
+      throw new Error(`${opts.name} not ready after ${timeoutMs} ms (BENCH_START_TIMEOUT_MS); see ${opts.logFile}`);
     }
     await sleep(5);
   }

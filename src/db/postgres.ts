@@ -23,6 +23,8 @@ export interface PostgresOptions {
   /** Called with errors of idle pooled connections (the pool replaces them). */
   onIdleError?: (err: Error) => void;
   applicationName?: string;
+  /** Do not fail when the server cannot be reached now (a read replica: its reads fall back to the primary). */
+  lazy?: boolean;
 }
 
 /** A pooled connection to a PostgreSQL server (15 or newer). */
@@ -84,7 +86,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
 
   // Fail fast on a bad URL or an unreachable server rather than on the first request.
-  await run(pool, 'select 1');
+  if (!opts.lazy) await run(pool, 'select 1');
 
   const base = wrap(pool);
   const listeners = new Set<pg.Client>();

@@ -65,7 +65,7 @@ export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => 
       const q = request.query;
       checkListFilters(q);
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
-      const db = bulkReader(app.ctx.db);
+      const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));
       const load = (page: PageRequest<ProductRow>) => listProducts(db, request.principal.accountId, q, page, { cheapestName: true });
       const page = pageRequest({ sort: q.sort, limit: CATALOGUE_PAGE_ROWS }, PRODUCT_SORTS, '-created_at');
       const first = await load(page); // before the headers go out: a failure is still a JSON error here

@@ -23,7 +23,7 @@ export const summarizePriceChangesRoute: FastifyPluginAsyncTypebox = async (app)
     },
     async (request) => {
       const { since, series } = request.query;
-      const r = await summarizePriceChanges(app.ctx.db, request.principal.accountId, since, series);
+      const r = await summarizePriceChanges(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, since, series);
       const n = (v: string) => Number(v);
       return {
         object: 'price_change_summary' as const,

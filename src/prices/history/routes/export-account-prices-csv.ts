@@ -45,7 +45,7 @@ export const exportAccountPricesCsvRoute: FastifyPluginAsyncTypebox = async (app
       checkListFilters(q);
       const range = historyRange({ ...q, interval: 'raw' });
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
-      const db = bulkReader(app.ctx.db);
+      const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));
       const products = catalogueProductPages(db, request.principal.accountId, q);
       const rows = accountObservationPages(db, request.principal.accountId, products, range);
       return csvHeaders(reply, 'prices.csv').send(csvStream(ACCOUNT_RAW_HEADER, cells(rows)));

@@ -54,11 +54,11 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
       const p: HistoryParams = { productId: request.params.id, accountId: request.principal.accountId, ...range };
       const filename = `${p.productId}-prices-${range.interval}.csv`;
       if (range.interval !== 'raw') {
-        const rows = (await bucketRows(app.ctx.db, { ...p, interval: range.interval })).filter((r) => r.start !== null);
+        const rows = (await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval })).filter((r) => r.start !== null);
         return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
       }
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
-      const db = bulkReader(app.ctx.db);
+      const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));
       const load = (page: PageRequest<ObservationRow>) => rawRows(db, p, page);
       const page = pageRequest({ limit: CSV_PAGE_ROWS }, RAW_SORTS, 'observed_at');
       const first = await load(page); // before the headers go out: a 404 is still possible here

@@ -53,13 +53,13 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
       const head = { object: 'price_history' as const, product_id: p.productId, tz: range.tz };
       if (range.interval !== 'raw') {
         refusePagingOfBuckets(q, range.interval);
-        const rows = await bucketRows(app.ctx.db, { ...p, interval: range.interval });
+        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval });
         const first = rows[0]!;
         reply.serializer(reply.compileSerializationSchema(BUCKETS_SHAPE, '200'));
         return { ...head, interval: range.interval, from: iso(first.range_start), to: iso(first.range_end), series: toSeries(rows) };
       }
       const page = pageRequest(q, RAW_SORTS, 'observed_at', RAW_LIMIT_DEFAULT);
-      const rows = await rawRows(app.ctx.db, p, page);
+      const rows = await rawRows(app.ctx.reads.forAccount(request.principal.accountId), p, page);
       reply.serializer(reply.compileSerializationSchema(OBSERVATIONS_SHAPE, '200'));
       return { ...head, interval: 'raw' as const, from: iso(range.from), to: iso(range.to), ...pageOf(rows, page, toObservation) };
     },

@@ -25,7 +25,7 @@ export const getTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const trends = await getTrends(app.ctx.db, request.principal.accountId, request.params.id);
+      const trends = await getTrends(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, request.params.id);
       if (!trends) throw ERRORS.notFound('Product');
       return trends;
     },
