@@ -66,6 +66,8 @@ export interface Config {
   chromiumPath: string | undefined;
   /** Roll up price observations older than this many days, hourly; unset: never (docs/prices/HISTORY.md). */
   priceRollupAfterDays: number | undefined;
+  /** Drop price observations older than this many days, hourly, a month at a time; unset: never (docs/PRICES.md). */
+  priceRetentionDays: number | undefined;
   /** Events are kept this many days (at least 30), then pruned hourly (docs/EVENTS.md). */
   eventRetentionDays: number;
   /**
@@ -226,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     extractThreads: int(env, 'EXTRACT_THREADS', os.availableParallelism() >= 2 ? 1 : 0, 0, 64),
     chromiumPath: str(env, 'CHROMIUM_PATH'),
     priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
+    priceRetentionDays: str(env, 'PRICE_RETENTION_DAYS') === undefined ? undefined : int(env, 'PRICE_RETENTION_DAYS', 0, 1, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
     alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),
     alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 1, 600_000),

@@ -20,6 +20,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
+import { ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { env } from './common.js';
 import { sampleRss } from './proc.js';
 import { pgUrl, recreatePgDatabase } from './seed.js';
@@ -325,6 +326,9 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const stepS = (p.days * 86_400) / p.perSeries;
     const endAt = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
     const startAt = new Date(endAt.getTime() - p.days * 86_400_000);
+    // The months of the span get their partitions first (a server's observation-partitions task
+    // would move them out of the default partition later, in one long statement per month).
+    await ensureObservationPartitions(db, startAt, Math.ceil(p.days / 28) + 1);
     const seriesCount = p.products * (p.competitors + 1);
     const chunkSteps = Math.max(1, Math.floor((kind === 'pg' ? 500_000 : 100_000) / seriesCount));
     let rows = 0;
@@ -370,8 +374,10 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const counts = (
       await db.query<{ own: number; competitor: number; db: number; obs: number; heap: number; idx: number; row: number; changes: number; series: number }>(
         `select count(*) filter (where competitor_id is null)::int8 as own, count(*) filter (where competitor_id is not null)::int8 as competitor,
-                pg_database_size(current_database())::int8 as db, pg_total_relation_size('price_observations')::int8 as obs,
-                pg_relation_size('price_observations')::int8 as heap, pg_indexes_size('price_observations')::int8 as idx,
+                pg_database_size(current_database())::int8 as db,
+                (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as obs,
+                (select sum(pg_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as heap,
+                (select sum(pg_indexes_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as idx,
                 round(avg(pg_column_size(o.*)))::int8 as row,
                 pg_total_relation_size('price_changes')::int8 as changes, pg_total_relation_size('price_series')::int8 as series
            from price_observations o`,

@@ -17,6 +17,7 @@ import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { partitionsRun, retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
@@ -75,6 +76,26 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
     run: ({ db, config, log }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log)),
+  }),
+  periodicTask({
+    // The monthly partitions of price_observations, created three months ahead (docs/PRICES.md,
+    // "Partitions"); every process runs it, an advisory lock makes them take turns.
+    name: 'observation-partitions',
+    title: 'observation partition creation',
+    roles: ['api', 'worker'],
+    firstAfterMs: 5_000,
+    everyMs: 60 * MINUTE,
+    run: ({ db, log }) => partitionsRun(db, log),
+  }),
+  periodicTask({
+    // PRICE_RETENTION_DAYS (docs/PRICES.md, "Retention by partition"): whole months dropped,
+    // the edge month deleted in short batches; every API process runs it.
+    name: 'price-retention',
+    title: 'price retention',
+    roles: ['api'],
+    firstAfterMs: MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, config, log }) => (config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log)),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).

@@ -31,9 +31,9 @@ describe('background work by role', () => {
   // The embedded engine's maintenance (it has no autovacuum) runs in any process that owns it.
   const embedded = process.env.DATABASE_URL ? [] : ['embedded-maintenance'];
   const cases = [
-    { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', ...embedded] },
-    { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'idempotency-key-sweep', 'event-prune', ...embedded] },
-    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'price-rollup', 'idempotency-key-sweep', 'event-prune', ...embedded] },
+    { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'observation-partitions', ...embedded] },
+    { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded] },
+    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded] },
   ];
   for (const { roles, command, tasks } of cases) {
     it(`${command}: ${tasks.join(', ')}`, T, async () => {
@@ -51,7 +51,7 @@ describe('background work by role', () => {
   it('without PRICE_ROLLUP_AFTER_DAYS the API runs no roll-up', T, async () => {
     const work = await startBackgroundWork({ ...rt, config: loadConfig(storage.env) }, { api: true, worker: false }, log);
     await work.stop(0);
-    assert.deepEqual(work.tasks, ['idempotency-key-sweep', 'event-prune', ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance'])]);
+    assert.deepEqual(work.tasks, ['observation-partitions', 'idempotency-key-sweep', 'event-prune', ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance'])]);
   });
 
   it('scheduled checks clear leases left behind on the embedded database only', T, async () => {

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startBackgroundWork } from '../../src/jobs/tasks.js';
+import { dropObservationsBefore, ensureObservationPartitions, monthOf } from '../../src/prices/partitions/index.js';
+import { useTestApp } from '../helpers/app.js';
+import { account, competitor, history, insertObservations, type Headers } from './history-support.js';
+
+/**
+ * price_observations' monthly partitions (docs/PRICES.md, "Partitions"): months created ahead by
+ * the background task, observations of a month without a partition kept in the default one and
+ * given their month later, and retention that drops whole months.
+ */
+
+const months = async (t: ReturnType<typeof useTestApp>) =>
+  (
+    await t.rt.db.query<{ name: string }>(
+      `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+        where i.inhparent = 'price_observations'::regclass order by 1`,
+    )
+  ).rows.map((r) => r.name);
+
+const partOf = async (t: ReturnType<typeof useTestApp>, productId: string) =>
+  (
+    await t.rt.db.query<{ part: string; n: number }>(
+      `select tableoid::regclass::text as part, count(*)::int as n from price_observations where product_id = $1 group by 1 order by 1`,
+      [productId],
+    )
+  ).rows.map((r) => `${r.part.replace(/^.*\./, '')}:${r.n}`);
+
+describe('price observations: monthly partitions', () => {
+  const t = useTestApp();
+  let headers: Headers;
+  let accountId: string;
+  let productId: string;
+  let comp: string;
+
+  before(async () => {
+    ({ headers, accountId, productId } = await account(t));
+    comp = await competitor(t, headers);
+  });
+
+  it('months are created ahead, once, however many processes run the task at once', async () => {
+    const now = new Date('2031-02-10T12:00:00Z');
+    const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
+    const created = runs.flatMap((r) => r.created).sort();
+    assert.deepEqual(created, ['price_observations_p203102', 'price_observations_p203103', 'price_observations_p203104', 'price_observations_p203105']);
+    const again = await ensureObservationPartitions(t.rt.db, now);
+    assert.deepEqual(again, { created: [], moved: 0 });
+    const all = await months(t);
+    for (const name of created) assert.ok(all.includes(name), name);
+    assert.ok(all.includes('price_observations_default'));
+  });
+
+  it('an observation of a month without a partition lands in the default one; its month is made later with the rows moved, nothing tracked twice', async () => {
+    const obs = [
+      { competitor: comp, price: '10.0000', at: '2019-03-05T10:00:00Z' },
+      { competitor: comp, price: '11.0000', at: '2019-03-06T10:00:00Z' },
+      { competitor: comp, price: '12.0000', at: '2019-04-01T00:00:00Z' },
+    ];
+    await insertObservations(t, accountId, productId, obs);
+    assert.deepEqual(await partOf(t, productId), ['price_observations_default:3']);
+    const q = 'from=2019-03-01T00:00:00Z&to=2019-05-01T00:00:00Z&interval=day&tz=UTC';
+    const answer = await history(t, headers, productId, q);
+    const changes = Number((await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [productId])).rows[0]!.n);
+
+    const r = await ensureObservationPartitions(t.rt.db, new Date('2019-03-20T00:00:00Z'), 1);
+    assert.deepEqual(r.created, ['price_observations_p201903', 'price_observations_p201904']);
+    assert.equal(r.moved, 3);
+    assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:2', 'price_observations_p201904:1']);
+    assert.deepEqual(await history(t, headers, productId, q), answer);
+    assert.equal(
+      Number((await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [productId])).rows[0]!.n),
+      changes,
+    );
+    // The new month takes new observations directly.
+    await insertObservations(t, accountId, productId, [{ competitor: comp, price: '13.0000', at: '2019-03-07T10:00:00Z' }]);
+    assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:3', 'price_observations_p201904:1']);
+  });
+
+  it('retention drops whole months and deletes the edge month and the default partition row by row', async () => {
+    const other = await account(t);
+    const rival = await competitor(t, other.headers);
+    await ensureObservationPartitions(t.rt.db, new Date('2018-01-15T00:00:00Z'), 2);
+    const obs = [
+      ...['2018-01-03', '2018-01-20', '2018-02-10', '2018-03-01', '2018-03-20', '2018-03-25'].map((d, i) => ({
+        competitor: rival,
+        price: (20 + i).toFixed(4),
+        at: `${d}T08:00:00Z`,
+      })),
+      // No month: in the default partition.
+      { competitor: rival, price: '30.0000', at: '2010-06-01T00:00:00Z' },
+    ];
+    await insertObservations(t, other.accountId, other.productId, obs);
+    const before = await months(t);
+    assert.ok(before.includes('price_observations_p201801') && before.includes('price_observations_p201803'));
+
+    const r = await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z'), { batchRows: 1 });
+    assert.ok(r.dropped.includes('price_observations_p201801') && r.dropped.includes('price_observations_p201802'), JSON.stringify(r));
+    assert.ok(!r.dropped.includes('price_observations_p201803'));
+    const left = await t.rt.db.query<{ at: Date }>(`select observed_at as at from price_observations where product_id = $1 order by 1`, [other.productId]);
+    assert.deepEqual(
+      left.rows.map((x) => new Date(x.at).toISOString()),
+      ['2018-03-20T08:00:00.000Z', '2018-03-25T08:00:00.000Z'],
+    );
+    assert.ok(r.deleted >= 2, 'the 2018-03-01 row and the default partition one, one batch each');
+    const after = await months(t);
+    assert.ok(!after.includes('price_observations_p201801') && after.includes('price_observations_p201803'));
+    // Other months (the 2019 ones above) are untouched and a second run finds nothing to do.
+    assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:3', 'price_observations_p201904:1']);
+    assert.deepEqual(await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z')), { cutoff: '2018-03-15T00:00:00.000Z', dropped: [], deleted: 0 });
+  });
+
+  it('monthOf names UTC months', () => {
+    assert.deepEqual(monthOf(new Date('2026-12-31T23:59:59.999Z')), {
+      name: 'price_observations_p202612',
+      from: new Date('2026-12-01T00:00:00Z'),
+      to: new Date('2027-01-01T00:00:00Z'),
+    });
+    assert.equal(monthOf(new Date('2027-01-01T00:00:00Z')).name, 'price_observations_p202701');
+  });
+
+  it('the task runs in every process; retention only with PRICE_RETENTION_DAYS', async () => {
+    const log = pino({ level: 'silent' });
+    const work = await startBackgroundWork({ ...t.rt, config: loadConfig({ ...t.storage.env, PRICE_RETENTION_DAYS: '400' }) }, { api: true, worker: false }, log);
+    await work.stop(0);
+    assert.ok(work.tasks.includes('observation-partitions') && work.tasks.includes('price-retention'), work.tasks.join());
+    const worker = await startBackgroundWork({ ...t.rt, config: loadConfig(t.storage.env) }, { api: false, worker: true }, log);
+    await worker.stop(0);
+    assert.ok(worker.tasks.includes('observation-partitions') && !worker.tasks.includes('price-retention'), worker.tasks.join());
+  });
+});
