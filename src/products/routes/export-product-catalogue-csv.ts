@@ -39,7 +39,7 @@ function cells(r: Row): CsvValue[] {
   ];
 }
 
-export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const exportProductCatalogueCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/products.csv',
     {

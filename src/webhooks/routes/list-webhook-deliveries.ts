@@ -5,7 +5,7 @@ import { DeliveryListQuerySchema, DeliveryListSchema, WebhookIdParams } from '..
 import { findWebhook } from '../service.js';
 import { DELIVERY_SORTS, listDeliveries, toDelivery } from '../sql.js';
 
-export const listDeliveriesRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const listWebhookDeliveriesRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/webhooks/:id/deliveries',
     {
