@@ -21,7 +21,7 @@ import type { ProductPosition } from './schemas.js';
 
 /** The series rows of product `p`: own, in_stock, conv (converted latest price), cmp (compared), me (our price), lo (lowest compared). */
 function seriesOf(p: string): string {
-  return `select s.*,
+  return `/* seriesOf */ select s.*,
                  case when bool_or(s.own) over () then max(s.conv) filter (where s.own) over () else ${p}.base_price end as me,
                  min(s.conv) filter (where s.cmp) over () as lo
             from (
