@@ -5,7 +5,7 @@
  *   top        app.ts, context.ts, runtime.ts, server.ts, jobs/tasks.ts, cli/   compose everything
  *   areas      auth ratelimit usage products competitors listings checks prices
  *              exchange-rates openapi ops owner-channel dashboard                one domain each
- *   toolkit    http lists batches position jobs fetcher extraction               shared by areas
+ *   toolkit    http pagination batches position jobs fetcher extraction          shared by areas
  *   foundation config.ts ids.ts db money threads                                  below everything
  *
  * Each layer imports only from its own and the layers below it; an area reaches another area
@@ -15,7 +15,7 @@
 const TOP = '^src/(app|context|runtime|server)\\.ts$|^src/jobs/tasks\\.ts$|^src/cli/';
 const AREA_NAMES = 'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks';
 const AREAS = `^src/(${AREA_NAMES})/`;
-const TOOLKIT = '^src/(http|lists|batches|position|fetcher|extraction)/|^src/jobs/(?!tasks\\.ts$)';
+const TOOLKIT = '^src/(http|pagination|batches|position|fetcher|extraction)/|^src/jobs/(?!tasks\\.ts$)';
 const FOUNDATION = '^src/(config|ids)\\.ts$|^src/(db|money|threads)/';
 
 module.exports = {
@@ -44,7 +44,7 @@ module.exports = {
     {
       name: 'foundation-does-not-import-toolkit',
       severity: 'error',
-      comment: 'config, ids, db, money and threads sit below the HTTP toolkit, lists, fetcher and extraction.',
+      comment: 'config, ids, db, money and threads sit below the HTTP toolkit, pagination, fetcher and extraction.',
       from: { path: FOUNDATION },
       to: { path: TOOLKIT },
     },

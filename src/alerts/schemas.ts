@@ -1,9 +1,9 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { Currency, Money, Nullable, OrNull, RequiredText, ResourceId, Timestamp } from '../http/fields.js';
-import { checkRange } from '../lists/filters.js';
+import { checkRange } from '../pagination/filters.js';
 import { AlertEventSchema } from './alert-event.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */
 

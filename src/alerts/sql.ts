@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, textKey, timestampKey } from '../pagination/sort.js';
 import { ALERT_EVENT_COLUMNS, type AlertEventRow } from './alert-event.js';
 import type { Alert, ALERT_SORT_FIELDS, AlertEventListQuery, AlertListQuery, AlertRule, Condition } from './schemas.js';
 

@@ -3,7 +3,7 @@ import { AlertEventSchema } from '../alerts/alert-event.js';
 import { CheckResultSchema } from '../checks/schemas.js';
 import { CompetitorSchema } from '../competitors/schemas.js';
 import { ResourceId, Timestamp } from '../http/fields.js';
-import { listOf } from '../lists/schemas.js';
+import { listOf } from '../pagination/schemas.js';
 import { ListingSchema } from '../listings/schemas.js';
 import { PriceChangeSchema } from '../prices/changes/schemas.js';
 import { ProductSchema } from '../products/schemas.js';

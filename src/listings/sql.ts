@@ -4,8 +4,8 @@ import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
 import { publicId } from '../ids.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { sequenceTiebreak, type SortKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../pagination/sort.js';
 import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
 
 /** Every listing query of the API, as parameterised SQL, always scoped by account. */

@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { containsPattern } from '../lists/filters.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { numericKey, type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { containsPattern } from '../pagination/filters.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { numericKey, type SortKey, textKey, timestampKey } from '../pagination/sort.js';
 import { POSITION_COLUMNS, type PositionColumns, positionSql, toPosition } from '../position/sql.js';
 import type { Product, PRODUCT_SORT_FIELDS } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
-import { type PageRequest, pageSql } from '../../lists/page.js';
-import { sequenceTiebreak, type SortKey, timestampKey } from '../../lists/sort.js';
+import { type PageRequest, pageSql } from '../../pagination/page.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../../pagination/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
