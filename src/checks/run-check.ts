@@ -7,7 +7,7 @@ import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js'
 import { lockListingSeries } from '../prices/series-lock.js';
 import type { Extractor } from './extractor.js';
 import { decideHold, HOLD_RECHECK_SECONDS, type HoldDecision } from './hold.js';
-import { type CheckTarget, unlockListing } from './leases.js';
+import { type CheckTarget, unlockListing } from './listing-leases.js';
 import { type CandidateJson, type CheckErrorCode, MAX_CANDIDATES, toCandidateJson } from './schemas.js';
 import { afterCheck } from './recorded.js';
 import { readHoldState, type RecordedCheck, recordCheck } from './sql.js';
