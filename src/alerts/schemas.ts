@@ -3,6 +3,7 @@ import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { Currency, Money, Nullable, OrNull, RequiredText, ResourceId, Timestamp } from '../http/fields.js';
 import { checkRange } from '../pagination/filters.js';
 import { AlertEventSchema } from './alert-event.js';
+export { AlertEventSchema } from './alert-event.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { type ApiError, ERRORS } from '../http/errors.js';
 import type { Config } from '../config.js';
-import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/limiter.js';
-import type { UsageRecorder } from '../usage/recorder.js';
+import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/service.js';
+import type { UsageRecorder } from '../usage/service.js';
 import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
 import { permits, requiredScope } from './scopes.js';

@@ -4,7 +4,7 @@ import type { Database, Queryable } from '../db/types.js';
 import type { Extraction } from '../extraction/index.js';
 import type { BrowserFetchRequest } from '../fetcher/browser/index.js';
 import { FetchError, type Fetcher, type FetchResult } from '../fetcher/types.js';
-import { lockListingSeries } from '../prices/series-lock.js';
+import { lockListingSeries } from '../prices/service.js';
 import type { Extractor } from './extractor.js';
 import { decideHold, HOLD_RECHECK_SECONDS, type HoldDecision } from './hold.js';
 import { type CheckTarget, unlockListing } from './listing-leases.js';

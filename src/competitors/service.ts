@@ -86,3 +86,6 @@ async function applyChanges(db: Queryable, accountId: string, id: string, body: 
   if (Object.values(changes).some((v) => v !== undefined)) await recordEvent(db, accountId, 'competitor.updated', toCompetitor(row));
   return row;
 }
+
+
+export { domainOf, withinDomain } from './urls.js';

@@ -4,7 +4,7 @@ import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
 import { recordEvent } from '../events/service.js';
 import { newId } from '../ids.js';
 import { checkSelector } from '../extraction/selector.js';
-import { notifyListingsDue } from '../checks/listing-leases.js';
+import { notifyListingsDue } from '../checks/service.js';
 import { INTERVAL_DEFAULT, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
   deleteListing,

@@ -1,5 +1,5 @@
 import type { CheckOutcomeName, CheckRow } from '../checks/schemas.js';
-import { domainOf, withinDomain } from '../competitors/urls.js';
+import { domainOf, withinDomain } from '../competitors/service.js';
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { createRequire } from 'node:module';
-import { describePlans } from '../auth/plans.js';
+import { describePlans } from '../auth/service.js';
 import { finishDocument } from './components.js';
 import { ALIAS_TAG, documentRoute } from './operation.js';
 import { DOCS_PREFIX, OPENAPI_PATH } from './paths.js';

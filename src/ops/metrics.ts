@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
-import type { RateLimiter } from '../ratelimit/limiter.js';
+import type { RateLimiter } from '../ratelimit/service.js';
 import { getMetricsRoute } from './routes/get-metrics.js';
 
 /**

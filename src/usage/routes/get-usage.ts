@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { PLAN_NAMES } from '../../auth/plans.js';
+import { PLAN_NAMES } from '../../auth/service.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 
 const Count = Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000 });
