@@ -16,7 +16,7 @@ import { registerOpenApi } from './openapi/plugin.js';
 import { positionRoutes } from './positions/index.js';
 import { priceRoutes } from './prices/index.js';
 import { productRoutes } from './products/index.js';
-import { usageRoutes } from './usage/routes.js';
+import { getUsageRoute } from './usage/routes/get-usage.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { SECRET_IN_TEXT } from './webhooks/secrets.js';
 import type { AppContext } from './context.js';
@@ -47,7 +47,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(productRoutes);
   await app.register(competitorRoutes);
   await app.register(listingRoutes);
-  await app.register(usageRoutes);
+  await app.register(getUsageRoute);
   await app.register(checkRoutes);
   await app.register(priceRoutes);
   await app.register(exchangeRateRoutes);

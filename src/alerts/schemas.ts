@@ -1,14 +1,15 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { Currency, Money, Nullable, OrNull, RequiredText, ResourceId, Timestamp } from '../http/fields.js';
-import { checkRange } from '../lists/filters.js';
+import { checkRange } from '../pagination/filters.js';
 import { AlertEventSchema } from './alert-event.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+export { AlertEventSchema } from './alert-event.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */
 
 export { CONDITION_TYPES, type ConditionType } from './condition-types.js';
-import { CONDITION_TYPES, type ConditionType } from './condition-types.js';
+import { CONDITION_TYPES, type ConditionType, SERIES_CHOICE_CONDITIONS } from './condition-types.js';
 
 export const REARM_MODES = ['on_clear', 'cooldown', 'every_change'] as const;
 export const SERIES = ['competitors', 'own'] as const;
@@ -263,20 +264,9 @@ export function withDefaults(body: AlertCreate): AlertRule {
   };
 }
 
-/** The series a condition watches, for conditions that watch a price series. */
-export const SERIES_CONDITIONS: readonly ConditionType[] = [
-  'price_below',
-  'price_above',
-  'price_drop',
-  'price_rise',
-  'lowest_in_days',
-  'back_in_stock',
-  'out_of_stock',
-];
-
 /** The series a price or stock condition watches (undefined for the others). */
 export const seriesOf = (c: Condition): 'competitors' | 'own' | undefined =>
-  SERIES_CONDITIONS.includes(c.type) ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own') : undefined;
+  SERIES_CHOICE_CONDITIONS.includes(c.type) ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own') : undefined;
 
 /**
  * What a JSON Schema cannot say about a rule (a whole rule: for an update, the stored rule with

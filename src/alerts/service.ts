@@ -161,3 +161,7 @@ export async function testAlert(db: Database, accountId: string, id: string): Pr
     return event!;
   });
 }
+
+
+/** The engine's entry points for new observations and failed checks (prices and checks call them). */
+export { evaluateCheckFailure, evaluateObservations } from './engine/live.js';

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, textKey, timestampKey } from '../pagination/sort.js';
 import { ALERT_EVENT_COLUMNS, type AlertEventRow } from './alert-event.js';
 import type { Alert, ALERT_SORT_FIELDS, AlertEventListQuery, AlertListQuery, AlertRule, Condition } from './schemas.js';
 
@@ -74,7 +74,7 @@ const param = (col: (typeof RULE_COLUMNS)[number], v: unknown) =>
 export async function insertAlert(db: Queryable, accountId: string, id: string, rule: AlertRule): Promise<AlertRow> {
   const params: unknown[] = [id, accountId, rule.condition.type, ...RULE_COLUMNS.map((c) => param(c, rule[c]))];
   const r = await db.query<AlertRow>(
-    `insert into alerts (id, account_id, condition_type, ${RULE_COLUMNS.join(', ')})
+    `/* insertAlert */ insert into alerts (id, account_id, condition_type, ${RULE_COLUMNS.join(', ')})
      values ($1, $2, $3, ${RULE_COLUMNS.map((c, i) => `$${i + 4}${CASTS[c] ?? ''}`).join(', ')})
      returning ${ALERT_COLUMNS}`,
     params,
@@ -84,7 +84,7 @@ export async function insertAlert(db: Queryable, accountId: string, id: string, 
 
 export async function getAlert(db: Queryable, accountId: string, id: string, forUpdate = false): Promise<AlertRow | undefined> {
   const r = await db.query<AlertRow>(
-    `select ${ALERT_COLUMNS} from alerts where id = $1 and account_id = $2${forUpdate ? ' for update' : ''}`,
+    `/* getAlert */ select ${ALERT_COLUMNS} from alerts where id = $1 and account_id = $2${forUpdate ? ' for update' : ''}`,
     [id, accountId],
   );
   return r.rows[0];
@@ -95,7 +95,7 @@ export async function updateAlert(db: Queryable, accountId: string, id: string, 
   const params: unknown[] = [id, accountId, rule.condition.type, ...RULE_COLUMNS.map((c) => param(c, rule[c]))];
   const r = await db.query<AlertRow>(
     // Strictly later than before even within one millisecond, as for products.
-    `update alerts
+    `/* updateAlert */ update alerts
         set condition_type = $3, ${RULE_COLUMNS.map((c, i) => `${c} = $${i + 4}${CASTS[c] ?? ''}`).join(', ')},
             updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where id = $1 and account_id = $2
@@ -106,7 +106,7 @@ export async function updateAlert(db: Queryable, accountId: string, id: string, 
 }
 
 export async function deleteAlert(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('delete from alerts where id = $1 and account_id = $2', [id, accountId]);
+  const r = await db.query('/* deleteAlert */ delete from alerts where id = $1 and account_id = $2', [id, accountId]);
   return r.rowCount > 0;
 }
 
@@ -126,7 +126,7 @@ export async function findScopeRefs(
   ids: { product_id: string | null; competitor_id: string | null; listing_id: string | null },
 ): Promise<ScopeRefs> {
   const r = await db.query<{ product: boolean; competitor: boolean; listing_product_id: string | null; listing_competitor_id: string | null; listing: boolean }>(
-    `select exists (select 1 from products where id = $2 and account_id = $1) as product,
+    `/* findScopeRefs */ select exists (select 1 from products where id = $2 and account_id = $1) as product,
             exists (select 1 from competitors where id = $3 and account_id = $1) as competitor,
             l.id is not null as listing, l.product_id as listing_product_id, l.competitor_id as listing_competitor_id
        from (select 1) one
@@ -157,7 +157,7 @@ export async function listAlerts(db: Queryable, accountId: string, f: AlertListQ
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<AlertRow>(
-    `select ${ALERT_COLUMNS} from alerts where ${where.join(' and ')} order by ${keyset.orderBy} limit ${keyset.limit}`,
+    `/* listAlerts */ select ${ALERT_COLUMNS} from alerts where ${where.join(' and ')} order by ${keyset.orderBy} limit ${keyset.limit}`,
     params,
   );
   return r.rows;
@@ -182,14 +182,14 @@ export async function listAlertEvents(db: Queryable, accountId: string, f: Alert
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<AlertEventRow>(
-    `select ${ALERT_EVENT_COLUMNS} from alert_events where ${where.join(' and ')} order by ${keyset.orderBy} limit ${keyset.limit}`,
+    `/* listAlertEvents */ select ${ALERT_EVENT_COLUMNS} from alert_events where ${where.join(' and ')} order by ${keyset.orderBy} limit ${keyset.limit}`,
     params,
   );
   return r.rows;
 }
 
 export async function getAlertEvent(db: Queryable, accountId: string, id: string): Promise<AlertEventRow | undefined> {
-  const r = await db.query<AlertEventRow>(`select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`, [id, accountId]);
+  const r = await db.query<AlertEventRow>(`/* getAlertEvent */ select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`, [id, accountId]);
   return r.rows[0];
 }
 
@@ -202,7 +202,7 @@ export async function getAlertEvent(db: Queryable, accountId: string, id: string
 export async function acknowledgeAlertEvents(db: Queryable, accountId: string, ids: readonly string[]): Promise<AlertEventRow[]> {
   const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()::timestamptz(3)) as acknowledged_at' : `e.${c}`));
   const r = await db.query<AlertEventRow>(
-    `with acked as (
+    `/* acknowledgeAlertEvents */ with acked as (
        update alert_events set acknowledged_at = now()
         where account_id = $1 and id = any ($2::text[]) and acknowledged_at is null
      )
@@ -217,7 +217,7 @@ export async function acknowledgeAlertEvents(db: Queryable, accountId: string, i
 
 /** Forgets what the rule remembered about its subjects (streaks, armed, cap): it starts afresh. */
 export async function deleteAlertStates(db: Queryable, alertId: string): Promise<void> {
-  await db.query('delete from alert_states where alert_id = $1', [alertId]);
+  await db.query('/* deleteAlertStates */ delete from alert_states where alert_id = $1', [alertId]);
 }
 
 /** The latest observation of a series in a rule's scope and the one before it (POST /alerts/{id}/test). */
@@ -256,7 +256,7 @@ export async function latestInScope(
   if (series === 'own') where.push('s.competitor_id is null');
   if (series === 'competitors') where.push('s.competitor_id is not null');
   const r = await db.query<ScopeObservation>(
-    `select s.product_id, p.name as product_name, s.competitor_id, c.name as competitor_name, s.latest_listing_id as listing_id,
+    `/* latestInScope */ select s.product_id, p.name as product_name, s.competitor_id, c.name as competitor_name, s.latest_listing_id as listing_id,
             s.latest_price as price, s.latest_currency as currency, s.latest_in_stock as in_stock, s.latest_observed_at as observed_at,
             prev.price as prev_price, prev.currency as prev_currency, prev.in_stock as prev_in_stock, prev.observed_at as prev_observed_at
        from price_series s

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { type ApiError, ERRORS } from '../http/errors.js';
 import type { Config } from '../config.js';
-import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/limiter.js';
-import type { UsageRecorder } from '../usage/recorder.js';
+import type { Outcome, RateLimiter, Window, WindowState } from '../ratelimit/service.js';
+import type { UsageRecorder } from '../usage/service.js';
 import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
 import { permits, requiredScope } from './scopes.js';
@@ -74,7 +74,7 @@ class BlockedAddresses {
  *
  * Cost per authenticated request: a hash and a map lookup (src/auth/key-cache.ts), and one
  * limiter call (one Redis round trip that checks the address and counts the key together, or
- * for a hot key, none: src/ratelimit/leases.ts).
+ * for a hot key, none: src/ratelimit/quota-leases.ts).
  * Routes with `config.countsTowardLimit: false` (GET /usage) are authenticated and get the
  * headers but are neither counted nor refused for the key's limit.
  *

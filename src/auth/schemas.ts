@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { Label, Nullable, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 import { describePlans, PLAN_NAMES } from './plans.js';
 import { SCOPES } from './scopes.js';
 

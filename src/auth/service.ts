@@ -82,3 +82,9 @@ export async function revokeKeyOfAccount(db: Database, keys: KeyResolver, accoun
   keys.evict(id);
   return row;
 }
+
+
+/** What other areas (the document, the owner channel, usage) use of keys, plans and scopes. */
+export { createKey, listKeys, revokeKey, UnknownAccountError, type ApiKey } from './keys.js';
+export { describePlans, isPlan, PLAN_NAMES, type Plan } from './plans.js';
+export { requiredScope } from './scopes.js';

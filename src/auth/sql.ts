@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, timestampKey } from '../pagination/sort.js';
 import type { Plan } from './plans.js';
 import type { Scope } from './scopes.js';
 

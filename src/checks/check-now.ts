@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
-import { lockListingForCheck, unlockListing } from './leases.js';
+import { lockListingForCheck, unlockListing } from './listing-leases.js';
 import { CheckAbortedError, type CheckEngine, runCheck } from './run-check.js';
 import type { RecordedCheck } from './sql.js';
 

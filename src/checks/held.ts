@@ -1,8 +1,8 @@
 import type { Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
 import { internalId, publicId } from '../ids.js';
-import { afterObservations } from '../prices/observed.js';
-import { lockListingSeries } from '../prices/series-lock.js';
+import { afterObservations } from '../prices/service.js';
+import { lockListingSeries } from '../prices/service.js';
 import { type CheckRow, outcomeOf, toCheckResult } from './schemas.js';
 import { acceptHeldCheck, getListingCheck, lockListingForAnswer, rejectHeldCheck } from './sql.js';
 

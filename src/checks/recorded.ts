@@ -1,7 +1,7 @@
-import { evaluateCheckFailure } from '../alerts/engine/live.js';
+import { evaluateCheckFailure } from '../alerts/service.js';
 import type { Queryable } from '../db/types.js';
 import { recordEvent } from '../events/service.js';
-import { afterObservations } from '../prices/observed.js';
+import { afterObservations } from '../prices/service.js';
 import { outcomeOf, toCheckResult } from './schemas.js';
 import type { RecordedCheck } from './sql.js';
 

@@ -332,3 +332,5 @@ export const ExtractResultSchema = Type.Object(
   { title: 'Extraction', additionalProperties: false },
 );
 export type ExtractResult = Static<typeof ExtractResultSchema>;
+
+export { DEFAULT_HOLD_FACTOR } from './hold.js';

@@ -1,11 +1,11 @@
 import type { Queryable } from '../db/types.js';
 import type { Hold, HoldState } from './hold.js';
-import type { CheckTarget } from './leases.js';
+import type { CheckTarget } from './listing-leases.js';
 import type { CandidateJson, CheckErrorCode, CheckRow } from './schemas.js';
 
 /**
  * Recording a finished check. Who holds a listing (claims, leases, the lock of "check now")
- * is src/checks/leases.ts. The statement starts with a comment naming it, which
+ * is src/checks/listing-leases.ts. The statement starts with a comment naming it, which
  * pg_stat_activity and pg_stat_statements show.
  *
  * The rules (docs/MONITORING.md):

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
 import type { Extractor } from './extractor.js';
-import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './leases.js';
+import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './listing-leases.js';
 import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
 import type { RecordedCheck } from './sql.js';
 import { outcomeOf } from './schemas.js';
@@ -59,7 +59,7 @@ export const DEFAULT_LEASE_SECONDS = 60;
 const CLAIM_RETRY_MS = 500;
 
 /**
- * Runs scheduled checks: claims due listings (src/checks/leases.ts) up to `concurrency` at a time,
+ * Runs scheduled checks: claims due listings (src/checks/listing-leases.ts) up to `concurrency` at a time,
  * runs each (src/checks/run-check.ts) and claims again as slots free up.
  *
  * Wake-ups: after a claim that filled every free slot there may be more due, so the worker

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { analyseCompetitorRoute } from './routes/analyse-competitor.js';
+import { getCompetitorAnalysisRoute } from './routes/get-competitor-analysis.js';
 import { createCompetitorRoute } from './routes/create-competitor.js';
 import { deleteCompetitorRoute } from './routes/delete-competitor.js';
 import { getCompetitorRoute } from './routes/get-competitor.js';
@@ -13,5 +13,5 @@ export const competitorRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(getCompetitorRoute);
   await app.register(updateCompetitorRoute);
   await app.register(deleteCompetitorRoute);
-  await app.register(analyseCompetitorRoute);
+  await app.register(getCompetitorAnalysisRoute);
 };

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { Currency, HttpUrl, Nullable, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 const fields = {
   name: RequiredText(200, 'Competitor name'),

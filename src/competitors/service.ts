@@ -140,3 +140,5 @@ export async function competitorsOfSites(
 export async function lockAccountCompetitors(tx: Queryable, accountId: string, ids: readonly string[]): Promise<Set<string>> {
   return new Set((await lockCompetitors(tx, accountId, ids)).map((c) => c.id));
 }
+
+export { domainOf, withinDomain } from './urls.js';

@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { containsPattern } from '../lists/filters.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { containsPattern } from '../pagination/filters.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, textKey, timestampKey } from '../pagination/sort.js';
 import type { Competitor, CompetitorAnalysis, COMPETITOR_SORT_FIELDS } from './schemas.js';
 import { maskProxyUrl } from './urls.js';
 
@@ -52,7 +52,7 @@ export interface NewCompetitor {
 
 export async function insertCompetitor(db: Queryable, accountId: string, c: NewCompetitor): Promise<CompetitorRow> {
   const r = await db.query<CompetitorRow>(
-    `insert into competitors (account_id, id, name, website, domain, notes, proxy_url)
+    `/* insertCompetitor */ insert into competitors (account_id, id, name, website, domain, notes, proxy_url)
      values ($1, $2, $3, $4, $5, $6, $7)
      returning ${COLUMNS}, 0 as listing_count`,
     [accountId, c.id, c.name, c.website, c.domain, c.notes, c.proxy_url],
@@ -62,7 +62,7 @@ export async function insertCompetitor(db: Queryable, accountId: string, c: NewC
 
 export async function getCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorRow | undefined> {
   const r = await db.query<CompetitorRow>(
-    `select ${COLUMNS}, ${listingCount('c')} from competitors c where id = $1 and account_id = $2`,
+    `/* getCompetitor */ select ${COLUMNS}, ${listingCount('c')} from competitors c where id = $1 and account_id = $2`,
     [id, accountId],
   );
   return r.rows[0];
@@ -71,7 +71,7 @@ export async function getCompetitor(db: Queryable, accountId: string, id: string
 /** The stored (unmasked) proxy URL, locking the row until the transaction ends. */
 export async function lockCompetitorProxy(db: Queryable, accountId: string, id: string): Promise<{ proxy_url: string | null } | undefined> {
   const r = await db.query<{ proxy_url: string | null }>(
-    'select proxy_url from competitors where id = $1 and account_id = $2 for update',
+    '/* lockCompetitorProxy */ select proxy_url from competitors where id = $1 and account_id = $2 for update',
     [id, accountId],
   );
   return r.rows[0];
@@ -97,7 +97,7 @@ export async function updateCompetitor(
   if (sets.length === 0) return getCompetitor(db, accountId, id);
   const r = await db.query<CompetitorRow>(
     // Strictly later than before, as for products (src/products/sql.ts).
-    `update competitors c set ${sets.join(', ')}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
+    `/* updateCompetitor */ update competitors c set ${sets.join(', ')}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
      where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
     params,
   );
@@ -110,7 +110,7 @@ export async function updateCompetitor(
  */
 export async function deleteCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorRow | undefined> {
   const r = await db.query<CompetitorRow>(
-    `delete from competitors c where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
+    `/* deleteCompetitor */ delete from competitors c where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
     [id, accountId],
   );
   return r.rows[0];
@@ -141,7 +141,7 @@ export async function listCompetitors(db: Queryable, accountId: string, f: ListF
   if (keyset.after) where.push(keyset.after);
   // The page is cut first, so the listing counts are computed for its rows only.
   const r = await db.query<CompetitorRow>(
-    `select ${COLUMNS}, ${listingCount('c')} from (
+    `/* listCompetitors */ select ${COLUMNS}, ${listingCount('c')} from (
        select ${COLUMNS} from competitors
         where ${where.join(' and ')}
         order by ${keyset.orderBy}
@@ -176,7 +176,7 @@ interface AnalysisRow {
  */
 export async function analyseCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorAnalysis | undefined> {
   const r = await db.query<AnalysisRow>(
-    `with l as (
+    `/* analyseCompetitor */ with l as (
        select l.product_id, l.last_price, l.in_stock, l.last_currency, p.base_price, p.currency,
               l.last_price is not null and l.in_stock is not false and l.last_currency = p.currency as comparable
          from listings l join products p on p.id = l.product_id

@@ -30,25 +30,50 @@ const MIGRATION_LOCK = 7_245_101;
  */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
   return db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await tx.exec(`create table if not exists pricehound_migrations (
+    await tx.query('/* lockMigrations */ select pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.exec(`/* createMigrationLedger */ create table if not exists pricehound_migrations (
       id integer primary key,
       name text not null,
       applied_at timestamptz not null default now()
     )`);
-    const done = new Set((await tx.query<{ id: number }>('select id from pricehound_migrations')).rows.map((r) => r.id));
-    const latestKnown = Math.max(0, ...migrations.map((m) => m.id));
-    const unknown = [...done].filter((id) => id > latestKnown);
-    if (unknown.length > 0) {
-      throw new Error(`the database has migration ${Math.max(...unknown)}, newer than this version of pricehound knows`);
-    }
+    const ledger = (await tx.query<{ id: number; name: string }>('/* readMigrationLedger */ select id, name from pricehound_migrations order by id')).rows;
+    refuseForeignLedger(ledger, migrations);
+    const done = new Set(ledger.map((r) => Number(r.id)));
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.id)) continue;
-      await tx.query('insert into pricehound_migrations (id, name) values ($1, $2)', [m.id, m.name]);
+      await tx.query('/* recordMigration */ insert into pricehound_migrations (id, name) values ($1, $2)', [m.id, m.name]);
       await tx.exec(m.sql);
       applied.push(m.name);
     }
     return applied;
   });
+}
+
+/**
+ * The ledger is keyed by number and checked by name: a database whose migration N was applied
+ * from another file (renamed, swapped, or from a branch that reused the number) is refused
+ * before anything runs, as is one with a migration newer than this version knows. Both mean
+ * the schema is not the one this code was written against.
+ */
+export function refuseForeignLedger(ledger: { id: number; name: string }[], migrations: Migration[]): void {
+  const known = new Map(migrations.map((m) => [m.id, m.name]));
+  const latestKnown = Math.max(0, ...migrations.map((m) => m.id));
+  const newer = ledger.filter((r) => Number(r.id) > latestKnown);
+  if (newer.length > 0) {
+    const last = newer[newer.length - 1]!;
+    throw new Error(`the database has migration ${Number(last.id)} (${last.name}), newer than this version of pricehound knows`);
+  }
+  for (const row of ledger) {
+    const expected = known.get(Number(row.id));
+    if (expected === undefined) {
+      throw new Error(`the database has migration ${row.name}, which this version of pricehound does not have (migrations/ has no ${String(row.id).padStart(4, '0')}_*.sql)`);
+    }
+    if (expected !== row.name) {
+      throw new Error(
+        `migration ${String(row.id).padStart(4, '0')} was applied as ${row.name} but this version of pricehound has ${expected}: ` +
+          'the file was renamed or another one took its number; restore the name it was applied under (or give the new file a new number)',
+      );
+    }
+  }
 }

@@ -20,7 +20,7 @@ export const MAINTENANCE_INTERVAL_MS = 10_000;
 
 // autovacuum's defaults: vacuum at 50 dead rows + 20 %, or 1000 inserted + 20 % (so insert-only
 // tables get their visibility map); analyze at 50 changed rows + 10 %.
-const DUE_SQL = `
+const DUE_SQL = `/* tablesDueForVacuum */
 select format('%I.%I', schemaname, relname) as name,
        (n_dead_tup > 50 + 0.2 * n_live_tup or n_ins_since_vacuum > 1000 + 0.2 * n_live_tup) as vacuum
   from pg_stat_user_tables
@@ -46,14 +46,14 @@ interface Engine {
  */
 export async function maintain(engine: Engine, opts: { onDone?: (done: MaintenanceDone) => void; signal?: AbortSignal } = {}): Promise<MaintenanceDone[]> {
   // The engine publishes its counts at most once a second; this round should see the latest.
-  await engine.bulkQuery('select pg_stat_force_next_flush()');
+  await engine.bulkQuery('/* flushTableStats */ select pg_stat_force_next_flush()');
   const due = await engine.bulkQuery<{ name: string; vacuum: boolean }>(DUE_SQL);
   const done: MaintenanceDone[] = [];
   for (const t of due.rows) {
     if (opts.signal?.aborted) break;
     const t0 = performance.now();
     // VACUUM (ANALYZE) does both in one pass over the table.
-    await engine.bulkQuery(t.vacuum ? `vacuum (analyze) ${t.name}` : `analyze ${t.name}`);
+    await engine.bulkQuery(t.vacuum ? `/* vacuumTable */ vacuum (analyze) ${t.name}` : `/* analyzeTable */ analyze ${t.name}`);
     const d = { table: t.name, vacuum: t.vacuum, ms: Math.round(performance.now() - t0) };
     done.push(d);
     opts.onDone?.(d);

@@ -113,7 +113,7 @@ async function openInWorker(dir: string): Promise<Database> {
       };
     },
     async ping() {
-      await base.query('select 1');
+      await base.query('/* ping */ select 1');
     },
     async close() {
       if (closed) return;

@@ -86,7 +86,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   });
 
   // Fail fast on a bad URL or an unreachable server rather than on the first request.
-  if (!opts.lazy) await run(pool, 'select 1');
+  if (!opts.lazy) await run(pool, '/* ping */ select 1');
 
   const base = wrap(pool);
   const listeners = new Set<pg.Client>();
@@ -159,7 +159,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         });
         try {
           await c.connect();
-          await c.query(`LISTEN ${pg.Client.prototype.escapeIdentifier(channel)}`);
+          await c.query(`/* listenChannel */ LISTEN ${pg.Client.prototype.escapeIdentifier(channel)}`);
         } catch (err) {
           await c.end().catch(() => undefined);
           if (!isRetry) throw err;
@@ -178,7 +178,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       };
     },
     async ping() {
-      await run(pool, 'select 1');
+      await run(pool, '/* ping */ select 1');
     },
     async close() {
       // Idempotent like the PGlite implementation: shutdown paths may close twice.

@@ -1,11 +1,11 @@
 import { type Static, type TSchema, Type } from 'typebox';
-import { AlertEventSchema } from '../alerts/alert-event.js';
+import { AlertEventSchema } from '../alerts/schemas.js';
 import { CheckResultSchema } from '../checks/schemas.js';
 import { CompetitorSchema } from '../competitors/schemas.js';
 import { ResourceId, Timestamp } from '../http/fields.js';
-import { listOf } from '../lists/schemas.js';
+import { listOf } from '../pagination/schemas.js';
 import { ListingSchema } from '../listings/schemas.js';
-import { PriceChangeSchema } from '../prices/changes/schemas.js';
+import { PriceChangeSchema } from '../prices/schemas.js';
 import { ProductSchema } from '../products/schemas.js';
 import { WebhookSchema, WebhookTestDataSchema } from '../webhooks/schemas.js';
 import { type EventType, EventSchema } from './schemas.js';

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { ResourceId, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, SortQuery } from '../pagination/schemas.js';
 
 /** Every event type (docs/EVENTS.md); webhook endpoints subscribe to these names. */
 export const EVENT_TYPES = [

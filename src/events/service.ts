@@ -39,3 +39,6 @@ export async function pruneEvents(db: Queryable, retentionDays: number, now = ne
     if (n < PRUNE_BATCH) return total;
   }
 }
+
+/** The documented payload of each event type (a webhook's test shows one). */
+export { DocumentedEventSchema, EVENT_SHAPE } from './payloads.js';

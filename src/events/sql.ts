@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, timestampKey } from '../pagination/sort.js';
 import type { Event, EventType } from './schemas.js';
 
 /** Every query of the events outbox, parameterised and scoped by account. */

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf } from '../pagination/schemas.js';
 
 /** Rates are JSON numbers that a double carries exactly: at most 12 decimal places and 15 significant digits. */
 export const RATE_MAX = 1_000_000_000;

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import type { SortKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import type { SortKey } from '../pagination/sort.js';
 import type { ExchangeRate } from './schemas.js';
 
 /** Every exchange-rate query of the API, always scoped by account. */

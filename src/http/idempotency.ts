@@ -110,7 +110,7 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     const accountId = request.principal.accountId;
     const fp = fingerprint(request);
     const claimed = await db.query(
-      `insert into idempotency_keys (account_id, key, fingerprint) values ($1, $2, $3)
+      `/* claimIdempotencyKey */ insert into idempotency_keys (account_id, key, fingerprint) values ($1, $2, $3)
        on conflict (account_id, key) do update
          set fingerprint = excluded.fingerprint, status = null, body = null, headers = null, created_at = now()
          where idempotency_keys.created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'
@@ -123,7 +123,7 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
       return;
     }
     const found = await db.query<Stored>(
-      'select fingerprint, status, body, headers, created_at from idempotency_keys where account_id = $1 and key = $2',
+      '/* readIdempotencyKey */ select fingerprint, status, body, headers, created_at from idempotency_keys where account_id = $1 and key = $2',
       [accountId, key],
     );
     const stored = found.rows[0];
@@ -165,7 +165,7 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     // An answer with Retry-After (a listing being checked: a 409 that ends by itself) is not the
     // request's outcome either: the retry it asks for must run, not replay it.
     if (reply.statusCode >= 500 || reply.statusCode === 422 || reply.getHeader('retry-after') !== undefined) {
-      await db.query('delete from idempotency_keys where account_id = $1 and key = $2', [accountId, key]);
+      await db.query('/* releaseIdempotencyKey */ delete from idempotency_keys where account_id = $1 and key = $2', [accountId, key]);
       return payload;
     }
     const location = reply.getHeader('location');
@@ -188,6 +188,6 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Database): Promise<number> {
-  const r = await db.query(`delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`);
+  const r = await db.query(`/* deleteExpiredIdempotencyKeys */ delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`);
   return r.rowCount;
 }

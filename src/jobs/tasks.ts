@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { startAlertBacklog } from '../alerts/engine/backlog.js';
 import type { Extractor } from '../checks/extractor.js';
-import { releaseStaleLeases } from '../checks/leases.js';
+import { releaseStaleLeases } from '../checks/service.js';
 import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
 import { MAINTENANCE_INTERVAL_MS, maintain } from '../db/pglite-maintenance.js';

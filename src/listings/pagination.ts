@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
-import { checkRange } from '../lists/filters.js';
-import { pageOf, pageRequest } from '../lists/page.js';
+import { checkRange } from '../pagination/filters.js';
+import { pageOf, pageRequest } from '../pagination/page.js';
 import type { ListingListQuery } from './schemas.js';
 import { type ListFilter, LISTING_SORTS, listListings, toListing } from './sql.js';
 

@@ -1,8 +1,8 @@
 import { type Static, Type } from 'typebox';
 import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
 import { CHECK_OUTCOMES, type CheckOutcomeName, CheckResultSchema } from '../checks/schemas.js';
-import { DEFAULT_HOLD_FACTOR } from '../checks/hold.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { DEFAULT_HOLD_FACTOR } from '../checks/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 import { batchBodySchema, batchResultSchema } from '../batches/schemas.js';
 
 export const INTERVAL_MIN = 300;

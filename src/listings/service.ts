@@ -3,12 +3,11 @@ import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
 import { recordEvent, recordEvents } from '../events/service.js';
 import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
-import { competitorsOfSites, lockAccountCompetitors } from '../competitors/service.js';
-import { domainOf } from '../competitors/urls.js';
+import { competitorsOfSites, domainOf, lockAccountCompetitors } from '../competitors/service.js';
 import { type AddressPolicy, pageUrlProblemWithoutLookup } from '../fetcher/address-guard.js';
 import { newId } from '../ids.js';
 import { checkSelector } from '../extraction/selector.js';
-import { notifyListingsDue } from '../checks/leases.js';
+import { notifyListingsDue } from '../checks/service.js';
 import { INTERVAL_DEFAULT, type ListingBatchItem, ListingBatchItemSchema, type ListingCreate, type ListingUpdate } from './schemas.js';
 import {
   deleteListing,

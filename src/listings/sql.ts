@@ -1,11 +1,11 @@
 import type { CheckOutcomeName, CheckRow } from '../checks/schemas.js';
-import { domainOf, withinDomain } from '../competitors/urls.js';
+import { domainOf, withinDomain } from '../competitors/service.js';
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
 import { publicId } from '../ids.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { sequenceTiebreak, type SortKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../pagination/sort.js';
 import type { Listing, LISTING_SORT_FIELDS } from './schemas.js';
 
 /** Every listing query of the API, as parameterised SQL, always scoped by account. */
@@ -161,7 +161,7 @@ export interface NewListing {
  */
 export async function insertListing(db: Queryable, accountId: string, l: NewListing): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
-    `insert into listings (account_id, id, product_id, competitor_id, url, selector, currency_override,
+    `/* insertListing */ insert into listings (account_id, id, product_id, competitor_id, url, selector, currency_override,
                            check_interval_seconds, enabled, respect_robots, render_js, visible_fallback, hold_factor)
      select $1, $2, p.id, $4::text, coalesce($5::text, p.url), $6, $7, $8, $9, $10, $11, $12, $13::float8
        from products p
@@ -196,7 +196,7 @@ export async function diagnoseListingRefs(
   competitorId: string | null,
 ): Promise<{ product: boolean; productUrl: string | null; competitor: boolean }> {
   const r = await db.query<{ product: boolean; product_url: string | null; competitor: boolean }>(
-    `select exists (select 1 from products where id = $1 and account_id = $3) as product,
+    `/* diagnoseListingRefs */ select exists (select 1 from products where id = $1 and account_id = $3) as product,
             (select url from products where id = $1 and account_id = $3) as product_url,
             exists (select 1 from competitors where id = $2 and account_id = $3) as competitor`,
     [productId, competitorId, accountId],
@@ -207,7 +207,7 @@ export async function diagnoseListingRefs(
 
 /** The listing of `productId` at `url`, if any (for the 409 of a duplicate). */
 export async function findListingIdByUrl(db: Queryable, accountId: string, productId: string, url: string): Promise<string | undefined> {
-  const r = await db.query<{ id: string }>('select id from listings where product_id = $1 and url = $2 and account_id = $3', [
+  const r = await db.query<{ id: string }>('/* findListingIdByUrl */ select id from listings where product_id = $1 and url = $2 and account_id = $3', [
     productId,
     url,
     accountId,
@@ -217,7 +217,7 @@ export async function findListingIdByUrl(db: Queryable, accountId: string, produ
 
 export async function getListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
-    `select ${listingColumns('l')}, ${extras('l')} from listings l where l.id = $1 and l.account_id = $2`,
+    `/* getListing */ select ${listingColumns('l')}, ${extras('l')} from listings l where l.id = $1 and l.account_id = $2`,
     [id, accountId],
   );
   return r.rows[0];
@@ -266,7 +266,7 @@ export async function updateListing(db: Queryable, accountId: string, id: string
   const r = await db.query<ListingRow>(
     // Strictly later than before, as for products (src/products/sql.ts). The right-hand sides
     // read the row as it was before this update.
-    `update listings set ${sets.join(', ')}${reschedule}${forget},
+    `/* updateListing */ update listings set ${sets.join(', ')}${reschedule}${forget},
             updated_at = greatest(now(), updated_at + interval '1 millisecond')
       where id = $1 and account_id = $2
       returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
@@ -281,7 +281,7 @@ export async function updateListing(db: Queryable, accountId: string, id: string
  */
 export async function deleteListing(db: Queryable, accountId: string, id: string): Promise<ListingRow | undefined> {
   const r = await db.query<ListingRow>(
-    `delete from listings where id = $1 and account_id = $2 returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
+    `/* deleteListing */ delete from listings where id = $1 and account_id = $2 returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
     [id, accountId],
   );
   return r.rows[0];
@@ -319,7 +319,7 @@ export async function listListings(db: Queryable, accountId: string, f: ListFilt
   if (keyset.after) where.push(keyset.after);
   // The page is cut first, so competitor domains and held readings are looked up for its rows only.
   const r = await db.query<ListingRow>(
-    `select ${listingColumns('l')}, ${extras('l')} from (
+    `/* listListings */ select ${listingColumns('l')}, ${extras('l')} from (
        select ${COLUMNS.join(', ')} from listings
         where ${where.join(' and ')}
         order by ${keyset.orderBy}
@@ -364,7 +364,7 @@ export async function listChecks(
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<CheckRow>(
-    `select k.id, k.listing_id, k.started_at, k.duration_ms, k.ok, k.http_status, k.final_url, k.price, k.currency,
+    `/* listChecks */ select k.id, k.listing_id, k.started_at, k.duration_ms, k.ok, k.http_status, k.final_url, k.price, k.currency,
             k.in_stock, k.source, k.error_code, k.error, k.candidates,
             k.held_reason, k.held_previous_price, k.held_previous_currency, k.held_factor, k.read_at, k.confirmed_by,
             k.held_resolution, k.resolved_at, coalesce(l.held_check_id = k.id, false) as held_pending

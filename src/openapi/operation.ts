@@ -1,5 +1,5 @@
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { requiredScope } from '../auth/scopes.js';
+import { requiredScope } from '../auth/service.js';
 import { errorResponse, everyResponseHeaders, rateLimitHeaders, retryAfterHeader, wwwAuthenticateHeader } from '../http/schemas.js';
 import { etagHeader, idempotencyKeyParam, idempotentReplayedHeader, ifNoneMatchParam } from './headers.js';
 

@@ -2,14 +2,15 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { createRequire } from 'node:module';
-import { describePlans } from '../auth/plans.js';
+import { describePlans } from '../auth/service.js';
 import { finishDocument } from './components.js';
 import { ALIAS_TAG, documentRoute } from './operation.js';
+import { DOCS_PREFIX, OPENAPI_PATH } from './paths.js';
+import { getOpenApiRoute } from './routes/get-open-api.js';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-export const OPENAPI_PATH = '/api/v1/openapi.json';
-export const DOCS_PREFIX = '/docs';
+export { DOCS_PREFIX, OPENAPI_PATH } from './paths.js';
 
 const DESCRIPTION = `Price monitoring over HTTP and JSON: products, the competitors whose prices are tracked, the
 listings (pages) checked on a schedule, price history, changes and trends, and exchange rates; alerts
@@ -134,32 +135,5 @@ export async function registerOpenApi(app: FastifyInstance) {
         .join('; '),
   });
 
-  let body: string | undefined;
-  app.get(
-    OPENAPI_PATH,
-    {
-      logLevel: 'warn',
-      schema: {
-        operationId: 'getOpenApi',
-        summary: 'This OpenAPI 3.1 document',
-        description: 'Generated from the same schemas that validate requests; the interactive version is at `/docs`.',
-        tags: ['Operations'],
-        security: [],
-        response: {
-          200: {
-            type: 'object',
-            title: 'OpenApiDocument',
-            description: 'An OpenAPI 3.1 document',
-            required: ['openapi', 'info', 'paths'],
-            properties: { openapi: { type: 'string', maxLength: 20, pattern: '^3\\.1\\.\\d+$' } },
-            additionalProperties: true,
-          },
-        },
-      },
-    },
-    async (_request, reply) => {
-      body ??= JSON.stringify(app.swagger());
-      return reply.type('application/json; charset=utf-8').send(body);
-    },
-  );
+  getOpenApiRoute(app);
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
-import type { RateLimiter } from '../ratelimit/limiter.js';
+import type { RateLimiter } from '../ratelimit/service.js';
+import { getMetricsRoute } from './routes/get-metrics.js';
 
 /**
  * Prometheus metrics at /metrics: request counts and latency histograms by method, route
@@ -44,7 +45,7 @@ export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
     counterOf('pricehound_ratelimit_redis_calls_total', 'Script calls the rate limiter made to Redis (each counts a batch of requests)', () => stats.redisCalls);
     counterOf(
       'pricehound_ratelimit_leased_counts_total',
-      'Requests counted from a block of counts leased from Redis, without a round trip (src/ratelimit/leases.ts)',
+      'Requests counted from a block of counts leased from Redis, without a round trip (src/ratelimit/quota-leases.ts)',
       () => stats.leasedCounts,
     );
   }
@@ -75,26 +76,6 @@ export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
     done();
   });
 
-  app.get(
-    '/metrics',
-    {
-      logLevel: 'warn',
-      schema: {
-        operationId: 'getMetrics',
-        summary: 'Prometheus metrics',
-        description:
-          'Request counts and latency histograms by method, route pattern and status, plus process metrics, in the ' +
-          'Prometheus text format. No API key needed: expose it only where your Prometheus can reach it.',
-        tags: ['Operations'],
-        produces: ['text/plain'],
-        security: [],
-        response: { 200: { type: 'string', maxLength: 10_000_000, description: 'Prometheus text exposition format' } },
-      },
-    },
-    async (_request, reply) => {
-      reply.type(registry.contentType);
-      return registry.metrics();
-    },
-  );
+  getMetricsRoute(app, registry);
   return registry;
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
-import { UnknownAccountError } from '../auth/keys.js';
+import { UnknownAccountError } from '../auth/service.js';
 import type { ErrorDetail } from '../http/errors.js';
-import type { RollupResult } from '../prices/rollup/index.js';
+import type { RollupResult } from '../prices/service.js';
 import type { ApiAnswer, CreatedKeyView, KeyView, OwnerOperations } from './operations.js';
 
 /** The owner channel could not be reached at all (nothing listening, or the socket file is missing). */

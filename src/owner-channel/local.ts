@@ -1,7 +1,7 @@
-import { createKey, listKeys, revokeKey } from '../auth/keys.js';
+import { createKey, listKeys, revokeKey } from '../auth/service.js';
 import { migrate } from '../db/migrate.js';
 import type { Database } from '../db/types.js';
-import { rollupPrices } from '../prices/rollup/index.js';
+import { rollupPrices } from '../prices/service.js';
 import { type ApiInjector, type CreatedKeyView, type OwnerOperations, toKeyView } from './operations.js';
 
 /**

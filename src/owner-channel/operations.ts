@@ -1,6 +1,6 @@
-import type { ApiKey } from '../auth/keys.js';
-import type { Plan } from '../auth/plans.js';
-import type { RollupResult, SeriesKey } from '../prices/rollup/index.js';
+import type { ApiKey } from '../auth/service.js';
+import type { Plan } from '../auth/service.js';
+import type { RollupResult, SeriesKey } from '../prices/service.js';
 
 /**
  * What the CLI's commands do to the database (API keys, migrations, price roll-up), as one

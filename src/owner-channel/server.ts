@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Logger } from 'pino';
-import { UnknownAccountError } from '../auth/keys.js';
-import { isPlan, PLAN_NAMES } from '../auth/plans.js';
+import { UnknownAccountError } from '../auth/service.js';
+import { isPlan, PLAN_NAMES } from '../auth/service.js';
 import { ApiError, errorBody, ERRORS } from '../http/errors.js';
 import { genReqId } from '../http/request-id.js';
 import type { OwnerOperations } from './operations.js';

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Nullable, ResourceId, SignedAmount, Text, Timestamp } from '../http/fields.js';
-import { checkRange } from '../lists/filters.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { checkRange } from '../pagination/filters.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 /** GET /positions and /positions/summary (docs/POSITIONS.md; API.md, "Positions"). */
 

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/types.js';
 import { iso } from '../http/fields.js';
-import { pageOf, pageRequest } from '../lists/page.js';
+import { pageOf, pageRequest } from '../pagination/page.js';
 import {
   checkPositionFilters,
   POSITION_DEFAULT_SORT,

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/types.js';
-import { containsPattern } from '../lists/filters.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, type Tiebreak, textKey, timestampKey } from '../lists/sort.js';
+import { containsPattern } from '../pagination/filters.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, type Tiebreak, textKey, timestampKey } from '../pagination/sort.js';
 import { PRICE_INDEX_BOUNDS, type POSITION_SORT_FIELDS, type PositionListQuery, type PositionSummaryQuery } from './schemas.js';
 
 /**

@@ -1,4 +1,4 @@
-import { evaluateObservations } from '../alerts/engine/live.js';
+import { evaluateObservations } from '../alerts/service.js';
 import type { Queryable } from '../db/types.js';
 import type { EventType } from '../events/schemas.js';
 import { recordEvents } from '../events/service.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { batchCreateProductsRoute } from './routes/batch-create-products.js';
 import { createProductRoute } from './routes/create-product.js';
 import { deleteProductRoute } from './routes/delete-product.js';
-import { exportProductsCsvRoute } from './routes/export-products-csv.js';
+import { exportProductCatalogueCsvRoute } from './routes/export-product-catalogue-csv.js';
 import { getProductRoute } from './routes/get-product.js';
 import { listProductsRoute } from './routes/list-products.js';
 import { updateProductRoute } from './routes/update-product.js';
@@ -15,5 +15,5 @@ export const productRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(getProductRoute);
   await app.register(updateProductRoute);
   await app.register(deleteProductRoute);
-  await app.register(exportProductsCsvRoute);
+  await app.register(exportProductCatalogueCsvRoute);
 };

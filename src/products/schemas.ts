@@ -1,8 +1,8 @@
 import { type Static, Type } from 'typebox';
 import { batchBodySchema, batchResultSchema } from '../batches/schemas.js';
 import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { checkRange } from '../lists/filters.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { checkRange } from '../pagination/filters.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 import { ProductPositionSchema } from '../position/schemas.js';
 
 const fields = {

@@ -4,7 +4,7 @@ import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailur
 import { type ApiError, ERRORS } from '../http/errors.js';
 import { recordEvent, recordEvents } from '../events/service.js';
 import { newId } from '../ids.js';
-import { eachPage, pageRequest } from '../lists/page.js';
+import { eachPage, pageRequest } from '../pagination/page.js';
 import { type ProductCreate, ProductCreateSchema, type ProductListQuery, type ProductUpdate } from './schemas.js';
 import {
   deleteProduct,

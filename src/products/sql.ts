@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import { iso } from '../http/fields.js';
-import { containsPattern } from '../lists/filters.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { numericKey, type SortKey, textKey, timestampKey } from '../lists/sort.js';
+import { containsPattern } from '../pagination/filters.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { numericKey, type SortKey, textKey, timestampKey } from '../pagination/sort.js';
 import { POSITION_COLUMNS, type PositionColumns, positionSql, toPosition } from '../position/sql.js';
 import type { Product, PRODUCT_SORT_FIELDS } from './schemas.js';
 
@@ -118,7 +118,7 @@ const NEW_COLUMNS = ['id', 'name', 'brand', 'sku', 'category', 'description', 'b
 
 export async function insertProduct(db: Queryable, accountId: string, p: NewProduct): Promise<ProductRow> {
   const r = await db.query<ProductRow>(
-    `insert into products (account_id, ${NEW_COLUMNS.join(', ')})
+    `/* insertProduct */ insert into products (account_id, ${NEW_COLUMNS.join(', ')})
      values ($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10)
      returning ${PRODUCT_COLUMNS}`,
     [accountId, ...NEW_COLUMNS.map((c) => (c === 'base_price' ? String(p.base_price) : p[c]))],
@@ -134,7 +134,7 @@ export async function insertProducts(db: Queryable, accountId: string, items: Ne
   if (items.length === 0) return [];
   const cols = NEW_COLUMNS.map((c) => items.map((p) => (c === 'base_price' ? String(p.base_price) : p[c])));
   const r = await db.query<ProductRow>(
-    `insert into products (account_id, ${NEW_COLUMNS.join(', ')})
+    `/* insertProducts */ insert into products (account_id, ${NEW_COLUMNS.join(', ')})
      select $1, u.* from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                                 $8::numeric[], $9::text[], $10::text[])
        as u (${NEW_COLUMNS.join(', ')})
@@ -147,7 +147,7 @@ export async function insertProducts(db: Queryable, accountId: string, items: Ne
 
 /** The product with its monitoring summary, in one statement. */
 /** GET /products/{id}'s one statement ($1 id, $2 account); bench/servers/minimal.ts runs it too. */
-export const PRODUCT_BY_ID_SQL = `select ${qualified('p')}, ${MONITORING_SQL.columns}
+export const PRODUCT_BY_ID_SQL = `/* getProduct */ select ${qualified('p')}, ${MONITORING_SQL.columns}
        from products p ${MONITORING_SQL.joins}
       where p.id = $1 and p.account_id = $2`;
 
@@ -157,7 +157,7 @@ export async function getProduct(db: Queryable, accountId: string, id: string): 
 }
 
 export async function findProductIdBySku(db: Queryable, accountId: string, sku: string): Promise<string | undefined> {
-  const r = await db.query<{ id: string }>('select id from products where account_id = $1 and sku = $2', [accountId, sku]);
+  const r = await db.query<{ id: string }>('/* findProductIdBySku */ select id from products where account_id = $1 and sku = $2', [accountId, sku]);
   return r.rows[0]?.id;
 }
 
@@ -184,7 +184,7 @@ export async function updateProduct(
     // Strictly later than before even within one millisecond (timestamps keep 3 digits), so
     // clients syncing by updated_at never miss a change. The summary is read in the same
     // statement (against the new currency).
-    `with p as (
+    `/* updateProduct */ with p as (
        update products set ${sets.join(', ')}, updated_at = greatest(now(), updated_at + interval '1 millisecond')
         where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}
      )
@@ -196,7 +196,7 @@ export async function updateProduct(
 
 /** The deleted product as it was (without its summary); undefined when it is not in this account. */
 export async function deleteProduct(db: Queryable, accountId: string, id: string): Promise<ProductRow | undefined> {
-  const r = await db.query<ProductRow>(`delete from products where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}`, [id, accountId]);
+  const r = await db.query<ProductRow>(`/* deleteProduct */ delete from products where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}`, [id, accountId]);
   return r.rows[0];
 }
 

@@ -10,7 +10,7 @@ import {
   type WindowState,
   windowStart,
 } from './limiter.js';
-import { LeaseBook, RETURN_AFTER_MS, type UnusedBlock } from './leases.js';
+import { LeaseBook, RETURN_AFTER_MS, type UnusedBlock } from './quota-leases.js';
 
 // Keys name their window start, so a new window is a new key: no reset race, and INCR plus
 // PEXPIREAT in one script is atomic. Every check made during one turn of the event loop goes to
@@ -21,7 +21,7 @@ import { LeaseBook, RETURN_AFTER_MS, type UnusedBlock } from './leases.js';
 //   guard at its limit        {-1, guard count, guard count, g}; nothing counted
 //   peek                      {0, counted and not returned, same, g}
 //   hit / fail                {1, first, last, g}: counts first..last are the caller's. Past the
-//                             limit a count returned to the free list (leases.ts) is reused
+//                             limit a count returned to the free list (quota-leases.ts) is reused
 //                             first; a hot key may get up to `wanted` counts, never more than
 //                             1/32 of what is left of the limit. `fail` also announces itself.
 // g is -1 when the op has no guard.
@@ -152,7 +152,7 @@ const PROBE_INTERVAL_MS = 1_000;
  * ready again, and a connection that is "ready" but does not answer (a hung Redis) is probed by
  * at most one request per second instead of costing every request the command timeout.
  *
- * A hot key costs a round trip per block of requests, not per request: see leases.ts. A request
+ * A hot key costs a round trip per block of requests, not per request: see quota-leases.ts. A request
  * counts from this process's block only while the address it comes from is known to have no
  * failed authentications in its window (CleanGuards), so a block never lets a blocked address
  * through. What that costs in exactness, in a deployment of several processes, is in

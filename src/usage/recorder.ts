@@ -30,7 +30,7 @@ on conflict (key_id, hour) do update
   set requests = api_usage.requests + excluded.requests,
       rejected = api_usage.rejected + excluded.rejected`;
 
-const HISTORY_SQL = `
+const HISTORY_SQL = `/* usageHistory */
 select hour, requests, rejected
   from api_usage
  where key_id = $1 and hour >= $2

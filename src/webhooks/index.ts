@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createWebhookRoute } from './routes/create-webhook.js';
 import { deleteWebhookRoute } from './routes/delete-webhook.js';
 import { getWebhookRoute } from './routes/get-webhook.js';
-import { listDeliveriesRoute } from './routes/list-deliveries.js';
+import { listWebhookDeliveriesRoute } from './routes/list-webhook-deliveries.js';
 import { listWebhooksRoute } from './routes/list-webhooks.js';
-import { redeliverRoute } from './routes/redeliver.js';
-import { rotateSecretRoute } from './routes/rotate-secret.js';
+import { redeliverWebhookEventsRoute } from './routes/redeliver-webhook-events.js';
+import { rotateWebhookSecretRoute } from './routes/rotate-webhook-secret.js';
 import { testWebhookRoute } from './routes/test-webhook.js';
 import { updateWebhookRoute } from './routes/update-webhook.js';
 
@@ -16,8 +16,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(getWebhookRoute);
   await app.register(updateWebhookRoute);
   await app.register(deleteWebhookRoute);
-  await app.register(rotateSecretRoute);
+  await app.register(rotateWebhookSecretRoute);
   await app.register(testWebhookRoute);
-  await app.register(listDeliveriesRoute);
-  await app.register(redeliverRoute);
+  await app.register(listWebhookDeliveriesRoute);
+  await app.register(redeliverWebhookEventsRoute);
 };

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { EVENT_TYPES, EventTypeSchema } from '../events/schemas.js';
 import { HttpUrl, NO_NUL, Nullable, OrNull, ResourceId, Text, Timestamp } from '../http/fields.js';
-import { CursorQuery, LimitQuery, listOf, SortQuery } from '../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 
 /** Webhook endpoints and their delivery log (docs/WEBHOOKS.md, design/API.md "Events and webhooks"). */
 

@@ -2,8 +2,8 @@ import type { Queryable } from '../db/types.js';
 import { accountWhere } from '../db/where.js';
 import type { EventType } from '../events/schemas.js';
 import { iso } from '../http/fields.js';
-import { type PageRequest, pageSql } from '../lists/page.js';
-import { type SortKey, timestampKey } from '../lists/sort.js';
+import { type PageRequest, pageSql } from '../pagination/page.js';
+import { type SortKey, timestampKey } from '../pagination/sort.js';
 import { type Delivery, RESPONSE_BODY_MAX, type Webhook, type WebhookFormat } from './schemas.js';
 
 /**

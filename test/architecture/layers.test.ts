@@ -16,8 +16,8 @@ function cruise(cwd: string) {
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-/** A throwaway tree shaped like src/, each file importing what `files` says. */
-function tree(files: Record<string, string[]>): string {
+/** A throwaway tree shaped like src/, each file importing what `files` says; those in `withSql` write a statement. */
+function tree(files: Record<string, string[]>, withSql: string[] = []): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-layers-'));
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
   for (const [file, imports] of Object.entries(files)) {
@@ -27,7 +27,8 @@ function tree(files: Record<string, string[]>): string {
       const rel = path.relative(path.dirname(full), path.join(dir, imp)).replace(/\.ts$/, '.js');
       return `import * as m${i} from '${rel.startsWith('.') ? rel : `./${rel}`}';\nexport const x${i} = m${i};`;
     });
-    fs.writeFileSync(full, `${lines.join('\n')}\nexport const here = 1;\n`);
+    const sql = withSql.includes(file) ? "export const q = '/* claimThings */ update things set locked = true';\n" : '';
+    fs.writeFileSync(full, `${lines.join('\n')}\nexport const here = 1;\n${sql}`);
   }
   return dir;
 }
@@ -44,19 +45,32 @@ describe('layering (.dependency-cruiser.cjs, run by .ci/run)', () => {
       'src/listings/sql.ts': [],
       'src/app.ts': [],
       'src/http/page.ts': ['src/products/sql.ts'], // toolkit -> area
-      'src/lists/keyset.ts': ['src/app.ts'], // anything -> the composition root
+      'src/pagination/keyset.ts': ['src/app.ts'], // anything -> the composition root
       'src/prices/routes/list.ts': ['src/listings/sql.ts'], // an area into another area's SQL
       'src/money/a.ts': ['src/money/b.ts'], // a cycle
       'src/money/b.ts': ['src/money/a.ts'],
       'src/db/types.ts': ['src/http/page.ts'], // foundation -> toolkit
-    });
+      'src/checks/leases.ts': [], // SQL in a file not named sql.ts
+      'src/checks/service.ts': ['src/checks/leases.ts'], // an area reads its own SQL through any file
+      'src/listings/service.ts': ['src/checks/leases.ts', 'src/checks/service.ts'], // another area's SQL (not sql.ts); its face is fine
+      'src/alerts/engine/live.ts': [],
+      'src/alerts/service.ts': ['src/alerts/engine/live.ts'],
+      'src/alerts/schemas.ts': [],
+      'src/competitors/index.ts': [],
+      'src/prices/observed.ts': ['src/alerts/engine/live.ts', 'src/alerts/service.ts', 'src/alerts/schemas.ts', 'src/competitors/index.ts'], // internals, then the three faces
+    }, ['src/checks/leases.ts']);
     try {
       const r = cruise(dir);
       assert.notEqual(r.status, 0, r.out);
-      for (const rule of ['toolkit-does-not-import-areas', 'top-is-imported-by-top-only', 'no-other-areas-sql', 'no-circular', 'foundation-does-not-import-toolkit']) {
+      for (const rule of ['toolkit-does-not-import-areas', 'top-is-imported-by-top-only', 'no-other-areas-sql', 'no-circular', 'foundation-does-not-import-toolkit', 'areas-meet-at-their-public-face']) {
         assert.match(r.out, new RegExp(rule), `${rule} fires`);
       }
       assert.doesNotMatch(r.out, /src\/products\/sql\.ts → /, 'an area may read its own SQL');
+      assert.match(r.out, /no-other-areas-sql: src\/prices\/routes\/list\.ts → src\/listings\/sql\.ts/, 'a sql.ts is private even before it holds a statement');
+      assert.match(r.out, /no-other-areas-sql: src\/listings\/service\.ts → src\/checks\/leases\.ts/, 'SQL is private in any file, not only sql.ts');
+      assert.match(r.out, /areas-meet-at-their-public-face: src\/prices\/observed\.ts → src\/alerts\/engine\/live\.ts/);
+      assert.doesNotMatch(r.out, /src\/checks\/service\.ts → /, 'an area reads its own files');
+      assert.doesNotMatch(r.out, /→ src\/(alerts\/(service|schemas)|competitors\/index|checks\/service)\.ts/, 'index, service and schemas are the public face');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

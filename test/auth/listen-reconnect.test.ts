@@ -18,7 +18,7 @@ describe('key cache across a lost notification connection', { skip: !usingPostgr
 
     const dropped = once(t.rt.keys, 'cleared');
     const pid = (await t.rt.db.query<{ pid: number }>(
-      `select pid from pg_stat_activity where application_name = 'pricehound-listen' and query ilike 'LISTEN%' and datname = current_database()
+      `select pid from pg_stat_activity where application_name = 'pricehound-listen' and query like '/* listenChannel */ LISTEN %' and datname = current_database()
          and pid <> pg_backend_pid() order by backend_start desc limit 1`,
     )).rows[0]?.pid;
     assert.ok(pid, 'the listening backend is visible');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CheckResult } from '../../src/checks/schemas.js';
-import { claimDueListings } from '../../src/checks/leases.js';
+import { claimDueListings } from '../../src/checks/listing-leases.js';
 import { BUSY_RETRY_AFTER_SECONDS } from '../../src/checks/check-now.js';
 import { countRows, createCompetitor, insertListing, listingState, useMonitoringTest } from '../jobs/support.js';
 

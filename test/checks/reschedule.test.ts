@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import type { CheckResult } from '../../src/checks/schemas.js';
 import { runCheck } from '../../src/checks/run-check.js';
-import { claimDueListings, renewLeases } from '../../src/checks/leases.js';
+import { claimDueListings, renewLeases } from '../../src/checks/listing-leases.js';
 import type { Listing } from '../../src/listings/schemas.js';
 import { countRows, listingState, useMonitoringTest } from '../jobs/support.js';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { CONDITION_TYPES as SERVER_CONDITION_TYPES } from '../../src/alerts/condition-types.js';
 import { BATCH_MAX as SERVER_BATCH_MAX } from '../../src/batches/schemas.js';
 import { EVENT_TYPES as SERVER_EVENT_TYPES } from '../../src/events/schemas.js';
-import { LimitQuery } from '../../src/lists/schemas.js';
+import { LimitQuery } from '../../src/pagination/schemas.js';
 import { MAX_SPAN_DAYS, RAW_LIMIT_MAX } from '../../src/prices/history/schemas.js';
 import { BATCH_MAX, CONDITION_TYPES, EVENT_TYPES, HISTORY_MAX_SPAN_DAYS, PAGE_SIZE_MAX, RAW_PAGE_MAX } from '../../clients/typescript/src/index.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { claimDueListings } from '../../src/checks/leases.js';
+import { claimDueListings } from '../../src/checks/listing-leases.js';
 import { recordCheck } from '../../src/checks/sql.js';
 import type { CheckFinished } from '../../src/checks/worker.js';
 import { countRows, insertListing, listingState, nextCheck, startWorker, useMonitoringTest } from './support.js';

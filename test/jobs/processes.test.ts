@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/types.js';
-import { notifyListingsDue } from '../../src/checks/leases.js';
+import { notifyListingsDue } from '../../src/checks/listing-leases.js';
 import { cli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
 import { type LoggedProcess, type LogLine, spawnLogged, spawnServer, waitForLogsAcross } from '../helpers/server-process.js';

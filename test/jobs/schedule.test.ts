@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BACKOFF_CAP_SECONDS, FLAG_AFTER_FAILURES, JITTER_MAX_SECONDS } from '../../src/checks/sql.js';
-import { notifyListingsDue } from '../../src/checks/leases.js';
+import { notifyListingsDue } from '../../src/checks/listing-leases.js';
 import {
   countRows,
   createCompetitor,

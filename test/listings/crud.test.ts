@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createCompetitor, createListing, getJson, type ListingJson, rowsOf, setListingState } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
-import { LISTINGS_DUE_CHANNEL } from '../../src/checks/leases.js';
+import { LISTINGS_DUE_CHANNEL } from '../../src/checks/listing-leases.js';
 import { createProduct, expectError, fieldsOf, type Headers, PREFIXES } from '../products/support.js';
 
 async function setup(t: TestApp, headers: Headers) {

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { HOT_PER_SECOND, LeaseBook, LEASE_MAX, RETURN_AFTER_MS } from '../../src/ratelimit/leases.js';
+import { HOT_PER_SECOND, LeaseBook, LEASE_MAX, RETURN_AFTER_MS } from '../../src/ratelimit/quota-leases.js';
 import type { Window } from '../../src/ratelimit/limiter.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { HOUR_MS, inOneHour } from './support.js';
 
-// Hot keys count from blocks leased from Redis (src/ratelimit/leases.ts; the rules are in
+// Hot keys count from blocks leased from Redis (src/ratelimit/quota-leases.ts; the rules are in
 // docs/API-DECISIONS.md "Rate limits"). The clock that decides "hot" and "unused for a second" is
 // stepped by the tests; the counts themselves are real Redis counters.
 

@@ -64,7 +64,7 @@ describe('Redis counters', { skip }, () => {
       const remaining = responses.map((r) => rateHeaders(r.headers).remaining);
       assert.equal(new Set(remaining).size, 200, 'no Remaining value twice');
       // If the burst spans a second boundary the key is hot and takes a leased block
-      // (src/ratelimit/leases.ts): the Remaining values may then skip the block's unused counts,
+      // (src/ratelimit/quota-leases.ts): the Remaining values may then skip the block's unused counts,
       // but the counts handed out are still exactly the 200 requests.
       assert.ok(Math.min(...remaining) >= 1000 - 200 - 32 && Math.max(...remaining) === 999);
       const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: k.headers });

@@ -2,7 +2,8 @@ import type { ExchangeRates } from '../../money/convert.js';
 import { cmp, factor, mul, percentOf, type Ratio, ratio, sub } from './exact.js';
 import type { RuleState, Verdict } from './machine.js';
 import type { ObservationPoint, Point } from './point.js';
-import { type EngineRule, FAILURES_DEFAULT, SERIES_CONDITIONS, watchesOwn } from './rule.js';
+import { SERIES_CONDITIONS } from '../condition-types.js';
+import { type EngineRule, FAILURES_DEFAULT, watchesOwn } from './rule.js';
 
 /**
  * Each condition type (design/API.md "Alerts") as a judgement of one point: which points a rule

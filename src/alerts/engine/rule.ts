@@ -33,9 +33,6 @@ export interface EngineCondition {
 
 export const FAILURES_DEFAULT = 3;
 
-/** Conditions about one price series (the rest: a product's rank, a listing's checks). */
-export const SERIES_CONDITIONS = new Set(['price_below', 'price_above', 'price_drop', 'price_rise', 'undercut', 'lowest_in_days', 'back_in_stock', 'out_of_stock']);
-
 /** Which series a series condition watches: undercut always a competitor's; the rest as `series` says (default competitors). */
 export function watchesOwn(rule: EngineRule): boolean {
   return rule.condition_type !== 'undercut' && rule.condition.series === 'own';

@@ -131,7 +131,7 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
     'loadNewAlertPoints',
     // The observation before one that is not late is the newest from before the batch or the
     // batch's own one before it: a window over those, as the price_observations trigger does.
-    `with batch as materialized (select unnest($2::bigint[]) as id),
+    `/* loadNewPoints */ with batch as materialized (select unnest($2::bigint[]) as id),
           b as materialized (select o.id, o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at
                                from price_observations o join batch on batch.id = o.id where o.account_id = $1),
           s as (select product_id, competitor_id, min(id) as first_id from b group by product_id, competitor_id),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { toAlertEvent } from '../alert-event.js';
 import { AlertEventListQuerySchema, AlertEventListSchema, checkAlertEventFilters } from '../schemas.js';
 import { ALERT_EVENT_SORTS, listAlertEvents } from '../sql.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { AlertListQuerySchema, AlertListSchema } from '../schemas.js';
 import { ALERT_SORTS, listAlerts, toAlert } from '../sql.js';
 

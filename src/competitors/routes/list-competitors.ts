@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { checkRange } from '../../lists/filters.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { checkRange } from '../../pagination/filters.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { CompetitorListQuerySchema, CompetitorListSchema } from '../schemas.js';
 import { COMPETITOR_SORTS, listCompetitors, toCompetitor } from '../sql.js';
 import { normaliseDomain } from '../urls.js';

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { checkRange } from '../../lists/filters.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { checkRange } from '../../pagination/filters.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { DocumentedEventListSchema, EVENT_LIST_SHAPE } from '../payloads.js';
 import { EVENT_TYPES, EventListQuerySchema } from '../schemas.js';
 import { EVENT_SORTS, listEvents, toEvent } from '../sql.js';

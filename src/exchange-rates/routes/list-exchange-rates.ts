@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { ExchangeRateListQuerySchema, ExchangeRateListSchema } from '../schemas.js';
 import { listExchangeRates, RATE_SORTS, toExchangeRate } from '../sql.js';
 

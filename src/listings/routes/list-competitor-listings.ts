@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CompetitorIdParams } from '../../competitors/schemas.js';
 import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { nestedPage } from '../../lists/page.js';
+import { nestedPage } from '../../pagination/page.js';
 import { listingPage } from '../pagination.js';
 import { CompetitorListingsQuerySchema, ListingListSchema } from '../schemas.js';
 

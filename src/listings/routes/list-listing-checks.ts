@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { toCheckResult } from '../../checks/schemas.js';
 import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { nestedPage, pageOf, pageRequest } from '../../lists/page.js';
+import { nestedPage, pageOf, pageRequest } from '../../pagination/page.js';
 import { ListingCheckListSchema, ListingCheckQuerySchema, ListingIdParams } from '../schemas.js';
 import { CHECK_LOG_SORTS, listChecks } from '../sql.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { accountOwns } from '../../db/ownership.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { nestedPage } from '../../lists/page.js';
+import { nestedPage } from '../../pagination/page.js';
 import { ProductIdParams } from '../../products/schemas.js';
 import { listingPage } from '../pagination.js';
 import { ListingListSchema, ProductListingsQuerySchema } from '../schemas.js';

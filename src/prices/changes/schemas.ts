@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
 import { MAX_MONEY } from '../../money/decimal.js';
-import { CursorQuery, LimitQuery, listOf } from '../../lists/schemas.js';
+import { CursorQuery, LimitQuery, listOf } from '../../pagination/schemas.js';
 import { InStock } from '../ingest/schemas.js';
 
 /** The `kind` filter of GET /price-changes; the summary counts each. */

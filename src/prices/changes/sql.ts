@@ -2,8 +2,8 @@ import type { Queryable } from '../../db/types.js';
 import { accountWhere } from '../../db/where.js';
 import { iso } from '../../http/fields.js';
 import { internalId, publicId } from '../../ids.js';
-import { type PageRequest, pageSql } from '../../lists/page.js';
-import type { SortKey } from '../../lists/sort.js';
+import { type PageRequest, pageSql } from '../../pagination/page.js';
+import type { SortKey } from '../../pagination/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { ChangeKind, ChangeSeries, PriceChange } from './schemas.js';
 

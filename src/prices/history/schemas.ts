@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
 import { MAX_MONEY } from '../../money/decimal.js';
-import { CursorQuery, PaginationSchema } from '../../lists/schemas.js';
+import { CursorQuery, PaginationSchema } from '../../pagination/schemas.js';
 import { ProductCatalogueQuerySchema } from '../../products/schemas.js';
 
 export const INTERVALS = ['raw', 'hour', 'day', 'week', 'month'] as const;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/types.js';
 import { ERRORS } from '../../http/errors.js';
-import { eachPage, type PageRequest, pageRequest } from '../../lists/page.js';
+import { eachPage, type PageRequest, pageRequest } from '../../pagination/page.js';
 import type { HistoryRange } from './params.js';
 import type { BucketUnit } from './schemas.js';
 import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, observedProductsQuery, RAW_SORTS, rawQuery, type SqlQuery } from './sql.js';

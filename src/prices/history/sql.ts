@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
-import { type PageRequest, pageSql } from '../../lists/page.js';
-import { sequenceTiebreak, type SortKey, timestampKey } from '../../lists/sort.js';
+import { type PageRequest, pageSql } from '../../pagination/page.js';
+import { sequenceTiebreak, type SortKey, timestampKey } from '../../pagination/sort.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
@@ -47,9 +47,9 @@ const bucketEnd = (unit: BucketUnit, start: string) =>
 /** Every bucket of the range: the one holding `from` to the one holding the last instant before `to`. */
 function bucketsSql(unit: BucketUnit): string {
   return unit === 'hour'
-    ? `select n, s as start, s + interval '1 hour' as "end"
+    ? `/* bucketsSql */ select n, s as start, s + interval '1 hour' as "end"
          from b, generate_series(b.first_start, b.last_start, interval '1 hour') with ordinality as l (s, n)`
-    : `select n, l at time zone $5::text as start, (l + interval '1 ${unit}') at time zone $5::text as "end"
+    : `/* bucketsSql */ select n, l at time zone $5::text as start, (l + interval '1 ${unit}') at time zone $5::text as "end"
          from b, generate_series(b.first_start at time zone $5::text, b.last_start at time zone $5::text, interval '1 ${unit}')
               with ordinality as t (l, n)`;
 }
@@ -69,7 +69,7 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }): SqlQu
   // The widened bounds are also given as plain parameters (a bucket is at most 31 days and a
   // zone's offset under a day), so the planner sees the range and reads the product's rows
   // through price_observations_series_time rather than every product's rows of the period.
-  const text = `
+  const text = `/* historyQuery */
     with b as (
       select date_trunc('${unit}', $3::timestamptz, $5::text) as first_start,
              date_trunc('${unit}', $4::timestamptz - interval '1 microsecond', $5::text) as last_start
@@ -193,7 +193,7 @@ export function rawQuery(p: HistoryParams, page: PageRequest<ObservationRow>): S
   // Expanded: the series index (product_id, competitor_id, observed_at) holds no id.
   const keyset = pageSql(page, values, { expanded: true });
   const after = keyset.after ? `and ${keyset.after}` : '';
-  const text = `
+  const text = `/* rawQuery */
     select p.id as product_id, o.id, o.competitor_id, c.name as competitor_name, o.listing_id, o.price, o.currency,
            o.in_stock, o.observed_at, o.source, o.samples, o.price_sum
       from products p
@@ -221,7 +221,7 @@ export function rawQuery(p: HistoryParams, page: PageRequest<ObservationRow>): S
 export function observedProductsQuery(p: HistoryRange & { accountId: string; productIds: string[] }): SqlQuery {
   const values: unknown[] = [p.productIds, p.accountId, p.from.toISOString(), p.to.toISOString()];
   const series = seriesCondition(p.series, values);
-  const text = `
+  const text = `/* observedProductsQuery */
     select p.id from unnest($1::text[]) as p (id)
      where exists (
        select 1 from price_observations o

@@ -16,7 +16,7 @@ const competitorIs = (key: SeriesKey, n: number) => (key.competitorId === null ?
 /** The next series, in key order, after `after`, that has observations before the cutoff. */
 export async function nextSeries(db: Queryable, after: SeriesKey | undefined, cutoff: Date, limit: number): Promise<SeriesKey[]> {
   const r = await db.query<{ product_id: string; competitor_id: string | null }>(
-    `select product_id, competitor_id from price_series
+    `/* nextSeries */ select product_id, competitor_id from price_series
       where first_observed_at < $1
         and ($2::text is null or (product_id, coalesce(competitor_id, '')) > ($2::text, $3::text))
       order by product_id, coalesce(competitor_id, '')
@@ -33,7 +33,7 @@ export async function nextSeries(db: Queryable, after: SeriesKey | undefined, cu
  */
 export async function nextWindow(db: Queryable, key: SeriesKey, from: Date, cutoff: Date, rows: number): Promise<{ lo: Date; hi: Date } | null> {
   const r = await db.query<{ lo: Date | null; hi: Date | null }>(
-    `with f as (
+    `/* nextWindow */ with f as (
        select date_trunc('hour', min(observed_at), 'UTC') as lo from price_observations
         where product_id = $1 and ${competitorIs(key, 2)} and observed_at >= $3 and observed_at < $4
      )
@@ -58,9 +58,9 @@ export async function nextWindow(db: Queryable, key: SeriesKey, from: Date, cuto
  * Locks the series (as the insert trigger does) so two roll-ups of it take turns.
  */
 export async function rollupWindow(db: Queryable, key: SeriesKey, lo: Date, hi: Date): Promise<{ deleted: number; updated: number }> {
-  await db.query(`select 1 from price_series where product_id = $1 and ${competitorIs(key, 2)} for update`, [key.productId, key.competitorId]);
+  await db.query(`/* lockSeriesForRollup */ select 1 from price_series where product_id = $1 and ${competitorIs(key, 2)} for update`, [key.productId, key.competitorId]);
   const r = await db.query<{ deleted: number | string; updated: number | string }>(
-    `with o as (
+    `/* rollupWindow */ with o as (
        select id, currency, h, samples, total,
               row_number() over (partition by currency, h order by observed_at, id) = 1 as first,
               (row_number() over (partition by currency, h order by observed_at, id) = 1

@@ -59,7 +59,7 @@ function periodColumns(p: Period): string {
 }
 
 export function trendsQuery(accountId: string, productId: string): { text: string; values: unknown[] } {
-  const text = `
+  const text = `/* trendsQuery */
 with p as (
   select id, account_id, currency, base_price from products where id = $2 and account_id = $1
 ),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { checkListFilters, ProductListQuerySchema, ProductListSchema } from '../schemas.js';
 import { listProducts, PRODUCT_SORTS, toProduct } from '../sql.js';
 

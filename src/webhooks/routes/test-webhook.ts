@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DocumentedEventSchema, EVENT_SHAPE } from '../../events/payloads.js';
+import { DocumentedEventSchema, EVENT_SHAPE } from '../../events/service.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { WebhookIdParams, WebhookTestSchema } from '../schemas.js';
 import { sendTestEvent } from '../service.js';

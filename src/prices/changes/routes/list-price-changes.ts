@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { accountOwns } from '../../../db/ownership.js';
 import { ERRORS } from '../../../http/errors.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { checkRange } from '../../../lists/filters.js';
-import { pageOf, pageRequest } from '../../../lists/page.js';
+import { checkRange } from '../../../pagination/filters.js';
+import { pageOf, pageRequest } from '../../../pagination/page.js';
 import { PriceChangeListSchema, PriceChangeQuerySchema } from '../schemas.js';
 import { CHANGE_SORTS, listPriceChanges, toPriceChange } from '../sql.js';
 

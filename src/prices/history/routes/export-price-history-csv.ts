@@ -3,7 +3,7 @@ import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
 import { bulkReader } from '../../../db/types.js';
-import { eachPage, type PageRequest, pageRequest } from '../../../lists/page.js';
+import { eachPage, type PageRequest, pageRequest } from '../../../pagination/page.js';
 import { RAW_HEADER, rawCells } from '../csv.js';
 import { historyRange } from '../params.js';
 import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
-import { pageOf, pageRequest } from '../../../lists/page.js';
+import { pageOf, pageRequest } from '../../../pagination/page.js';
 import { historyRange, splitCompetitorParam } from '../params.js';
 import {
   HistoryQuerySchema,

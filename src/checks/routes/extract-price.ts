@@ -5,7 +5,7 @@ import { checkSelector } from '../../extraction/selector.js';
 import { performCheck } from '../run-check.js';
 import { ExtractRequestSchema, ExtractResultSchema, type ExtractResult } from '../schemas.js';
 
-export const extractRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const extractPriceRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/extract',
     {

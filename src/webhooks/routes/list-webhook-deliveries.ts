@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
-import { pageOf, pageRequest } from '../../lists/page.js';
+import { pageOf, pageRequest } from '../../pagination/page.js';
 import { DeliveryListQuerySchema, DeliveryListSchema, WebhookIdParams } from '../schemas.js';
 import { findWebhook } from '../service.js';
 import { DELIVERY_SORTS, listDeliveries, toDelivery } from '../sql.js';
 
-export const listDeliveriesRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const listWebhookDeliveriesRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/webhooks/:id/deliveries',
     {

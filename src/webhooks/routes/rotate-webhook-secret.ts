@@ -4,7 +4,7 @@ import { RotateSecretSchema, WebhookIdParams, WebhookWithSecretSchema } from '..
 import { rotateSecret } from '../service.js';
 import { toWebhook } from '../sql.js';
 
-export const rotateSecretRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const rotateWebhookSecretRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks/:id/rotate-secret',
     {

@@ -4,7 +4,7 @@ import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { CompetitorAnalysisSchema, CompetitorIdParams } from '../schemas.js';
 import { analyseCompetitor } from '../sql.js';
 
-export const analyseCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const getCompetitorAnalysisRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/competitors/:id/analysis',
     {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { contentDispositionHeader, csvHeaders, csvStream, type CsvValue } from '../../http/csv.js';
 import { bulkReader } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
-import { eachPage, type PageRequest, pageRequest } from '../../lists/page.js';
+import { eachPage, type PageRequest, pageRequest } from '../../pagination/page.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { checkListFilters, ProductCatalogueQuerySchema } from '../schemas.js';
 import { listProducts, type MonitoringColumns, PRODUCT_SORTS, type ProductRow } from '../sql.js';
@@ -39,7 +39,7 @@ function cells(r: Row): CsvValue[] {
   ];
 }
 
-export const exportProductsCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const exportProductCatalogueCsvRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/products.csv',
     {

@@ -5,7 +5,7 @@ import { ProductIdParams } from '../../../products/schemas.js';
 import { TrendsQuerySchema, TrendsSchema } from '../schemas.js';
 import { getTrends } from '../service.js';
 
-export const getTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const getProductTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/products/:id/trends',
     {

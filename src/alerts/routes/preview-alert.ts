@@ -5,7 +5,7 @@ import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { AlertPreviewResultSchema, AlertPreviewSchema, PREVIEW_MAX_DAYS, previewAlert } from '../preview.js';
 
-export const previewAlertsRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const previewAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
   const { alertPreviewConcurrency, alertPreviewTimeoutMs } = app.ctx.config;
   const lane = new HeavyLane(alertPreviewConcurrency, alertPreviewTimeoutMs, 'alert previews');
   app.post(

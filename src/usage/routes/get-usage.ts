@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { PLAN_NAMES } from '../auth/plans.js';
-import { errorResponses, withHeaders } from '../http/schemas.js';
+import { PLAN_NAMES } from '../../auth/service.js';
+import { errorResponses, withHeaders } from '../../http/schemas.js';
 
 const Count = Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000 });
 
@@ -36,7 +36,7 @@ const UsageQuery = Type.Object(
 );
 
 /** GET /usage: the key's plan, its current window and hourly history. Not counted against the limit. */
-export const usageRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const getUsageRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/usage',
     {

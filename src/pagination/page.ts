@@ -2,7 +2,7 @@ import { ERRORS } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { parseSort, type SortKey, type SortKeys, type Tiebreak } from './sort.js';
 
-/** The query parameters every list takes (src/lists/schemas.ts). */
+/** The query parameters every list takes (src/pagination/schemas.ts). */
 export interface ListQuery {
   limit?: number | undefined;
   cursor?: string | undefined;

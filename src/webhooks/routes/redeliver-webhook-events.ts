@@ -3,7 +3,7 @@ import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { RedeliverResultSchema, RedeliverSchema, WebhookIdParams } from '../schemas.js';
 import { redeliver } from '../service.js';
 
-export const redeliverRoute: FastifyPluginAsyncTypebox = async (app) => {
+export const redeliverWebhookEventsRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks/:id/redeliver',
     {
