@@ -49,8 +49,14 @@ export const unsubscribeUrl = (settings: EmailSettings, secrets: EmailSecrets, s
 
 const distinct = (types: readonly string[]) => [...new Set(types)];
 
+/**
+ * The zone as stored: a proper-case IANA name as sent (`Asia/Kolkata`, which ICU would call by
+ * its old name `Asia/Calcutta`); otherwise ICU's canonical name (`america/new_york` ->
+ * `America/New_York`, `CET` -> `Europe/Brussels`, which PostgreSQL would read as a fixed offset).
+ */
 function timeZone(name: string): string {
-  const tz = canonicalTimeZone(name);
+  const canonical = canonicalTimeZone(name);
+  const tz = canonical && canonical.toLowerCase() !== name.toLowerCase() && /^[A-Z][A-Za-z_+-]*(\/[A-Z][A-Za-z0-9_+-]*)+$/.test(name) ? name : canonical;
   if (!tz) throw ERRORS.validation([{ field: 'time_zone', message: `is not an IANA time zone (such as Europe/Berlin or America/New_York): "${name.slice(0, 64)}"` }]);
   return tz;
 }

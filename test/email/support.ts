@@ -38,14 +38,14 @@ function smtpServer(env?: Record<string, string>) {
     refusing: 0,
     refused: 0,
     server: undefined as SMTPServer | undefined,
-    waiters: [] as { count: number; resolve: () => void }[],
+    waiters: [] as { done: () => boolean; resolve: () => void }[],
     refuseNext(n: number) {
       s.refusing = n;
     },
-    /** Resolves once `count` mails in all have arrived. */
-    async waitFor(count: number): Promise<void> {
-      if (s.received.length >= count) return;
-      await new Promise<void>((resolve) => s.waiters.push({ count, resolve }));
+    /** Resolves once `done` holds (checked as each mail arrives). */
+    async waitFor(done: () => boolean): Promise<void> {
+      if (done()) return;
+      await new Promise<void>((resolve) => s.waiters.push({ done, resolve }));
     },
     /** The mails that arrived since `from` (an index into `received`). */
     since(from: number) {
@@ -81,7 +81,7 @@ function smtpServer(env?: Record<string, string>) {
                 raw,
               });
               s.waiters = s.waiters.filter((w) => {
-                if (s.received.length < w.count) return true;
+                if (!w.done()) return true;
                 w.resolve();
                 return false;
               });
