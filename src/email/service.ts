@@ -45,7 +45,7 @@ export interface EmailContext {
 export const UNSUBSCRIBE_PATH = '/email/unsubscribe';
 
 export const unsubscribeUrl = (settings: EmailSettings, secrets: EmailSecrets, subscriptionId: string, nonce: string) =>
-  `${settings.publicUrl}${UNSUBSCRIBE_PATH}?token=${secrets.unsubscribeToken(subscriptionId, nonce)}`;
+  `${settings.publicUrl}${UNSUBSCRIBE_PATH}?s=${secrets.unsubscribeToken(subscriptionId, nonce)}`;
 
 const distinct = (types: readonly string[]) => [...new Set(types)];
 
@@ -198,7 +198,7 @@ const USED_LINK = 'This unsubscribe link has already been used, or its subscript
  */
 export async function unsubscribe(ctx: EmailContext, token: string): Promise<void> {
   const read = ctx.secrets.readToken(token);
-  if (!read) throw ERRORS.invalidRequest(INVALID_LINK, [{ field: 'token', message: 'is not a token this server issued' }]);
+  if (!read) throw ERRORS.invalidRequest(INVALID_LINK, [{ field: 's', message: 'is not a token this server issued' }]);
   const done = await ctx.db.transaction(async (tx) => {
     const sub = await getSubscriptionForToken(tx, read.subscriptionId);
     if (!sub || !sameNonce(sub.unsubscribe_nonce, read.nonce)) return false;
@@ -206,5 +206,5 @@ export async function unsubscribe(ctx: EmailContext, token: string): Promise<voi
     await dropPendingMail(tx, sub.id);
     return true;
   });
-  if (!done) throw ERRORS.gone(USED_LINK, [{ field: 'token', message: 'has been used' }]);
+  if (!done) throw ERRORS.gone(USED_LINK, [{ field: 's', message: 'has been used' }]);
 }

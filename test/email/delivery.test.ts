@@ -77,7 +77,7 @@ describe('immediate mails', () => {
       assert.equal(m.mail.from?.value[0]?.address, 'alerts@pricehound.test');
       assert.ok(m.envelopeTo.includes('group@example.com'));
       assert.match(m.mail.subject ?? '', /^pricehound: /);
-      assert.ok(unsubscribeLink(m).startsWith('http://127.0.0.1:9/email/unsubscribe?token='));
+      assert.ok(unsubscribeLink(m).startsWith('http://127.0.0.1:9/email/unsubscribe?s='));
       assert.ok(m.mail.text && m.mail.html, 'both parts');
     }
     // The early subscription still had its one mail only.

@@ -3,11 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/errors.js';
 import { ErrorBodySchema } from '../../http/schemas.js';
 import { escapeHtml } from '../render.js';
-import { UnsubscribeQuerySchema, UnsubscribeResultSchema } from '../schemas.js';
+import { UNSUBSCRIBED_MESSAGE, UnsubscribeQuerySchema, UnsubscribeResultSchema } from '../schemas.js';
 import { UNSUBSCRIBE_PATH, unsubscribe } from '../service.js';
 import { emailContext } from './context.js';
 
-const DONE = 'You are unsubscribed: pricehound mails nothing more to this address for this subscription.';
 
 /** A browser (the link clicked in a mail) gets a page; anything that asks for JSON, JSON. */
 const wantsHtml = (request: FastifyRequest) => {
@@ -20,7 +19,7 @@ const htmlPage = (title: string, text: string) =>
   `<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title></head>` +
   `<body style="font-family:sans-serif;max-width:40em;margin:3em auto;padding:0 1em"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`;
 
-async function answer(request: FastifyRequest<{ Querystring: { token: string } }>, reply: FastifyReply, run: () => Promise<void>) {
+async function answer(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>) {
   reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
   try {
     await run();
@@ -36,9 +35,9 @@ async function answer(request: FastifyRequest<{ Querystring: { token: string } }
     return reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      .send(htmlPage('Unsubscribed', DONE));
+      .send(htmlPage('Unsubscribed', UNSUBSCRIBED_MESSAGE));
   }
-  return { unsubscribed: true as const, message: DONE };
+  return { unsubscribed: true as const, message: UNSUBSCRIBED_MESSAGE };
 }
 
 /**
@@ -62,7 +61,7 @@ export const unsubscribeEmailRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: method === 'GET' ? 'unsubscribeEmail' : 'unsubscribeEmailOneClick',
         summary: method === 'GET' ? 'Unsubscribe with the link of a mail (no API key)' : 'One-click unsubscribe (RFC 8058, no API key)',
         description:
-          'The `token` of the link in every mail (signed; it names one subscription and works once) disables that ' +
+          'The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that ' +
           'subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was ' +
           'deleted) a 410; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page.',
         tags: ['Email'],
@@ -70,7 +69,7 @@ export const unsubscribeEmailRoute: FastifyPluginAsyncTypebox = async (app) => {
         querystring: UnsubscribeQuerySchema,
         response: responses,
       },
-      handler: async (request, reply) => answer(request, reply, () => unsubscribe(emailContext(app), request.query.token)),
+      handler: async (request, reply) => answer(request, reply, () => unsubscribe(emailContext(app), request.query.s)),
     });
   }
 };
