@@ -112,7 +112,7 @@ export const UnsubscribeQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const UNSUBSCRIBED_MESSAGE = 'You are unsubscribed: pricehound mails nothing more to this address for this subscription.';
+export const UNSUBSCRIBED_MESSAGE = 'You are unsubscribed: pricehound mails nothing more to this address for this subscription.' as const;
 
 export const UnsubscribeResultSchema = Type.Object(
   {

@@ -38,7 +38,7 @@ describe('email subscriptions', () => {
     assert.match(mail.mail.text ?? '', /confirmation code is \d{6}/);
     assert.match(String(mail.mail.html), /<p style="font-size:24px[^>]*>\d{6}<\/p>/);
     const link = unsubscribeLink(mail);
-    assert.match(link, /^https:\/\/ph\.example\.test\/email\/unsubscribe\?token=esub_/);
+    assert.match(link, /^https:\/\/ph\.example\.test\/email\/unsubscribe\?s=esub_/);
     assert.equal(headerLine(mail, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
     assert.ok(mail.mail.text?.includes(link), 'the plain-text part carries the link');
     assert.ok(String(mail.mail.html).includes(link.replace(/&/g, '&amp;')), 'the HTML part carries the link');

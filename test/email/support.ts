@@ -31,7 +31,7 @@ export interface Received {
  * the file's first test: every mail it accepts is parsed with `mailparser` and kept, in order.
  * `refuseNext(n)` makes it answer the next n messages with a temporary failure (451).
  */
-function smtpServer(env?: Record<string, string>) {
+export function smtpServer(env?: Record<string, string>) {
   const s = {
     received: [] as Received[],
     url: '',

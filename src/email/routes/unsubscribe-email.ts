@@ -37,7 +37,7 @@ async function answer(request: FastifyRequest, reply: FastifyReply, run: () => P
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
       .send(htmlPage('Unsubscribed', UNSUBSCRIBED_MESSAGE));
   }
-  return { unsubscribed: true as const, message: UNSUBSCRIBED_MESSAGE };
+  return { unsubscribed: true as const, message: UNSUBSCRIBED_MESSAGE as typeof UNSUBSCRIBED_MESSAGE };
 }
 
 /**
