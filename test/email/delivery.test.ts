@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import { startEmailWork } from '../../src/email/start.js';
 import { messagesOf } from '../../src/email/sql.js';
-import { composeDigests, composeImmediate } from '../../src/email/worker.js';
+import { composeDigests, composeImmediate, sendDue, smtpTransport } from '../../src/email/worker.js';
 import type { TestApp } from '../helpers/app.js';
 import { call, codeOf, emailCtx, type Headers, headerLine, sendNow, type Smtp, subscribe, type SubscriptionJson, unsubscribeLink, useEmailApp } from './support.js';
 
@@ -242,5 +242,28 @@ describe('the worker task', () => {
     } finally {
       await work.stop();
     }
+  });
+});
+
+describe('several workers', () => {
+  it('share the outbox: two senders at once deliver each mail exactly once', async () => {
+    const { headers } = await t.newKey();
+    const addresses = Array.from({ length: 12 }, (_, i) => `shared${i}@example.com`);
+    for (const address of addresses) await subscribe(t, headers, { address });
+    const transport = () => smtpTransport(t.rt.config.smtpUrl!, 5000);
+    const [a, b] = [transport(), transport()];
+    try {
+      const rules = { schedule: [0], jitter: 0 };
+      const [ra, rb] = await Promise.all([
+        sendDue(t.rt.db, a, { from: t.rt.config.mailFrom, workerId: 'worker-a', leaseMs: 60_000, rules }),
+        sendDue(t.rt.db, b, { from: t.rt.config.mailFrom, workerId: 'worker-b', leaseMs: 60_000, rules }),
+      ]);
+      const ids = [...ra, ...rb].filter((o) => o.sent).map((o) => o.id);
+      assert.equal(new Set(ids).size, ids.length, 'no mail claimed by both');
+    } finally {
+      a.close();
+      b.close();
+    }
+    for (const address of addresses) assert.equal(smtp.to(address).length, 1, address);
   });
 });

@@ -17,9 +17,9 @@ type SubscriptionCreate = components['schemas']['EmailSubscriptionCreate'];
 type Digest = Subscription['digest'];
 
 const DIGESTS: [Digest, string][] = [
-  ['none', 'A mail per minute with events'],
-  ['daily', 'A daily digest'],
-  ['weekly', 'A weekly digest (Mondays)'],
+  ['none', 'Each minute'],
+  ['daily', 'Daily digest'],
+  ['weekly', 'Weekly (Mondays)'],
 ];
 const HOURS: [string, string][] = Array.from({ length: 24 }, (_, i) => [String(i), `${String(i).padStart(2, '0')}:00`]);
 
@@ -43,7 +43,7 @@ export async function notificationsPage(ctx: PageContext): Promise<void> {
     put(
       listSlot,
       table(
-        'Email subscriptions',
+        'Addresses',
         [
           { title: 'Address', cell: (s: Subscription) => h('a', { href: href('/notifications', { id: s.id }), 'aria-current': s.id === selected ? 'true' : undefined }, s.address) },
           { title: 'Events', cell: (s) => (s.digest !== 'none' ? 'alerts, price changes, failing listings' : s.event_types.length === 0 ? 'all' : s.event_types.join(', ')) },
