@@ -291,6 +291,17 @@ export async function releaseAllMessages(db: Queryable): Promise<number> {
   return r.rowCount;
 }
 
+/** Deletes up to `limit` sent or failed mails created before `cutoff`; returns how many. */
+export async function deleteOldMessages(db: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const r = await db.query(
+    `/* deleteOldEmailMessages */
+     delete from email_messages where id in (
+       select id from email_messages where status <> 'pending' and created_at < $1 order by created_at limit $2)`,
+    [cutoff.toISOString(), limit],
+  );
+  return r.rowCount;
+}
+
 /** Most recent mails of a subscription (tests, support). */
 export async function messagesOf(db: Queryable, subscriptionId: string): Promise<{ id: string; kind: string; status: string; attempts: number; last_error: string | null }[]> {
   const r = await db.query<{ id: string; kind: string; status: string; attempts: number; last_error: string | null }>(

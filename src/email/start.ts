@@ -3,13 +3,21 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { startPeriodic } from '../jobs/periodic.js';
 import type { EmailContext } from './service.js';
-import { releaseAllMessages } from './sql.js';
+import { deleteOldMessages, releaseAllMessages } from './sql.js';
 import { EmailSecrets } from './tokens.js';
 import { composeDigests, composeImmediate, defaultWorkerId, sendDue, smtpTransport } from './worker.js';
 
 const SEND_EVERY_MS = 5_000;
 const COMPOSE_EVERY_MS = 5_000;
 const DIGESTS_EVERY_MS = 60_000;
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 1000;
+
+/** Sent and failed mails older than the events' retention go, a batch per statement. */
+async function pruneMessages(db: Database, retentionDays: number): Promise<void> {
+  const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
+  while ((await deleteOldMessages(db, cutoff, PRUNE_BATCH)) === PRUNE_BATCH);
+}
 
 /**
  * The `email` task of worker processes (src/jobs/tasks.ts): off without SMTP_URL. Sends the
@@ -50,6 +58,7 @@ export async function startEmailWork(config: Config, db: Database, deploymentKey
     startPeriodic({ name: 'email-send', title: 'sending mail', everyMs: SEND_EVERY_MS, firstAfterMs: 100, run: async () => send(), log }),
     startPeriodic({ name: 'email-compose', title: 'making immediate mails', everyMs: COMPOSE_EVERY_MS, run: () => composeImmediate(ctx), log }),
     startPeriodic({ name: 'email-digests', title: 'making digests', everyMs: DIGESTS_EVERY_MS, firstAfterMs: 5_000, run: () => composeDigests(ctx), log }),
+    startPeriodic({ name: 'email-prune', title: 'pruning sent mail', everyMs: PRUNE_EVERY_MS, firstAfterMs: 60_000, run: () => pruneMessages(db, config.eventRetentionDays), log }),
   ];
   return {
     async stop() {
