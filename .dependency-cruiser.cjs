@@ -4,7 +4,7 @@
  *
  *   top        app.ts, context.ts, runtime.ts, server.ts, jobs/tasks.ts, cli/   compose everything
  *   areas      auth ratelimit usage products competitors listings checks prices
- *              positions exchange-rates openapi ops owner-channel dashboard      one domain each
+ *              positions exchange-rates openapi ops owner-channel dashboard email one domain each
  *   toolkit    http pagination batches position jobs fetcher extraction          shared by areas
  *   foundation config.ts ids.ts db money threads                                  below everything
  *
@@ -18,7 +18,7 @@ const fs = require('node:fs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
 const path = require('node:path');
 const TOP = '^src/(app|context|runtime|server)\\.ts$|^src/jobs/tasks\\.ts$|^src/cli/';
-const AREA_NAMES = 'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|positions|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks';
+const AREA_NAMES = 'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|positions|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks|email';
 const AREAS = `^src/(${AREA_NAMES})/`;
 const TOOLKIT = '^src/(http|pagination|batches|position|fetcher|extraction)/|^src/jobs/(?!tasks\\.ts$)';
 const FOUNDATION = '^src/(config|ids)\\.ts$|^src/(db|money|threads)/';

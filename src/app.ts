@@ -7,6 +7,7 @@ import { alertRoutes } from './alerts/index.js';
 import { checkRoutes } from './checks/index.js';
 import { competitorRoutes } from './competitors/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
+import { emailPublicRoutes, emailRoutes } from './email/index.js';
 import { eventRoutes } from './events/index.js';
 import { exchangeRateRoutes } from './exchange-rates/index.js';
 import { listingRoutes } from './listings/index.js';
@@ -55,6 +56,7 @@ async function apiV1(app: FastifyInstance) {
   await app.register(eventRoutes);
   await app.register(alertRoutes);
   await app.register(webhookRoutes);
+  await app.register(emailRoutes);
   await app.register(keyRoutes);
 }
 
@@ -144,6 +146,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   registerMetrics(app, ctx.limiter);
   // The web dashboard's files at /dashboard, with their own security headers (src/dashboard).
   await app.register(dashboardRoutes);
+  // The unsubscribe link of mails: no API key (src/email).
+  await app.register(emailPublicRoutes);
   await app.register(apiV1, { prefix: '/api/v1' });
   await app.register(apiV1, { prefix: '/v1' });
   return app;

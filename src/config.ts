@@ -92,6 +92,16 @@ export interface Config {
   webhookConcurrency: number;
   /** After a secret rotation the old secret still signs for this long, in ms. */
   webhookSecretOverlapMs: number;
+  /** SMTP_URL: where mail goes (smtp:// or smtps://); undefined: email is off (docs/EMAIL.md). */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM: the From of every mail. */
+  mailFrom: string;
+  /** PUBLIC_URL: the address people reach this service at, for the links in mails (no trailing slash). */
+  publicUrl: string;
+  /** Waits before each retry of a mail the SMTP server did not accept, in ms; its length is the number of retries. */
+  emailRetrySchedule: number[];
+  /** One SMTP conversation (connect to the end of DATA) longer than this fails, in ms. */
+  smtpTimeoutMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -158,6 +168,22 @@ function durations(env: Env, name: string, def: number[]): number[] {
 }
 
 /** The retry schedule of docs/WEBHOOKS.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+/** The retry schedule of docs/EMAIL.md: 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+export const EMAIL_RETRY_SCHEDULE = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
+
+/**
+ * MAIL_FROM: an address, or `Name <address>`. Refused with CR, LF or other control characters,
+ * which would let the setting add headers to every mail.
+ */
+function mailFrom(env: Env, def: string): string {
+  const raw = str(env, 'MAIL_FROM') ?? def;
+   
+  if (/[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM', 'must not contain control characters');
+  const address = /<([^<>]+)>\s*$/.exec(raw)?.[1] ?? raw;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address)) throw new ConfigError('MAIL_FROM', `must be an address or "Name <address>", got "${raw}"`);
+  return raw;
+}
+
 export const WEBHOOK_RETRY_SCHEDULE = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -239,6 +265,11 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDisableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 5 * 86_400_000, 1, 365 * 86_400_000),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
     webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: mailFrom(env, 'pricehound <pricehound@localhost>'),
+    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${int(env, 'PORT', 8080, 0, 65535)}`).replace(/\/+$/, ''),
+    emailRetrySchedule: durations(env, 'EMAIL_RETRY_SCHEDULE', EMAIL_RETRY_SCHEDULE),
+    smtpTimeoutMs: duration(env, 'SMTP_TIMEOUT', 30_000, 100, 300_000),
   };
 }
 

@@ -7,6 +7,7 @@ import { alertsPage } from './pages/alerts';
 import { changesPage } from './pages/changes';
 import { keysPage } from './pages/keys';
 import { listingsPage } from './pages/listings';
+import { notificationsPage } from './pages/notifications';
 import { overviewPage } from './pages/overview';
 import { productPage } from './pages/product';
 import { productsPage } from './pages/products';
@@ -24,6 +25,7 @@ const ROUTES: [string, Page][] = [
   ['/changes', changesPage],
   ['/alerts', alertsPage],
   ['/webhooks', webhooksPage],
+  ['/notifications', notificationsPage],
   ['/keys', keysPage],
 ];
 
@@ -33,6 +35,7 @@ const NAV: [string, string][] = [
   ['/listings', 'Competitors & listings'],
   ['/alerts', 'Alerts'],
   ['/webhooks', 'Webhooks'],
+  ['/notifications', 'Notifications'],
   ['/keys', 'Keys'],
 ];
 

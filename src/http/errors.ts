@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  email_disabled: 409,
+  gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
@@ -106,6 +108,11 @@ export const ERRORS = {
   /** A conflict that ends by itself (work on the resource in progress): the 409 says when to ask again. */
   inProgress: (message: string, retryAfterSeconds: number) =>
     new ApiError('conflict', message, undefined, { 'Retry-After': String(retryAfterSeconds) }),
+  /** SMTP_URL is not set: nothing can be mailed (docs/EMAIL.md). */
+  emailDisabled: () =>
+    new ApiError('email_disabled', 'Email is off on this server: its operator has not set SMTP_URL. Subscriptions can be listed and deleted, not created or re-enabled'),
+  /** Something that was, and is no more: a used link, a subscription locked by wrong codes. */
+  gone: (message: string, details?: ErrorDetail[]) => new ApiError('gone', message, details),
   payloadTooLarge: (limit: number) =>
     new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes`),
   unsupportedMediaType: (type: string | undefined) =>

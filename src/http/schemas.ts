@@ -122,6 +122,7 @@ const errorDescriptions: Record<number, string> = {
   404: 'No such resource in this account',
   405: 'The path exists but not with this method',
   409: 'Conflict with the current state (duplicate, idempotency key reuse)',
+  410: 'Gone: a link already used, or a subscription locked by wrong codes (`gone`)',
   413: 'Request body over the size limit',
   415: 'Request body is not JSON',
   422: 'Well-formed JSON that breaks the schema; `details` names each field',

@@ -14,6 +14,7 @@ import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
 import { MAINTENANCE_INTERVAL_MS, maintain } from '../db/pglite-maintenance.js';
 import type { Database } from '../db/types.js';
+import { startEmailWork } from '../email/start.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
@@ -26,6 +27,8 @@ import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, star
 export interface TaskContext {
   config: Config;
   db: Database;
+  /** The deployment's key (src/db/id-key.ts): email derives its code and link keys from it. */
+  deploymentKey: Buffer;
   fetcher: Fetcher;
   extractor: Extractor;
   log: Logger;
@@ -58,6 +61,14 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     name: 'webhook-deliveries',
     roles: ['worker'],
     start: ({ config, db, log }) => startDeliveryWorker(config, db, log),
+  },
+  {
+    // Email (docs/EMAIL.md): each minute's events and the due digests into the mail outbox, and
+    // the outbox over SMTP with retries; off without SMTP_URL. Any number of worker processes
+    // share it (FOR UPDATE SKIP LOCKED, one unique key per mail).
+    name: 'email',
+    roles: ['worker'],
+    start: ({ config, db, deploymentKey, log }) => startEmailWork(config, db, deploymentKey, log),
   },
   {
     // Alert rules over large ingested batches, just after their commit (docs/alerts/firing.md,
@@ -129,6 +140,6 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
 
 /** Starts the background tasks of a process with `roles`; stop them with the result's stop(graceMs). */
 export function startBackgroundWork(services: Omit<TaskContext, 'log'>, roles: Readonly<Record<Role, boolean>>, log: Logger): Promise<BackgroundWork> {
-  const { config, db, fetcher, extractor } = services;
-  return startTasks(BACKGROUND_TASKS, { config, db, fetcher, extractor, log }, roles);
+  const { config, db, deploymentKey, fetcher, extractor } = services;
+  return startTasks(BACKGROUND_TASKS, { config, db, deploymentKey, fetcher, extractor, log }, roles);
 }

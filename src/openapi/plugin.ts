@@ -110,6 +110,7 @@ export async function registerOpenApi(app: FastifyInstance) {
         { name: 'Alerts', description: 'Alert rules, the alert events they fire and their acknowledgement (docs/ALERTS.md)' },
         { name: 'Events', description: 'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)' },
         { name: 'Webhooks', description: 'Endpoints that receive the account\'s events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)' },
+        { name: 'Email', description: 'Addresses that receive the account\'s events by email, confirmed by a mailed code: a mail per minute or daily and weekly digests, each with an unsubscribe link that needs no key (docs/EMAIL.md)' },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
         { name: 'Keys', description: 'The account\'s API keys: list, create (the secret shown once), rename, revoke; full keys only' },
         { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },

@@ -2,3 +2,4 @@
 export { afterObservations } from './observed.js';
 export { rollupPrices, type RollupResult, type SeriesKey } from './rollup/index.js';
 export { lockListingSeries } from './series-lock.js';
+export { canonicalTimeZone } from './history/params.js';

@@ -67,9 +67,9 @@ describe('openapi: the document', () => {
     }
   });
 
-  it('needs a key on every /api/v1 and /v1 operation except the document itself; health, readiness and metrics need none', () => {
+  it('needs a key on every /api/v1 and /v1 operation except the document itself; health, readiness, metrics and the unsubscribe link need none', () => {
     const publicOps = [...operations(doc)].filter(({ op }) => !needsKey(doc, op)).map(({ method, path }) => `${method} ${path}`);
-    assert.deepEqual(publicOps.sort(), ['get /api/v1/openapi.json', 'get /healthz', 'get /metrics', 'get /readyz']);
+    assert.deepEqual(publicOps.sort(), ['get /api/v1/openapi.json', 'get /email/unsubscribe', 'get /healthz', 'get /metrics', 'get /readyz', 'post /email/unsubscribe']);
   });
 
   it('declares 401, 429 and 500 with their bodies and headers, and the rate-limit headers, on every authenticated operation', () => {
