@@ -81,6 +81,13 @@ export interface Config {
   webhookConcurrency: number;
   /** After a secret rotation the old secret still signs for this long, in ms. */
   webhookSecretOverlapMs: number;
+  /**
+   * A test hook: the application clock runs this many ms ahead of the machine's (behind when
+   * negative), so that a test against a server process can stand at a chosen point of the hour.
+   * Read only with NODE_ENV=test; set without it, the configuration is refused (it can never
+   * move a production clock). 0: the machine's clock.
+   */
+  testClockOffsetMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -164,6 +171,17 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** TEST_CLOCK_OFFSET_MS (Config.testClockOffsetMs): refused outside NODE_ENV=test. */
+function testClockOffset(env: Env): number {
+  const raw = str(env, 'TEST_CLOCK_OFFSET_MS');
+  if (raw === undefined) return 0;
+  if (str(env, 'NODE_ENV') !== 'test') throw new ConfigError('TEST_CLOCK_OFFSET_MS', 'is a test hook: it is refused unless NODE_ENV=test');
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be a whole number of ms, got "${raw}"`);
+  const n = Number(raw);
+  if (Math.abs(n) > 86_400_000) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be within a day (86400000 ms) either way, got ${n}`);
+  return n;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -217,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDisableAfterMs: duration(env, 'WEBHOOK_DISABLE_AFTER', 5 * 86_400_000, 1, 365 * 86_400_000),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 1000),
     webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
+    testClockOffsetMs: testClockOffset(env),
   };
 }
 

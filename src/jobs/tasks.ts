@@ -12,6 +12,7 @@ import type { Extractor } from '../checks/extractor.js';
 import { releaseStaleLeases } from '../checks/leases.js';
 import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
+import type { Clock } from '../time.js';
 import { MAINTENANCE_INTERVAL_MS, maintain } from '../db/pglite-maintenance.js';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
@@ -25,6 +26,8 @@ import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, star
 export interface TaskContext {
   config: Config;
   db: Database;
+  /** The application clock (src/time.ts): retention and roll-up cutoffs are read from it. */
+  clock: Clock;
   fetcher: Fetcher;
   extractor: Extractor;
   log: Logger;
@@ -74,7 +77,7 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, log }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log)),
+    run: ({ db, config, log, clock }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log, clock)),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).
@@ -92,7 +95,7 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config }) => () => pruneEvents(db, config.eventRetentionDays),
+    run: ({ db, config, clock }) => () => pruneEvents(db, config.eventRetentionDays, new Date(clock.now())),
   }),
   periodicTask({
     // The embedded engine has no autovacuum: without this, plans made on nearly empty tables
@@ -108,6 +111,6 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
 
 /** Starts the background tasks of a process with `roles`; stop them with the result's stop(graceMs). */
 export function startBackgroundWork(services: Omit<TaskContext, 'log'>, roles: Readonly<Record<Role, boolean>>, log: Logger): Promise<BackgroundWork> {
-  const { config, db, fetcher, extractor } = services;
-  return startTasks(BACKGROUND_TASKS, { config, db, fetcher, extractor, log }, roles);
+  const { config, db, clock, fetcher, extractor } = services;
+  return startTasks(BACKGROUND_TASKS, { config, db, clock, fetcher, extractor, log }, roles);
 }

@@ -10,6 +10,7 @@ import {
   type WindowState,
   windowStart,
 } from './limiter.js';
+import { systemClock } from '../time.js';
 import { LeaseBook, RETURN_AFTER_MS, type UnusedBlock } from './leases.js';
 
 // Keys name their window start, so a new window is a new key: no reset race, and INCR plus
@@ -167,7 +168,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private readonly leases: LeaseBook;
   private readonly guards = new CleanGuards();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly fallback = new MemoryRateLimiter();
+  private readonly fallback: MemoryRateLimiter;
   private degraded = false;
   /** Script calls made, and requests counted from a leased block instead (for tests and metrics). */
   readonly stats = { redisCalls: 0, leasedCounts: 0 };
@@ -178,11 +179,12 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     url: string,
     private readonly log: Pick<Logger, 'warn' | 'info'>,
     private readonly prefix = 'pricehound:rl:',
-    /** The clock leases measure traffic and idleness with (tests step it). */
-    leaseClock: () => number = Date.now,
+    /** The clock of the windows, and the one leases measure traffic and idleness with (the application's, src/time.ts; tests move it). */
+    private readonly now: () => number = systemClock.now,
   ) {
     super();
-    this.leases = new LeaseBook(leaseClock);
+    this.leases = new LeaseBook(now);
+    this.fallback = new MemoryRateLimiter(now);
     this.redis = new Redis(url, {
       // no autopipelining: checks are already batched per event-loop turn (flush below)
       enableAutoPipelining: false,
@@ -295,7 +297,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
 
   take(window: Window, guard: Window, mode: 'hit' | 'peek'): Outcome | Promise<Outcome> {
     if (!this.useRedis()) return this.fallback.take(window, guard, mode);
-    const now = Date.now();
+    const now = this.now();
     const start = windowStart(now, window.seconds);
     const gStart = windowStart(now, guard.seconds);
     const key = this.keyOf(window, start);
@@ -364,7 +366,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   /** Counts a failed authentication against `window` and announces it to the other processes. */
   async hit(window: Window): Promise<WindowState> {
     if (!this.useRedis()) return this.fallback.hit(window);
-    const start = windowStart(Date.now(), window.seconds);
+    const start = windowStart(this.now(), window.seconds);
     const key = this.keyOf(window, start);
     this.guards.dirty(key);
     try {
