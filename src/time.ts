@@ -1,10 +1,9 @@
 /**
- * Time: the units, the UTC hour and day boundaries, and the one clock the service reads when
+ * Time: the units, the UTC hour boundary, and the one clock the service reads when
  * time decides something (a rate window, a usage hour, a retention cutoff, a roll-up cutoff).
  * docs/ARCHITECTURE.md ("Time") says which reads go through the clock and which SQL uses now().
  */
 
-export const SECOND_MS = 1_000;
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -12,11 +11,6 @@ export const DAY_MS = 86_400_000;
 /** The start of the UTC hour that `ms` falls in (ms since the epoch). */
 export function hourStart(ms: number): number {
   return Math.floor(ms / HOUR_MS) * HOUR_MS;
-}
-
-/** The start of the UTC day that `ms` falls in (ms since the epoch). */
-export function dayStart(ms: number): number {
-  return Math.floor(ms / DAY_MS) * DAY_MS;
 }
 
 /** Where decisions read the time from: the application context's `clock` (src/context.ts). */

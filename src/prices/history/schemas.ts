@@ -67,7 +67,6 @@ export const HistoryQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type HistoryQuery = Static<typeof HistoryQuerySchema>;
 
 /** The CSV export streams every row: no pages. */
 export const HistoryCsvQuerySchema = Type.Object(
@@ -95,7 +94,6 @@ export const AccountPricesCsvQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type AccountPricesCsvQuery = Static<typeof AccountPricesCsvQuerySchema>;
 
 export const AccountPricesCsvSchema = {
   type: 'string',
