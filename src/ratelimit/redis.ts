@@ -245,6 +245,14 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     return !this.degraded;
   }
 
+  /**
+   * An instant of the application clock as the machine's (what PEXPIREAT counts in): equal in
+   * production; a moved test clock must not make counters expire early or late.
+   */
+  private redisTime(clockMs: number): number {
+    return clockMs - this.now() + Date.now();
+  }
+
   private keyOf(w: Window, start: number) {
     return `${this.prefix}${w.seconds}:${start}:${w.key}`;
   }
@@ -343,7 +351,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   /** One op on `key` (the counter of `window` starting at `start`), checked against a guard if given. */
   private counterOp(key: string, window: Window, start: number, mode: Op['mode'], wanted: number, guardKey = '', guardLimit = 0): Omit<Op, 'resolve' | 'reject'> {
     // The counter outlives its window by a minute: clocks of different processes may disagree.
-    return { guardKey, key, guardLimit, expireAt: start + window.seconds * 1000 + 60_000, mode, limit: window.limit, wanted };
+    return { guardKey, key, guardLimit, expireAt: this.redisTime(start + window.seconds * 1000 + 60_000), mode, limit: window.limit, wanted };
   }
 
   /**
@@ -383,7 +391,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private giveBack(blocks: UnusedBlock[]): Promise<unknown> {
     if (blocks.length === 0 || this.degraded) return Promise.resolve();
     const m = this.redis.multi();
-    for (const b of blocks) m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, b.windowEnd + 60_000);
+    for (const b of blocks) m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, this.redisTime(b.windowEnd + 60_000));
     const counts = blocks.reduce((sum, b) => sum + b.last - b.next + 1, 0);
     return m.exec().then(
       () => this.emit('returned', counts),
