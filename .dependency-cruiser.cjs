@@ -21,7 +21,7 @@ const TOP = '^src/(app|context|runtime|server)\\.ts$|^src/jobs/tasks\\.ts$|^src/
 const AREA_NAMES = 'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|positions|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks|email';
 const AREAS = `^src/(${AREA_NAMES})/`;
 const TOOLKIT = '^src/(http|pagination|batches|position|fetcher|extraction)/|^src/jobs/(?!tasks\\.ts$)';
-const FOUNDATION = '^src/(config|ids)\\.ts$|^src/(db|money|threads)/';
+const FOUNDATION = '^src/(config|ids|time)\\.ts$|^src/(db|money|threads)/';
 
 /**
  * Every file of src/ that writes SQL. Every statement starts with its `/* name *\/` comment

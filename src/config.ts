@@ -102,6 +102,13 @@ export interface Config {
   emailRetrySchedule: number[];
   /** One SMTP conversation (connect to the end of DATA) longer than this fails, in ms. */
   smtpTimeoutMs: number;
+  /**
+   * A test hook: the application clock runs this many ms ahead of the machine's (behind when
+   * negative), so that a test against a server process can stand at a chosen point of the hour.
+   * Read only with NODE_ENV=test; set without it, the configuration is refused (it can never
+   * move a production clock). 0: the machine's clock.
+   */
+  testClockOffsetMs: number;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -201,6 +208,17 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** TEST_CLOCK_OFFSET_MS (Config.testClockOffsetMs): refused outside NODE_ENV=test. */
+function testClockOffset(env: Env): number {
+  const raw = str(env, 'TEST_CLOCK_OFFSET_MS');
+  if (raw === undefined) return 0;
+  if (str(env, 'NODE_ENV') !== 'test') throw new ConfigError('TEST_CLOCK_OFFSET_MS', 'is a test hook: it is refused unless NODE_ENV=test');
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be a whole number of ms, got "${raw}"`);
+  const n = Number(raw);
+  if (Math.abs(n) > 86_400_000) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be within a day (86400000 ms) either way, got ${n}`);
+  return n;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -270,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${int(env, 'PORT', 8080, 0, 65535)}`).replace(/\/+$/, ''),
     emailRetrySchedule: durations(env, 'EMAIL_RETRY_SCHEDULE', EMAIL_RETRY_SCHEDULE),
     smtpTimeoutMs: duration(env, 'SMTP_TIMEOUT', 30_000, 100, 300_000),
+    testClockOffsetMs: testClockOffset(env),
   };
 }
 

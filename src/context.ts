@@ -6,6 +6,7 @@ import type { ReadRouting } from './db/read-replica.js';
 import type { Database } from './db/types.js';
 import type { Fetcher } from './fetcher/types.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
+import type { Clock } from './time.js';
 import type { UsageRecorder } from './usage/recorder.js';
 
 /** The long-lived services a request handler may use, built once per process (src/server.ts). */
@@ -17,6 +18,11 @@ export interface AppContext {
    * summary): the replica of DATABASE_READ_URL when it is caught up, else `db` (src/db/read-replica.ts).
    */
   reads: ReadRouting;
+  /**
+   * Where time is read when it decides something: rate windows, usage hours, retry_after
+   * (src/time.ts; docs/ARCHITECTURE.md, "Time"). The machine's clock in production; tests move it.
+   */
+  clock: Clock;
   /** The deployment's key (src/db/id-key.ts): what idempotent answers are sealed with, by a key derived from it. */
   deploymentKey: Buffer;
   limiter: RateLimiter;

@@ -14,6 +14,7 @@ import { createHttpFetcher } from './fetcher/http.js';
 import type { Fetcher } from './fetcher/types.js';
 import type { AppContext } from './context.js';
 import { MemoryRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
+import { type Clock, OffsetClock, systemClock } from './time.js';
 import { UsageRecorder } from './usage/recorder.js';
 
 export interface Runtime extends AppContext {
@@ -25,6 +26,8 @@ export interface Runtime extends AppContext {
 export interface CoreRuntime {
   config: Config;
   db: Database;
+  /** The application clock (AppContext.clock). */
+  clock: Clock;
   /** The deployment's key (src/db/id-key.ts). */
   deploymentKey: Buffer;
   fetcher: Fetcher;
@@ -54,7 +57,9 @@ function createPageFetcher(config: Config, log: Logger): Fetcher {
  * Opens the database (migrating it) and the page fetcher: what both the API and the worker
  * need. `worker` processes use only this.
  */
-export async function createCoreRuntime(config: Config, log: Logger, opts: { db?: Database } = {}): Promise<CoreRuntime> {
+export async function createCoreRuntime(config: Config, log: Logger, opts: { db?: Database; clock?: Clock } = {}): Promise<CoreRuntime> {
+  // TEST_CLOCK_OFFSET_MS is refused by the configuration unless NODE_ENV=test.
+  const clock = opts.clock ?? (config.testClockOffsetMs !== 0 ? new OffsetClock(config.testClockOffsetMs) : systemClock);
   const db = opts.db ?? (await openDatabase(config, { onIdleError: (err) => log.warn({ err }, 'idle database connection failed') }));
   let deploymentKey: Buffer;
   try {
@@ -72,6 +77,7 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
   return {
     config,
     db,
+    clock,
     deploymentKey,
     fetcher,
     extractor,
@@ -91,9 +97,9 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
  * everything the HTTP app needs, built once per process. `db` may be passed in (tests share one
  * per file).
  */
-export async function createRuntime(config: Config, log: Logger, opts: { db?: Database } = {}): Promise<Runtime> {
+export async function createRuntime(config: Config, log: Logger, opts: { db?: Database; clock?: Clock } = {}): Promise<Runtime> {
   const core = await createCoreRuntime(config, log, opts);
-  const { db, deploymentKey, fetcher, extractor } = core;
+  const { db, clock, deploymentKey, fetcher, extractor } = core;
   const closers: (() => Promise<void>)[] = [];
   try {
     let limiter: RateLimiter;
@@ -103,11 +109,11 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
       // `class VerbatimString extends String`, which costs V8 a fast path), and a worker or an
       // API without Redis has no use for it.
       const { RedisRateLimiter } = await import('./ratelimit/redis.js');
-      const redis = new RedisRateLimiter(config.redisUrl, log, `${config.redisPrefix}rl:`);
+      const redis = new RedisRateLimiter(config.redisUrl, log, `${config.redisPrefix}rl:`, clock.now.bind(clock));
       await redis.connect();
       limiter = redis;
     } else {
-      limiter = new MemoryRateLimiter();
+      limiter = new MemoryRateLimiter(clock.now.bind(clock));
     }
     closers.push(() => limiter.close());
 
@@ -148,6 +154,7 @@ export async function createRuntime(config: Config, log: Logger, opts: { db?: Da
     return {
       config,
       db,
+      clock,
       deploymentKey,
       limiter,
       keys,

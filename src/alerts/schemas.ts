@@ -362,7 +362,6 @@ export const AcknowledgeManySchema = Type.Object(
   },
   { title: 'AlertEventAcknowledge', additionalProperties: false },
 );
-export type AcknowledgeMany = Static<typeof AcknowledgeManySchema>;
 
 export const AlertEventListSchema = listOf(AlertEventSchema, 'AlertEventList');
 

@@ -6,6 +6,7 @@ import type { UsageRecorder } from '../usage/service.js';
 import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
 import { permits, requiredScope } from './scopes.js';
+import type { Clock } from '../time.js';
 
 const HOUR = 3600;
 
@@ -27,9 +28,9 @@ function rateLimitHeaders(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'r
 }
 
 /** An address over its failed-authentication budget: the spec's 429, headers describing that budget. */
-function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>): ApiError {
+function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'reset'>, nowMs: number): ApiError {
   rateLimitHeaders(reply, { limit: s.limit, remaining: 0, reset: s.reset });
-  return ERRORS.rateLimited(s.limit, s.reset);
+  return ERRORS.rateLimited(s.limit, s.reset, nowMs);
 }
 
 /** A read key where a full one is needed; on the keys routes, said in their own words. */
@@ -93,25 +94,27 @@ export interface AuthDeps {
   keys: KeyResolver;
   usage: UsageRecorder;
   config: Pick<Config, 'authFailureLimit' | 'authFailureWindowSeconds'>;
+  /** The limiter's clock: usage hours and retry_after are read from it. */
+  clock: Clock;
 }
 
-export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestHookHandler {
+export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onRequestHookHandler {
   const blocked = new BlockedAddresses();
 
   /** The limiter's answer for a known key: headers, usage, and the 429 that refuses the request (undefined: it goes on). */
   function admit(request: FastifyRequest, reply: FastifyReply, principal: Principal, outcome: Outcome, counts: boolean): ApiError | undefined {
     if (outcome.blocked) {
       blocked.set(request.ip, outcome.blocked.reset);
-      return addressBlocked(reply, outcome.blocked);
+      return addressBlocked(reply, outcome.blocked, clock.now());
     }
     const s = outcome.state;
     request.principal = principal;
     rateLimitHeaders(reply, s);
-    const now = Date.now();
+    const now = clock.now();
     usage.used(principal.keyId, now);
     if (counts) {
       usage.record(principal.keyId, now, s.allowed);
-      if (!s.allowed) return ERRORS.rateLimited(s.limit, s.reset);
+      if (!s.allowed) return ERRORS.rateLimited(s.limit, s.reset, now);
     }
     return permits(principal.scope, requiredScope(request.method, request.routeOptions.config)) ? undefined : scopeRefused(request);
   }
@@ -126,7 +129,7 @@ export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestH
       const failures = await limiter.hit(guard);
       if (!failures.allowed) {
         blocked.set(request.ip, failures.reset);
-        return addressBlocked(reply, failures);
+        return addressBlocked(reply, failures, clock.now());
       }
       rateLimitHeaders(reply, failures);
       return unauthorized(request, key);
@@ -137,9 +140,10 @@ export function authHook({ limiter, keys, usage, config }: AuthDeps): onRequestH
 
   return function authenticate(request, reply, done) {
     const ip = request.ip;
-    const blockedUntil = blocked.get(ip, Math.floor(Date.now() / 1000));
+    const now = clock.now();
+    const blockedUntil = blocked.get(ip, Math.floor(now / 1000));
     if (blockedUntil !== undefined) {
-      done(addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil }));
+      done(addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil }, now));
       return;
     }
     const guard: Window = { key: `authfail:${ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };

@@ -75,7 +75,6 @@ export const ApiKeyWithSecretSchema = Type.Object(
   },
   { title: 'ApiKeyWithSecret', additionalProperties: false },
 );
-export type ApiKeyWithSecretJson = Static<typeof ApiKeyWithSecretSchema>;
 
 export const ApiKeyListSchema = listOf(ApiKeySchema, 'ApiKeyList');
 
@@ -89,6 +88,5 @@ export const ApiKeyListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ApiKeyListQuery = Static<typeof ApiKeyListQuerySchema>;
 
 export const ApiKeyIdParams = Type.Object({ id: ResourceId('key') }, { additionalProperties: false });

@@ -6,7 +6,6 @@
  */
 export const SCOPES = ['full', 'read'] as const;
 export type Scope = (typeof SCOPES)[number];
-export const isScope = (s: unknown): s is Scope => s === 'full' || s === 'read';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

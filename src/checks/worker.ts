@@ -1,9 +1,8 @@
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
+import { type ClaimResult, ClaimLoop, newWorkerId } from '../jobs/claim-loop.js';
 import type { Extractor } from './extractor.js';
 import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './listing-leases.js';
 import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
@@ -55,14 +54,13 @@ interface RunningCheck {
 
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_LEASE_SECONDS = 60;
-/** After a claim fails (database down), wait this long before the next, doubling up to 30 s. */
-const CLAIM_RETRY_MS = 500;
 
 /**
  * Runs scheduled checks: claims due listings (src/checks/listing-leases.ts) up to `concurrency` at a time,
  * runs each (src/checks/run-check.ts) and claims again as slots free up.
  *
- * Wake-ups: after a claim that filled every free slot there may be more due, so the worker
+ * The claiming is src/jobs/claim-loop.ts's (listen-and-poke, sleep and wake, backoff after a
+ * failed claim). Wake-ups: after a claim that filled every free slot there may be more due, so the worker
  * claims again as soon as a quarter of its slots are free (or none is busy): a claim costs
  * PostgreSQL ~0.4 ms of CPU whatever it takes, so claiming one listing per finished check
  * spent more on claims than on recording (bench/checks.ts: 0.5 ms less database CPU per check
@@ -85,17 +83,10 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   private readonly pollIntervalMs: number;
   private readonly leaseSeconds: number;
   private readonly running = new Map<string, RunningCheck>();
-  private stopping = false;
-  private loop: Promise<void> | undefined;
-  private unlisten: (() => Promise<void>) | undefined;
+  private readonly claims: ClaimLoop;
+  private started = false;
+  private stopped: Promise<void> | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  /** The last claim filled every free slot: claim again as soon as one frees. */
-  private moreDue = true;
-  /** A NOTIFY came, or the poll interval passed: claim at the next free slot. */
-  private pollDue = true;
-  private nextPollAt = 0;
-  private wake: (() => void) | undefined;
-  private claimFailures = 0;
   /** Free slots that make a claim worth its statement while checks still run. */
   private readonly claimBatch: number;
 
@@ -108,7 +99,19 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
     this.pollIntervalMs = opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.leaseSeconds = opts.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
     this.claimBatch = Math.max(1, Math.ceil(this.concurrency / 4));
-    this.id = opts.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+    this.id = opts.workerId ?? newWorkerId();
+    this.claims = new ClaimLoop({
+      db: this.db,
+      channel: LISTINGS_DUE_CHANNEL,
+      room: () => this.concurrency - this.running.size,
+      // More due: claim once a batch of slots is free (or nothing runs); a poke claims whatever is free.
+      eager: (free) => free >= this.claimBatch || this.running.size === 0,
+      claim: (free) => this.claim(free),
+      onError: (err) => {
+        this.log.warn({ err, worker_id: this.id }, 'claiming due listings failed; will retry');
+        this.emit('error', err as Error);
+      },
+    });
     // 'error' without a listener would throw; the log already has it.
     this.on('error', () => undefined);
   }
@@ -119,75 +122,31 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
   }
 
   async start(): Promise<void> {
-    if (this.loop) return;
-    this.unlisten = await this.db.listen(
-      LISTINGS_DUE_CHANNEL,
-      () => this.poke(),
-      () => this.poke(), // notifications may have been missed while the connection was down
-    );
+    if (this.started) return;
+    this.started = true;
+    await this.claims.start();
     const renewEvery = Math.max(100, (this.leaseSeconds * 1000) / 3);
     this.renewTimer = setInterval(() => void this.renew(), renewEvery);
     this.renewTimer.unref();
-    this.loop = this.run();
   }
 
   /** Look for due listings now (what a NOTIFY does). */
   poke(): void {
-    this.pollDue = true;
-    this.wake?.();
+    this.claims.poke();
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      const free = this.concurrency - this.running.size;
-      if (Date.now() >= this.nextPollAt) this.pollDue = true;
-      // More due: claim once a batch of slots is free (or nothing runs). A poll or a NOTIFY
-      // claims whatever is free.
-      const batchFree = free >= this.claimBatch || this.running.size === 0;
-      if (free > 0 && (this.pollDue || (this.moreDue && batchFree))) {
-        this.pollDue = false;
-        this.nextPollAt = Date.now() + this.pollIntervalMs;
-        let claimed: CheckTarget[];
-        try {
-          claimed = await claimDueListings(this.db, this.id, free, this.leaseSeconds);
-          this.claimFailures = 0;
-        } catch (err) {
-          this.claimFailures++;
-          this.log.warn({ err, worker_id: this.id }, 'claiming due listings failed; will retry');
-          this.emit('error', err as Error);
-          this.moreDue = false;
-          this.nextPollAt = Date.now() + Math.min(30_000, CLAIM_RETRY_MS * 2 ** Math.min(this.claimFailures - 1, 6));
-          await this.sleep();
-          continue;
-        }
-        if (this.stopping) {
-          // Claimed while stop() was called: hand these straight back (not the running ones).
-          await releaseLeases(this.db, this.id, claimed.map((l) => l.id)).catch(() => undefined);
-          break;
-        }
-        for (const target of claimed) this.startCheck(target);
-        if (claimed.length > 0) this.emit('claimed', claimed.map((l) => l.id));
-        this.moreDue = claimed.length === free;
-        if (claimed.length === 0 && this.running.size === 0) this.emit('idle');
-        if (this.moreDue) continue;
-      }
-      await this.sleep();
+  /** One claim of the loop: the next poll is an interval later (a NOTIFY comes sooner). */
+  private async claim(free: number): Promise<ClaimResult> {
+    const claimed = await claimDueListings(this.db, this.id, free, this.leaseSeconds);
+    if (this.claims.stopping) {
+      // Claimed while stop() was called: hand these straight back (not the running ones).
+      await releaseLeases(this.db, this.id, claimed.map((l) => l.id)).catch(() => undefined);
+      return { claimed: 0 };
     }
-  }
-
-  /**
-   * Until a slot frees, a NOTIFY, stop(), or (while a slot is free) the next poll. With every
-   * slot busy there is no timer: only a finished check can make room to claim.
-   */
-  private sleep(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = this.running.size < this.concurrency ? setTimeout(() => this.wake?.(), Math.max(0, this.nextPollAt - Date.now())) : undefined;
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-    });
+    for (const target of claimed) this.startCheck(target);
+    if (claimed.length > 0) this.emit('claimed', claimed.map((l) => l.id));
+    if (claimed.length === 0 && this.running.size === 0) this.emit('idle');
+    return { claimed: claimed.length, wakeAt: Date.now() + this.pollIntervalMs };
   }
 
   private startCheck(target: CheckTarget): void {
@@ -216,7 +175,7 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
       })
       .finally(() => {
         this.running.delete(target.id);
-        this.wake?.();
+        this.claims.wake();
       });
     this.running.set(target.id, entry);
   }
@@ -246,14 +205,13 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
    * rest and gives their listings back. Resolves once nothing of the worker is left running.
    */
   async stop(graceMs: number): Promise<void> {
-    if (!this.loop || this.stopping) {
-      await this.loop;
-      return;
-    }
-    this.stopping = true;
-    this.wake?.();
-    await this.loop;
-    await this.unlisten?.().catch(() => undefined);
+    this.stopped ??= this.stopNow(graceMs);
+    await this.stopped;
+  }
+
+  private async stopNow(graceMs: number): Promise<void> {
+    await this.claims.stop();
+    if (!this.started) return;
     const pending = [...this.running.values()];
     if (pending.length > 0) {
       this.log.info({ running: pending.length, grace_ms: graceMs }, 'worker stopping: letting running checks finish');

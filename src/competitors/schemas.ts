@@ -89,7 +89,6 @@ export const CompetitorListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type CompetitorListQuery = Static<typeof CompetitorListQuerySchema>;
 
 export const CompetitorIdParams = Type.Object({ id: ResourceId('comp') });
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { startPeriodic } from '../jobs/periodic.js';
+import { DAY_MS, HOUR_MS } from '../time.js';
 import type { EmailContext } from './service.js';
 import { deleteOldMessages, releaseAllMessages } from './sql.js';
 import { EmailSecrets } from './tokens.js';
@@ -10,12 +11,12 @@ import { composeDigests, composeImmediate, defaultWorkerId, sendDue, smtpTranspo
 const SEND_EVERY_MS = 5_000;
 const COMPOSE_EVERY_MS = 5_000;
 const DIGESTS_EVERY_MS = 60_000;
-const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_EVERY_MS = HOUR_MS;
 const PRUNE_BATCH = 1000;
 
 /** Sent and failed mails older than the events' retention go, a batch per statement. */
 async function pruneMessages(db: Database, retentionDays: number): Promise<void> {
-  const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
+  const cutoff = new Date(Date.now() - retentionDays * DAY_MS);
   while ((await deleteOldMessages(db, cutoff, PRUNE_BATCH)) === PRUNE_BATCH);
 }
 

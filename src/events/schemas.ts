@@ -63,6 +63,5 @@ export const EventListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type EventListQuery = Static<typeof EventListQuerySchema>;
 
 export const EventIdParams = Type.Object({ id: ResourceId('evt') });

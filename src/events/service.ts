@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/types.js';
 import { newId } from '../ids.js';
 import type { EventType } from './schemas.js';
+import { DAY_MS } from '../time.js';
 import { deleteEventsBefore, type EventRow, insertEvents } from './sql.js';
 
 /**
@@ -31,7 +32,7 @@ const PRUNE_BATCH = 1000;
  * how many went. Their deliveries go with them (foreign key).
  */
 export async function pruneEvents(db: Queryable, retentionDays: number, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+  const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
   let total = 0;
   for (;;) {
     const n = await deleteEventsBefore(db, cutoff, PRUNE_BATCH);

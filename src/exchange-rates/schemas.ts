@@ -45,7 +45,6 @@ export const ExchangeRateListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ExchangeRateListQuery = Static<typeof ExchangeRateListQuerySchema>;
 
 /** As documented: two ISO 4217 codes. */
 export const PairParams = Type.Object({

@@ -3,9 +3,6 @@ import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ERRORS } from './errors.js';
 
-/** Request body encodings we decode (node:zlib); `identity` is the body as it is. */
-export const REQUEST_ENCODINGS = ['gzip', 'x-gzip', 'deflate', 'br', 'identity'] as const;
-
 function decoderFor(encoding: string): Transform | null | undefined {
   switch (encoding) {
     case 'gzip':

@@ -129,8 +129,8 @@ export const ERRORS = {
     new ApiError('validation_failed', message, details),
   /** A query string that parses but asks for something invalid: the same 422 as a query the schema refuses. */
   invalidQuery: (details: ErrorDetail[]) => new ApiError('validation_failed', 'The query has invalid parameters', details),
-  /** A window of `limit` requests, used up until `reset` (unix seconds). */
-  rateLimited: (limit: number, reset: number) => new RateLimitedError(limit, reset, Math.max(1, reset - Math.floor(Date.now() / 1000))),
+  /** A window of `limit` requests, used up until `reset` (unix seconds), refused at `nowMs` (the limiter's clock). */
+  rateLimited: (limit: number, reset: number, nowMs: number) => new RateLimitedError(limit, reset, Math.max(1, reset - Math.floor(nowMs / 1000))),
   internal: (message = 'Internal server error; the request id identifies it in our logs') => new ApiError('internal', message),
   unavailable: (message = 'The service is temporarily unavailable; retry shortly') => new ApiError('unavailable', message),
   /** Heavy work of this kind is at its limit for now (src/http/heavy-lane.ts). */

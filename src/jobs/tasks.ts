@@ -12,6 +12,7 @@ import type { Extractor } from '../checks/extractor.js';
 import { releaseStaleLeases } from '../checks/service.js';
 import { CheckWorker } from '../checks/worker.js';
 import type { Config } from '../config.js';
+import type { Clock } from '../time.js';
 import { MAINTENANCE_INTERVAL_MS, maintain } from '../db/pglite-maintenance.js';
 import type { Database } from '../db/types.js';
 import { startEmailWork } from '../email/start.js';
@@ -29,6 +30,8 @@ export interface TaskContext {
   db: Database;
   /** The deployment's key (src/db/id-key.ts): email derives its code and link keys from it. */
   deploymentKey: Buffer;
+  /** The application clock (src/time.ts): retention and roll-up cutoffs are read from it. */
+  clock: Clock;
   fetcher: Fetcher;
   extractor: Extractor;
   log: Logger;
@@ -86,7 +89,7 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, log }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log)),
+    run: ({ db, config, log, clock }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log, clock)),
   }),
   periodicTask({
     // The monthly partitions of price_observations, created three months ahead (docs/PRICES.md,
@@ -106,7 +109,7 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, log }) => (config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log)),
+    run: ({ db, config, log, clock }) => (config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log, clock)),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).
@@ -124,7 +127,7 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config }) => () => pruneEvents(db, config.eventRetentionDays),
+    run: ({ db, config, clock }) => () => pruneEvents(db, config.eventRetentionDays, new Date(clock.now())),
   }),
   periodicTask({
     // The embedded engine has no autovacuum: without this, plans made on nearly empty tables
@@ -140,6 +143,6 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
 
 /** Starts the background tasks of a process with `roles`; stop them with the result's stop(graceMs). */
 export function startBackgroundWork(services: Omit<TaskContext, 'log'>, roles: Readonly<Record<Role, boolean>>, log: Logger): Promise<BackgroundWork> {
-  const { config, db, deploymentKey, fetcher, extractor } = services;
-  return startTasks(BACKGROUND_TASKS, { config, db, deploymentKey, fetcher, extractor, log }, roles);
+  const { config, db, deploymentKey, clock, fetcher, extractor } = services;
+  return startTasks(BACKGROUND_TASKS, { config, db, deploymentKey, clock, fetcher, extractor, log }, roles);
 }

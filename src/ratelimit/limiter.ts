@@ -2,6 +2,7 @@
  * Fixed-window counters aligned to multiples of the window since the epoch (for one hour: the
  * top of the UTC hour).
  */
+import { systemClock } from '../time.js';
 export interface WindowState {
   /** Requests counted in this window (this one included, for a hit). */
   count: number;
@@ -57,7 +58,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { start: number; end: number; count: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(private readonly now: () => number = systemClock.now) {
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }

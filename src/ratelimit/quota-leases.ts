@@ -10,6 +10,7 @@
  * request's X-RateLimit-Remaining is unique and the limit is never exceeded. A block left unused
  * for RETURN_AFTER_MS goes back to Redis (its free list), where requests past the limit find it.
  */
+import { systemClock } from '../time.js';
 export const HOT_PER_SECOND = 20;
 export const LEASE_MAX = 32;
 export const RETURN_AFTER_MS = 1_000;
@@ -46,7 +47,7 @@ export interface UnusedBlock {
 export class LeaseBook {
   private readonly keys = new Map<string, KeyTraffic>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = systemClock.now) {}
 
   /** Notes one request for `key` (a counter's Redis key, window included). */
   note(key: string, windowEnd: number): void {

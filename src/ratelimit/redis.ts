@@ -10,6 +10,7 @@ import {
   type WindowState,
   windowStart,
 } from './limiter.js';
+import { systemClock } from '../time.js';
 import { LeaseBook, RETURN_AFTER_MS, type UnusedBlock } from './quota-leases.js';
 
 // Keys name their window start, so a new window is a new key: no reset race, and INCR plus
@@ -167,7 +168,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private readonly leases: LeaseBook;
   private readonly guards = new CleanGuards();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly fallback = new MemoryRateLimiter();
+  private readonly fallback: MemoryRateLimiter;
   private degraded = false;
   /** Script calls made, and requests counted from a leased block instead (for tests and metrics). */
   readonly stats = { redisCalls: 0, leasedCounts: 0 };
@@ -178,11 +179,12 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     url: string,
     private readonly log: Pick<Logger, 'warn' | 'info'>,
     private readonly prefix = 'pricehound:rl:',
-    /** The clock leases measure traffic and idleness with (tests step it). */
-    leaseClock: () => number = Date.now,
+    /** The clock of the windows, and the one leases measure traffic and idleness with (the application's, src/time.ts; tests move it). */
+    private readonly now: () => number = systemClock.now,
   ) {
     super();
-    this.leases = new LeaseBook(leaseClock);
+    this.leases = new LeaseBook(now);
+    this.fallback = new MemoryRateLimiter(now);
     this.redis = new Redis(url, {
       // no autopipelining: checks are already batched per event-loop turn (flush below)
       enableAutoPipelining: false,
@@ -243,6 +245,14 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     return !this.degraded;
   }
 
+  /**
+   * An instant of the application clock as the machine's (what PEXPIREAT counts in): equal in
+   * production; a moved test clock must not make counters expire early or late.
+   */
+  private redisTime(clockMs: number): number {
+    return clockMs - this.now() + Date.now();
+  }
+
   private keyOf(w: Window, start: number) {
     return `${this.prefix}${w.seconds}:${start}:${w.key}`;
   }
@@ -295,7 +305,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
 
   take(window: Window, guard: Window, mode: 'hit' | 'peek'): Outcome | Promise<Outcome> {
     if (!this.useRedis()) return this.fallback.take(window, guard, mode);
-    const now = Date.now();
+    const now = this.now();
     const start = windowStart(now, window.seconds);
     const gStart = windowStart(now, guard.seconds);
     const key = this.keyOf(window, start);
@@ -341,7 +351,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   /** One op on `key` (the counter of `window` starting at `start`), checked against a guard if given. */
   private counterOp(key: string, window: Window, start: number, mode: Op['mode'], wanted: number, guardKey = '', guardLimit = 0): Omit<Op, 'resolve' | 'reject'> {
     // The counter outlives its window by a minute: clocks of different processes may disagree.
-    return { guardKey, key, guardLimit, expireAt: start + window.seconds * 1000 + 60_000, mode, limit: window.limit, wanted };
+    return { guardKey, key, guardLimit, expireAt: this.redisTime(start + window.seconds * 1000 + 60_000), mode, limit: window.limit, wanted };
   }
 
   /**
@@ -364,7 +374,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   /** Counts a failed authentication against `window` and announces it to the other processes. */
   async hit(window: Window): Promise<WindowState> {
     if (!this.useRedis()) return this.fallback.hit(window);
-    const start = windowStart(Date.now(), window.seconds);
+    const start = windowStart(this.now(), window.seconds);
     const key = this.keyOf(window, start);
     this.guards.dirty(key);
     try {
@@ -381,7 +391,7 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private giveBack(blocks: UnusedBlock[]): Promise<unknown> {
     if (blocks.length === 0 || this.degraded) return Promise.resolve();
     const m = this.redis.multi();
-    for (const b of blocks) m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, b.windowEnd + 60_000);
+    for (const b of blocks) m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, this.redisTime(b.windowEnd + 60_000));
     const counts = blocks.reduce((sum, b) => sum + b.last - b.next + 1, 0);
     return m.exec().then(
       () => this.emit('returned', counts),

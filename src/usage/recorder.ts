@@ -1,3 +1,4 @@
+import { hourStart } from '../time.js';
 import type { Database } from '../db/types.js';
 
 export interface Tally {
@@ -10,7 +11,6 @@ export interface HourUsage extends Tally {
   hour: Date;
 }
 
-const HOUR_MS = 3_600_000;
 
 /**
  * One statement: the counts, and each key's last use (`api_keys.last_used_at`, shown by the keys
@@ -71,7 +71,7 @@ export class UsageRecorder {
   }
 
   record(keyId: string, nowMs: number, allowed: boolean): void {
-    const hour = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+    const hour = hourStart(nowMs);
     let hours = this.pending.get(keyId);
     if (!hours) {
       hours = new Map();

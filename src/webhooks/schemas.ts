@@ -102,7 +102,6 @@ export const WebhookListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type WebhookListQuery = Static<typeof WebhookListQuerySchema>;
 
 export const WebhookIdParams = Type.Object({ id: ResourceId('wh') }, { additionalProperties: false });
 
@@ -180,7 +179,6 @@ export const DeliveryListQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type DeliveryListQuery = Static<typeof DeliveryListQuerySchema>;
 
 export const REDELIVER_RANGE_MAX_DAYS = 30;
 

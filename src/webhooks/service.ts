@@ -23,6 +23,7 @@ import {
   type WebhookRow,
   type WebhookSecretRow,
 } from './sql.js';
+import { DAY_MS } from '../time.js';
 
 /** What the webhooks API needs of the deployment's settings (src/config.ts). */
 export interface WebhookSettings {
@@ -157,7 +158,6 @@ export async function sendTestEvent(db: Database, accountId: string, id: string,
   });
 }
 
-const DAY_MS = 86_400_000;
 
 function redeliverForm(body: Redeliver): { eventId: string } | { since: string; until: string } {
   const hasEvent = body.event_id !== undefined;

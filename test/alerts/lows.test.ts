@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DAY_MS, type LowRow, seriesLows, type SharedLows } from '../../src/alerts/engine/lows.js';
+import { type LowRow, seriesLows, type SharedLows } from '../../src/alerts/engine/lows.js';
+import { DAY_MS } from '../../src/time.js';
 import { ExchangeRates } from '../../src/money/convert.js';
 import { compareDecimals } from '../../src/money/decimal.js';
 import { prng } from '../helpers/prng.js';

@@ -5,7 +5,8 @@ import { createClient, RateLimitError, type RetryInfo, type Usage } from '../../
 import { KEY_PREFIX } from '../../src/auth/keys.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { HOUR_MS, nextHour } from '../ratelimit/support.js';
+import { hourStart, MINUTE_MS } from '../../src/time.js';
+import { nextHour } from '../ratelimit/support.js';
 import { makeKeys } from './support.js';
 
 // 429 storms against a real server process: the free plan's hourly limit (a wait longer than the
@@ -13,6 +14,15 @@ import { makeKeys } from './support.js';
 // address, whose window is a setting) that every call of a concurrent storm waits out and survives.
 
 const BLOCK_SECONDS = 5;
+
+/**
+ * The server's clock (TEST_CLOCK_OFFSET_MS) stands about a minute into the hour when it starts,
+ * so the hourly window cannot turn while the test spends it; the offset is a whole number of
+ * blocks, so the blocks of the failed-authentication window start when they do on this clock.
+ */
+const loaded = Date.now();
+const OFFSET_MS = Math.floor((hourStart(loaded) + MINUTE_MS - loaded) / (BLOCK_SECONDS * 1000)) * BLOCK_SECONDS * 1000;
+const serverNow = () => Date.now() + OFFSET_MS;
 
 describe('the client in a 429 storm', () => {
   let storage: TestStorage;
@@ -22,7 +32,7 @@ describe('the client in a 429 storm', () => {
   before(async () => {
     storage = await testStorage();
     [free, business] = (await makeKeys(storage, ['free', 'business'])) as [string, string];
-    server = await spawnServer({ ...storage.env, AUTH_FAILURE_LIMIT: '1', AUTH_FAILURE_WINDOW_SECONDS: String(BLOCK_SECONDS) });
+    server = await spawnServer({ ...storage.env, NODE_ENV: 'test', TEST_CLOCK_OFFSET_MS: String(OFFSET_MS), AUTH_FAILURE_LIMIT: '1', AUTH_FAILURE_WINDOW_SECONDS: String(BLOCK_SECONDS) });
   });
   after(async () => {
     await server?.stop();
@@ -30,9 +40,6 @@ describe('the client in a 429 storm', () => {
   });
 
   it('spends the free plan’s hour, alerts near its end once, then fails at once with the typed 429', { timeout: 300_000 }, async () => {
-    // The hour must not roll over in the middle: its counts would start again.
-    const toHour = HOUR_MS - (Date.now() % HOUR_MS);
-    if (toHour < 90_000) await sleep(toHour + 1000);
     const absolute: Usage[] = [];
     const fraction: Usage[] = [];
     const retries: RetryInfo[] = [];
@@ -49,7 +56,7 @@ describe('the client in a 429 storm', () => {
     };
     await run(first, 600);
     await run(second, 400);
-    const reset = nextHour(Date.now());
+    const reset = nextHour(serverNow());
     assert.equal(absolute.length, 1, 'the alert fires once per window');
     assert.equal(absolute[0]!.limit, 1000);
     assert.ok(absolute[0]!.remaining < 500 && absolute[0]!.remaining >= 490, `fired at ${absolute[0]!.remaining}`);
@@ -80,8 +87,8 @@ describe('the client in a 429 storm', () => {
     // Block the address at the beginning of a window, so that the block lasts (nearly) all of
     // it; on a machine so busy that the 401 came back late in the window, block the next one.
     let blockedUntil = 0;
-    for (let tries = 0; tries < 3 && Date.now() > blockedUntil * 1000 - 2000; tries++) {
-      await sleep(BLOCK_SECONDS * 1000 - (Date.now() % (BLOCK_SECONDS * 1000)) + 50);
+    for (let tries = 0; tries < 3 && serverNow() > blockedUntil * 1000 - 2000; tries++) {
+      await sleep(BLOCK_SECONDS * 1000 - (serverNow() % (BLOCK_SECONDS * 1000)) + 50);
       const bad = await fetch(`${server.url}/api/v1/products`, { headers: { authorization: `Bearer ${KEY_PREFIX}${'x'.repeat(43)}` } });
       assert.equal(bad.status, 401);
       blockedUntil = Number(bad.headers.get('x-ratelimit-reset'));
@@ -91,7 +98,7 @@ describe('the client in a 429 storm', () => {
     const storm = await Promise.all(
       Array.from({ length: 30 }, async () => {
         const page = await client.GET('/api/v1/products', { params: { query: { limit: 1 } } });
-        done.push(Date.now());
+        done.push(serverNow());
         return page;
       }),
     );

@@ -24,6 +24,9 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
       [{ PORT: 'abc' }, /^pricehound: invalid configuration: PORT: must be a whole number, got "abc"$/],
       [{ LOG_LEVEL: 'loud' }, /^pricehound: invalid configuration: LOG_LEVEL: /],
       [{ DATABASE_URL: 'mysql://localhost/x' }, /^pricehound: invalid configuration: DATABASE_URL: must start with postgres:/],
+      // The clock's test hook can never move a production clock.
+      [{ NODE_ENV: 'production', TEST_CLOCK_OFFSET_MS: '-60000' }, /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook: it is refused unless NODE_ENV=test$/],
+      [{ NODE_ENV: '', TEST_CLOCK_OFFSET_MS: '1000' }, /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook/],
     ];
     const results = await Promise.all(cases.map(([env]) => cli(['start'], { ...storage.env, ...env })));
     results.forEach((r, i) => {

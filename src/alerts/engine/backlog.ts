@@ -1,6 +1,6 @@
-import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import { bulkReader, type Database } from '../../db/types.js';
+import { ClaimLoop, newWorkerId } from '../../jobs/claim-loop.js';
 import { applyRules, readPoints } from './live.js';
 import { deleteBacklog, holdsBacklog, leaseBacklog, loadEnabledRules } from './sql.js';
 
@@ -12,8 +12,8 @@ const RETRY_MS = 1_000;
 /** How long a worker holds a batch it evaluates; one that dies leaves it to another after this. */
 const LEASE_MS = 60_000;
 
-/** This process's name on the batches it holds. */
-const WORKER = `alerts-${crypto.randomBytes(6).toString('hex')}`;
+/** This process's name on the batches it holds (host:pid:random, as the other queues' workers). */
+const WORKER = newWorkerId();
 
 /**
  * Evaluates one queued batch (alert_backlog: ALERT_INLINE_MAX, live.ts) and deletes it in the
@@ -51,54 +51,26 @@ export async function drainAlertBacklog(db: Database): Promise<number> {
 
 /**
  * The `alert-backlog` task of src/jobs/tasks.ts: drains the backlog whenever a NOTIFY says a
- * batch was queued (and once at start, for what was queued while no worker ran). One batch per
- * transaction, so a PGlite process serves requests between them.
+ * batch was queued (and once at start, for what was queued while no worker ran), in the claim
+ * loop of src/jobs/claim-loop.ts. One batch per transaction, so a PGlite process serves requests
+ * between them.
  */
 export async function startAlertBacklog(db: Database, log: Logger): Promise<{ stop(): Promise<void> }> {
-  let wanted = true;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  const poke = () => {
-    wanted = true;
-    wake?.();
-  };
-  const unlisten = await db.listen(BACKLOG_CHANNEL, poke, poke);
-  const loop = (async () => {
-    let failures = 0;
-    while (!stopped) {
-      if (!wanted) {
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        continue;
-      }
-      wanted = false;
-      try {
-        while (!stopped && (await evaluateOneQueued(db)));
-        failures = 0;
-      } catch (err) {
-        // A batch that cannot be evaluated stays queued (its account's alerts wait behind it)
-        // and is tried again, less and less often, so the error is in the log, not lost.
-        failures++;
-        log.error({ err }, 'alert evaluation of a queued batch failed');
-        const delay = Math.min(60_000, RETRY_MS * 2 ** Math.min(failures - 1, 6));
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-        wanted = true;
-      }
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await loop;
-      await unlisten().catch(() => undefined);
+  const claims: ClaimLoop = new ClaimLoop({
+    db,
+    channel: BACKLOG_CHANNEL,
+    // One batch at a time; a poke during a drain drains again after it.
+    room: () => 1,
+    async claim() {
+      while (!claims.stopping && (await evaluateOneQueued(db)));
+      return { claimed: 0 };
     },
-  };
+    // A batch that cannot be evaluated stays queued (its account's alerts wait behind it) and is
+    // tried again, less and less often, so the error is in the log, not lost.
+    onError: (err) => log.error({ err }, 'alert evaluation of a queued batch failed'),
+    retryMs: RETRY_MS,
+    retryMaxMs: 60_000,
+  });
+  await claims.start();
+  return { stop: () => claims.stop() };
 }

@@ -1,5 +1,6 @@
 import type { ExchangeRates } from '../../money/convert.js';
 import { parseDecimal } from '../../money/decimal.js';
+import { DAY_MS } from '../../time.js';
 
 /**
  * `lowest_in_days` (docs/alerts/firing.md): the lowest earlier price of a series within `days`
@@ -17,7 +18,6 @@ import { parseDecimal } from '../../money/decimal.js';
  * however long the windows.
  */
 
-export const DAY_MS = 86_400_000;
 
 export interface LowRow {
   id: number;

@@ -48,7 +48,3 @@ export interface CheckPoint {
 }
 
 export type Point = ObservationPoint | CheckPoint;
-
-/** Whose price: a competitor's name, or our shop. */
-export const sellerOf = (p: { competitor_name: string | null; competitor_id: string | null }) =>
-  p.competitor_id === null ? 'Our shop' : (p.competitor_name ?? 'A competitor');

@@ -4,6 +4,7 @@ import { CsvReader, csvRow, PRODUCT_EXPORT_COLUMNS, productCsvRow, unguard } fro
 import { ACCOUNT_HELP, ACCOUNT_OPTIONS, type AccountClient, accountClient, cost } from '../account.js';
 import { type Command, note } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
+import { DAY_MS } from '../../time.js';
 
 /** The filters of GET /products (and GET /prices.csv), as options: --min-price is min_price. */
 const PRODUCT_FILTERS = ['category', 'brand', 'sku', 'currency', 'min-price', 'max-price', 'q', 'created-after', 'created-before', 'sort'] as const;
@@ -104,7 +105,6 @@ ${COMMON_HELP}
   },
 };
 
-const DAY_MS = 86_400_000;
 /** GET /prices.csv answers at most this span per request. */
 const WINDOW_MS = 366 * DAY_MS;
 

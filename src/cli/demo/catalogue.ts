@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { DAY_MS } from '../../time.js';
 
 /**
  * The demo's made-up shop world: a catalogue of kitchen and electronics products, the
@@ -89,7 +90,6 @@ export function sellers(product: DemoProduct): DemoCompetitor[] {
   return DEMO_COMPETITORS.filter((_, i) => i !== skip);
 }
 
-const DAY_MS = 86_400_000;
 const round99 = (p: number) => Math.max(0.99, Math.round(p) - 0.01);
 
 /**

@@ -1,8 +1,8 @@
 import { BATCH_MAX, type PriceObservationInput, type PricehoundClient } from '@pricehound/client';
 import type { Progress } from '../progress.js';
 import { DEMO_COMPETITORS, type DemoCompetitor, type DemoProduct, priceAt, sellers, unit } from './catalogue.js';
+import { DAY_MS, HOUR_MS } from '../../time.js';
 
-const DAY_MS = 86_400_000;
 
 export interface SeedOptions {
   products: DemoProduct[];
@@ -78,7 +78,7 @@ export async function seedDemo(ph: PricehoundClient, opts: SeedOptions, bar: Pro
     ];
     for (const s of series) {
       const hour = Math.floor(unit(s.product.sku, s.competitor?.slug ?? 'own', 'hour') * 20) + 2;
-      const at = new Date(today - d * DAY_MS + hour * 3_600_000);
+      const at = new Date(today - d * DAY_MS + hour * HOUR_MS);
       const { price, inStock } = priceAt(s.product, s.competitor, at);
       pending.push({
         product_id: productIds.get(s.product.sku)!,

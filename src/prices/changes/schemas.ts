@@ -103,7 +103,6 @@ export const PriceChangeQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type PriceChangeQuery = Static<typeof PriceChangeQuerySchema>;
 
 const SummaryCount = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 

@@ -3,12 +3,12 @@ import { Currency, Money, ResourceId, Timestamp } from '../../http/fields.js';
 import { MAX_MONEY } from '../../money/decimal.js';
 import { CursorQuery, PaginationSchema } from '../../pagination/schemas.js';
 import { ProductCatalogueQuerySchema } from '../../products/schemas.js';
+import { DAY_MS } from '../../time.js';
 
 export const INTERVALS = ['raw', 'hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
 export type BucketUnit = Exclude<Interval, 'raw'>;
 
-const DAY_MS = 86_400_000;
 
 /**
  * The longest `to - from` per interval (docs/prices/HISTORY.md): about a thousand buckets per
@@ -67,7 +67,6 @@ export const HistoryQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type HistoryQuery = Static<typeof HistoryQuerySchema>;
 
 /** The CSV export streams every row: no pages. */
 export const HistoryCsvQuerySchema = Type.Object(
@@ -95,7 +94,6 @@ export const AccountPricesCsvQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type AccountPricesCsvQuery = Static<typeof AccountPricesCsvQuerySchema>;
 
 export const AccountPricesCsvSchema = {
   type: 'string',

@@ -1,4 +1,3 @@
-import type { Queryable } from '../../db/types.js';
 import { iso } from '../../http/fields.js';
 import { type PageRequest, pageSql } from '../../pagination/page.js';
 import { sequenceTiebreak, type SortKey, timestampKey } from '../../pagination/sort.js';
@@ -245,9 +244,4 @@ export function toObservation(r: ObservationRow): HistoryObservation {
     samples: Number(r.samples),
     price_sum: Number(r.price_sum),
   };
-}
-
-/** Runs a builder's query: the one way the routes reach the database. */
-export async function runQuery<T>(db: Queryable, q: SqlQuery): Promise<T[]> {
-  return (await db.query<T>(q.text, q.values)).rows;
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../../db/types.js';
+import { DAY_MS, hourStart } from '../../time.js';
 import {
   createMonth,
   createMonthFromDefault,
@@ -21,7 +22,6 @@ export const MONTHS_AHEAD = 3;
 const MONTHS_BACK = 120;
 /** Rows per statement of the row-wise deletes of retention (the edge month, the default partition). */
 export const RETENTION_BATCH_ROWS = 5000;
-const DAY_MS = 86_400_000;
 
 export interface EnsureResult {
   created: string[];
@@ -74,8 +74,7 @@ export interface RetentionResult {
 
 /** The instant before which observations go: `days` ago, down to the whole UTC hour. */
 export function retentionCutoff(days: number, now = Date.now()): Date {
-  const t = now - days * DAY_MS;
-  return new Date(t - (t % 3_600_000));
+  return new Date(hourStart(now - days * DAY_MS));
 }
 
 /**

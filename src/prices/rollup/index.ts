@@ -1,12 +1,12 @@
 import type { Database } from '../../db/types.js';
 import { nextSeries, nextWindow, rollupWindow, type SeriesKey } from './sql.js';
+import { DAY_MS, hourStart } from '../../time.js';
 
 export type { SeriesKey } from './sql.js';
 
 /** Observations per transaction: each batch is one short statement on at most about this many rows. */
 export const ROLLUP_BATCH_ROWS = 5000;
 const SERIES_PAGE = 100;
-const DAY_MS = 86_400_000;
 
 export interface RollupOptions {
   /** Observations older than this many days (counted back from now to a whole UTC hour) are rolled up. */
@@ -34,7 +34,7 @@ export interface RollupResult {
 /** The instant before which hours are rolled up: `days` ago, down to the whole UTC hour. */
 export function rollupCutoff(days: number, now = Date.now()): Date {
   const t = now - days * DAY_MS;
-  return new Date(t - (t % 3_600_000));
+  return new Date(hourStart(t));
 }
 
 /**

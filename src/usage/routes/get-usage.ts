@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { PLAN_NAMES } from '../../auth/service.js';
+import { HOUR_MS, hourStart } from '../../time.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 
 const Count = Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000 });
@@ -59,7 +60,7 @@ export const getUsageRoute: FastifyPluginAsyncTypebox = async (app) => {
       const limit = Number(reply.getHeader('x-ratelimit-limit'));
       const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
       const reset = Number(reply.getHeader('x-ratelimit-reset'));
-      const since = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - (hours - 1) * 3_600_000);
+      const since = new Date(hourStart(app.ctx.clock.now()) - (hours - 1) * HOUR_MS);
       const history = await app.ctx.usage.history(p.keyId, since);
       return {
         object: 'usage' as const,

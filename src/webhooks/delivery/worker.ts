@@ -1,8 +1,7 @@
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import os from 'node:os';
 import type { Logger } from 'pino';
 import { type Database, isUnavailable } from '../../db/types.js';
+import { type ClaimResult, ClaimLoop, newWorkerId } from '../../jobs/claim-loop.js';
 import { type AttemptOutcome, isSuccess, type OutcomeRules, recordFailure, recordSuccesses } from './outcome.js';
 import { webhookBody } from './payload.js';
 import type { SendResult, WebhookSender } from './send.js';
@@ -41,8 +40,6 @@ const BATCH = 100;
  * most this many again (docs/WEBHOOKS.md, "At least once").
  */
 export const UNRECORDED_MAX = 4;
-/** After a claim fails (database down), wait this long before the next, doubling up to 30 s. */
-const CLAIM_RETRY_MS = 500;
 
 /**
  * Delivers webhooks (docs/WEBHOOKS.md, "Delivery"): leases endpoints with a due attempt
@@ -56,7 +53,7 @@ const CLAIM_RETRY_MS = 500;
  * Wake-ups: the NOTIFY of migrations/0004 on `webhook_deliveries` (a dedicated connection on
  * PostgreSQL, in-process on the embedded database), the end of serving an endpoint, and one
  * timer for the earliest moment something becomes due that nobody announces (a retry, a probe,
- * a lease that runs out). No polling.
+ * a lease that runs out). No polling. The claiming is src/jobs/claim-loop.ts's.
  */
 export class DeliveryWorker extends EventEmitter<WorkerEvents> {
   readonly id: string;
@@ -70,15 +67,9 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
   private readonly serving = new Map<string, Promise<void>>();
   /** Endpoints still leased to us whose serving the database cut short: given back before the next claim. */
   private readonly cutShort = new Set<string>();
-  private stopping = false;
-  private loop: Promise<void> | undefined;
-  private unlisten: (() => Promise<void>) | undefined;
-  /** Something may be due: claim when a slot is free. */
-  private claimDue = true;
-  /** When the timer says to look again (ms since the epoch); undefined: no timer. */
-  private wakeAt: number | undefined;
-  private wake: (() => void) | undefined;
-  private claimFailures = 0;
+  private readonly claims: ClaimLoop;
+  private started = false;
+  private stopped: Promise<void> | undefined;
 
   constructor(opts: DeliveryWorkerOptions) {
     super();
@@ -90,87 +81,57 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
     this.userAgent = opts.userAgent;
     // Renewed by every success; one attempt never takes longer than the timeout.
     this.leaseSeconds = (2 * opts.timeoutMs + 5_000) / 1000;
-    this.id = opts.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+    this.id = opts.workerId ?? newWorkerId();
+    this.claims = new ClaimLoop({
+      db: this.db,
+      channel: DELIVERIES_CHANNEL,
+      room: () => this.concurrency - this.serving.size,
+      claim: (free) => this.claim(free),
+      onError: (err) => {
+        this.log.warn({ err, worker_id: this.id }, 'claiming webhook endpoints failed; will retry');
+        this.emit('error', err as Error);
+      },
+    });
     this.on('error', () => undefined);
   }
 
+  private get stopping(): boolean {
+    return this.claims.stopping;
+  }
+
   async start(): Promise<void> {
-    if (this.loop) return;
-    this.unlisten = await this.db.listen(
-      DELIVERIES_CHANNEL,
-      () => this.poke(),
-      () => this.poke(), // notifications may have been missed while the connection was down
-    );
-    this.loop = this.run();
+    if (this.started) return;
+    this.started = true;
+    await this.claims.start();
   }
 
   /** Look for due endpoints now (what a NOTIFY does). */
   poke(): void {
-    this.claimDue = true;
-    this.wake?.();
+    this.claims.poke();
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopping) {
-      if (this.wakeAt !== undefined && Date.now() >= this.wakeAt) {
-        this.wakeAt = undefined;
-        this.claimDue = true;
-      }
-      const free = this.concurrency - this.serving.size;
-      if (free > 0 && this.claimDue) {
-        this.claimDue = false;
-        let claimed: string[];
-        let waitMs: number | null;
-        try {
-          // Before claiming, so that they are due again at once for us or another worker.
-          const giveBack = [...this.cutShort].filter((id) => !this.serving.has(id));
-          if (giveBack.length > 0) {
-            const n = await giveBackEndpoints(this.db, giveBack, this.id);
-            for (const id of giveBack) this.cutShort.delete(id);
-            this.log.info({ worker_id: this.id, endpoints: n }, 'gave back the webhook endpoints whose serving the database cut short');
-          }
-          claimed = await claimEndpoints(this.db, this.id, free, this.leaseSeconds);
-          // With every slot taken, the end of a serve claims again; otherwise the timer.
-          waitMs = claimed.length < free ? await nextWakeInMs(this.db) : null;
-          this.claimFailures = 0;
-        } catch (err) {
-          this.claimFailures++;
-          this.log.warn({ err, worker_id: this.id }, 'claiming webhook endpoints failed; will retry');
-          this.emit('error', err as Error);
-          this.wakeAt = Date.now() + Math.min(30_000, CLAIM_RETRY_MS * 2 ** Math.min(this.claimFailures - 1, 6));
-          await this.sleep();
-          continue;
-        }
-        if (this.stopping) {
-          await releaseAllEndpoints(this.db, this.id).catch(() => undefined);
-          break;
-        }
-        for (const id of claimed) {
-          this.cutShort.delete(id);
-          this.serve(id);
-        }
-        if (claimed.length === free) {
-          this.claimDue = true; // there may be more
-        } else {
-          this.wakeAt = waitMs === null ? undefined : Date.now() + Math.ceil(waitMs);
-          if (claimed.length === 0 && this.serving.size === 0) this.emit('idle');
-        }
-      }
-      await this.sleep();
+  /** One claim of the loop: with a slot left, the timer is set for the next attempt nobody announces. */
+  private async claim(free: number): Promise<ClaimResult> {
+    // Before claiming, so that they are due again at once for us or another worker.
+    const giveBack = [...this.cutShort].filter((id) => !this.serving.has(id));
+    if (giveBack.length > 0) {
+      const n = await giveBackEndpoints(this.db, giveBack, this.id);
+      for (const id of giveBack) this.cutShort.delete(id);
+      this.log.info({ worker_id: this.id, endpoints: n }, 'gave back the webhook endpoints whose serving the database cut short');
     }
-  }
-
-  /** Until a poke, the end of a serve, stop(), or the timer. */
-  private sleep(): Promise<void> {
-    if (this.claimDue && this.serving.size < this.concurrency) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = this.wakeAt !== undefined ? setTimeout(() => this.wake?.(), Math.max(0, this.wakeAt - Date.now())) : undefined;
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-    });
+    const claimed = await claimEndpoints(this.db, this.id, free, this.leaseSeconds);
+    // With every slot taken, the end of a serve claims again; otherwise the timer.
+    const waitMs = claimed.length < free ? await nextWakeInMs(this.db) : null;
+    if (this.stopping) {
+      await releaseAllEndpoints(this.db, this.id).catch(() => undefined);
+      return { claimed: 0 };
+    }
+    for (const id of claimed) {
+      this.cutShort.delete(id);
+      this.serve(id);
+    }
+    if (claimed.length === 0 && this.serving.size === 0) this.emit('idle');
+    return { claimed: claimed.length, wakeAt: waitMs === null ? undefined : Date.now() + Math.ceil(waitMs) };
   }
 
   private serve(endpointId: string): void {
@@ -189,8 +150,7 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
       .finally(() => {
         this.serving.delete(endpointId);
         // A NOTIFY that came while this endpoint was being given back found it still leased.
-        this.claimDue = true;
-        this.wake?.();
+        this.claims.poke();
       });
     this.serving.set(endpointId, done);
   }
@@ -257,14 +217,13 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
    * again by whoever serves the endpoint next).
    */
   async stop(graceMs: number): Promise<void> {
-    if (!this.loop || this.stopping) {
-      await this.loop;
-      return;
-    }
-    this.stopping = true;
-    this.wake?.();
-    await this.loop;
-    await this.unlisten?.().catch(() => undefined);
+    this.stopped ??= this.stopNow(graceMs);
+    await this.stopped;
+  }
+
+  private async stopNow(graceMs: number): Promise<void> {
+    await this.claims.stop();
+    if (!this.started) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.serving.values()), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
