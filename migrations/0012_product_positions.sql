@@ -99,7 +99,14 @@ create index product_positions_undercut_ids on product_positions using gin (unde
 
 -- Recomputes the stored positions of `ids` (products that no longer exist are skipped), in
 -- product id order; a row whose values did not change keeps its changed_at (and is not written).
-create function ph_refresh_positions(ids text[]) returns void language sql volatile as $$
+-- First it locks the rows (product id order), then computes in a statement of its own: a volatile
+-- function's statement takes a fresh snapshot, so a writer that waited here for another's commit
+-- computes from that writer's prices too. Computing and locking in one statement would keep the
+-- snapshot from before the wait, and the last to commit would store a position missing the
+-- other's prices (two batches for two competitors of one product, at once, on PostgreSQL).
+create function ph_refresh_positions(ids text[]) returns void language plpgsql volatile as $$
+begin
+  perform 1 from product_positions where product_id = any(ids) order by product_id for update;
   insert into product_positions as pp (product_id, account_id, currency, own_price, own_observed, compared, left_out,
                                        lowest, average, highest, cheapest_id, rank, price_index, gap_amount, gap_percent,
                                        undercut_by, undercut_ids, changed_at)
@@ -128,7 +135,8 @@ create function ph_refresh_positions(ids text[]) returns void language sql volat
          is distinct from
          (excluded.currency, excluded.own_price, excluded.own_observed, excluded.compared, excluded.left_out, excluded.lowest,
           excluded.average, excluded.highest, excluded.cheapest_id, excluded.rank, excluded.price_index, excluded.gap_amount,
-          excluded.gap_percent, excluded.undercut_by, excluded.undercut_ids)
+          excluded.gap_percent, excluded.undercut_by, excluded.undercut_ids);
+end
 $$;
 
 -- price_series: a series gets its first latest price, a new one (price, currency or stock), or
