@@ -4,6 +4,7 @@ import { createEmailSubscriptionRoute } from './routes/create-email-subscription
 import { deleteEmailSubscriptionRoute } from './routes/delete-email-subscription.js';
 import { getEmailSubscriptionRoute } from './routes/get-email-subscription.js';
 import { listEmailSubscriptionsRoute } from './routes/list-email-subscriptions.js';
+import { unsubscribeEmailOneClickRoute } from './routes/unsubscribe-email-one-click.js';
 import { unsubscribeEmailRoute } from './routes/unsubscribe-email.js';
 import { updateEmailSubscriptionRoute } from './routes/update-email-subscription.js';
 
@@ -18,4 +19,7 @@ export const emailRoutes: FastifyPluginAsyncTypebox = async (app) => {
 };
 
 /** The unsubscribe link of every mail, at the root: it needs no key. */
-export const emailPublicRoutes = unsubscribeEmailRoute;
+export const emailPublicRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(unsubscribeEmailRoute);
+  await app.register(unsubscribeEmailOneClickRoute);
+};
