@@ -18,7 +18,8 @@ const fs = require('node:fs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
 const path = require('node:path');
 const TOP = '^src/(app|context|runtime|server)\\.ts$|^src/jobs/tasks\\.ts$|^src/cli/';
-const AREA_NAMES = 'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|positions|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks|email';
+const AREA_NAMES =
+  'dashboard|auth|ratelimit|usage|products|competitors|listings|checks|prices|positions|exchange-rates|openapi|ops|owner-channel|events|alerts|webhooks|email';
 const AREAS = `^src/(${AREA_NAMES})/`;
 const TOOLKIT = '^src/(http|pagination|batches|position|fetcher|extraction)/|^src/jobs/(?!tasks\\.ts$)';
 const FOUNDATION = '^src/(config|ids|time)\\.ts$|^src/(db|money|threads)/';
@@ -27,7 +28,8 @@ const FOUNDATION = '^src/(config|ids|time)\\.ts$|^src/(db|money|threads)/';
  * Every file of src/ that writes SQL. Every statement starts with its `/* name *\/` comment
  * (test/architecture/conventions.test.ts), so a string that opens with one is a statement.
  */
-const STATEMENT = /['"`]\s*\/\*\s*[A-Za-z][\w.:-]*\s*\*\/\s*(select|insert|update|delete|with|create|alter|drop|lock|truncate|vacuum|analyze|listen|unlisten|notify|values|\$\{)/i;
+const STATEMENT =
+  /['"`]\s*\/\*\s*[A-Za-z][\w.:-]*\s*\*\/\s*(select|insert|update|delete|with|create|alter|drop|lock|truncate|vacuum|analyze|listen|unlisten|notify|values|\$\{)/i;
 function sqlFiles(root) {
   const out = [];
   const walk = (dir) => {
@@ -35,7 +37,11 @@ function sqlFiles(root) {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, e.name);
       if (e.isDirectory()) walk(full);
-      else if (/(^|-)sql[.]ts$/.test(e.name) || (e.name.endsWith('.ts') && STATEMENT.test(fs.readFileSync(full, 'utf8')))) out.push(path.relative(root, full).split(path.sep).join('/'));
+      else if (
+        /(^|-)sql[.]ts$/.test(e.name) ||
+        (e.name.endsWith('.ts') && STATEMENT.test(fs.readFileSync(full, 'utf8')))
+      )
+        out.push(path.relative(root, full).split(path.sep).join('/'));
     }
   };
   walk(path.join(root, 'src'));
@@ -60,7 +66,8 @@ module.exports = {
     {
       name: 'top-is-imported-by-top-only',
       severity: 'error',
-      comment: 'The composition root (app, context, runtime, server, the background-task registry, the CLI) sits above everything.',
+      comment:
+        'The composition root (app, context, runtime, server, the background-task registry, the CLI) sits above everything.',
       from: { path: '^src/', pathNot: TOP },
       to: { path: TOP },
     },
@@ -81,14 +88,16 @@ module.exports = {
     {
       name: 'no-other-areas-sql',
       severity: 'error',
-      comment: "An area's SQL is its own: any file of it that writes a statement (sql.ts or not) is private; another area calls its service instead.",
+      comment:
+        "An area's SQL is its own: any file of it that writes a statement (sql.ts or not) is private; another area calls its service instead.",
       from: { path: '^src/([^/]+)/' },
       to: { path: AREA_SQL_FILE, pathNot: '^src/$1/' },
     },
     {
       name: 'areas-meet-at-their-public-face',
       severity: 'error',
-      comment: "Another area's internals are its own: import its index.ts, service.ts or schemas.ts (re-export there what others need).",
+      comment:
+        "Another area's internals are its own: import its index.ts, service.ts or schemas.ts (re-export there what others need).",
       from: { path: AREAS },
       to: { path: AREAS, pathNot: [`^src/$1/`, PUBLIC_FACE] },
     },

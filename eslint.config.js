@@ -2,11 +2,35 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'clients/typescript/dist/', 'clients/typescript/src/openapi.ts', 'dashboard/dist/', 'node_modules/', '.test-cache/', 'data/', 'scratch/', 'test-artifacts/'] },
+  {
+    ignores: [
+      'dist/',
+      'clients/typescript/dist/',
+      'clients/typescript/src/openapi.ts',
+      'dashboard/dist/',
+      'node_modules/',
+      '.test-cache/',
+      'data/',
+      'scratch/',
+      'test-artifacts/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', fetch: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        fetch: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -20,7 +44,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': [
         'error',
-        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'srcdoc', 'createContextualFragment', 'parseFromString'].map((property) => ({
+        ...[
+          'innerHTML',
+          'outerHTML',
+          'insertAdjacentHTML',
+          'srcdoc',
+          'createContextualFragment',
+          'parseFromString',
+        ].map((property) => ({
           property,
           message: 'Build DOM with h() and text nodes (dashboard/src/dom.ts); never parse strings as HTML.',
         })),

@@ -54,7 +54,8 @@ async function account(): Promise<{ headers: Headers; product: string; competito
   const k = await createKey(rt.db, { plan: 'business', accountId: null });
   const headers = { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' };
   const product = (await post(headers, '/api/v1/products', { name: 'Kettle', base_price: 49.99, currency: 'EUR' })).id;
-  const competitor = (await post(headers, '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' })).id;
+  const competitor = (await post(headers, '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' }))
+    .id;
   return { headers, product, competitor };
 }
 
@@ -97,7 +98,9 @@ else await rt.db.exec('analyze');
 console.log(`# seeded 2 x ${OBSERVATIONS} observations in ${((Date.now() - t0) / 1000).toFixed(1)} s (${s.kind})`);
 
 /** The other account's requests, CLIENTS at a time, while `work` runs; their latencies in ms. */
-async function meanwhile<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; latencies: number[]; failures: number }> {
+async function meanwhile<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; ms: number; latencies: number[]; failures: number }> {
   const latencies: number[] = [];
   let failures = 0;
   let done = false;
@@ -121,7 +124,13 @@ async function meanwhile<T>(work: () => Promise<T>): Promise<{ result: T; ms: nu
 const p = (xs: number[], q: number) => Math.round(percentile(Float64Array.from(xs).sort(), q) * 10) / 10;
 const summary = (xs: number[]) => ({ n: xs.length, p50: p(xs, 50), p99: p(xs, 99), max: Math.round(Math.max(...xs)) });
 
-const previews: { ms: number; count: number; complete: unknown; other: ReturnType<typeof summary>; failures: number }[] = [];
+const previews: {
+  ms: number;
+  count: number;
+  complete: unknown;
+  other: ReturnType<typeof summary>;
+  failures: number;
+}[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const m = await meanwhile(() =>
     post<{ count: number; complete?: boolean }>(heavy.headers, '/api/v1/alerts/preview', {
@@ -131,14 +140,34 @@ for (let r = 0; r < ROUNDS; r++) {
       to: new Date(START + 366 * 86_400_000).toISOString(),
     }),
   );
-  previews.push({ ms: Math.round(m.ms), count: m.result.count, complete: m.result.complete, other: summary(m.latencies), failures: m.failures });
-  console.log(`preview ${r + 1}: ${Math.round(m.ms)} ms, ${m.result.count} firings, complete ${String(m.result.complete)}; other account: ${JSON.stringify(summary(m.latencies))}`);
+  previews.push({
+    ms: Math.round(m.ms),
+    count: m.result.count,
+    complete: m.result.complete,
+    other: summary(m.latencies),
+    failures: m.failures,
+  });
+  console.log(
+    `preview ${r + 1}: ${Math.round(m.ms)} ms, ${m.result.count} firings, complete ${String(m.result.complete)}; other account: ${JSON.stringify(summary(m.latencies))}`,
+  );
 }
 
 for (const days of [7, 30, 90, 180, 365]) {
-  await post(heavy.headers, '/api/v1/alerts', { name: `${days}-day low`, condition: { type: 'lowest_in_days', days }, rearm: 'every_change' });
+  await post(heavy.headers, '/api/v1/alerts', {
+    name: `${days}-day low`,
+    condition: { type: 'lowest_in_days', days },
+    rearm: 'every_change',
+  });
 }
-const batches: { request: number; evaluation: number; none: number; ratio: number; ratioWithEvaluation: number; other: ReturnType<typeof summary>; otherWithout: ReturnType<typeof summary> }[] = [];
+const batches: {
+  request: number;
+  evaluation: number;
+  none: number;
+  ratio: number;
+  ratioWithEvaluation: number;
+  other: ReturnType<typeof summary>;
+  otherWithout: ReturnType<typeof summary>;
+}[] = [];
 let next = OBSERVATIONS;
 for (let r = 0; r < ROUNDS; r++) {
   // With rules: the request, then the evaluation of its queued batch (a batch over
@@ -152,7 +181,8 @@ for (let r = 0; r < ROUNDS; r++) {
       await drainAlertBacklog(rt.db);
       return { request, evaluation: performance.now() - a - request };
     });
-  const without = async () => meanwhile(() => post(plain.headers, '/api/v1/prices', { observations: batchOf(plain, next, 1000) }));
+  const without = async () =>
+    meanwhile(() => post(plain.headers, '/api/v1/prices', { observations: batchOf(plain, next, 1000) }));
   // Order swapped every other round.
   let w: Awaited<ReturnType<typeof withRules>>;
   let n: Awaited<ReturnType<typeof without>>;
@@ -180,7 +210,15 @@ for (let r = 0; r < ROUNDS; r++) {
   );
 }
 
-const result = { machine: machine(), kind: s.kind, observations: OBSERVATIONS, clients: CLIENTS, previews, batches, load1: os.loadavg()[0] };
+const result = {
+  machine: machine(),
+  kind: s.kind,
+  observations: OBSERVATIONS,
+  clients: CLIENTS,
+  previews,
+  batches,
+  load1: os.loadavg()[0],
+};
 writeResult(`alerts-heavy-${s.kind}`, result);
 await app.close();
 await rt.close();

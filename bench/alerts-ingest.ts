@@ -43,10 +43,13 @@ if (process.env.BENCH_STATEMENTS === '1') {
     const t0 = performance.now();
     const r = query.apply(this, a);
     if (r instanceof Promise) {
-      void r.then(() => {
-        const x = statements.get(name) ?? { n: 0, ms: 0 };
-        statements.set(name, { n: x.n + 1, ms: x.ms + performance.now() - t0 });
-      }, () => undefined);
+      void r.then(
+        () => {
+          const x = statements.get(name) ?? { n: 0, ms: 0 };
+          statements.set(name, { n: x.n + 1, ms: x.ms + performance.now() - t0 });
+        },
+        () => undefined,
+      );
     }
     return r;
   } as typeof pg.Client.prototype.query;
@@ -93,7 +96,13 @@ function rulesOf(products: { id: string }[]): object[] {
     { type: 'price_drop', amount: 20 },
   ];
   const rules: object[] = [];
-  for (let i = 0; i < 40; i++) rules.push({ name: `wide ${i}`, condition: wide[i % wide.length], rearm: i % 4 === 3 ? 'cooldown' : 'on_clear', ...(i % 4 === 3 ? { cooldown_seconds: 3600 } : {}) });
+  for (let i = 0; i < 40; i++)
+    rules.push({
+      name: `wide ${i}`,
+      condition: wide[i % wide.length],
+      rearm: i % 4 === 3 ? 'cooldown' : 'on_clear',
+      ...(i % 4 === 3 ? { cooldown_seconds: 3600 } : {}),
+    });
   for (let i = 0; i < 60; i++) {
     const product = products[(i * 7) % products.length]!;
     const base = baseOf((i * 7) % products.length);
@@ -105,7 +114,12 @@ function rulesOf(products: { id: string }[]): object[] {
       { type: 'back_in_stock' },
       { type: 'undercut', margin_amount: Math.round(base * 0.05 * 100) / 100 },
     ];
-    rules.push({ name: `product ${i}`, product_id: product.id, condition: kinds[i % kinds.length], rearm: i % 5 === 4 ? 'every_change' : 'on_clear' });
+    rules.push({
+      name: `product ${i}`,
+      product_id: product.id,
+      condition: kinds[i % kinds.length],
+      rearm: i % 5 === 4 ? 'every_change' : 'on_clear',
+    });
   }
   return rules;
 }
@@ -113,14 +127,20 @@ function rulesOf(products: { id: string }[]): object[] {
 async function account(name: string, rules: boolean): Promise<Account> {
   const k = await createKey(rt.db, { plan: 'business', accountId: null });
   const headers = { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' };
-  const competitors = [await post(headers, '/api/v1/competitors', { name: 'A', website: 'https://a.example' }), await post(headers, '/api/v1/competitors', { name: 'B', website: 'https://b.example' })];
+  const competitors = [
+    await post(headers, '/api/v1/competitors', { name: 'A', website: 'https://a.example' }),
+    await post(headers, '/api/v1/competitors', { name: 'B', website: 'https://b.example' }),
+  ];
   const products = [];
-  for (let i = 0; i < PRODUCTS; i++) products.push(await post(headers, '/api/v1/products', { name: `P${i}`, base_price: baseOf(i), currency: 'EUR' }));
+  for (let i = 0; i < PRODUCTS; i++)
+    products.push(await post(headers, '/api/v1/products', { name: `P${i}`, base_price: baseOf(i), currency: 'EUR' }));
   if (rules) for (const r of rulesOf(products)) await post(headers, '/api/v1/alerts', r);
   return {
     name,
     headers,
-    series: products.flatMap((p, i) => competitors.map((c, j) => ({ product_id: p.id, competitor_id: c.id, base: baseOf(i) * (j === 0 ? 1.02 : 0.99) }))),
+    series: products.flatMap((p, i) =>
+      competitors.map((c, j) => ({ product_id: p.id, competitor_id: c.id, base: baseOf(i) * (j === 0 ? 1.02 : 0.99) })),
+    ),
   };
 }
 
@@ -161,7 +181,13 @@ async function batch(a: Account): Promise<{ ms: number; evalMs: number }> {
   const observations = [];
   for (let h = h0; h < h0 + 5; h++) {
     for (const [i, x] of a.series.entries()) {
-      observations.push({ product_id: x.product_id, competitor_id: x.competitor_id, ...observe(h, i, x.base), currency: 'EUR', observed_at: new Date(start + h * 3_600_000).toISOString() });
+      observations.push({
+        product_id: x.product_id,
+        competitor_id: x.competitor_id,
+        ...observe(h, i, x.base),
+        currency: 'EUR',
+        observed_at: new Date(start + h * 3_600_000).toISOString(),
+      });
     }
   }
   const t0 = process.hrtime.bigint();
@@ -192,7 +218,9 @@ const steadyState = async (afterWarmup: boolean) => {
 };
 await steadyState(true);
 const load = [os.loadavg()];
-const firedBefore = Number((await rt.db.query<{ n: number }>('select count(*)::int as n from alert_events')).rows[0]!.n);
+const firedBefore = Number(
+  (await rt.db.query<{ n: number }>('select count(*)::int as n from alert_events')).rows[0]!.n,
+);
 const hoursBefore = hourOf.get('rules') ?? 0;
 const measuredFrom = (await rt.db.query<{ now: Date }>('select clock_timestamp() as now')).rows[0]!.now;
 const ratios: number[] = [];
@@ -200,7 +228,9 @@ const endToEnd: number[] = [];
 const rows: Record<string, number>[] = [];
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted.length % 2 ? sorted[sorted.length >> 1]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  return sorted.length % 2
+    ? sorted[sorted.length >> 1]!
+    : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
 };
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 let evaluated = { ms: 0, observations: 0 };
@@ -215,7 +245,8 @@ for (let round = 0; round < ROUNDS; round++) {
       evalMs[a.name]! += x.evalMs;
     }
   }
-  const rate = (name: string, withEval = false) => (BATCHES * 1000) / ((ms[name]! + (withEval ? evalMs[name]! : 0)) / 1000);
+  const rate = (name: string, withEval = false) =>
+    (BATCHES * 1000) / ((ms[name]! + (withEval ? evalMs[name]! : 0)) / 1000);
   ratios.push(rate('rules') / rate('none'));
   endToEnd.push(rate('rules', true) / rate('none', true));
   evaluated = { ms: evaluated.ms + evalMs.rules!, observations: evaluated.observations + BATCHES * 1000 };
@@ -232,15 +263,48 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const sorted = [...ratios].sort((a, b) => a - b);
 const fired = await rt.db.query<{ n: number }>('select count(*)::int as n from alert_events');
-const byType = await rt.db.query<{ condition_type: string; n: number }>('select condition_type, count(*)::int as n from alert_events where created_at >= $1 group by 1 order by 2 desc', [measuredFrom]);
+const byType = await rt.db.query<{ condition_type: string; n: number }>(
+  'select condition_type, count(*)::int as n from alert_events where created_at >= $1 group by 1 order by 2 desc',
+  [measuredFrom],
+);
 const observed = ((hourOf.get('rules') ?? 0) - hoursBefore) * withRules.series.length;
 const firedMeasured = Number(fired.rows[0]!.n) - firedBefore;
 const firingRate = firedMeasured / observed;
 console.table(rows);
-const summary = { database: s.kind, alert_inline_max: config.alertInlineMax, rounds: ROUNDS, batches_per_round: BATCHES, ratio_median: r3(median(ratios)), with_evaluation_ratio_median: r3(median(endToEnd)), with_evaluation_ratio_min: r3(Math.min(...endToEnd)), with_evaluation_ratio_max: r3(Math.max(...endToEnd)), evaluated_observations_per_s: Math.round(evaluated.observations / (evaluated.ms / 1000)), ratio_min: Math.round(sorted[0]! * 1000) / 1000, ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000, warmup_batches: WARMUP, alert_events_measured: firedMeasured, observations_measured: observed, firings_per_observation: Math.round(firingRate * 10000) / 10000, load1_min: Math.min(...load.map((l) => l[0]!)), load1_max: Math.max(...load.map((l) => l[0]!)), firings_by_type: Object.fromEntries(byType.rows.map((r) => [r.condition_type, Number(r.n)])), target: 0.8 };
+const summary = {
+  database: s.kind,
+  alert_inline_max: config.alertInlineMax,
+  rounds: ROUNDS,
+  batches_per_round: BATCHES,
+  ratio_median: r3(median(ratios)),
+  with_evaluation_ratio_median: r3(median(endToEnd)),
+  with_evaluation_ratio_min: r3(Math.min(...endToEnd)),
+  with_evaluation_ratio_max: r3(Math.max(...endToEnd)),
+  evaluated_observations_per_s: Math.round(evaluated.observations / (evaluated.ms / 1000)),
+  ratio_min: Math.round(sorted[0]! * 1000) / 1000,
+  ratio_max: Math.round(sorted[sorted.length - 1]! * 1000) / 1000,
+  warmup_batches: WARMUP,
+  alert_events_measured: firedMeasured,
+  observations_measured: observed,
+  firings_per_observation: Math.round(firingRate * 10000) / 10000,
+  load1_min: Math.min(...load.map((l) => l[0]!)),
+  load1_max: Math.max(...load.map((l) => l[0]!)),
+  firings_by_type: Object.fromEntries(byType.rows.map((r) => [r.condition_type, Number(r.n)])),
+  target: 0.8,
+};
 console.log(summary);
-if (statements.size > 0) console.table([...statements].sort((a, b) => b[1].ms - a[1].ms).slice(0, 20).map(([name, x]) => ({ name, n: x.n, ms: Math.round(x.ms), per_call_ms: Math.round((x.ms / x.n) * 10) / 10 })));
-writeResult(`alerts-ingest-${s.kind}${config.alertInlineMax < 1000 ? '-deferred' : ''}`, { machine: machine(), summary, rounds: rows });
+if (statements.size > 0)
+  console.table(
+    [...statements]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .slice(0, 20)
+      .map(([name, x]) => ({ name, n: x.n, ms: Math.round(x.ms), per_call_ms: Math.round((x.ms / x.n) * 10) / 10 })),
+  );
+writeResult(`alerts-ingest-${s.kind}${config.alertInlineMax < 1000 ? '-deferred' : ''}`, {
+  machine: machine(),
+  summary,
+  rounds: rows,
+});
 await app.close();
 await rt.close();
 await s.cleanup();

@@ -31,7 +31,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PLANS } from '../src/auth/plans.js';
-import { cleanup, DATABASES, env, machine, minimalServerArgs, realServerArgs, SETTINGS, table, workDir, writeResult } from './lib/common.js';
+import {
+  cleanup,
+  DATABASES,
+  env,
+  machine,
+  minimalServerArgs,
+  realServerArgs,
+  SETTINGS,
+  table,
+  workDir,
+  writeResult,
+} from './lib/common.js';
 import { startServer } from './lib/proc.js';
 import { LOADGEN, NICE, plans, r2, Rounds, ROUNDS, SLICE_S } from './lib/rounds.js';
 import { PG_BENCH_DB, pgUrl, recreatePgDatabase, REDIS_URL, seed } from './lib/seed.js';
@@ -53,13 +64,22 @@ try {
     `bench:api  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SLICE_S} s per target ` +
       `(after a ${SETTINGS.warmupS} s warm-up each); work dir ${dir}`,
   );
-  rounds.add('c', 'c: bare Fastify', await startServer({ name: 'bare', args: minimalServerArgs('bare'), env: { MODE: 'bare' }, logFile: logs('bare') }), plans(undefined));
+  rounds.add(
+    'c',
+    'c: bare Fastify',
+    await startServer({ name: 'bare', args: minimalServerArgs('bare'), env: { MODE: 'bare' }, logFile: logs('bare') }),
+    plans(undefined),
+  );
 
   for (const db of DATABASES) {
     const dataDir = path.join(dir, 'data');
     if (db === 'pg') await recreatePgDatabase();
     process.stdout.write(`seeding ${LABEL[db]} ... `);
-    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, { keys: KEYS, products: PRODUCTS, heavyProducts: 0 });
+    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, {
+      keys: KEYS,
+      products: PRODUCTS,
+      heavyProducts: 0,
+    });
     console.log('done');
     let realEnv: Record<string, string>;
     let minimalEnv: Record<string, string>;
@@ -89,7 +109,12 @@ try {
     rounds.add(
       `b-${db}`,
       `b: minimal ${LABEL[db]}`,
-      await startServer({ name: `minimal-${db}`, args: minimalServerArgs(`minimal-${db}`), env: { ...minimalEnv, MODE: db, ACCOUNT_ID: seeded.accountId }, logFile: logs(`minimal-${db}`) }),
+      await startServer({
+        name: `minimal-${db}`,
+        args: minimalServerArgs(`minimal-${db}`),
+        env: { ...minimalEnv, MODE: db, ACCOUNT_ID: seeded.accountId },
+        logFile: logs(`minimal-${db}`),
+      }),
       plans(seeded),
       pgDb,
     );
@@ -104,7 +129,8 @@ try {
   const pace: Partial<Record<'pg' | 'pglite', Pace>> = {};
   let setLoadSkipped: string | undefined;
   if (!SET_LOAD) setLoadSkipped = 'BENCH_SET_LOAD=0';
-  else if (LOADGEN !== 'wrk') setLoadSkipped = `needs wrk (think time per connection); the load generator is ${LOADGEN}`;
+  else if (LOADGEN !== 'wrk')
+    setLoadSkipped = `needs wrk (think time per connection); the load generator is ${LOADGEN}`;
   if (setLoadSkipped) {
     console.log(`\nlatency at a set load: skipped (${setLoadSkipped})`);
   } else {
@@ -129,7 +155,10 @@ try {
   }
   const setLoadSummary = rounds.setLoadSummary();
 
-  const ratios: Record<string, { a_b: number; a_b_rounds: number[]; a_c: number; a_c_rounds: number[]; p99_ms: number }> = {};
+  const ratios: Record<
+    string,
+    { a_b: number; a_b_rounds: number[]; a_c: number; a_c_rounds: number[]; p99_ms: number }
+  > = {};
   const p99AtSetLoad: Record<string, number | undefined> = {};
   for (const db of DATABASES) {
     const ab = rounds.ratio(`a-${db}`, `b-${db}`);
@@ -140,28 +169,42 @@ try {
     p99AtSetLoad[LABEL[db]] = aSet?.p99;
     // Every request counted against its connection's key: none may come near the hourly limit.
     const perKey = Math.ceil((a.requests + a.rps * SETTINGS.warmupS + (aSet?.requests ?? 0)) / KEYS);
-    if (perKey > PLANS.business * 0.9) console.warn(`WARNING: about ${perKey} requests per key on ${db}, near the ${PLANS.business}/h limit`);
+    if (perKey > PLANS.business * 0.9)
+      console.warn(`WARNING: about ${perKey} requests per key on ${db}, near the ${PLANS.business}/h limit`);
   }
 
   console.log('');
   table(
     Object.entries(ratios).map(([db, r]) => {
       const setP99 = p99AtSetLoad[db];
-      const verdict = db === LABEL.pg && setP99 !== undefined ? (setP99 < P99_TARGET_MS ? ` ok (< ${P99_TARGET_MS})` : ` MISSED (< ${P99_TARGET_MS})`) : '';
+      const verdict =
+        db === LABEL.pg && setP99 !== undefined
+          ? setP99 < P99_TARGET_MS
+            ? ` ok (< ${P99_TARGET_MS})`
+            : ` MISSED (< ${P99_TARGET_MS})`
+          : '';
       return {
         database: db,
         'a/b (target >= 0.7)': `${r.a_b} ${r.a_b >= 0.7 ? 'ok' : 'MISSED'}`,
         'a/b per round': r.a_b_rounds.join(' '),
         'a/c': r.a_c,
         'a p99 ms at saturation': r.p99_ms,
-        [`a p99 ms at set load (target < ${P99_TARGET_MS}, PostgreSQL)`]: setP99 === undefined ? 'not measured' : `${setP99}${verdict}`,
+        [`a p99 ms at set load (target < ${P99_TARGET_MS}, PostgreSQL)`]:
+          setP99 === undefined ? 'not measured' : `${setP99}${verdict}`,
       };
     }),
   );
   const pgSet = setLoadSummary.find((s) => s.id === 'a-pg');
   writeResult(process.env.BENCH_RESULT_NAME ?? 'api', {
     machine: machine(),
-    settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info', setLoad: SET_LOAD },
+    settings: {
+      ...SETTINGS,
+      durationS: SLICE_S,
+      rounds: ROUNDS,
+      nice: NICE ?? 0,
+      logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
+      setLoad: SET_LOAD,
+    },
     summary,
     ratios,
     at_set_load: setLoadSkipped

@@ -14,7 +14,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanup, DATABASES, machine, minimalServerArgs, REAL_SERVER, realServerArgs, SETTINGS, workDir, writeResult } from './lib/common.js';
+import {
+  cleanup,
+  DATABASES,
+  machine,
+  minimalServerArgs,
+  REAL_SERVER,
+  realServerArgs,
+  SETTINGS,
+  workDir,
+  writeResult,
+} from './lib/common.js';
 import { startServer } from './lib/proc.js';
 import { NICE, plans, Rounds, ROUNDS, SLICE_S } from './lib/rounds.js';
 import { PG_BENCH_DB, pgUrl, recreatePgDatabase, REDIS_URL, seed } from './lib/seed.js';
@@ -25,11 +35,17 @@ const rounds = new Rounds();
 const runId = Date.now();
 
 try {
-  console.log(`bench:attribution  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SLICE_S} s per target; work dir ${dir}`);
+  console.log(
+    `bench:attribution  ${SETTINGS.connections} connections, ${ROUNDS} rounds of ${SLICE_S} s per target; work dir ${dir}`,
+  );
   for (const db of DATABASES) {
     const dataDir = path.join(dir, `data-${db}`);
     if (db === 'pg') await recreatePgDatabase();
-    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, { keys: SETTINGS.connections, products: 1_000, heavyProducts: 0 });
+    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, {
+      keys: SETTINGS.connections,
+      products: 1_000,
+      heavyProducts: 0,
+    });
     const pgDb = db === 'pg' ? PG_BENCH_DB : undefined;
     const shipped: Record<string, string> = db === 'pg' ? { LOG_LEVEL: 'info', REDIS_URL } : { LOG_LEVEL: 'info' };
     const only = process.env.BENCH_VARIANTS?.split(',');
@@ -43,7 +59,9 @@ try {
               ['both', { LOG_LEVEL: 'warn' }, REAL_SERVER],
             ] as const)
           : []),
-        ...(process.env.BENCH_BASELINE ? ([['baseline', shipped, path.resolve(process.env.BENCH_BASELINE)]] as const) : []),
+        ...(process.env.BENCH_BASELINE
+          ? ([['baseline', shipped, path.resolve(process.env.BENCH_BASELINE)]] as const)
+          : []),
       ] as [string, Record<string, string>, string][]
     ).filter(([name]) => !only || only.includes(name));
     for (const [i, [name, vEnv, server]] of variants.entries()) {
@@ -59,7 +77,12 @@ try {
       rounds.add(
         id,
         `${db} ${name}`,
-        await startServer({ name: id, args: realServerArgs(id, server), env: { ...dbEnv, ...vEnv }, logFile: logs(id) }),
+        await startServer({
+          name: id,
+          args: realServerArgs(id, server),
+          env: { ...dbEnv, ...vEnv },
+          logFile: logs(id),
+        }),
         plans(seeded),
         pgDb,
       );
@@ -70,7 +93,10 @@ try {
       await startServer({
         name: `${db}-minimal`,
         args: minimalServerArgs(),
-        env: db === 'pg' ? { MODE: 'pg', DATABASE_URL: pgUrl(), ACCOUNT_ID: seeded.accountId } : { MODE: 'pglite', DATA_DIR: dataDir, ACCOUNT_ID: seeded.accountId },
+        env:
+          db === 'pg'
+            ? { MODE: 'pg', DATABASE_URL: pgUrl(), ACCOUNT_ID: seeded.accountId }
+            : { MODE: 'pglite', DATA_DIR: dataDir, ACCOUNT_ID: seeded.accountId },
         logFile: logs(`${db}-minimal`),
       }),
       plans(seeded),
@@ -86,7 +112,12 @@ try {
   }
   console.log('\nratio to the minimal route, per round');
   for (const [k, v] of Object.entries(ratios)) console.log(`  ${k.padEnd(34)} ${v.join(' ')}`);
-  writeResult(process.env.BENCH_RESULT_NAME ?? 'attribution', { machine: machine(), settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0 }, summary: rounds.summary(), ratios });
+  writeResult(process.env.BENCH_RESULT_NAME ?? 'attribution', {
+    machine: machine(),
+    settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0 },
+    summary: rounds.summary(),
+    ratios,
+  });
 } finally {
   await rounds.stopAll();
   cleanup(dir);

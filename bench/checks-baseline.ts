@@ -15,7 +15,9 @@ import { pageUrl } from './checks-pages.js';
 
 const mode = process.env.BASELINE_MODE ?? 'undici';
 /** The same URLs bench/checks.ts gives its listings: pageUrl(tag, i). */
-const urls = Array.from({ length: Number(process.env.BASELINE_N ?? '0') }, (_, i) => pageUrl(process.env.BASELINE_SITE ?? '', process.env.BASELINE_TAG ?? 'b', i));
+const urls = Array.from({ length: Number(process.env.BASELINE_N ?? '0') }, (_, i) =>
+  pageUrl(process.env.BASELINE_SITE ?? '', process.env.BASELINE_TAG ?? 'b', i),
+);
 const concurrency = Number(process.env.BASELINE_CONCURRENCY ?? '16');
 /** CPU is reported from the completion of this many pages on (the warm-up is left out). */
 const warm = Number(process.env.BASELINE_WARM ?? '0');
@@ -24,14 +26,19 @@ const agent = new Agent({ keepAliveTimeout: 30_000 });
 const fetcher = createHttpFetcher(loadConfig(process.env));
 
 async function fetchPlain(url: string): Promise<{ body: string; finalUrl: string }> {
-  const res = await request(url, { dispatcher: agent, headers: { 'accept-encoding': 'gzip, br', 'user-agent': 'pricehound-bench' } });
+  const res = await request(url, {
+    dispatcher: agent,
+    headers: { 'accept-encoding': 'gzip, br', 'user-agent': 'pricehound-bench' },
+  });
   const raw = Buffer.from(await res.body.arrayBuffer());
   const enc = res.headers['content-encoding'];
   const buf = enc === 'gzip' ? await gunzip(raw) : enc === 'br' ? await brotli(raw) : raw;
   return { body: buf.toString('utf8'), finalUrl: url };
 }
-const gunzip = (b: Buffer) => new Promise<Buffer>((resolve, reject) => zlib.gunzip(b, (e, r) => (e ? reject(e) : resolve(r))));
-const brotli = (b: Buffer) => new Promise<Buffer>((resolve, reject) => zlib.brotliDecompress(b, (e, r) => (e ? reject(e) : resolve(r))));
+const gunzip = (b: Buffer) =>
+  new Promise<Buffer>((resolve, reject) => zlib.gunzip(b, (e, r) => (e ? reject(e) : resolve(r))));
+const brotli = (b: Buffer) =>
+  new Promise<Buffer>((resolve, reject) => zlib.brotliDecompress(b, (e, r) => (e ? reject(e) : resolve(r))));
 
 const done: number[] = [];
 let failures = 0;
@@ -58,4 +65,6 @@ await Promise.all(Array.from({ length: concurrency }, lane));
 const cpu = process.cpuUsage(cpuAtWarm);
 await fetcher.close();
 await agent.close();
-process.stdout.write(`${JSON.stringify({ done, failures, cpuWindowMs: (cpu.user + cpu.system) / 1000, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ done, failures, cpuWindowMs: (cpu.user + cpu.system) / 1000, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`,
+);

@@ -4,6 +4,8 @@
 import { startFixtureSite } from '../test/fixtures/site/server.js';
 
 const encoding = process.argv[2] ?? 'gzip';
-const site = await startFixtureSite({ negotiateEncoding: encoding === 'identity' ? false : (encoding as 'gzip' | 'br') });
+const site = await startFixtureSite({
+  negotiateEncoding: encoding === 'identity' ? false : (encoding as 'gzip' | 'br'),
+});
 process.stdout.write(`${JSON.stringify({ url: site.url, pid: process.pid })}\n`);
 process.once('SIGTERM', () => void site.close().then(() => process.exit(0)));

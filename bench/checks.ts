@@ -70,13 +70,20 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 function spawnNode(args: string[], extraEnv: Record<string, string>): ChildProcess {
-  const p = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   live.add(p);
   p.once('exit', () => live.delete(p));
   return p;
 }
 
-const exited = (p: ChildProcess) => new Promise<number | null>((resolve) => (p.exitCode !== null ? resolve(p.exitCode) : p.once('exit', (c) => resolve(c))));
+const exited = (p: ChildProcess) =>
+  new Promise<number | null>((resolve) =>
+    p.exitCode !== null ? resolve(p.exitCode) : p.once('exit', (c) => resolve(c)),
+  );
 
 interface Site {
   url: string;
@@ -113,13 +120,25 @@ async function prepare(kind: 'pg' | 'pglite'): Promise<Target> {
     dir = workDir('checks');
     envFor = { DATA_DIR: dir, DATABASE_URL: '' };
   }
-  const db = await openDatabase(kind === 'pg' ? { databaseUrl: pgUrl(PG_DB), dataDir: '' } : { databaseUrl: undefined, dataDir: dir! });
+  const db = await openDatabase(
+    kind === 'pg' ? { databaseUrl: pgUrl(PG_DB), dataDir: '' } : { databaseUrl: undefined, dataDir: dir! },
+  );
   try {
     await migrate(db);
     const accountId = await createAccount(db, 'bench');
     const productId = newId('prod');
-    await db.query(`insert into products (id, account_id, name, base_price, currency) values ($1, $2, 'Bench product', 100, 'USD')`, [productId, accountId]);
-    return { kind, env: envFor, command: kind === 'pg' ? 'worker' : 'start', accountId, productId, ...(dir ? { dir } : {}) };
+    await db.query(
+      `insert into products (id, account_id, name, base_price, currency) values ($1, $2, 'Bench product', 100, 'USD')`,
+      [productId, accountId],
+    );
+    return {
+      kind,
+      env: envFor,
+      command: kind === 'pg' ? 'worker' : 'start',
+      accountId,
+      productId,
+      ...(dir ? { dir } : {}),
+    };
   } finally {
     await db.close();
   }
@@ -127,7 +146,9 @@ async function prepare(kind: 'pg' | 'pglite'): Promise<Target> {
 
 /** Replaces the listings with `n` due ones, each its own URL (tagged per round). */
 async function seedListings(t: Target, site: Site, tag: string, n: number): Promise<void> {
-  const db = await openDatabase(t.kind === 'pg' ? { databaseUrl: pgUrl(PG_DB), dataDir: '' } : { databaseUrl: undefined, dataDir: t.dir! });
+  const db = await openDatabase(
+    t.kind === 'pg' ? { databaseUrl: pgUrl(PG_DB), dataDir: '' } : { databaseUrl: undefined, dataDir: t.dir! },
+  );
   try {
     await db.query('delete from listings');
     const ids = Array.from({ length: n }, () => newId('lst'));
@@ -158,7 +179,13 @@ interface Measured {
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
-async function runWorker(t: Target, site: Site, round: number, threads: string, server = REAL_SERVER): Promise<Measured> {
+async function runWorker(
+  t: Target,
+  site: Site,
+  round: number,
+  threads: string,
+  server = REAL_SERVER,
+): Promise<Measured> {
   const n = SETTINGS.checks;
   const warm = Math.max(1, Math.floor(n * SETTINGS.warmFraction));
   const other = server !== REAL_SERVER;
@@ -183,7 +210,9 @@ async function runWorker(t: Target, site: Site, round: number, threads: string, 
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`worker exited (${code}) after ${done} checks: ${stderr.slice(-2000)}`)));
+    proc.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) after ${done} checks: ${stderr.slice(-2000)}`)),
+    );
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (!line.includes('"check finished"')) return;
       const l = JSON.parse(line) as { time: number; ok: boolean };
@@ -259,7 +288,12 @@ async function runBaseline(mode: string, site: Site, round: number): Promise<Mea
   clearInterval(sampler);
   const site1 = cpuMs(site.pid);
   if (code !== 0) throw new Error(`baseline ${mode} exited ${code}`);
-  const r = JSON.parse(out.trim().split('\n').at(-1)!) as { done: number[]; failures: number; cpuWindowMs: number; rssMiB: number };
+  const r = JSON.parse(out.trim().split('\n').at(-1)!) as {
+    done: number[];
+    failures: number;
+    cpuWindowMs: number;
+    rssMiB: number;
+  };
   const window = n - warm;
   return {
     target: `baseline: ${mode === 'undici' ? 'undici + extract' : 'our fetcher + extract'}`,
@@ -269,7 +303,12 @@ async function runBaseline(mode: string, site: Site, round: number): Promise<Mea
     perSecond: r2((window / (r.done[n - 1]! - r.done[warm - 1]!)) * 1000),
     // The site's CPU over the whole baseline run (its warm-up included), so slightly high.
     cpuPerCheck: { process: r2(r.cpuWindowMs / window), site: r2((site1 - site0) / n), postgres: 0 },
-    rss: { atWarm: NaN, peak: maxOf([...samples.map((s) => s.mib), Math.round(r.rssMiB * 10) / 10]), atEnd: Math.round(r.rssMiB * 10) / 10, samples: [] },
+    rss: {
+      atWarm: NaN,
+      peak: maxOf([...samples.map((s) => s.mib), Math.round(r.rssMiB * 10) / 10]),
+      atEnd: Math.round(r.rssMiB * 10) / 10,
+      samples: [],
+    },
   };
 }
 
@@ -285,7 +324,9 @@ console.log(
   `checks bench: ${SETTINGS.checks} checks per target per round, ${SETTINGS.rounds} rounds, concurrency ${SETTINGS.concurrency}, ` +
     `page ${BENCH_PAGE} (${Math.round(pageBytes / 1024)} KB, served ${SETTINGS.encoding}), databases ${DATABASES.join(', ')}`,
 );
-console.log('per-domain limits lifted for the one loopback host: FETCH_DOMAIN_DELAY_MS=0, FETCH_DOMAIN_CONCURRENCY=100');
+console.log(
+  'per-domain limits lifted for the one loopback host: FETCH_DOMAIN_DELAY_MS=0, FETCH_DOMAIN_CONCURRENCY=100',
+);
 
 const site = await startSite();
 const results: Record<string, { runs: (Measured & { load1: number })[]; ratio: number[]; compare?: unknown }> = {};
@@ -317,7 +358,12 @@ try {
     // Per round, the shipped worker (first variant) over the plain fetch+parse baseline.
     const ratio: number[] = [];
     for (let round = 0; round < SETTINGS.rounds; round++) {
-      const w = runs.find((r) => r.round === round && r.target.startsWith('worker') && r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`));
+      const w = runs.find(
+        (r) =>
+          r.round === round &&
+          r.target.startsWith('worker') &&
+          r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`),
+      );
       const b = runs.find((r) => r.round === round && r.target.startsWith('baseline: undici'));
       if (w && b) ratio.push(r2(w.perSecond / b.perSecond));
     }
@@ -339,7 +385,9 @@ try {
       })),
     );
     for (const target of [...new Set(runs.map((r) => r.target))]) {
-      console.log(`median ${target}: ${r2(median(runs.filter((r) => r.target === target).map((r) => r.perSecond)))} checks/s`);
+      console.log(
+        `median ${target}: ${r2(median(runs.filter((r) => r.target === target).map((r) => r.perSecond)))} checks/s`,
+      );
     }
     console.log(`worker (EXTRACT_THREADS=${WORKER_THREADS[0]}) / undici baseline, per round: ${ratio.join(', ')}`);
     if (COMPARE_SERVER) {
@@ -347,14 +395,21 @@ try {
       const cpu: number[] = [];
       const rate: number[] = [];
       for (let round = 0; round < SETTINGS.rounds; round++) {
-        const mine = runs.find((r) => r.round === round && r.target.startsWith('worker') && r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`));
+        const mine = runs.find(
+          (r) =>
+            r.round === round &&
+            r.target.startsWith('worker') &&
+            r.target.includes(`EXTRACT_THREADS=${WORKER_THREADS[0]})`),
+        );
         const theirs = runs.find((r) => r.round === round && r.target.startsWith('other build'));
         if (mine && theirs) {
           cpu.push(r2(mine.cpuPerCheck.process / theirs.cpuPerCheck.process));
           rate.push(r2(theirs.perSecond / mine.perSecond));
         }
       }
-      console.log(`this build / other build (${COMPARE_SERVER}), per round: CPU per check ${cpu.join(', ')}; time per check ${rate.join(', ')}`);
+      console.log(
+        `this build / other build (${COMPARE_SERVER}), per round: CPU per check ${cpu.join(', ')}; time per check ${rate.join(', ')}`,
+      );
       results[kind]!.compare = { server: COMPARE_SERVER, cpuRatio: cpu, timeRatio: rate };
     }
   }

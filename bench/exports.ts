@@ -7,7 +7,17 @@
  * Writes bench/results/exports.json.
  */
 import path from 'node:path';
-import { cleanup, DATABASES, env, machine, realServerArgs, SETTINGS, table, workDir, writeResult } from './lib/common.js';
+import {
+  cleanup,
+  DATABASES,
+  env,
+  machine,
+  realServerArgs,
+  SETTINGS,
+  table,
+  workDir,
+  writeResult,
+} from './lib/common.js';
 import { problems, runLoad } from './lib/load.js';
 import { probe } from './lib/probe.js';
 import { startServer, track } from './lib/proc.js';
@@ -21,31 +31,54 @@ const dir = workDir('exports');
 const out: Record<string, unknown> = {};
 const rows: Record<string, string | number>[] = [];
 try {
-  console.log(`bench:exports  ${PRODUCTS} products, ${CONNECTIONS} export connection(s), short GET every 10 ms, ${SETTINGS.durationS} s per phase`);
+  console.log(
+    `bench:exports  ${PRODUCTS} products, ${CONNECTIONS} export connection(s), short GET every 10 ms, ${SETTINGS.durationS} s per phase`,
+  );
   for (const db of DATABASES) {
     const dataDir = path.join(dir, `data-${db}`);
     if (db === 'pg') await recreatePgDatabase();
-    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, { keys: 1, products: PRODUCTS, heavyProducts: 0 });
+    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, {
+      keys: 1,
+      products: PRODUCTS,
+      heavyProducts: 0,
+    });
     const server = track(
       await startServer({
         name: `exports-${db}`,
         args: realServerArgs(),
-        env: db === 'pg' ? { DATABASE_URL: pgUrl(), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` } : { DATA_DIR: dataDir },
+        env:
+          db === 'pg'
+            ? { DATABASE_URL: pgUrl(), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` }
+            : { DATA_DIR: dataDir },
         logFile: path.join(dir, `exports-${db}.log`),
       }),
     );
     try {
       const headers = { authorization: `Bearer ${seeded.keys[0]}` };
-      const short = { url: server.url, paths: seeded.productIds.slice(0, 100).map((id) => `/api/v1/products/${id}`), headers, everyMs: 10, durationS: SETTINGS.durationS };
+      const short = {
+        url: server.url,
+        paths: seeded.productIds.slice(0, 100).map((id) => `/api/v1/products/${id}`),
+        headers,
+        everyMs: 10,
+        durationS: SETTINGS.durationS,
+      };
       const alone = await probe(short);
       const [beside, exportLoop] = await Promise.all([
         probe(short),
-        runLoad({ url: server.url, connections: CONNECTIONS, durationS: SETTINGS.durationS, plan: () => ({ headers, paths: ['/api/v1/products.csv'] }) }),
+        runLoad({
+          url: server.url,
+          connections: CONNECTIONS,
+          durationS: SETTINGS.durationS,
+          plan: () => ({ headers, paths: ['/api/v1/products.csv'] }),
+        }),
       ]);
       const bad = problems(exportLoop);
       if (bad) throw new Error(`export loop: ${bad}`);
       out[LABEL[db]] = { alone, beside, exportLoop };
-      for (const [phase, p] of [['short GETs alone', alone], [`short GETs + exports (${exportLoop.rps} exports/s)`, beside]] as const) {
+      for (const [phase, p] of [
+        ['short GETs alone', alone],
+        [`short GETs + exports (${exportLoop.rps} exports/s)`, beside],
+      ] as const) {
         rows.push({ database: LABEL[db], phase, 'p50 ms': p.p50, 'p99 ms': p.p99, 'max ms': p.max });
       }
     } finally {
@@ -53,7 +86,13 @@ try {
     }
   }
   table(rows);
-  writeResult(process.env.BENCH_RESULT_NAME ?? 'exports', { machine: machine(), products: PRODUCTS, connections: CONNECTIONS, durationS: SETTINGS.durationS, results: out });
+  writeResult(process.env.BENCH_RESULT_NAME ?? 'exports', {
+    machine: machine(),
+    products: PRODUCTS,
+    connections: CONNECTIONS,
+    durationS: SETTINGS.durationS,
+    results: out,
+  });
 } finally {
   cleanup(dir);
 }

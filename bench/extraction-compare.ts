@@ -22,10 +22,15 @@ if (!other) {
   process.exit(2);
 }
 const rounds = Number(process.argv[3] ?? 300);
-const theirs = ((await import(path.resolve(other, 'src/extraction/index.ts'))) as { extractPrices: typeof extractPrices }).extractPrices;
+const theirs = (
+  (await import(path.resolve(other, 'src/extraction/index.ts'))) as { extractPrices: typeof extractPrices }
+).extractPrices;
 const shared = process.env.COMPARE_PAGES === 'shared';
 const pages = shared
-  ? productPages().map((p) => ({ html: readPageHtml(p), baseUrl: `http://127.0.0.1/${p.key}${new URL(p.url).pathname}` }))
+  ? productPages().map((p) => ({
+      html: readPageHtml(p),
+      baseUrl: `http://127.0.0.1/${p.key}${new URL(p.url).pathname}`,
+    }))
   : [{ html: fs.readFileSync(path.join(ROOT, 'test/fixtures/pages/big-page.html'), 'utf8'), baseUrl: undefined }];
 const each = (f: typeof extractPrices, visibleFallback: boolean) => () => {
   for (const p of pages) f(p.html, { visibleFallback, ...(p.baseUrl ? { baseUrl: p.baseUrl } : {}) });

@@ -61,7 +61,9 @@ const site = http.createServer((req, res) => {
   }
   const gz = readPageGzip(page);
   if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
-    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': gz.length }).end(gz);
+    res
+      .writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': gz.length })
+      .end(gz);
   } else {
     const html = Buffer.from(gunzip(gz));
     res.writeHead(200, { 'content-type': 'text/html', 'content-length': html.length }).end(html);
@@ -117,21 +119,37 @@ try {
   const key = await createKey(rt.db, { plan: 'business', accountId: null });
   const headers = { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' };
   const call = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${api}${url}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${api}${url}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
     return JSON.parse(text) as T;
   };
-  const product = await call<{ id: string }>('POST', '/products', { name: 'Benchmark product', base_price: 100, currency: 'EUR' });
+  const product = await call<{ id: string }>('POST', '/products', {
+    name: 'Benchmark product',
+    base_price: 100,
+    currency: 'EUR',
+  });
   // Four checks at a time: enough to keep the 2 cores busy, few enough for a shared machine.
   const queue = [...pages];
   const lane = async (): Promise<void> => {
     for (let p = queue.shift(); p; p = queue.shift()) {
-      const listing = await call<{ id: string }>('POST', '/listings', { product_id: product.id, url: `${siteUrl}${localPath(p)}` });
+      const listing = await call<{ id: string }>('POST', '/listings', {
+        product_id: product.id,
+        url: `${siteUrl}${localPath(p)}`,
+      });
       const check = await call<CheckResult>('POST', `/listings/${listing.id}/check`);
       const got = check.ok && check.price !== null ? String(check.price) : null;
       const stock = check.in_stock === null ? null : check.in_stock ? 'InStock' : 'OutOfStock';
-      rows.push({ page: p, check, price: scorePrice(price, p.prices, got), availability: scoreAvailability(availability, p.availability, stock) });
+      rows.push({
+        page: p,
+        check,
+        price: scorePrice(price, p.prices, got),
+        availability: scoreAvailability(availability, p.availability, stock),
+      });
     }
   };
   await Promise.all(Array.from({ length: 4 }, lane));
@@ -151,7 +169,9 @@ rows.sort((a, b) => a.page.key.localeCompare(b.page.key));
 
 const host = (p: ProductPage): string => new URL(p.url).hostname.replace(/^www\./, '');
 const answer = (c: CheckResult): string => (c.ok ? `${c.price} ${c.currency} (${c.source})` : `none: ${c.error_code}`);
-console.log(`\n${rows.length} shared product pages through a real check (${((Date.now() - started) / 1000).toFixed(1)} s), ${PRODUCT_PAGES_DIR}`);
+console.log(
+  `\n${rows.length} shared product pages through a real check (${((Date.now() - started) / 1000).toFixed(1)} s), ${PRODUCT_PAGES_DIR}`,
+);
 if (process.env.BENCH_PAGES_VERBOSE === '1') {
   for (const r of rows) {
     console.log(
@@ -164,16 +184,38 @@ console.log(`  price         ${formatScore(price)}`);
 console.log(`  availability  ${formatScore(availability)}`);
 const wrong = rows.filter((r) => r.price === 'wrong');
 console.log(`\nwrong prices (${wrong.length}):`);
-for (const r of wrong) console.log(`  ${r.page.key.slice(0, 8)} ${host(r.page)}: recorded ${answer(r.check)}, the page's price ${r.page.prices.join(' or ') || 'none'}`);
+for (const r of wrong)
+  console.log(
+    `  ${r.page.key.slice(0, 8)} ${host(r.page)}: recorded ${answer(r.check)}, the page's price ${r.page.prices.join(' or ') || 'none'}`,
+  );
 const wrongStock = rows.filter((r) => r.availability === 'wrong');
 console.log(`wrong availability (${wrongStock.length}):`);
-for (const r of wrongStock) console.log(`  ${r.page.key.slice(0, 8)} ${host(r.page)}: recorded in_stock ${r.check.in_stock}, the page says ${r.page.availability}`);
+for (const r of wrongStock)
+  console.log(
+    `  ${r.page.key.slice(0, 8)} ${host(r.page)}: recorded in_stock ${r.check.in_stock}, the page says ${r.page.availability}`,
+  );
 const refused = rows.filter((r) => r.price === 'none');
 console.log(`no price recorded where the page has one (${refused.length}):`);
-for (const r of refused) console.log(`  ${r.page.key.slice(0, 8)} ${host(r.page)}: ${r.check.error_code}: ${(r.check.error ?? '').slice(0, 240)}`);
+for (const r of refused)
+  console.log(
+    `  ${r.page.key.slice(0, 8)} ${host(r.page)}: ${r.check.error_code}: ${(r.check.error ?? '').slice(0, 240)}`,
+  );
 
 if (process.env.BENCH_PAGES_DUMP) {
-  fs.writeFileSync(process.env.BENCH_PAGES_DUMP, JSON.stringify(rows.map((r) => ({ key: r.page.key, url: r.page.url, truth: r.page.prices, stock: r.page.availability, check: r.check })), null, 1));
+  fs.writeFileSync(
+    process.env.BENCH_PAGES_DUMP,
+    JSON.stringify(
+      rows.map((r) => ({
+        key: r.page.key,
+        url: r.page.url,
+        truth: r.page.prices,
+        stock: r.page.availability,
+        check: r.check,
+      })),
+      null,
+      1,
+    ),
+  );
 }
 // Figures only (no page content): the keys of the pages answered wrongly.
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -181,7 +223,10 @@ writeResult(process.env.BENCH_RESULT ?? 'extraction-pages', {
   machine: machine(),
   pages: rows.length,
   price: { ...price, ...Object.fromEntries(Object.entries(prf(price)).map(([k, v]) => [k, round3(v)])) },
-  availability: { ...availability, ...Object.fromEntries(Object.entries(prf(availability)).map(([k, v]) => [k, round3(v)])) },
+  availability: {
+    ...availability,
+    ...Object.fromEntries(Object.entries(prf(availability)).map(([k, v]) => [k, round3(v)])),
+  },
   wrongPrices: wrong.map((r) => r.page.key),
   wrongAvailability: wrongStock.map((r) => r.page.key),
   noPrice: refused.map((r) => r.page.key),

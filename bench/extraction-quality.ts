@@ -26,8 +26,16 @@ interface Case {
 }
 
 function cases(): { fresh: Case[]; older: Case[] } {
-  const truth = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/visible-truth.json'), 'utf8')) as Array<Case & { refuse?: string; stock?: Availability }>;
-  const fresh = truth.map((t) => ({ file: t.file, options: t.options, price: t.refuse ? undefined : t.price, currency: t.currency, stock: t.stock ?? 'unknown' }));
+  const truth = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/visible-truth.json'), 'utf8')) as Array<
+    Case & { refuse?: string; stock?: Availability }
+  >;
+  const fresh = truth.map((t) => ({
+    file: t.file,
+    options: t.options,
+    price: t.refuse ? undefined : t.price,
+    currency: t.currency,
+    stock: t.stock ?? 'unknown',
+  }));
   const manifest = JSON.parse(fs.readFileSync(path.join(PAGES, 'manifest.json'), 'utf8')) as Array<{
     file: string;
     options?: ExtractOptions;
@@ -35,7 +43,13 @@ function cases(): { fresh: Case[]; older: Case[] } {
   }>;
   const older = manifest
     .filter((m) => !truth.some((t) => t.file === m.file))
-    .map((m) => ({ file: m.file, options: m.options, price: m.expect.chosen?.price, currency: m.expect.chosen?.currency, stock: m.expect.availability }));
+    .map((m) => ({
+      file: m.file,
+      options: m.options,
+      price: m.expect.chosen?.price,
+      currency: m.expect.chosen?.currency,
+      stock: m.expect.availability,
+    }));
   return { fresh, older };
 }
 
@@ -58,7 +72,8 @@ function score(list: Case[], visibleFallback: boolean): { price: Score; stock: S
     const r = extractPrices(fs.readFileSync(path.join(PAGES, c.file), 'utf8'), { ...c.options, visibleFallback });
     const got = r.chosen;
     if (got) {
-      if (c.price !== undefined && same(got.price, c.price) && (got.currency ?? null) === (c.currency ?? null)) price.tp++;
+      if (c.price !== undefined && same(got.price, c.price) && (got.currency ?? null) === (c.currency ?? null))
+        price.tp++;
       else {
         price.fp++;
         if (c.price !== undefined) price.fn++;
@@ -122,9 +137,15 @@ const quantile = (a: number[], q: number): number => [...a].sort((x, y) => x - y
 const median = (a: number[]): number => quantile(a, 0.5);
 // Each round's on/off ratio: the two blocks ran back to back, so a neighbour's load hits both.
 const paired = cpu.on.map((on, i) => on / (cpu.off[i] as number));
-console.log(`\nbig-page.html ${(Buffer.byteLength(big) / 1024).toFixed(0)} KB, ${ROUNDS} rounds of 10 calls each, taking turns:`);
-console.log(`  CPU per page, fastest block: finder off ${best.off.toFixed(2)} ms, on ${best.on.toFixed(2)} ms, ratio ${(best.on / best.off).toFixed(2)}`);
+console.log(
+  `\nbig-page.html ${(Buffer.byteLength(big) / 1024).toFixed(0)} KB, ${ROUNDS} rounds of 10 calls each, taking turns:`,
+);
+console.log(
+  `  CPU per page, fastest block: finder off ${best.off.toFixed(2)} ms, on ${best.on.toFixed(2)} ms, ratio ${(best.on / best.off).toFixed(2)}`,
+);
 console.log(
   `  CPU ratio on/off of each round: median ${median(paired).toFixed(2)}, middle half ${quantile(paired, 0.25).toFixed(2)}-${quantile(paired, 0.75).toFixed(2)}`,
 );
-console.log(`  wall per page, median block: finder off ${median(wall.off).toFixed(2)} ms, on ${median(wall.on).toFixed(2)} ms, ratio ${(median(wall.on) / median(wall.off)).toFixed(2)}`);
+console.log(
+  `  wall per page, median block: finder off ${median(wall.off).toFixed(2)} ms, on ${median(wall.on).toFixed(2)} ms, ratio ${(median(wall.on) / median(wall.off)).toFixed(2)}`,
+);

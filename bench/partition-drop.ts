@@ -34,9 +34,16 @@ try {
   const accountId = await createAccount(db);
   const products = Array.from({ length: 100 }, () => newId('prod'));
   const rivals = Array.from({ length: 10 }, () => newId('comp'));
-  for (const id of products) await db.query(`insert into products (id, account_id, name, base_price, currency) values ($1, $2, 'P', 10, 'EUR')`, [id, accountId]);
+  for (const id of products)
+    await db.query(
+      `insert into products (id, account_id, name, base_price, currency) values ($1, $2, 'P', 10, 'EUR')`,
+      [id, accountId],
+    );
   for (const id of rivals) {
-    await db.query(`insert into competitors (id, account_id, name, website, domain) values ($1, $2, 'R', 'https://r.example', 'r.example')`, [id, accountId]);
+    await db.query(
+      `insert into competitors (id, account_id, name, website, domain) values ($1, $2, 'R', 'https://r.example', 'r.example')`,
+      [id, accountId],
+    );
   }
 
   let month = 0;
@@ -52,7 +59,8 @@ try {
     );
   };
   const sizeOf = async (name: string) =>
-    (await db.query<{ b: string }>(`select pg_size_pretty(pg_total_relation_size($1::regclass)) as b`, [name])).rows[0]!.b;
+    (await db.query<{ b: string }>(`select pg_size_pretty(pg_total_relation_size($1::regclass)) as b`, [name])).rows[0]!
+      .b;
 
   for (const n of SIZES) {
     const m = monthOf(new Date(Date.UTC(2020, month++, 1)));
@@ -69,7 +77,10 @@ try {
     if (WITH_DELETE) {
       // The old way, for comparison: one DELETE of the month, then the month filled again.
       t = performance.now();
-      await db.query(`delete from price_observations where observed_at >= $1 and observed_at < $2`, [m.from.toISOString(), m.to.toISOString()]);
+      await db.query(`delete from price_observations where observed_at >= $1 and observed_at < $2`, [
+        m.from.toISOString(),
+        m.to.toISOString(),
+      ]);
       deleteS = (performance.now() - t) / 1000;
       await fill(m, n);
     }
@@ -77,7 +88,8 @@ try {
     t = performance.now();
     const r = await dropObservationsBefore(db, m.to);
     const dropMs = performance.now() - t;
-    if (!r.dropped.includes(m.name) || r.deleted !== 0) throw new Error(`unexpected retention result ${JSON.stringify(r)}`);
+    if (!r.dropped.includes(m.name) || r.deleted !== 0)
+      throw new Error(`unexpected retention result ${JSON.stringify(r)}`);
     const kept = (await db.query<{ n: number }>(`select count(*)::int as n from ${next.name}`)).rows[0]!.n;
     if (Number(kept) !== 10_000) throw new Error(`the next month lost rows: ${kept}`);
     // The month next to it, 10 000 rows, dropped the same way: the same time, whatever the size.

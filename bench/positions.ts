@@ -80,7 +80,8 @@ async function seedPositions(target: { databaseUrl?: string; dataDir?: string })
           order by p.id, c.id`,
         [account, start + 1, Math.min(PRODUCTS, start + OBS_CHUNK)],
       );
-      if (start === 0) console.log(`  first ${OBS_CHUNK * COMPETITORS} observations in ${r2((performance.now() - chunk) / 1000)} s`);
+      if (start === 0)
+        console.log(`  first ${OBS_CHUNK * COMPETITORS} observations in ${r2((performance.now() - chunk) / 1000)} s`);
     }
     await db.query(
       `/* benchOwnPrices */
@@ -102,14 +103,28 @@ async function seedPositions(target: { databaseUrl?: string; dataDir?: string })
       )
     ).rows[0]!;
     lap('total', t0);
-    return { key: key.key, account, seconds, counts: { observations: Number(counts.observations), ranked: Number(counts.ranked), undercut: Number(counts.undercut) } };
+    return {
+      key: key.key,
+      account,
+      seconds,
+      counts: {
+        observations: Number(counts.observations),
+        ranked: Number(counts.ranked),
+        undercut: Number(counts.undercut),
+      },
+    };
   } finally {
     await db.close();
   }
 }
 
 /** `n` requests one after another (a closed loop of one), each timed to the end of its body. */
-async function timeRequests(url: string, pathName: string, headers: Record<string, string>, n: number): Promise<number[]> {
+async function timeRequests(
+  url: string,
+  pathName: string,
+  headers: Record<string, string>,
+  n: number,
+): Promise<number[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const target = new URL(url);
   const lat: number[] = [];
@@ -120,7 +135,8 @@ async function timeRequests(url: string, pathName: string, headers: Record<strin
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          if (res.statusCode !== 200) reject(new Error(`${pathName}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+          if (res.statusCode !== 200)
+            reject(new Error(`${pathName}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`));
           else resolve();
         });
       });
@@ -134,25 +150,37 @@ async function timeRequests(url: string, pathName: string, headers: Record<strin
 
 const stats = (lat: number[]) => {
   const s = Float64Array.from(lat).sort();
-  return { p50: r2(percentile(s, 50)), p95: r2(percentile(s, 95)), p99: r2(percentile(s, 99)), max: r2(s[s.length - 1] ?? 0) };
+  return {
+    p50: r2(percentile(s, 50)),
+    p95: r2(percentile(s, 95)),
+    p99: r2(percentile(s, 99)),
+    max: r2(s[s.length - 1] ?? 0),
+  };
 };
 
 const dir = workDir('positions');
 const out: Record<string, unknown> = {};
 const rows: Record<string, string | number>[] = [];
 try {
-  console.log(`bench:positions  ${PRODUCTS.toLocaleString('en')} products x ${COMPETITORS} competitors, ${ROUNDS} rounds of ${REQUESTS} requests per query`);
+  console.log(
+    `bench:positions  ${PRODUCTS.toLocaleString('en')} products x ${COMPETITORS} competitors, ${ROUNDS} rounds of ${REQUESTS} requests per query`,
+  );
   // PostgreSQL unless BENCH_DB says otherwise: the target is PostgreSQL's.
   for (const kind of process.env.BENCH_DB ? DATABASES : (['pg'] as const)) {
     const dataDir = path.join(dir, `data-${kind}`);
     if (kind === 'pg') await recreatePgDatabase(PG_DB);
     const seeded = await seedPositions(kind === 'pg' ? { databaseUrl: pgUrl(PG_DB) } : { dataDir });
-    console.log(`${LABEL[kind]}: seeded in ${seeded.seconds.total} s ${JSON.stringify(seeded.seconds)}; ${JSON.stringify(seeded.counts)}`);
+    console.log(
+      `${LABEL[kind]}: seeded in ${seeded.seconds.total} s ${JSON.stringify(seeded.seconds)}; ${JSON.stringify(seeded.counts)}`,
+    );
     const server = track(
       await startServer({
         name: `positions-${kind}`,
         args: realServerArgs(),
-        env: kind === 'pg' ? { DATABASE_URL: pgUrl(PG_DB), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` } : { DATA_DIR: dataDir },
+        env:
+          kind === 'pg'
+            ? { DATABASE_URL: pgUrl(PG_DB), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` }
+            : { DATA_DIR: dataDir },
         logFile: path.join(dir, `positions-${kind}.log`),
       }),
     );
@@ -167,16 +195,24 @@ try {
         summary: '/api/v1/positions/summary',
       };
       // A second page: the cursor of the first.
-      const first = await fetch(`${server.url}/api/v1/positions?gap_percent_min=10&gap_percent_max=20&limit=20`, { headers });
+      const first = await fetch(`${server.url}/api/v1/positions?gap_percent_min=10&gap_percent_max=20&limit=20`, {
+        headers,
+      });
       const cursor = ((await first.json()) as { pagination: { next_cursor: string } }).pagination.next_cursor;
-      queries['gap 10-20 %, page 2'] = `/api/v1/positions?gap_percent_min=10&gap_percent_max=20&limit=20&cursor=${cursor}`;
+      queries['gap 10-20 %, page 2'] =
+        `/api/v1/positions?gap_percent_min=10&gap_percent_max=20&limit=20&cursor=${cursor}`;
       const result: Record<string, unknown> = {};
       for (const [name, q] of Object.entries(queries)) {
         await timeRequests(server.url, q, headers, 20);
         const perRound = [];
         const all: number[] = [];
         for (let r = 0; r < ROUNDS; r++) {
-          const lat = await timeRequests(server.url, q, headers, name === 'summary' ? Math.min(REQUESTS, 50) : REQUESTS);
+          const lat = await timeRequests(
+            server.url,
+            q,
+            headers,
+            name === 'summary' ? Math.min(REQUESTS, 50) : REQUESTS,
+          );
           perRound.push(stats(lat));
           all.push(...lat);
         }

@@ -10,11 +10,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DATABASES, machine, writeResult } from './lib/common.js';
-import { existingSeed, PGLITE_DATA_DIR, PRICES_PG_DB, type SeedInfo, seedParams, seedPrices } from './lib/prices-data.js';
+import {
+  existingSeed,
+  PGLITE_DATA_DIR,
+  PRICES_PG_DB,
+  type SeedInfo,
+  seedParams,
+  seedPrices,
+} from './lib/prices-data.js';
 import { ROOT } from './lib/proc.js';
 
 const RESULT = path.join(ROOT, 'bench/results/prices-seed.json');
-const previous = fs.existsSync(RESULT) ? (JSON.parse(fs.readFileSync(RESULT, 'utf8')) as { seeds?: Record<string, unknown> }) : {};
+const previous = fs.existsSync(RESULT)
+  ? (JSON.parse(fs.readFileSync(RESULT, 'utf8')) as { seeds?: Record<string, unknown> })
+  : {};
 const seeds: Record<string, unknown> = { ...(previous.seeds ?? {}) };
 const mib = (b: number) => Math.round(b / 2 ** 20);
 
@@ -23,7 +32,9 @@ for (const kind of DATABASES) {
   const have = process.env.BENCH_PRICES_RESEED === '1' ? undefined : await existingSeed(kind);
   let info: SeedInfo;
   if (have) {
-    console.log(`${where}: already seeded ${have.seededAt} (${have.observations.toLocaleString('en')} observations); BENCH_PRICES_RESEED=1 to seed again`);
+    console.log(
+      `${where}: already seeded ${have.seededAt} (${have.observations.toLocaleString('en')} observations); BENCH_PRICES_RESEED=1 to seed again`,
+    );
     info = have;
   } else {
     console.log(`${where}: seeding ${JSON.stringify(seedParams(kind))}`);

@@ -34,7 +34,18 @@ import { historyQuery } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { cleanup, DATABASES, env, machine, realServerArgs, table, workDir, writeResult } from './lib/common.js';
 import { percentile } from './lib/load.js';
-import { ACCOUNT_NAME, type Dataset, existingSeed, type Kind, loadDataset, openBenchDb, PGLITE_DATA_DIR, PRICES_PG_DB, type SeedInfo, seedPrices } from './lib/prices-data.js';
+import {
+  ACCOUNT_NAME,
+  type Dataset,
+  existingSeed,
+  type Kind,
+  loadDataset,
+  openBenchDb,
+  PGLITE_DATA_DIR,
+  PRICES_PG_DB,
+  type SeedInfo,
+  seedPrices,
+} from './lib/prices-data.js';
 import { cpuDuring, ROOT, rssMiB, sampleRss, type Server, startServer, track } from './lib/proc.js';
 import { pgUrl, REDIS_URL } from './lib/seed.js';
 
@@ -91,7 +102,12 @@ function summarise(ms: number[]): Latencies {
  * Runs call(0..n-1) with `concurrency` in flight, starting no new call after `maxS` seconds
  * (but at least 20 calls); returns each call's latency in ms.
  */
-async function closedLoop(n: number, concurrency: number, call: (i: number) => Promise<void>, maxS = Infinity): Promise<number[]> {
+async function closedLoop(
+  n: number,
+  concurrency: number,
+  call: (i: number) => Promise<void>,
+  maxS = Infinity,
+): Promise<number[]> {
   const lat: number[] = [];
   const deadline = performance.now() + maxS * 1000;
   let next = 0;
@@ -143,9 +159,17 @@ const result = (db: Kind, what: TargetResult['what'], side: TargetResult['side']
 };
 
 /** Products read in round r: a different stride of the catalogue each round, the same for api and sql. */
-const readProduct = (ds: Dataset, round: number, i: number) => ds.productIds[(round * 7919 + i * 37) % ds.productIds.length]!;
+const readProduct = (ds: Dataset, round: number, i: number) =>
+  ds.productIds[(round * 7919 + i * 37) % ds.productIds.length]!;
 
-async function measureRead(db: Kind, what: 'history' | 'trends', side: 'api' | 'sql', round: number, s: Side, pid: number) {
+async function measureRead(
+  db: Kind,
+  what: 'history' | 'trends',
+  side: 'api' | 'sql',
+  round: number,
+  s: Side,
+  pid: number,
+) {
   const read = s.read!;
   const n = SETTINGS.requests;
   // Warm-up on other products than the measured ones (JIT, connections, prepared statements).
@@ -170,7 +194,10 @@ async function measureRead(db: Kind, what: 'history' | 'trends', side: 'api' | '
     load1,
     latency,
     ...(side === 'api' ? { bytes: Math.round(bytes / lat.length) } : { rows: Math.round(bytes / lat.length) }),
-    cpuMsPerOp: { process: r2((pid === process.pid ? cpu.loadgen : cpu.server) / lat.length), postgres: r2(cpu.postgres / lat.length) },
+    cpuMsPerOp: {
+      process: r2((pid === process.pid ? cpu.loadgen : cpu.server) / lat.length),
+      postgres: r2(cpu.postgres / lat.length),
+    },
     rssPeakMiB: rss.peak,
   };
   result(db, what, side).runs.push(run);
@@ -205,7 +232,10 @@ async function measureIngest(db: Kind, side: 'api' | 'sql', round: number, s: Si
     load1,
     rowsPerS: Math.round(rows / seconds),
     seconds: r2(seconds),
-    cpuMsPerOp: { process: r2((pid === process.pid ? cpu.loadgen : cpu.server) / per), postgres: r2(cpu.postgres / per) },
+    cpuMsPerOp: {
+      process: r2((pid === process.pid ? cpu.loadgen : cpu.server) / per),
+      postgres: r2(cpu.postgres / per),
+    },
     rssPeakMiB: rss.peak,
   };
   result(db, 'ingest', side).runs.push(run);
@@ -222,7 +252,14 @@ async function measureIngest(db: Kind, side: 'api' | 'sql', round: number, s: Si
 function ingestRows(ds: Dataset & { ingestCurrencies: string[] }, c: number, seq: number, baseMs: number) {
   const perClient = Math.max(1, Math.floor(SETTINGS.batchSize / ds.competitorIds.length));
   const at = new Date(baseMs + seq * 1000).toISOString();
-  const rows: { product_id: string; competitor_id: string; price: number; currency: string; in_stock: boolean; observed_at: string }[] = [];
+  const rows: {
+    product_id: string;
+    competitor_id: string;
+    price: number;
+    currency: string;
+    in_stock: boolean;
+    observed_at: string;
+  }[] = [];
   for (let k = 0; rows.length < SETTINGS.batchSize; k++) {
     const pi = (c * perClient + (k % perClient)) % ds.ingestProductIds.length;
     const ci = Math.floor(k / perClient) % ds.competitorIds.length;
@@ -241,8 +278,18 @@ function ingestRows(ds: Dataset & { ingestCurrencies: string[] }, c: number, seq
   return rows;
 }
 
-function apiSide(server: Server, key: string, ds: Dataset & { ingestCurrencies: string[] }, round: number, historyPath: (id: string) => string, baseMs: number) {
-  const pool = new Pool(server.url, { connections: Math.max(SETTINGS.concurrency, SETTINGS.ingestClients), pipelining: 1 });
+function apiSide(
+  server: Server,
+  key: string,
+  ds: Dataset & { ingestCurrencies: string[] },
+  round: number,
+  historyPath: (id: string) => string,
+  baseMs: number,
+) {
+  const pool = new Pool(server.url, {
+    connections: Math.max(SETTINGS.concurrency, SETTINGS.ingestClients),
+    pipelining: 1,
+  });
   const headers = { authorization: `Bearer ${key}`, accept: 'application/json' };
   const get = async (p: string) => {
     const r = await pool.request({ method: 'GET', path: p, headers });
@@ -256,10 +303,16 @@ function apiSide(server: Server, key: string, ds: Dataset & { ingestCurrencies: 
     ingest: {
       async ingest(c, seq) {
         const body = JSON.stringify({ observations: ingestRows(ds, c, seq, baseMs), atomic: false });
-        const r = await pool.request({ method: 'POST', path: '/api/v1/prices', headers: { ...headers, 'content-type': 'application/json' }, body });
+        const r = await pool.request({
+          method: 'POST',
+          path: '/api/v1/prices',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body,
+        });
         const text = await r.body.text();
         const created = /"created":(\d+)/.exec(text.slice(-200))?.[1];
-        if (r.statusCode !== 200 || Number(created) !== SETTINGS.batchSize) throw new Error(`POST /prices: ${r.statusCode} created ${created}: ${text.slice(0, 300)}`);
+        if (r.statusCode !== 200 || Number(created) !== SETTINGS.batchSize)
+          throw new Error(`POST /prices: ${r.statusCode} created ${created}: ${text.slice(0, 300)}`);
       },
     },
     close: () => pool.close(),
@@ -276,7 +329,13 @@ function rawInsert(n: number): string {
   return `insert into price_observations (account_id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source) values ${rows.join(', ')}`;
 }
 
-function sqlSide(db: Database, ds: Dataset & { ingestCurrencies: string[] }, round: number, historySql: (id: string) => { text: string; values: unknown[] }, baseMs: number): { history: Side; trends: Side; ingest: Side } {
+function sqlSide(
+  db: Database,
+  ds: Dataset & { ingestCurrencies: string[] },
+  round: number,
+  historySql: (id: string) => { text: string; values: unknown[] },
+  baseMs: number,
+): { history: Side; trends: Side; ingest: Side } {
   const insert = rawInsert(SETTINGS.batchSize);
   // The server's answer is JSON text; the driver's is rows: count their size as JSON for the record.
   const read = async (q: { text: string; values: unknown[] }) => {
@@ -290,7 +349,8 @@ function sqlSide(db: Database, ds: Dataset & { ingestCurrencies: string[] }, rou
     ingest: {
       async ingest(c, seq) {
         const params: unknown[] = [ds.accountId];
-        for (const o of ingestRows(ds, c, seq, baseMs)) params.push(o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at);
+        for (const o of ingestRows(ds, c, seq, baseMs))
+          params.push(o.product_id, o.competitor_id, o.price, o.currency, o.in_stock, o.observed_at);
         const r = await db.query(insert, params);
         if (r.rowCount !== SETTINGS.batchSize) throw new Error(`raw insert wrote ${r.rowCount} rows`);
       },
@@ -302,7 +362,11 @@ function sqlSide(db: Database, ds: Dataset & { ingestCurrencies: string[] }, rou
  * The history endpoint's statement for one product, as the route builds it: the query string
  * checked by historyRange (src/prices/history/params.ts), then historyQuery.
  */
-function historyStatement(accountId: string, from: string, to: string): (productId: string) => { text: string; values: unknown[] } {
+function historyStatement(
+  accountId: string,
+  from: string,
+  to: string,
+): (productId: string) => { text: string; values: unknown[] } {
   const range = historyRange({ interval: 'day', from, to });
   if (range.interval === 'raw') throw new Error('interval=day expected');
   const interval = range.interval;
@@ -318,7 +382,9 @@ async function resetIngest(db: Database, ds: Dataset) {
   }
 }
 
-async function prepare(kind: Kind): Promise<{ seed: SeedInfo; ds: Dataset & { ingestCurrencies: string[] }; key: string }> {
+async function prepare(
+  kind: Kind,
+): Promise<{ seed: SeedInfo; ds: Dataset & { ingestCurrencies: string[] }; key: string }> {
   let seed = await existingSeed(kind);
   if (!seed) {
     console.log(`${LABEL[kind]}: no data set with the current parameters; seeding it (npm run bench:prices-seed)`);
@@ -327,7 +393,10 @@ async function prepare(kind: Kind): Promise<{ seed: SeedInfo; ds: Dataset & { in
   const db = await openBenchDb(kind);
   try {
     const ds = await loadDataset(db);
-    const cur = await db.query<{ currency: string }>(`select currency from products where id = any($1::text[]) order by sku`, [ds.ingestProductIds]);
+    const cur = await db.query<{ currency: string }>(
+      `select currency from products where id = any($1::text[]) order by sku`,
+      [ds.ingestProductIds],
+    );
     // A fresh key per run (keys are stored hashed, so the seed's cannot be reused), business plan.
     const { key } = await createKey(db, { plan: 'business', name: ACCOUNT_NAME, accountId: ds.accountId });
     await resetIngest(db, ds);
@@ -367,10 +436,13 @@ try {
   for (const kind of DATABASES) {
     const { seed, ds, key } = await prepare(kind);
     seeds[kind] = seed;
-    console.log(`\n${LABEL[kind]}: ${seed.observations.toLocaleString('en')} observations seeded ${seed.seededAt}, ${ds.productIds.length} products`);
+    console.log(
+      `\n${LABEL[kind]}: ${seed.observations.toLocaleString('en')} observations seeded ${seed.seededAt}, ${ds.productIds.length} products`,
+    );
     const from = seed.startAt;
     const to = seed.endAt;
-    const historyPath = (id: string) => `/api/v1/products/${id}/prices?interval=day&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+    const historyPath = (id: string) =>
+      `/api/v1/products/${id}/prices?interval=day&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
     const historySql = historyStatement(ds.accountId, from, to);
     // Ingestion times: a day ago onwards, one second per batch (at most 5 minutes ahead of now is accepted).
     const baseMs = Date.now() - 86_400_000;
@@ -405,7 +477,12 @@ try {
         const api = apiSide(server, key, ds, round, historyPath, baseMs);
         const sql = sqlSide(db, ds, round, historySql, baseMs);
         try {
-          await measure(round, sidesOf(round).map((name) => (name === 'api' ? { name, s: api, pid: server.pid } : { name, s: sql, pid: process.pid })));
+          await measure(
+            round,
+            sidesOf(round).map((name) =>
+              name === 'api' ? { name, s: api, pid: server.pid } : { name, s: sql, pid: process.pid },
+            ),
+          );
         } finally {
           await api.close();
         }
@@ -454,9 +531,22 @@ try {
       const m = r2(median(per));
       const ok = what === 'ingest' ? m >= 0.5 : m <= 2;
       const med = (xs: number[]) => r2(median(xs));
-      const api = what === 'ingest' ? { rowsPerS: med(a.runs.map((r) => r.rowsPerS!)) } : { p50: med(a.runs.map((r) => r.latency!.p50)), p95: med(a.runs.map((r) => r.latency!.p95)) };
-      const sql = what === 'ingest' ? { rowsPerS: med(b.runs.map((r) => r.rowsPerS!)) } : { p50: med(b.runs.map((r) => r.latency!.p50)), p95: med(b.runs.map((r) => r.latency!.p95)) };
-      ratios[`${what}-${kind}`] = { ratio: m, rounds: per, target: what === 'ingest' ? '>= 0.5' : '<= 2', met: ok, api, sql };
+      const api =
+        what === 'ingest'
+          ? { rowsPerS: med(a.runs.map((r) => r.rowsPerS!)) }
+          : { p50: med(a.runs.map((r) => r.latency!.p50)), p95: med(a.runs.map((r) => r.latency!.p95)) };
+      const sql =
+        what === 'ingest'
+          ? { rowsPerS: med(b.runs.map((r) => r.rowsPerS!)) }
+          : { p50: med(b.runs.map((r) => r.latency!.p50)), p95: med(b.runs.map((r) => r.latency!.p95)) };
+      ratios[`${what}-${kind}`] = {
+        ratio: m,
+        rounds: per,
+        target: what === 'ingest' ? '>= 0.5' : '<= 2',
+        met: ok,
+        api,
+        sql,
+      };
       rows.push({
         database: LABEL[kind],
         what: what === 'ingest' ? 'ingest rows/s (API / INSERT)' : `${what} p95 (endpoint / SQL)`,
@@ -473,7 +563,9 @@ try {
   // One entry per database, so BENCH_DB=pg and BENCH_DB=pglite runs land in the same file.
   const name = process.env.BENCH_RESULT_NAME ?? 'prices';
   const file = path.join(ROOT, 'bench/results', `${name}.json`);
-  const byDb: Record<string, unknown> = fs.existsSync(file) ? ((JSON.parse(fs.readFileSync(file, 'utf8')) as { databases?: Record<string, unknown> }).databases ?? {}) : {};
+  const byDb: Record<string, unknown> = fs.existsSync(file)
+    ? ((JSON.parse(fs.readFileSync(file, 'utf8')) as { databases?: Record<string, unknown> }).databases ?? {})
+    : {};
   for (const kind of DATABASES) {
     byDb[kind] = {
       machine: { ...machine(), load1AtEnd: r2(os.loadavg()[0]!) },

@@ -35,7 +35,9 @@ const self = new Map<number, number>();
 prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
 const all = [...self.values()].reduce((a, b) => a + b, 0);
 // Percentages are of busy time: samples in (idle) are left out.
-const idle = [...self].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((s, [, us]) => s + us, 0);
+const idle = [...self]
+  .filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)')
+  .reduce((s, [, us]) => s + us, 0);
 const total = all - idle;
 for (const [id] of self) if (byId.get(id)!.callFrame.functionName === '(idle)') self.delete(id);
 
@@ -62,13 +64,18 @@ for (const [id, us] of self) {
   fnSelf.set(label(n), (fnSelf.get(label(n)) ?? 0) + us);
   pkgSelf.set(where(n), (pkgSelf.get(where(n)) ?? 0) + us);
 }
-console.log(`${file}: ${(all / 1e6).toFixed(2)} s sampled, ${(total / 1e6).toFixed(2)} s busy; percentages are of busy time`);
+console.log(
+  `${file}: ${(all / 1e6).toFixed(2)} s sampled, ${(total / 1e6).toFixed(2)} s busy; percentages are of busy time`,
+);
 
 // Rough areas of the request path, by where the self time falls (first match wins).
 const AREAS: [string, RegExp][] = [
   ['syscall: write to socket or file', /^(writev|writeString|writeUtf8String|writeBuffer|writeLatin1String) /],
   ['garbage collector', /^\(garbage collector\)/],
-  ['start-up: module loading, schema compilation', /modules\/(cjs|esm)|cjs-module-lexer|package_json_reader| ajv:| typebox| @fastify\/swagger|json-schema-ref-resolver|fast-uri|compileSourceTextModule|wrapSafe/],
+  [
+    'start-up: module loading, schema compilation',
+    /modules\/(cjs|esm)|cjs-module-lexer|package_json_reader| ajv:| typebox| @fastify\/swagger|json-schema-ref-resolver|fast-uri|compileSourceTextModule|wrapSafe/,
+  ],
   ['logging (pino, log controller)', /pino|sonic-boom|log-controller/],
   ['metrics (prom-client, ops/metrics)', /prom-client|ops\/metrics/],
   ['rate limit (ioredis, limiter)', /ioredis|redis-parser|denque|cluster-key-slot|ratelimit\//],
@@ -76,10 +83,19 @@ const AREAS: [string, RegExp][] = [
   ['ETag (sha1)', /http\/etag/],
   ['request id (randomBytes)', /request-id|crypto\/random/],
   ['crypto hashes (sha1 ETag, sha256 key)', /crypto\/hash|node:crypto/],
-  ['pg driver', /\bpg:|pg-protocol|pg-pool|pg-types|postgres-date|postgres-array|postgres-interval|pgpass|pg-connection-string/],
+  [
+    'pg driver',
+    /\bpg:|pg-protocol|pg-pool|pg-types|postgres-date|postgres-array|postgres-interval|pgpass|pg-connection-string/,
+  ],
   ['PGlite (WASM)', /@electric-sql/],
-  ['fastify, routing, serialization', /fastify|fast-json-stringify|find-my-way|avvio|light-my-request|toad-cache|abstract-logging|fast-querystring|safe-regex2/],
-  ['node http, net, streams, events', /node:_http|node:net|node:internal\/(stream|streams|http|net|timers|process|url|buffer|util|errors)|node:events|node:buffer|node:timers|node:url|runMicrotasks|processTicksAndRejections|^\(program\)|parserOn|llhttp/],
+  [
+    'fastify, routing, serialization',
+    /fastify|fast-json-stringify|find-my-way|avvio|light-my-request|toad-cache|abstract-logging|fast-querystring|safe-regex2/,
+  ],
+  [
+    'node http, net, streams, events',
+    /node:_http|node:net|node:internal\/(stream|streams|http|net|timers|process|url|buffer|util|errors)|node:events|node:buffer|node:timers|node:url|runMicrotasks|processTicksAndRejections|^\(program\)|parserOn|llhttp/,
+  ],
   ['our code (dist/ or src/)', /(dist|src)\//],
 ];
 const areas = new Map<string, number>();

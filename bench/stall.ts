@@ -15,7 +15,17 @@
  * Writes bench/results/stall.json.
  */
 import path from 'node:path';
-import { cleanup, DATABASES, env, machine, realServerArgs, SETTINGS, table, workDir, writeResult } from './lib/common.js';
+import {
+  cleanup,
+  DATABASES,
+  env,
+  machine,
+  realServerArgs,
+  SETTINGS,
+  table,
+  workDir,
+  writeResult,
+} from './lib/common.js';
 import { problems, runLoad } from './lib/load.js';
 import { probe, type ProbeResult } from './lib/probe.js';
 import { startServer, track } from './lib/proc.js';
@@ -50,18 +60,27 @@ const out: Record<string, unknown> = {};
 const rows: Record<string, string | number>[] = [];
 
 try {
-  console.log(`bench:stall  ${HEAVY_PRODUCTS} products, ${HEAVY_CONNECTIONS} heavy connection(s), light GET every ${PROBE_EVERY_MS} ms, ${SETTINGS.durationS} s per phase`);
+  console.log(
+    `bench:stall  ${HEAVY_PRODUCTS} products, ${HEAVY_CONNECTIONS} heavy connection(s), light GET every ${PROBE_EVERY_MS} ms, ${SETTINGS.durationS} s per phase`,
+  );
   for (const db of DATABASES) {
     const dataDir = path.join(dir, `data-${db}`);
     if (db === 'pg') await recreatePgDatabase();
     process.stdout.write(`seeding ${LABEL[db]} (${HEAVY_PRODUCTS} products) ... `);
-    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, { keys: 2, products: 1_000, heavyProducts: HEAVY_PRODUCTS });
+    const seeded = await seed(db === 'pg' ? { databaseUrl: pgUrl() } : { dataDir }, {
+      keys: 2,
+      products: 1_000,
+      heavyProducts: HEAVY_PRODUCTS,
+    });
     console.log('done');
     const server = track(
       await startServer({
         name: `stall-${db}`,
         args: realServerArgs(`stall-${db}`),
-        env: db === 'pg' ? { DATABASE_URL: pgUrl(), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` } : { DATA_DIR: dataDir },
+        env:
+          db === 'pg'
+            ? { DATABASE_URL: pgUrl(), REDIS_URL, REDIS_PREFIX: `pricehound-bench-${Date.now()}:` }
+            : { DATA_DIR: dataDir },
         logFile: path.join(dir, `stall-${db}.log`),
       }),
     );
@@ -108,7 +127,8 @@ try {
       const bad = problems(heavyLoop);
       if (bad) throw new Error(`heavy loop: ${bad}`);
       const check = (p: ProbeResult) => {
-        if (Object.keys(p.statuses).some((s) => s !== '200')) throw new Error(`light GETs: ${JSON.stringify(p.statuses)}`);
+        if (Object.keys(p.statuses).some((s) => s !== '200'))
+          throw new Error(`light GETs: ${JSON.stringify(p.statuses)}`);
       };
       check(lightAlone);
       check(lightWithHeavy);
@@ -139,7 +159,13 @@ try {
   console.log('(ELD: event-loop delay per 10 ms sample, sampling interval included: an idle loop reads ~10 ms)');
   writeResult(process.env.BENCH_RESULT_NAME ?? 'stall', {
     machine: machine(),
-    settings: { durationS: SETTINGS.durationS, heavyProducts: HEAVY_PRODUCTS, heavyConnections: HEAVY_CONNECTIONS, probeEveryMs: PROBE_EVERY_MS, heavyPath: HEAVY_PATH },
+    settings: {
+      durationS: SETTINGS.durationS,
+      heavyProducts: HEAVY_PRODUCTS,
+      heavyConnections: HEAVY_CONNECTIONS,
+      probeEveryMs: PROBE_EVERY_MS,
+      heavyPath: HEAVY_PATH,
+    },
     results: out,
   });
 } finally {

@@ -26,7 +26,9 @@ async function measure(label: string, prepare: (i: number) => Promise<Record<str
   const rss: number[] = [];
   for (let i = 0; i < STARTS; i++) {
     const envVars = await prepare(i);
-    const s = track(await startServer({ name: label, args: realServerArgs(), env: envVars, logFile: path.join(dir, 'startup.log') }));
+    const s = track(
+      await startServer({ name: label, args: realServerArgs(), env: envVars, logFile: path.join(dir, 'startup.log') }),
+    );
     readyMs.push(Math.round(s.readyMs));
     await sleep(1_000);
     rss.push(rssMiB(s.pid));
@@ -36,8 +38,8 @@ async function measure(label: string, prepare: (i: number) => Promise<Record<str
   rows.push({
     case: label,
     'ready ms (median)': median(readyMs),
-    'min': Math.min(...readyMs),
-    'max': Math.max(...readyMs),
+    min: Math.min(...readyMs),
+    max: Math.max(...readyMs),
     'idle RSS MiB (median)': median(rss),
   });
   console.log(`  ${label}: ${readyMs.join(', ')} ms`);
@@ -69,7 +71,11 @@ try {
   }
   console.log('');
   table(rows);
-  writeResult(process.env.BENCH_RESULT_NAME ?? 'startup', { machine: machine(), settings: { starts: STARTS, heavyProducts: HEAVY_PRODUCTS }, results });
+  writeResult(process.env.BENCH_RESULT_NAME ?? 'startup', {
+    machine: machine(),
+    settings: { starts: STARTS, heavyProducts: HEAVY_PRODUCTS },
+    results,
+  });
 } finally {
   cleanup(dir);
 }

@@ -24,7 +24,18 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { cleanup, DATABASES, env, machine, realServerArgs, REAL_SERVER, sleep, table, workDir, writeResult } from './lib/common.js';
+import {
+  cleanup,
+  DATABASES,
+  env,
+  machine,
+  realServerArgs,
+  REAL_SERVER,
+  sleep,
+  table,
+  workDir,
+  writeResult,
+} from './lib/common.js';
 import { ROOT, type Server, startServer, track } from './lib/proc.js';
 import { pgUrl, recreatePgDatabase } from './lib/seed.js';
 
@@ -36,7 +47,8 @@ const LATENCY_EVENTS = env('BENCH_LATENCY_EVENTS', 1000);
 const LATENCY_RATE = env('BENCH_LATENCY_RATE', 50);
 const LATENCY_PRODUCTS = Math.max(1, env('BENCH_LATENCY_PRODUCTS', 20));
 const EVENT_TYPE = process.env.BENCH_EVENT_TYPE ?? 'price.changed';
-if (EVENT_TYPE !== 'price.changed' && EVENT_TYPE !== 'alert.triggered') throw new Error('BENCH_EVENT_TYPE: price.changed or alert.triggered');
+if (EVENT_TYPE !== 'price.changed' && EVENT_TYPE !== 'alert.triggered')
+  throw new Error('BENCH_EVENT_TYPE: price.changed or alert.triggered');
 
 const BASE_ENV = {
   ALLOW_LOOPBACK_TARGETS: 'true',
@@ -56,7 +68,12 @@ interface Arrival {
   headers: Record<string, string>;
 }
 
-function startReceiver(): Promise<{ url: string; arrivals: Arrival[]; onArrival: (fn: (a: Arrival) => void) => void; close(): Promise<void> }> {
+function startReceiver(): Promise<{
+  url: string;
+  arrivals: Arrival[];
+  onArrival: (fn: (a: Arrival) => void) => void;
+  close(): Promise<void>;
+}> {
   const arrivals: Arrival[] = [];
   const listeners: ((a: Arrival) => void)[] = [];
   const server = http.createServer((req, res) => {
@@ -82,10 +99,11 @@ function startReceiver(): Promise<{ url: string; arrivals: Arrival[]; onArrival:
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         arrivals,
         onArrival: (fn) => listeners.push(fn),
-        close: () => new Promise<void>((r) => {
-          server.close(() => r());
-          server.closeAllConnections();
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
       }),
     ),
   );
@@ -95,7 +113,10 @@ function startReceiver(): Promise<{ url: string; arrivals: Arrival[]; onArrival:
 async function bounded<T>(what: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no result after ${PART_TIMEOUT_MS / 1000} s`)), PART_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no result after ${PART_TIMEOUT_MS / 1000} s`)),
+      PART_TIMEOUT_MS,
+    );
   });
   try {
     return await Promise.race([work, timeout]);
@@ -142,7 +163,11 @@ function createKey(t: Target): string {
 /** A `pricehound worker` (no HTTP): ready once it logs so. */
 async function startWorker(t: Target, logFile: string): Promise<{ stop(): Promise<void> }> {
   const out = fs.openSync(logFile, 'a');
-  const proc = spawn(process.execPath, [REAL_SERVER, 'worker'], { cwd: ROOT, env: { ...process.env, ...t.env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
+  const proc = spawn(process.execPath, [REAL_SERVER, 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, ...t.env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', out, out],
+  });
   fs.closeSync(out);
   await until(() => fs.readFileSync(logFile, 'utf8').includes('pricehound worker ready'), 60_000, 'the worker');
   return {
@@ -191,11 +216,18 @@ function client(base: string, key: string) {
 // ---- the runs --------------------------------------------------------------------------------
 
 async function sustained(api: ReturnType<typeof client>, rx: Awaited<ReturnType<typeof startReceiver>>) {
-  const ep = await api<{ id: string }>('POST', '/webhooks', { url: `${rx.url}/down`, event_types: ['product.created'] });
+  const ep = await api<{ id: string }>('POST', '/webhooks', {
+    url: `${rx.url}/down`,
+    event_types: ['product.created'],
+  });
   await api('POST', '/products', { name: 'first', base_price: 1, currency: 'EUR' });
   await until(() => rx.arrivals.some((a) => a.path === '/down'), 30_000, 'the failed first attempt');
   for (let i = 0; i < SUSTAINED_EVENTS; i += 100) {
-    const products = Array.from({ length: Math.min(100, SUSTAINED_EVENTS - i) }, (_, j) => ({ name: `P ${i + j}`, base_price: 1, currency: 'EUR' }));
+    const products = Array.from({ length: Math.min(100, SUSTAINED_EVENTS - i) }, (_, j) => ({
+      name: `P ${i + j}`,
+      base_price: 1,
+      currency: 'EUR',
+    }));
     await api('POST', '/products/batch', { products });
   }
   const total = SUSTAINED_EVENTS + 1;
@@ -208,19 +240,35 @@ async function sustained(api: ReturnType<typeof client>, rx: Awaited<ReturnType<
   const seconds = (arrived[arrived.length - 1]!.at - t0) / 1000;
   const distinct = new Set(arrived.map((a) => a.id)).size;
   await api('DELETE', `/webhooks/${ep.id}`);
-  return { events: total, distinct, seconds: Math.round(seconds * 100) / 100, eventsPerSecond: Math.round(total / seconds) };
+  return {
+    events: total,
+    distinct,
+    seconds: Math.round(seconds * 100) / 100,
+    eventsPerSecond: Math.round(total / seconds),
+  };
 }
 
 async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<typeof startReceiver>>) {
   // Prices go round LATENCY_PRODUCTS products, as a shop's do: requests for one series queue on
   // its row, so one series at 50/s measures that queue, not delivery.
   const products: { id: string }[] = [];
-  for (let i = 0; i < LATENCY_PRODUCTS; i++) products.push(await api<{ id: string }>('POST', '/products', { name: `Kettle ${i}`, base_price: 100, currency: 'EUR' }));
-  const competitor = await api<{ id: string }>('POST', '/competitors', { name: 'Rival', website: 'https://rival.example' });
+  for (let i = 0; i < LATENCY_PRODUCTS; i++)
+    products.push(
+      await api<{ id: string }>('POST', '/products', { name: `Kettle ${i}`, base_price: 100, currency: 'EUR' }),
+    );
+  const competitor = await api<{ id: string }>('POST', '/competitors', {
+    name: 'Rival',
+    website: 'https://rival.example',
+  });
   const observe = async (i: number, price: number) => {
-    const r = await api<{ created: number; data: unknown[] }>('POST', '/prices', { observations: [{ product_id: products[i % products.length]!.id, competitor_id: competitor.id, price, currency: 'EUR' }] });
+    const r = await api<{ created: number; data: unknown[] }>('POST', '/prices', {
+      observations: [
+        { product_id: products[i % products.length]!.id, competitor_id: competitor.id, price, currency: 'EUR' },
+      ],
+    });
     // A refused item is answered inside a 200: counted as a failed request.
-    if (r.created !== 1) throw new Error(`POST /prices refused the observation: ${JSON.stringify(r.data).slice(0, 300)}`);
+    if (r.created !== 1)
+      throw new Error(`POST /prices refused the observation: ${JSON.stringify(r.data).slice(0, 300)}`);
     return r;
   };
   for (let i = 0; i < products.length; i++) await observe(i, 100); // each series' first price, before the rule and the endpoint
@@ -232,7 +280,10 @@ async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<ty
       rearm: 'every_change',
     });
   }
-  const ep = await api<{ id: string; secret: string }>('POST', '/webhooks', { url: `${rx.url}/latency`, event_types: [EVENT_TYPE] });
+  const ep = await api<{ id: string; secret: string }>('POST', '/webhooks', {
+    url: `${rx.url}/latency`,
+    event_types: [EVENT_TYPE],
+  });
   const verifier = new Webhook(ep.secret);
 
   const sentAt = new Map<number, number>();
@@ -242,7 +293,10 @@ async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<ty
   rx.onArrival((a) => {
     if (a.path !== '/latency') return;
     try {
-      const e = verifier.verify(a.body, a.headers) as { type: string; data: { new?: { price: number }; current?: { price: number } } };
+      const e = verifier.verify(a.body, a.headers) as {
+        type: string;
+        data: { new?: { price: number }; current?: { price: number } };
+      };
       const price = EVENT_TYPE === 'price.changed' ? e.data.new!.price : e.data.current!.price;
       const sent = sentAt.get(Math.round(price * 100));
       if (sent === undefined || e.type !== EVENT_TYPE) bad++;
@@ -269,26 +323,57 @@ async function latency(api: ReturnType<typeof client>, rx: Awaited<ReturnType<ty
     sentAt.set(Math.round(price * 100), performance.now());
     // A failed request is counted, not thrown: the run goes on and reports it.
     const sent = performance.now();
-    posts.push(observe(i, price).then(() => postMs.push(performance.now() - sent)).catch((e: unknown) => {
-      failedPosts++;
-      if (failedPosts === 1) console.error('POST /prices failed:', String(e).slice(0, 300));
-    }));
+    posts.push(
+      observe(i, price)
+        .then(() => postMs.push(performance.now() - sent))
+        .catch((e: unknown) => {
+          failedPosts++;
+          if (failedPosts === 1) console.error('POST /prices failed:', String(e).slice(0, 300));
+        }),
+    );
   }
   await Promise.all(posts);
   // Events still missing after a minute are reported as missing (a percentile over what came).
-  await until(() => latencies.length + bad + failedPosts >= LATENCY_EVENTS, 60_000, 'every event').catch(() => undefined);
+  await until(() => latencies.length + bad + failedPosts >= LATENCY_EVENTS, 60_000, 'every event').catch(
+    () => undefined,
+  );
   const missing = LATENCY_EVENTS - latencies.length - bad - failedPosts;
   // Which requests' events never came (their index in the run), to tell a pattern from chance.
-  const missingIndexes = [...sentAt.keys()].filter((k) => !arrivedPrices.has(k)).map((k) => k - 10_001).slice(0, 50);
+  const missingIndexes = [...sentAt.keys()]
+    .filter((k) => !arrivedPrices.has(k))
+    .map((k) => k - 10_001)
+    .slice(0, 50);
   const sorted = [...latencies].sort((a, b) => a - b);
-  const pctOf = (xs: number[], p: number) => Math.round(xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! * 10) / 10;
+  const pctOf = (xs: number[], p: number) =>
+    Math.round(xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! * 10) / 10;
   const pct = (p: number) => pctOf(sorted, p);
   const posted = [...postMs].sort((a, b) => a - b);
-  return { eventType: EVENT_TYPE, events: LATENCY_EVENTS, ratePerSecond: LATENCY_RATE, verified: latencies.length, bad, failedPosts, missing, products: LATENCY_PRODUCTS, p50Ms: pct(50), p90Ms: pct(90), p95Ms: pct(95), p99Ms: pct(99), maxMs: pct(100), over100Ms: sorted.filter((x) => x > 100).length, postP50Ms: pctOf(posted, 50), postP99Ms: pctOf(posted, 99), missingIndexes };
+  return {
+    eventType: EVENT_TYPE,
+    events: LATENCY_EVENTS,
+    ratePerSecond: LATENCY_RATE,
+    verified: latencies.length,
+    bad,
+    failedPosts,
+    missing,
+    products: LATENCY_PRODUCTS,
+    p50Ms: pct(50),
+    p90Ms: pct(90),
+    p95Ms: pct(95),
+    p99Ms: pct(99),
+    maxMs: pct(100),
+    over100Ms: sorted.filter((x) => x > 100).length,
+    postP50Ms: pctOf(posted, 50),
+    postP99Ms: pctOf(posted, 99),
+    missingIndexes,
+  };
 }
 
 async function main() {
-  const results: Record<string, unknown> = { machine: machine(), settings: { SUSTAINED_EVENTS, LATENCY_EVENTS, LATENCY_RATE, EVENT_TYPE } };
+  const results: Record<string, unknown> = {
+    machine: machine(),
+    settings: { SUSTAINED_EVENTS, LATENCY_EVENTS, LATENCY_RATE, EVENT_TYPE },
+  };
   const rows: Record<string, string | number>[] = [];
   for (const kind of DATABASES) {
     const t = await prepare(kind);
@@ -305,7 +390,20 @@ async function main() {
       results[kind] = { sustained: s, loadavg: os.loadavg() };
       const l = await bounded(`${kind} latency`, latency(api, rx));
       results[kind] = { sustained: s, latency: l, loadavg: os.loadavg() };
-      rows.push({ database: kind, 'events/s': s.eventsPerSecond, 'backlog s': s.seconds, 'latency p50 ms': l.p50Ms, 'p90 ms': l.p90Ms, 'p95 ms': l.p95Ms, 'p99 ms': l.p99Ms, '>100 ms': l.over100Ms, 'POST p50': l.postP50Ms, 'POST p99': l.postP99Ms, 'max ms': l.maxMs, verified: `${l.verified}/${l.events}` });
+      rows.push({
+        database: kind,
+        'events/s': s.eventsPerSecond,
+        'backlog s': s.seconds,
+        'latency p50 ms': l.p50Ms,
+        'p90 ms': l.p90Ms,
+        'p95 ms': l.p95Ms,
+        'p99 ms': l.p99Ms,
+        '>100 ms': l.over100Ms,
+        'POST p50': l.postP50Ms,
+        'POST p99': l.postP99Ms,
+        'max ms': l.maxMs,
+        verified: `${l.verified}/${l.events}`,
+      });
     } catch (e) {
       // A part that failed or timed out is recorded; the other database still runs.
       console.error(`${kind}:`, e);

@@ -14,7 +14,9 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/dashboard/',
   // The typed client from its sources (as dashboard/tsconfig.json reads it), not its last build.
-  resolve: { alias: { '@pricehound/client': fileURLToPath(new URL('../clients/typescript/src/index.ts', import.meta.url)) } },
+  resolve: {
+    alias: { '@pricehound/client': fileURLToPath(new URL('../clients/typescript/src/index.ts', import.meta.url)) },
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

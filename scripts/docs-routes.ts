@@ -14,4 +14,8 @@ const doc = (await openApiDocument()) as unknown as Parameters<typeof routeTable
 const before = fs.readFileSync(file, 'utf8');
 const after = withRouteTable(before, routeTable(doc, root));
 fs.writeFileSync(file, after);
-console.log(before === after ? 'docs/ARCHITECTURE.md: route table already current' : 'docs/ARCHITECTURE.md: route table rewritten');
+console.log(
+  before === after
+    ? 'docs/ARCHITECTURE.md: route table already current'
+    : 'docs/ARCHITECTURE.md: route table rewritten',
+);

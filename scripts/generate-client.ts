@@ -26,7 +26,10 @@ export async function generatedTypes(): Promise<string> {
   // defaultNonNullable off: a property with a default (`atomic`) stays optional in what you send.
   // enumValues: every enum also as an array of its values (`webhookCreateEvent_typesValues`), so
   // callers read lists such as the event types from here instead of copying them.
-  const ast = await openapiTS({ ...doc, paths: kept } as unknown as Parameters<typeof openapiTS>[0], { defaultNonNullable: false, enumValues: true });
+  const ast = await openapiTS({ ...doc, paths: kept } as unknown as Parameters<typeof openapiTS>[0], {
+    defaultNonNullable: false,
+    enumValues: true,
+  });
   return HEADER + astToString(ast);
 }
 

@@ -52,7 +52,20 @@ const cliPkg = require.resolve('@stoplight/spectral-cli/package.json');
 const cli = path.join(path.dirname(cliPkg), JSON.parse(fs.readFileSync(cliPkg, 'utf8')).bin.spectral);
 const lint = spawnSync(
   process.execPath,
-  [cli, 'lint', docPath, '--ruleset', '.spectral.yaml', '--format', 'json', '--output', reportPath, '--fail-severity', 'error', '--quiet'],
+  [
+    cli,
+    'lint',
+    docPath,
+    '--ruleset',
+    '.spectral.yaml',
+    '--format',
+    'json',
+    '--output',
+    reportPath,
+    '--fail-severity',
+    'error',
+    '--quiet',
+  ],
   { stdio: ['ignore', 'inherit', 'inherit'], env },
 );
 if (!fs.existsSync(reportPath)) fail(`spectral did not run (exit ${lint.status ?? lint.signal})`);
@@ -75,16 +88,23 @@ for (const [key, list] of [...byRule].sort()) {
   for (const r of shown) console.log(`    ${where(r)}`);
   if (shown.length < list.length) console.log(`    ... and ${list.length - shown.length} more`);
 }
-console.log(`openapi lint: ${counts.error} errors, ${counts.warning} warnings, ${counts.info} infos, ${counts.hint} hints in ${docPath}`);
+console.log(
+  `openapi lint: ${counts.error} errors, ${counts.warning} warnings, ${counts.info} infos, ${counts.hint} hints in ${docPath}`,
+);
 
 const warned = new Map();
 for (const r of results) if (r.severity === 1) warned.set(r.code, (warned.get(r.code) ?? 0) + 1);
 const unexplained = [...warned.keys()].filter((code) => !explained.has(code));
-const miscounted = [...warned].filter(([code, n]) => explained.has(code) && explained.get(code) !== n).map(([code, n]) => `${code} (${n}, docs say ${explained.get(code)})`);
+const miscounted = [...warned]
+  .filter(([code, n]) => explained.has(code) && explained.get(code) !== n)
+  .map(([code, n]) => `${code} (${n}, docs say ${explained.get(code)})`);
 const stale = [...explained.keys()].filter((code) => !warned.has(code));
 if (!process.argv.includes('--keep')) fs.rmSync(reportPath, { force: true });
 if (counts.error > 0 || lint.status !== 0) fail('errors found (see above)');
-if (unexplained.length > 0) fail(`warnings that docs/OPENAPI.md ("Warnings left standing") does not explain: ${unexplained.join(', ')}`);
-if (miscounted.length > 0) fail(`docs/OPENAPI.md ("Warnings left standing") has other counts: ${miscounted.join(', ')}`);
-if (stale.length > 0) fail(`docs/OPENAPI.md ("Warnings left standing") lists warnings that no longer occur: ${stale.join(', ')}`);
+if (unexplained.length > 0)
+  fail(`warnings that docs/OPENAPI.md ("Warnings left standing") does not explain: ${unexplained.join(', ')}`);
+if (miscounted.length > 0)
+  fail(`docs/OPENAPI.md ("Warnings left standing") has other counts: ${miscounted.join(', ')}`);
+if (stale.length > 0)
+  fail(`docs/OPENAPI.md ("Warnings left standing") lists warnings that no longer occur: ${stale.join(', ')}`);
 console.log('openapi lint: ok');

@@ -12,16 +12,20 @@ import { buildApp } from '../src/app.js';
 import { OPENAPI_PATH } from '../src/openapi/plugin.js';
 import { createRuntime } from '../src/runtime.js';
 
-export async function openApiDocument(template = process.env.PRICEHOUND_TEST_TEMPLATE): Promise<Record<string, unknown>> {
+export async function openApiDocument(
+  template = process.env.PRICEHOUND_TEST_TEMPLATE,
+): Promise<Record<string, unknown>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-openapi-'));
   try {
-    if (template && fs.existsSync(path.join(template, 'PG_VERSION'))) fs.cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
+    if (template && fs.existsSync(path.join(template, 'PG_VERSION')))
+      fs.cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
     const rt = await createRuntime(loadConfig({ DATA_DIR: dir }), pino({ level: 'silent' }));
     try {
       const app = await buildApp(rt);
       try {
         const res = await app.inject({ method: 'GET', url: OPENAPI_PATH });
-        if (res.statusCode !== 200) throw new Error(`GET ${OPENAPI_PATH} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
+        if (res.statusCode !== 200)
+          throw new Error(`GET ${OPENAPI_PATH} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
         return res.json();
       } finally {
         await app.close();

@@ -19,12 +19,18 @@ process.chdir(root);
 function findTests(p) {
   const st = fs.statSync(p);
   if (st.isFile()) return [p];
-  return fs.readdirSync(p).sort().flatMap((f) => {
-    const full = path.join(p, f);
-    // test/browser drives Chromium against real servers: run it by naming it (npm run test:browser, .ci/run).
-    if (fs.statSync(full).isDirectory()) return f === 'helpers' || f === 'fixtures' || (f === 'browser' && path.resolve(p) === path.join(root, 'test')) ? [] : findTests(full);
-    return f.endsWith('.test.ts') ? [full] : [];
-  });
+  return fs
+    .readdirSync(p)
+    .sort()
+    .flatMap((f) => {
+      const full = path.join(p, f);
+      // test/browser drives Chromium against real servers: run it by naming it (npm run test:browser, .ci/run).
+      if (fs.statSync(full).isDirectory())
+        return f === 'helpers' || f === 'fixtures' || (f === 'browser' && path.resolve(p) === path.join(root, 'test'))
+          ? []
+          : findTests(full);
+      return f.endsWith('.test.ts') ? [full] : [];
+    });
 }
 
 const args = process.argv.slice(2);

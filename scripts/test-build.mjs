@@ -21,7 +21,9 @@ const SKIPPED = new Set(['node_modules', 'dist']);
 const isSource = (name) => name.endsWith('.ts') && !name.endsWith('.d.ts');
 
 function hasSource(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).some((e) => (e.isDirectory() ? !SKIPPED.has(e.name) && hasSource(path.join(dir, e.name)) : isSource(e.name)));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .some((e) => (e.isDirectory() ? !SKIPPED.has(e.name) && hasSource(path.join(dir, e.name)) : isSource(e.name)));
 }
 
 /** Mirrors `rel` (a directory holding TypeScript) into `out`, adding its .ts files to `sources`. */
@@ -66,7 +68,10 @@ function mirrorDependencies(root, out) {
         continue;
       }
       fs.mkdirSync(target);
-      fs.writeFileSync(path.join(target, 'package.json'), JSON.stringify({ name, type: 'module', exports: { '.': './src/index.js' } }));
+      fs.writeFileSync(
+        path.join(target, 'package.json'),
+        JSON.stringify({ name, type: 'module', exports: { '.': './src/index.js' } }),
+      );
       fs.symlinkSync(path.join(out, ours.get(name), 'src'), path.join(target, 'src'));
     }
   }

@@ -175,7 +175,8 @@ export function apiInjector(app: () => App | undefined): ApiInjector {
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
     const out: Record<string, string> = {};
-    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out[name.toLowerCase()] = String(value);
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined) out[name.toLowerCase()] = String(value);
     return { status: res.statusCode, headers: out, body: res.body };
   };
 }

@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 
 // package.json is one level up from both src/ and dist/ (this file is src/config.ts).
-const version = (JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const version = (
+  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** Everything the process reads from its environment, validated once at start. */
 export interface Config {
@@ -184,14 +186,17 @@ export const EMAIL_RETRY_SCHEDULE = [60_000, 300_000, 1_800_000, 7_200_000, 21_6
  */
 function mailFrom(env: Env, def: string): string {
   const raw = str(env, 'MAIL_FROM') ?? def;
-   
+
   if (/[\u0000-\u001f\u007f]/.test(raw)) throw new ConfigError('MAIL_FROM', 'must not contain control characters');
   const address = /<([^<>]+)>\s*$/.exec(raw)?.[1] ?? raw;
-  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address)) throw new ConfigError('MAIL_FROM', `must be an address or "Name <address>", got "${raw}"`);
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address))
+    throw new ConfigError('MAIL_FROM', `must be an address or "Name <address>", got "${raw}"`);
   return raw;
 }
 
-export const WEBHOOK_RETRY_SCHEDULE = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
+export const WEBHOOK_RETRY_SCHEDULE = [
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
+];
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = str(env, name);
@@ -212,10 +217,12 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 function testClockOffset(env: Env): number {
   const raw = str(env, 'TEST_CLOCK_OFFSET_MS');
   if (raw === undefined) return 0;
-  if (str(env, 'NODE_ENV') !== 'test') throw new ConfigError('TEST_CLOCK_OFFSET_MS', 'is a test hook: it is refused unless NODE_ENV=test');
+  if (str(env, 'NODE_ENV') !== 'test')
+    throw new ConfigError('TEST_CLOCK_OFFSET_MS', 'is a test hook: it is refused unless NODE_ENV=test');
   if (!/^-?\d+$/.test(raw)) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be a whole number of ms, got "${raw}"`);
   const n = Number(raw);
-  if (Math.abs(n) > 86_400_000) throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be within a day (86400000 ms) either way, got ${n}`);
+  if (Math.abs(n) > 86_400_000)
+    throw new ConfigError('TEST_CLOCK_OFFSET_MS', `must be within a day (86400000 ms) either way, got ${n}`);
   return n;
 }
 
@@ -236,10 +243,18 @@ export function loadConfig(env: Env = process.env): Config {
 
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const readUrl = url(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']);
-  if (readUrl && !databaseUrl) throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: a read replica is of a PostgreSQL primary, not of the embedded database');
+  if (readUrl && !databaseUrl)
+    throw new ConfigError(
+      'DATABASE_READ_URL',
+      'needs DATABASE_URL: a read replica is of a PostgreSQL primary, not of the embedded database',
+    );
   const readMaxLag = duration(env, 'DATABASE_READ_MAX_LAG', 5_000, 100, 3_600_000);
   const readCheck = duration(env, 'DATABASE_READ_CHECK_INTERVAL', 1_000, 50, 60_000);
-  if (readCheck >= readMaxLag) throw new ConfigError('DATABASE_READ_CHECK_INTERVAL', `must be shorter than DATABASE_READ_MAX_LAG (${readMaxLag} ms), got ${readCheck} ms`);
+  if (readCheck >= readMaxLag)
+    throw new ConfigError(
+      'DATABASE_READ_CHECK_INTERVAL',
+      `must be shorter than DATABASE_READ_MAX_LAG (${readMaxLag} ms), got ${readCheck} ms`,
+    );
 
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -271,8 +286,10 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16, 1, 1000),
     extractThreads: int(env, 'EXTRACT_THREADS', os.availableParallelism() >= 2 ? 1 : 0, 0, 64),
     chromiumPath: str(env, 'CHROMIUM_PATH'),
-    priceRollupAfterDays: str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
-    priceRetentionDays: str(env, 'PRICE_RETENTION_DAYS') === undefined ? undefined : int(env, 'PRICE_RETENTION_DAYS', 0, 1, 36_500),
+    priceRollupAfterDays:
+      str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
+    priceRetentionDays:
+      str(env, 'PRICE_RETENTION_DAYS') === undefined ? undefined : int(env, 'PRICE_RETENTION_DAYS', 0, 1, 36_500),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
     alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),
     alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 1, 600_000),
@@ -285,7 +302,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretOverlapMs: duration(env, 'WEBHOOK_SECRET_OVERLAP', 86_400_000, 0, 30 * 86_400_000),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: mailFrom(env, 'pricehound <pricehound@localhost>'),
-    publicUrl: (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${int(env, 'PORT', 8080, 0, 65535)}`).replace(/\/+$/, ''),
+    publicUrl: (
+      url(env, 'PUBLIC_URL', ['http:', 'https:']) ??
+      `http://${host.includes(':') ? `[${host}]` : host}:${int(env, 'PORT', 8080, 0, 65535)}`
+    ).replace(/\/+$/, ''),
     emailRetrySchedule: durations(env, 'EMAIL_RETRY_SCHEDULE', EMAIL_RETRY_SCHEDULE),
     smtpTimeoutMs: duration(env, 'SMTP_TIMEOUT', 30_000, 100, 300_000),
     testClockOffsetMs: testClockOffset(env),

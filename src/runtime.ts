@@ -57,10 +57,17 @@ function createPageFetcher(config: Config, log: Logger): Fetcher {
  * Opens the database (migrating it) and the page fetcher: what both the API and the worker
  * need. `worker` processes use only this.
  */
-export async function createCoreRuntime(config: Config, log: Logger, opts: { db?: Database; clock?: Clock } = {}): Promise<CoreRuntime> {
+export async function createCoreRuntime(
+  config: Config,
+  log: Logger,
+  opts: { db?: Database; clock?: Clock } = {},
+): Promise<CoreRuntime> {
   // TEST_CLOCK_OFFSET_MS is refused by the configuration unless NODE_ENV=test.
-  const clock = opts.clock ?? (config.testClockOffsetMs !== 0 ? new OffsetClock(config.testClockOffsetMs) : systemClock);
-  const db = opts.db ?? (await openDatabase(config, { onIdleError: (err) => log.warn({ err }, 'idle database connection failed') }));
+  const clock =
+    opts.clock ?? (config.testClockOffsetMs !== 0 ? new OffsetClock(config.testClockOffsetMs) : systemClock);
+  const db =
+    opts.db ??
+    (await openDatabase(config, { onIdleError: (err) => log.warn({ err }, 'idle database connection failed') }));
   let deploymentKey: Buffer;
   try {
     const applied = await migrate(db);
@@ -97,7 +104,11 @@ export async function createCoreRuntime(config: Config, log: Logger, opts: { db?
  * everything the HTTP app needs, built once per process. `db` may be passed in (tests share one
  * per file).
  */
-export async function createRuntime(config: Config, log: Logger, opts: { db?: Database; clock?: Clock } = {}): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  log: Logger,
+  opts: { db?: Database; clock?: Clock } = {},
+): Promise<Runtime> {
   const core = await createCoreRuntime(config, log, opts);
   const { db, clock, deploymentKey, fetcher, extractor } = core;
   const closers: (() => Promise<void>)[] = [];

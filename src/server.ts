@@ -35,7 +35,11 @@ async function openRuntime(config: Config, log: pino.Logger): Promise<Runtime> {
         (probeErr: unknown) => !(probeErr instanceof OwnerChannelUnreachableError),
       );
       if (isServer) throw err;
-      if (!told) log.info({ holder_pid: err.owner.pid }, 'DATA_DIR is held by another process (a pricehound command?); waiting for it');
+      if (!told)
+        log.info(
+          { holder_pid: err.owner.pid },
+          'DATA_DIR is held by another process (a pricehound command?); waiting for it',
+        );
       told = true;
       await delay(wait);
       wait = Math.min(wait * 2, 500);
@@ -85,7 +89,10 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   // synchronous write(2) per line (~10-15 µs each, measured in docs/BENCHMARKS.md); an idle
   // process still writes each line at once. pino flushes synchronously on exit, so the lines
   // logged just before process.exit() (fatal errors, shutdown) are not lost.
-  const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] }, pino.destination({ dest: 1, sync: false }));
+  const log = pino(
+    { level: config.logLevel, redact: ['req.headers.authorization'] },
+    pino.destination({ dest: 1, sync: false }),
+  );
   // A bug that escapes every handler still ends as one JSON log line, not a bare stack trace.
   process.on('uncaughtException', (err) => {
     log.fatal({ err }, 'uncaught exception: exiting');
@@ -98,7 +105,10 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   const started = Date.now();
   const rt = roles.api ? await openRuntime(config, log) : await createCoreRuntime(config, log);
   const running: Running = { rt, app: undefined, ownerChannel: undefined, background: undefined };
-  const ops = localOperations(rt.db, { onRevoked: (id) => (rt as Runtime).keys?.evict(id), inject: apiInjector(() => running.app) });
+  const ops = localOperations(rt.db, {
+    onRevoked: (id) => (rt as Runtime).keys?.evict(id),
+    inject: apiInjector(() => running.app),
+  });
   let stopping = false;
   try {
     if (roles.api && rt.db.kind === 'pglite') {
@@ -106,7 +116,9 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
     }
     running.background = await startBackgroundWork(rt, roles, log);
     if (!roles.worker && rt.db.kind === 'pglite') {
-      log.warn('serve runs the API only, and with the embedded database no `pricehound worker` can run beside it: no listing will be checked on schedule; use `pricehound start`');
+      log.warn(
+        'serve runs the API only, and with the embedded database no `pricehound worker` can run beside it: no listing will be checked on schedule; use `pricehound start`',
+      );
     }
     if (roles.api) {
       const app = await buildApp(rt as Runtime, { logger: log });
@@ -157,16 +169,29 @@ export async function startServer(config: Config, roles: Roles = { api: true, wo
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   const address = running.app?.server.address();
-  return { operations: ops, url: address && typeof address === 'object' ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined };
+  return {
+    operations: ops,
+    url:
+      address && typeof address === 'object'
+        ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+        : undefined,
+  };
 }
 
-async function shutdown({ app, ownerChannel, rt, background }: Running, config: Config, log: pino.Logger, signal: NodeJS.Signals): Promise<void> {
+async function shutdown(
+  { app, ownerChannel, rt, background }: Running,
+  config: Config,
+  log: pino.Logger,
+  signal: NodeJS.Signals,
+): Promise<void> {
   // Closing the listener first makes new connections fail at once (Fastify's close, below, does
   // it too, but only after its hooks have run).
   app?.server.close();
   log.info(
     { signal, timeout_ms: config.shutdownTimeoutMs },
-    app ? 'shutting down: no new connections; finishing requests in progress' : 'shutting down: finishing checks in progress',
+    app
+      ? 'shutting down: no new connections; finishing requests in progress'
+      : 'shutting down: finishing checks in progress',
   );
 
   const cut = setTimeout(() => {

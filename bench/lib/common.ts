@@ -33,21 +33,32 @@ export const MINIMAL_SERVER = path.join(ROOT, 'bench/servers/minimal.ts');
  * the largest file; tsx's loader and the PGlite worker write their own).
  */
 const profileArgs = (name?: string) =>
-  process.env.BENCH_PROFILE === '1' && name ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles', name)}`] : [];
+  process.env.BENCH_PROFILE === '1' && name
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles', name)}`]
+    : [];
 
 export function realServerArgs(profileName?: string, server = REAL_SERVER): string[] {
   if (!fs.existsSync(server)) throw new Error(`${server} is missing: run \`npm run build\` first`);
   return [...profileArgs(profileName), server, 'start'];
 }
 
-export const minimalServerArgs = (profileName?: string) => [...profileArgs(profileName), '--import', 'tsx', MINIMAL_SERVER];
+export const minimalServerArgs = (profileName?: string) => [
+  ...profileArgs(profileName),
+  '--import',
+  'tsx',
+  MINIMAL_SERVER,
+];
 
 export function machine() {
   const cpus = os.cpus();
   let commit = process.env.BENCH_COMMIT ?? '';
   if (!commit) {
     try {
-      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       // not a git checkout
     }

@@ -101,7 +101,9 @@ export interface SeedInfo {
 }
 
 export const targetOf = (kind: Kind) =>
-  kind === 'pg' ? { databaseUrl: pgUrl(PRICES_PG_DB), dataDir: '' } : { databaseUrl: undefined, dataDir: PGLITE_DATA_DIR };
+  kind === 'pg'
+    ? { databaseUrl: pgUrl(PRICES_PG_DB), dataDir: '' }
+    : { databaseUrl: undefined, dataDir: PGLITE_DATA_DIR };
 
 export const openBenchDb = (kind: Kind) => openDatabase(targetOf(kind));
 
@@ -120,7 +122,9 @@ export async function readMarker(kind: Kind): Promise<SeedInfo | undefined> {
     return undefined;
   }
   try {
-    const r = await db.query<{ c: string | null }>(`select shobj_description(oid, 'pg_database') as c from pg_database where datname = current_database()`);
+    const r = await db.query<{ c: string | null }>(
+      `select shobj_description(oid, 'pg_database') as c from pg_database where datname = current_database()`,
+    );
     const c = r.rows[0]?.c;
     return c ? (JSON.parse(c) as SeedInfo) : undefined;
   } finally {
@@ -249,11 +253,21 @@ function duBytes(dir: string): number {
 }
 
 /** One multi-row INSERT through unnest: `head` values go into every row (named first in `columns`). */
-async function insertRows(db: Database, table: string, columns: string[], head: unknown[], types: string[], rows: unknown[][]) {
+async function insertRows(
+  db: Database,
+  table: string,
+  columns: string[],
+  head: unknown[],
+  types: string[],
+  rows: unknown[][],
+) {
   const cols = types.map((_, i) => rows.map((r) => r[i]));
   const at = head.length;
   await db.query(
-    `insert into ${table} (${columns.join(', ')}) select ${head.map((_, i) => `$${i + 1}`).concat(['u.*']).join(', ')}
+    `insert into ${table} (${columns.join(', ')}) select ${head
+      .map((_, i) => `$${i + 1}`)
+      .concat(['u.*'])
+      .join(', ')}
        from unnest(${types.map((t, i) => `$${at + i + 1}::${t}[]`).join(', ')}) as u`,
     [...head, ...cols],
   );
@@ -284,22 +298,55 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     seconds.open_and_migrate = secs(t);
     t = performance.now();
     const { account_id: accountId } = await createKey(db, { plan: 'business', name: ACCOUNT_NAME });
-    await insertRows(db, 'exchange_rates', ['account_id', 'base', 'quote', 'rate'], [accountId], ['text', 'text', 'numeric'], RATES);
-    const competitors = Array.from({ length: p.competitors }, (_, i) => [newId('comp'), `Shop ${i}`, `https://www.shop${i}.example/`, `shop${i}.example`]);
-    await insertRows(db, 'competitors', ['account_id', 'id', 'name', 'website', 'domain'], [accountId], ['text', 'text', 'text', 'text'], competitors);
+    await insertRows(
+      db,
+      'exchange_rates',
+      ['account_id', 'base', 'quote', 'rate'],
+      [accountId],
+      ['text', 'text', 'numeric'],
+      RATES,
+    );
+    const competitors = Array.from({ length: p.competitors }, (_, i) => [
+      newId('comp'),
+      `Shop ${i}`,
+      `https://www.shop${i}.example/`,
+      `shop${i}.example`,
+    ]);
+    await insertRows(
+      db,
+      'competitors',
+      ['account_id', 'id', 'name', 'website', 'domain'],
+      [accountId],
+      ['text', 'text', 'text', 'text'],
+      competitors,
+    );
     const products: unknown[][] = [];
     const add = (prefix: string, i: number) =>
-      products.push([newId('prod'), `Bench product ${prefix}${i}`, `${prefix}-${pad(i)}`, (5 + ((i * 7919) % 49_500) / 100).toFixed(2), i % 5 === 4 ? 'EUR' : 'USD']);
+      products.push([
+        newId('prod'),
+        `Bench product ${prefix}${i}`,
+        `${prefix}-${pad(i)}`,
+        (5 + ((i * 7919) % 49_500) / 100).toFixed(2),
+        i % 5 === 4 ? 'EUR' : 'USD',
+      ]);
     for (let i = 0; i < p.products; i++) add('BP', i);
     for (let i = 0; i < p.ingestProducts; i++) add('BI', i);
     for (let i = 0; i < products.length; i += 5000) {
-      await insertRows(db, 'products', ['account_id', 'id', 'name', 'sku', 'base_price', 'currency'], [accountId], ['text', 'text', 'text', 'numeric', 'text'], products.slice(i, i + 5000));
+      await insertRows(
+        db,
+        'products',
+        ['account_id', 'id', 'name', 'sku', 'base_price', 'currency'],
+        [accountId],
+        ['text', 'text', 'text', 'numeric', 'text'],
+        products.slice(i, i + 5000),
+      );
     }
     // One listing per competitor and bench product, disabled: the server's worker (embedded:
     // inside `start`) must never fetch these URLs.
     const listings: unknown[][] = [];
     for (let i = 0; i < p.products; i++) {
-      for (const c of competitors) listings.push([newId('lst'), products[i]![0], c[0], `https://www.${c[3] as string}/p/${pad(i)}`]);
+      for (const c of competitors)
+        listings.push([newId('lst'), products[i]![0], c[0], `https://www.${c[3] as string}/p/${pad(i)}`]);
     }
     for (let i = 0; i < listings.length; i += 5000) {
       await db.query(
@@ -335,13 +382,19 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     for (let k0 = 0; k0 < p.perSeries; k0 += chunkSteps) {
       const k1 = Math.min(p.perSeries, k0 + chunkSteps);
       const n = await db.transaction(async (tx) => {
-        await tx.query(`select set_config('session_replication_role', 'replica', true), set_config('synchronous_commit', 'off', true)`);
-        return (await tx.query(OBSERVATIONS_SQL, [accountId, k0, k1, startAt.toISOString(), stepS, p.perSeries, p.ownEvery])).rowCount;
+        await tx.query(
+          `select set_config('session_replication_role', 'replica', true), set_config('synchronous_commit', 'off', true)`,
+        );
+        return (
+          await tx.query(OBSERVATIONS_SQL, [accountId, k0, k1, startAt.toISOString(), stepS, p.perSeries, p.ownEvery])
+        ).rowCount;
       });
       rows += n;
       if (k1 === p.perSeries || Math.floor(k1 / (p.perSeries / 10)) > Math.floor(k0 / (p.perSeries / 10))) {
         const s = (performance.now() - t) / 1000;
-        log(`  ${kind}: ${rows.toLocaleString('en')} observations, ${Math.round(s)} s, ${Math.round(rows / s).toLocaleString('en')} rows/s`);
+        log(
+          `  ${kind}: ${rows.toLocaleString('en')} observations, ${Math.round(s)} s, ${Math.round(rows / s).toLocaleString('en')} rows/s`,
+        );
       }
     }
     seconds.load_observations = secs(t);
@@ -363,7 +416,9 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const changes = (await db.query(CHANGES_SQL, [accountId])).rowCount;
     await db.query(SERIES_CHANGES_SQL, [accountId]);
     seconds.price_changes = secs(t);
-    log(`  ${kind}: ${series} series (${seconds.price_series} s), ${changes.toLocaleString('en')} price changes (${seconds.price_changes} s)`);
+    log(
+      `  ${kind}: ${series} series (${seconds.price_series} s), ${changes.toLocaleString('en')} price changes (${seconds.price_changes} s)`,
+    );
     await db.exec('alter table price_observations enable trigger price_observations_track');
 
     t = performance.now();
@@ -372,7 +427,17 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     log(`  ${kind}: vacuum analyze ${seconds.vacuum_analyze} s`);
 
     const counts = (
-      await db.query<{ own: number; competitor: number; db: number; obs: number; heap: number; idx: number; row: number; changes: number; series: number }>(
+      await db.query<{
+        own: number;
+        competitor: number;
+        db: number;
+        obs: number;
+        heap: number;
+        idx: number;
+        row: number;
+        changes: number;
+        series: number;
+      }>(
         `select count(*) filter (where competitor_id is null)::int8 as own, count(*) filter (where competitor_id is not null)::int8 as competitor,
                 pg_database_size(current_database())::int8 as db,
                 (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as obs,

@@ -14,7 +14,9 @@ import zlib from 'node:zlib';
 import { compareDecimals } from '../../src/money/decimal.js';
 import { ROOT } from './proc.js';
 
-export const PRODUCT_PAGES_DIR = path.resolve(process.env.PRODUCT_PAGES_DIR ?? path.join(ROOT, '../shared/data/product-pages'));
+export const PRODUCT_PAGES_DIR = path.resolve(
+  process.env.PRODUCT_PAGES_DIR ?? path.join(ROOT, '../shared/data/product-pages'),
+);
 
 export interface ProductPage {
   key: string;
@@ -87,5 +89,8 @@ export const scorePrice = (s: Score, truth: readonly string[], got: string | nul
   scoreOne(s, truth.length, got, got !== null && truth.some((t) => compareDecimals(t, got) === 0));
 
 /** An availability answer (null: none; the caller gives pre-order as InStock). */
-export const scoreAvailability = (s: Score, truth: ProductPage['availability'], got: 'InStock' | 'OutOfStock' | null): Verdict =>
-  scoreOne(s, truth ? 1 : 0, got, got === truth);
+export const scoreAvailability = (
+  s: Score,
+  truth: ProductPage['availability'],
+  got: 'InStock' | 'OutOfStock' | null,
+): Verdict => scoreOne(s, truth ? 1 : 0, got, got === truth);

@@ -35,7 +35,10 @@ export const NICE = process.env.BENCH_NICE ? Number(process.env.BENCH_NICE) : un
 if (NICE !== undefined) os.setPriority(NICE);
 
 /** One measured run; cpuUsPerReq is CPU time per answered request, in microseconds. */
-export type Run = LoadResult & { load1: number; cpuUsPerReq: { server: number; postgres: number; redis: number; loadgen: number } };
+export type Run = LoadResult & {
+  load1: number;
+  cpuUsPerReq: { server: number; postgres: number; redis: number; loadgen: number };
+};
 
 /**
  * The phase at a set load (Rounds.measureAtSetLoad): the think time each connection waits between
@@ -67,7 +70,8 @@ export function plans(seeded: Seeded | undefined): (i: number) => ConnectionPlan
   return (i) => {
     const ids = seeded?.productIds ?? ['prod_0000000000aaaaaaaaaaaaaaaa'];
     const paths: string[] = [];
-    for (let k = 0; k < PATHS_PER_CONNECTION; k++) paths.push(`/api/v1/products/${ids[(i * PATHS_PER_CONNECTION + k) % ids.length]}`);
+    for (let k = 0; k < PATHS_PER_CONNECTION; k++)
+      paths.push(`/api/v1/products/${ids[(i * PATHS_PER_CONNECTION + k) % ids.length]}`);
     const key = seeded?.keys[i % seeded.keys.length] ?? 'ph_live_' + 'x'.repeat(43);
     return { headers: { authorization: `Bearer ${key}`, accept: 'application/json' }, paths };
   };
@@ -119,9 +123,17 @@ export class Rounds {
   private async run(t: Target, durationS: number, record: boolean, setLoad?: SetLoad) {
     const load1 = r2(os.loadavg()[0]!);
     const stopRss = sampleRss(t.server.pid);
-    const load = { url: t.server.url, connections: SETTINGS.connections, plan: t.plan, durationS, ...(setLoad ? { thinkMs: setLoad.thinkMs } : {}) };
-    const { value: r, cpu } = await cpuDuring(t.server.pid, t.pgDatabase, async (): Promise<LoadResult & { loadgenCpuMs?: number }> =>
-      LOADGEN === 'wrk' ? runWrk(load) : runLoad(load),
+    const load = {
+      url: t.server.url,
+      connections: SETTINGS.connections,
+      plan: t.plan,
+      durationS,
+      ...(setLoad ? { thinkMs: setLoad.thinkMs } : {}),
+    };
+    const { value: r, cpu } = await cpuDuring(
+      t.server.pid,
+      t.pgDatabase,
+      async (): Promise<LoadResult & { loadgenCpuMs?: number }> => (LOADGEN === 'wrk' ? runWrk(load) : runLoad(load)),
     );
     if (r.loadgenCpuMs !== undefined) cpu.loadgen = r.loadgenCpuMs;
     const rss = stopRss();
@@ -129,7 +141,12 @@ export class Rounds {
     if (bad) throw new Error(`${t.label}: ${bad}; see ${t.server.logFile}`);
     if (!record) return;
     const per = (ms: number) => Math.round((ms * 1000) / r.requests);
-    const cpuUsPerReq = { server: per(cpu.server), postgres: per(cpu.postgres), redis: per(cpu.redis), loadgen: per(cpu.loadgen) };
+    const cpuUsPerReq = {
+      server: per(cpu.server),
+      postgres: per(cpu.postgres),
+      redis: per(cpu.redis),
+      loadgen: per(cpu.loadgen),
+    };
     if (setLoad) {
       setLoad.runs.push({ ...r, load1, cpuUsPerReq });
     } else {
@@ -190,7 +207,18 @@ export class Rounds {
   /** Like summary(), for the targets measured at a set load. */
   setLoadSummary() {
     return this.targets.flatMap((t) =>
-      t.setLoad ? [{ id: t.id, target: t.label, thinkMs: t.setLoad.thinkMs, targetRps: t.setLoad.targetRps, ...medians(t.setLoad.runs), runs: t.setLoad.runs }] : [],
+      t.setLoad
+        ? [
+            {
+              id: t.id,
+              target: t.label,
+              thinkMs: t.setLoad.thinkMs,
+              targetRps: t.setLoad.targetRps,
+              ...medians(t.setLoad.runs),
+              runs: t.setLoad.runs,
+            },
+          ]
+        : [],
     );
   }
 

@@ -30,11 +30,14 @@ export function wrkAvailable(): boolean {
 export async function runWrk(opts: LoadOptions): Promise<LoadResult & { loadgenCpuMs: number }> {
   if (opts.overallRate) throw new Error('wrk does not do open-loop rates; use autocannon (BENCH_LOADGEN=autocannon)');
   const thinkMs = opts.thinkMs ?? 0;
-  if (!(thinkMs >= 0) || !Number.isFinite(thinkMs)) throw new Error(`thinkMs must be a finite non-negative number, not ${thinkMs}`);
+  if (!(thinkMs >= 0) || !Number.isFinite(thinkMs))
+    throw new Error(`thinkMs must be a finite non-negative number, not ${thinkMs}`);
   const requests: string[] = [];
   for (let i = 0; i < opts.connections; i++) {
     const { headers, paths } = opts.plan(i);
-    const h = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const h = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     for (const p of paths) requests.push(`GET ${p} HTTP/1.1\r\nHost: bench\r\n${h}\r\n`);
   }
   const threads = Math.max(1, Math.min(2, os.cpus().length));
@@ -92,9 +95,25 @@ ${delayLua}done = function(summary, latency, requests)
 end
 `,
   );
-  const child = spawn('wrk', ['-t', String(threads), '-c', String(opts.connections), '-d', `${opts.durationS}s`, '--timeout', '30s', '-s', script, opts.url], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'wrk',
+    [
+      '-t',
+      String(threads),
+      '-c',
+      String(opts.connections),
+      '-d',
+      `${opts.durationS}s`,
+      '--timeout',
+      '30s',
+      '-s',
+      script,
+      opts.url,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   // A child's CPU can only be read while it exists: sample it until it exits (the last 100 ms
@@ -114,7 +133,10 @@ end
   fs.rmSync(script, { force: true });
   const line = out.split('\n').find((l) => l.startsWith('PHWRK '));
   if (!line) throw new Error(`wrk printed no summary:\n${out}`);
-  const [reqs, durUs, connect, read, write, status, timeout, p50, p90, p99, max, mean] = line.slice(6).split(' ').map(Number) as number[];
+  const [reqs, durUs, connect, read, write, status, timeout, p50, p90, p99, max, mean] = line
+    .slice(6)
+    .split(' ')
+    .map(Number) as number[];
   const ms = (us: number) => Math.round(us / 10) / 100;
   const errors = connect! + read! + write!;
   return {

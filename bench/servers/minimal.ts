@@ -43,8 +43,11 @@ if (mode === 'pg') {
   // Like src/db/postgres.ts, a named (prepared) statement unless PREPARED=0.
   const prepared = process.env.PREPARED !== '0';
   select = async (id) =>
-    (await pool.query(prepared ? { name: 'get_product', text: SQL, values: [id, accountId] } : { text: SQL, values: [id, accountId] }))
-      .rows[0] as Record<string, unknown> | undefined;
+    (
+      await pool.query(
+        prepared ? { name: 'get_product', text: SQL, values: [id, accountId] } : { text: SQL, values: [id, accountId] },
+      )
+    ).rows[0] as Record<string, unknown> | undefined;
   close = () => pool.end();
 } else if (mode === 'pglite') {
   const db = await PGlite.create(path.join(process.env.DATA_DIR ?? './data', 'pgdata'), {
@@ -52,7 +55,8 @@ if (mode === 'pg') {
   });
   // Prepared, as the API's driver does (src/db/pglite-prepared.ts), so b measures the same work.
   const prepared = new PreparedStatements(db);
-  select = async (id) => (await prepared.query(SQL, [id, accountId], false)).rows[0] as Record<string, unknown> | undefined;
+  select = async (id) =>
+    (await prepared.query(SQL, [id, accountId], false)).rows[0] as Record<string, unknown> | undefined;
   close = () => db.close();
 } else if (mode !== 'bare') {
   throw new Error(`MODE must be bare, pg or pglite, not ${mode}`);

@@ -53,7 +53,10 @@ declare module 'autocannon' {
 
   export interface Instance extends EventEmitter, PromiseLike<Result> {
     stop(): void;
-    on(event: 'response', listener: (client: Client, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    on(
+      event: 'response',
+      listener: (client: Client, statusCode: number, resBytes: number, responseTime: number) => void,
+    ): this;
     on(event: string, listener: (...args: unknown[]) => void): this;
   }
 

@@ -40,12 +40,19 @@ async function search(kind: EntityKind, q: string, signal: AbortSignal): Promise
   if (kind === 'product') {
     const page = await ph.GET('/api/v1/products', { params: { query: { ...query, sort: 'name' } }, signal });
     return {
-      options: page.data.map((p) => ({ id: p.id, label: p.name, note: [p.sku, p.currency].filter(Boolean).join(' · ') })),
+      options: page.data.map((p) => ({
+        id: p.id,
+        label: p.name,
+        note: [p.sku, p.currency].filter(Boolean).join(' · '),
+      })),
       more: page.pagination.has_more,
     };
   }
   const page = await ph.GET('/api/v1/competitors', { params: { query }, signal });
-  return { options: page.data.map((c) => ({ id: c.id, label: c.name, note: c.domain ?? undefined })), more: page.pagination.has_more };
+  return {
+    options: page.data.map((c) => ({ id: c.id, label: c.name, note: c.domain ?? undefined })),
+    more: page.pagination.has_more,
+  };
 }
 
 /** Resolves an id given in the address (`#/alerts?product_id=...`) to its option; null when it names nothing of this account. */
@@ -63,7 +70,15 @@ export async function optionFor(kind: EntityKind, id: string, signal?: AbortSign
   }
 }
 
-export function combobox(spec: { kind: EntityKind; name: string; label: string; anyLabel?: string; hint?: string; value?: Option | null; required?: boolean }): Combobox {
+export function combobox(spec: {
+  kind: EntityKind;
+  name: string;
+  label: string;
+  anyLabel?: string;
+  hint?: string;
+  value?: Option | null;
+  required?: boolean;
+}): Combobox {
   const id = nextId(spec.name);
   const listId = `${id}-list`;
   const hintId = `${id}-hint`;
@@ -90,13 +105,20 @@ export function combobox(spec: { kind: EntityKind; name: string; label: string; 
     value: chosen?.label ?? '',
     'data-testid': `combobox-${spec.name}`,
   });
-  const list = h('ul', { id: listId, role: 'listbox', class: 'combo-list', 'aria-label': `${spec.label} matches`, hidden: true });
+  const list = h('ul', {
+    id: listId,
+    role: 'listbox',
+    class: 'combo-list',
+    'aria-label': `${spec.label} matches`,
+    hidden: true,
+  });
   const status = h('p', { id: statusId, class: 'sr-only', role: 'status', 'aria-live': 'polite' });
   const err = h('p', { class: 'field-error', id: errId });
   const hint = h(
     'p',
     { class: 'hint', id: hintId },
-    spec.hint ?? `Type part of the ${spec.kind === 'product' ? 'name or SKU' : 'name'}; pick with the arrow keys and Enter.`,
+    spec.hint ??
+      `Type part of the ${spec.kind === 'product' ? 'name or SKU' : 'name'}; pick with the arrow keys and Enter.`,
     spec.anyLabel ? ` Empty: ${spec.anyLabel.toLowerCase()}.` : '',
   );
 
@@ -130,17 +152,30 @@ export function combobox(spec: { kind: EntityKind; name: string; label: string; 
       options.map((o, i) =>
         h(
           'li',
-          { id: `${id}-opt-${i}`, role: 'option', 'aria-selected': 'false', class: 'combo-option', onmousedown: (e: MouseEvent) => (e.preventDefault(), pick(o)) },
+          {
+            id: `${id}-opt-${i}`,
+            role: 'option',
+            'aria-selected': 'false',
+            class: 'combo-option',
+            onmousedown: (e: MouseEvent) => (e.preventDefault(), pick(o)),
+          },
           h('span', null, o.label),
           o.note ? h('span', { class: 'muted combo-note' }, o.note) : null,
         ),
       ),
-      options.length === 0 ? h('li', { class: 'muted combo-empty', role: 'presentation' }, `No ${spec.kind} matches “${q}”.`) : null,
+      options.length === 0
+        ? h('li', { class: 'muted combo-empty', role: 'presentation' }, `No ${spec.kind} matches “${q}”.`)
+        : null,
       more ? h('li', { class: 'muted combo-empty', role: 'presentation' }, 'More match: type more to narrow.') : null,
     );
     list.hidden = false;
     input.setAttribute('aria-expanded', 'true');
-    put(status, options.length === 0 ? `No ${spec.kind} matches.` : `${options.length}${more ? ' or more' : ''} ${spec.kind}s: arrow keys to choose.`);
+    put(
+      status,
+      options.length === 0
+        ? `No ${spec.kind} matches.`
+        : `${options.length}${more ? ' or more' : ''} ${spec.kind}s: arrow keys to choose.`,
+    );
     setActive(-1);
   };
   const run = () => {
@@ -216,7 +251,12 @@ export function combobox(spec: { kind: EntityKind; name: string; label: string; 
   const el = h(
     'div',
     { class: 'field combo' },
-    h('label', { for: id }, spec.label, spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null),
+    h(
+      'label',
+      { for: id },
+      spec.label,
+      spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null,
+    ),
     h('div', { class: 'combo-box' }, input, list),
     hint,
     err,

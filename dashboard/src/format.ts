@@ -28,7 +28,10 @@ export function money(amount: number | string | null | undefined, currency: stri
   if (amount === null || amount === undefined || amount === '') return '—';
   const n = Number(amount);
   if (!Number.isFinite(n)) return String(amount);
-  if (!currency) return keepTogether(new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(n));
+  if (!currency)
+    return keepTogether(
+      new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(n),
+    );
   const f = moneyFormat(currency);
   const text = f.format(n);
   // A currency Intl did not know is formatted as a number: say which.
@@ -92,7 +95,8 @@ export function countdown(seconds: number): string {
   return m >= 60 ? `${Math.floor(m / 60)}${NBSP}h ${m % 60}${NBSP}min` : `${m}:${String(r).padStart(2, '0')}`;
 }
 
-export const stock = (inStock: boolean | null | undefined) => (inStock === true ? 'in stock' : inStock === false ? 'out of stock' : 'stock unknown');
+export const stock = (inStock: boolean | null | undefined) =>
+  inStock === true ? 'in stock' : inStock === false ? 'out of stock' : 'stock unknown';
 
 /** An input[type=datetime-local] value for an instant, in local time. */
 export function toLocalInput(d: Date): string {

@@ -83,14 +83,23 @@ function shell(): { main: HTMLElement; nav: HTMLElement } {
   const nav = h(
     'nav',
     { class: 'main-nav', 'aria-label': 'Main' },
-    h('ul', null, NAV.map(([path, text]) => h('li', null, h('a', { href: `#${path}`, 'data-path': path }, text)))),
+    h(
+      'ul',
+      null,
+      NAV.map(([path, text]) => h('li', null, h('a', { href: `#${path}`, 'data-path': path }, text))),
+    ),
   );
   const header = h(
     'header',
     { class: 'top' },
     h('a', { class: 'brand', href: '#/' }, 'pricehound'),
     nav,
-    h('div', { class: 'session' }, usageBadge(), h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Sign out')),
+    h(
+      'div',
+      { class: 'session' },
+      usageBadge(),
+      h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Sign out'),
+    ),
   );
   put(app, skip, header, main, statusRegionEl());
   return { main, nav };
@@ -124,18 +133,31 @@ async function start(): Promise<void> {
     }
     for (const a of nav.querySelectorAll<HTMLAnchorElement>('a[data-path]')) {
       const p = a.dataset.path!;
-      const active = p === '/' ? route.path === '/' || route.path === '/changes' : route.path === p || route.path.startsWith(`${p}/`);
+      const active =
+        p === '/'
+          ? route.path === '/' || route.path === '/changes'
+          : route.path === p || route.path.startsWith(`${p}/`);
       if (active) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    const ctx: PageContext = { main, params, query: route.query, signal: controller.signal, onLeave: (fn) => leave.push(fn) };
+    const ctx: PageContext = {
+      main,
+      params,
+      query: route.query,
+      signal: controller.signal,
+      onLeave: (fn) => leave.push(fn),
+    };
     main.setAttribute('aria-busy', 'true');
     // The loading state until the page puts its heading (every page starts with pageHeader).
     put(main, loading());
     try {
       if (!page) {
         document.title = 'Not found · pricehound';
-        put(main, h('h1', { tabindex: -1 }, 'Not found'), h('p', null, 'No page here. ', h('a', { href: '#/' }, 'Go to the overview')));
+        put(
+          main,
+          h('h1', { tabindex: -1 }, 'Not found'),
+          h('p', null, 'No page here. ', h('a', { href: '#/' }, 'Go to the overview')),
+        );
       } else {
         await page(ctx);
       }

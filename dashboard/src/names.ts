@@ -54,4 +54,5 @@ export async function productsByIds(ids: Iterable<string>): Promise<Map<string, 
   return out;
 }
 
-export const competitorName = (map: Map<string, Competitor>, id: string | null) => (id === null ? 'Our shop' : (map.get(id)?.name ?? id));
+export const competitorName = (map: Map<string, Competitor>, id: string | null) =>
+  id === null ? 'Our shop' : (map.get(id)?.name ?? id);

@@ -45,7 +45,9 @@ export const POSITION_SORTS: [NonNullable<PositionQuery['sort']>, string][] = [
 export const unavailable = (err: unknown) => err instanceof ApiError && err.status === 404;
 
 export async function listPositions(query: PositionQuery, signal?: AbortSignal) {
-  const clean = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== '')) as PositionQuery;
+  const clean = Object.fromEntries(
+    Object.entries(query).filter(([, v]) => v !== undefined && v !== ''),
+  ) as PositionQuery;
   return ph.GET('/api/v1/positions', { params: { query: clean }, signal });
 }
 

@@ -10,7 +10,9 @@ import type { components, paths } from '@pricehound/client';
 type Schemas = components['schemas'];
 
 /** The query parameters of GET `P` (e.g. the filters a list page sends). */
-export type Query<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;
+export type Query<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } }
+  ? NonNullable<Q>
+  : never;
 
 export type Usage = Schemas['Usage'];
 export type Product = Schemas['Product'];

@@ -22,13 +22,19 @@ export function toast(text: string): void {
 
 /** When a 429's window resets, as a time of day and a countdown ("14:00, in 12:30"). */
 function resetsAt(err: RateLimitError): string {
-  const at = err.reset !== undefined ? err.reset * 1000 : err.retryAfter !== undefined ? Date.now() + err.retryAfter * 1000 : undefined;
+  const at =
+    err.reset !== undefined
+      ? err.reset * 1000
+      : err.retryAfter !== undefined
+        ? Date.now() + err.retryAfter * 1000
+        : undefined;
   if (at === undefined) return 'at the start of the next hour';
   return `at ${clock(new Date(at))} (in ${countdown((at - Date.now()) / 1000)})`;
 }
 
 export function describeError(err: unknown): string {
-  if (err instanceof RateLimitError) return `This key's requests for the hour are used up. The limit resets ${resetsAt(err)}.`;
+  if (err instanceof RateLimitError)
+    return `This key's requests for the hour are used up. The limit resets ${resetsAt(err)}.`;
   if (err instanceof ApiError) return err.message;
   if (err instanceof NetworkError) return 'The service did not answer; check the connection and try again.';
   if (err instanceof DOMException && err.name === 'AbortError') return 'Cancelled.';
@@ -51,20 +57,43 @@ export const reloadPage = () => window.dispatchEvent(new HashChangeEvent('hashch
  * the "limited" state: what happened and when the window resets, never a bare failure.
  */
 export function errorBox(err: unknown, opts: ErrorBoxOptions | readonly ErrorDetail[] = {}): HTMLElement {
-  const o: ErrorBoxOptions = Array.isArray(opts) ? { details: opts as readonly ErrorDetail[], retry: false } : (opts as ErrorBoxOptions);
+  const o: ErrorBoxOptions = Array.isArray(opts)
+    ? { details: opts as readonly ErrorDetail[], retry: false }
+    : (opts as ErrorBoxOptions);
   const retryFn = o.retry === false ? null : (o.retry ?? reloadPage);
   const details = o.details ?? (err instanceof ApiError ? err.details : []);
   const limited = err instanceof RateLimitError;
   const requestId = err instanceof ApiError ? err.requestId : undefined;
   // A refusal of what was sent (4xx other than 429) is not fixed by sending it again.
   const transient = !(err instanceof ApiError) || err.status === 429 || err.status >= 500 || err.status === 408;
-  const retry = retryFn && transient ? h('button', { type: 'button', class: 'secondary small', 'data-testid': 'retry', onclick: () => void retryFn() }, 'Try again') : null;
+  const retry =
+    retryFn && transient
+      ? h(
+          'button',
+          { type: 'button', class: 'secondary small', 'data-testid': 'retry', onclick: () => void retryFn() },
+          'Try again',
+        )
+      : null;
   return h(
     'div',
     { class: `notice ${limited ? 'warn' : 'error'}`, role: 'alert', 'data-state': limited ? 'limited' : 'failed' },
     h('p', null, describeError(err)),
-    details.length > 0 ? h('ul', null, details.map((d) => h('li', null, h('code', null, d.field), ': ', d.message))) : null,
-    requestId ? h('p', { class: 'request-id' }, 'Request id ', h('code', { 'data-testid': 'request-id' }, requestId), ' (quote it when asking about this).') : null,
+    details.length > 0
+      ? h(
+          'ul',
+          null,
+          details.map((d) => h('li', null, h('code', null, d.field), ': ', d.message)),
+        )
+      : null,
+    requestId
+      ? h(
+          'p',
+          { class: 'request-id' },
+          'Request id ',
+          h('code', { 'data-testid': 'request-id' }, requestId),
+          ' (quote it when asking about this).',
+        )
+      : null,
     retry ? h('p', { class: 'row-actions' }, retry) : null,
   );
 }
@@ -77,14 +106,21 @@ export const notice = (text: Child, kind: 'info' | 'warn' | 'ok' = 'info') =>
 
 export const badge = (text: string, kind: string) => h('span', { class: `badge ${kind}` }, text);
 
-export const loading = (what = 'Loading…') => h('p', { class: 'muted loading', role: 'status', 'aria-busy': 'true', 'data-state': 'loading' }, what);
+export const loading = (what = 'Loading…') =>
+  h('p', { class: 'muted loading', role: 'status', 'aria-busy': 'true', 'data-state': 'loading' }, what);
 
 /**
  * Fills `slot` from `load`: the loading state first, then what `render` makes of the answer, or
  * the failed / limited state with "Try again" (which runs it all again). Errors after the user
  * left the page (its signal aborted) are dropped.
  */
-export async function loadInto<T>(slot: HTMLElement, signal: AbortSignal, load: () => Promise<T>, render: (value: T) => Child, what?: string): Promise<void> {
+export async function loadInto<T>(
+  slot: HTMLElement,
+  signal: AbortSignal,
+  load: () => Promise<T>,
+  render: (value: T) => Child,
+  what?: string,
+): Promise<void> {
   const run = async (): Promise<void> => {
     put(slot, loading(what));
     let value: T;
@@ -142,14 +178,26 @@ export function field(spec: FieldSpec): HTMLElement {
   return h(
     'div',
     { class: 'field' },
-    h('label', { for: id }, spec.label, spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null),
+    h(
+      'label',
+      { for: id },
+      spec.label,
+      spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null,
+    ),
     input,
     spec.hint ? h('p', { class: 'hint', id: hintId }, spec.hint) : null,
     h('p', { class: 'field-error', id: errId }),
   );
 }
 
-export function selectField(spec: { name: string; label: string; options: readonly (readonly [string, string])[]; value?: string | null; hint?: string; onchange?: (e: Event) => void }): HTMLElement {
+export function selectField(spec: {
+  name: string;
+  label: string;
+  options: readonly (readonly [string, string])[];
+  value?: string | null;
+  hint?: string;
+  onchange?: (e: Event) => void;
+}): HTMLElement {
   const id = nextId(spec.name);
   const errId = `${id}-err`;
   const hintId = spec.hint ? `${id}-hint` : undefined;
@@ -179,19 +227,39 @@ export function checkbox(spec: { name: string; label: string; checked?: boolean;
   );
 }
 
-export function textarea(spec: { name: string; label: string; value?: string | null; rows?: number; maxlength?: number }): HTMLElement {
+export function textarea(spec: {
+  name: string;
+  label: string;
+  value?: string | null;
+  rows?: number;
+  maxlength?: number;
+}): HTMLElement {
   const id = nextId(spec.name);
   const errId = `${id}-err`;
-  const ta = h('textarea', { id, name: spec.name, rows: spec.rows ?? 3, maxlength: spec.maxlength, 'aria-describedby': errId });
+  const ta = h('textarea', {
+    id,
+    name: spec.name,
+    rows: spec.rows ?? 3,
+    maxlength: spec.maxlength,
+    'aria-describedby': errId,
+  });
   ta.value = spec.value ?? '';
-  return h('div', { class: 'field' }, h('label', { for: id }, spec.label), ta, h('p', { class: 'field-error', id: errId }));
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, spec.label),
+    ta,
+    h('p', { class: 'field-error', id: errId }),
+  );
 }
 
 type FormControl = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
 
 export function control(form: HTMLFormElement, name: string): FormControl | null {
   const el = form.elements.namedItem(name);
-  return el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement ? el : null;
+  return el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement
+    ? el
+    : null;
 }
 
 /** Clears every field error of the form. */
@@ -215,7 +283,10 @@ export function showFieldErrors(form: HTMLFormElement, details: readonly ErrorDe
       continue;
     }
     el.setAttribute('aria-invalid', 'true');
-    const errId = el.getAttribute('aria-describedby')?.split(' ').find((x) => x.endsWith('-err'));
+    const errId = el
+      .getAttribute('aria-describedby')
+      ?.split(' ')
+      .find((x) => x.endsWith('-err'));
     const errEl = errId ? document.getElementById(errId) : null;
     if (errEl) errEl.textContent = d.message;
     first ??= el;
@@ -232,13 +303,18 @@ export async function fieldChecked<T>(form: HTMLFormElement, call: () => Promise
   try {
     return await call();
   } catch (err) {
-    if (err instanceof ApiError && err.details.length > 0 && showFieldErrors(form, err.details).length === 0) return undefined;
+    if (err instanceof ApiError && err.details.length > 0 && showFieldErrors(form, err.details).length === 0)
+      return undefined;
     throw err;
   }
 }
 
 /** Runs `action` with the button disabled and marked busy; errors are shown in `errorSlot`. */
-export async function withBusy<T>(button: HTMLButtonElement | null, errorSlot: HTMLElement | null, action: () => Promise<T>): Promise<T | undefined> {
+export async function withBusy<T>(
+  button: HTMLButtonElement | null,
+  errorSlot: HTMLElement | null,
+  action: () => Promise<T>,
+): Promise<T | undefined> {
   if (button) {
     button.disabled = true;
     button.setAttribute('aria-busy', 'true');
@@ -267,7 +343,12 @@ export interface Column<T> {
 }
 
 /** A table in a horizontally scrollable, keyboard-focusable region; on a phone its rows become cards (styles.css). */
-export function table<T>(caption: string, columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing here yet.'): HTMLElement {
+export function table<T>(
+  caption: string,
+  columns: readonly Column<T>[],
+  rows: readonly T[],
+  empty = 'Nothing here yet.',
+): HTMLElement {
   if (rows.length === 0) return emptyState(empty);
   const captionId = nextId('cap');
   return h(
@@ -277,9 +358,29 @@ export function table<T>(caption: string, columns: readonly Column<T>[], rows: r
       'table',
       null,
       h('caption', { id: captionId }, caption),
-      h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.title)))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          columns.map((c) => h('th', { scope: 'col', class: c.class }, c.title)),
+        ),
+      ),
       // Each cell names its column: on a phone the rows become cards, each cell under its label.
-      h('tbody', null, rows.map((r) => h('tr', null, columns.map((c) => h('td', { class: c.class, 'data-label': c.title || undefined }, h('span', { class: 'cell' }, c.cell(r))))))),
+      h(
+        'tbody',
+        null,
+        rows.map((r) =>
+          h(
+            'tr',
+            null,
+            columns.map((c) =>
+              h('td', { class: c.class, 'data-label': c.title || undefined }, h('span', { class: 'cell' }, c.cell(r))),
+            ),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -291,7 +392,12 @@ const trails = new Map<string, string[]>();
  * Pages of a list at `path` (a dashboard route) with the filters `base`: first, previous (from
  * the cursors seen) and next, each a navigation to the route with `cursor` set.
  */
-export function listPager(path: string, base: Record<string, string | undefined>, cursor: string | null, pagination: { has_more: boolean; next_cursor: string | null }): HTMLElement {
+export function listPager(
+  path: string,
+  base: Record<string, string | undefined>,
+  cursor: string | null,
+  pagination: { has_more: boolean; next_cursor: string | null },
+): HTMLElement {
   const key = `${path}?${JSON.stringify(base)}`;
   const seen = trails.get(key) ?? [];
   trails.set(key, seen);
@@ -305,7 +411,16 @@ export function listPager(path: string, base: Record<string, string | undefined>
     'nav',
     { class: 'pager', 'aria-label': 'Pages' },
     h('button', { type: 'button', class: 'secondary', disabled: !cursor, onclick: () => go(path, base) }, 'First'),
-    h('button', { type: 'button', class: 'secondary', disabled: !cursor, onclick: () => go(path, { ...base, cursor: idx > 0 ? seen[idx - 1] : undefined }) }, '‹ Previous'),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        disabled: !cursor,
+        onclick: () => go(path, { ...base, cursor: idx > 0 ? seen[idx - 1] : undefined }),
+      },
+      '‹ Previous',
+    ),
     h('button', { type: 'button', class: 'secondary', disabled: !pagination.has_more, onclick: next }, 'Next ›'),
   );
 }
@@ -316,7 +431,11 @@ export function listPager(path: string, base: Record<string, string | undefined>
  * A modal dialog (the native <dialog>: focus moves in, Escape closes, the page behind is inert).
  * Focus returns to what had it. Never window.confirm: a page-level dialog blocks the tab.
  */
-export function modal(title: string, body: Child, opts: { onClose?: () => void } = {}): { dialog: HTMLDialogElement; close: () => void } {
+export function modal(
+  title: string,
+  body: Child,
+  opts: { onClose?: () => void } = {},
+): { dialog: HTMLDialogElement; close: () => void } {
   const titleId = nextId('dlg');
   const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
   const dialog = h(
@@ -347,10 +466,24 @@ export function modal(title: string, body: Child, opts: { onClose?: () => void }
 export function confirmDialog(question: string, confirmLabel: string): Promise<boolean> {
   return new Promise((resolve) => {
     let answer = false;
-    const yes = h('button', { type: 'button', class: 'danger', onclick: () => ((answer = true), close()) }, confirmLabel);
+    const yes = h(
+      'button',
+      { type: 'button', class: 'danger', onclick: () => ((answer = true), close()) },
+      confirmLabel,
+    );
     const { close } = modal(
       'Please confirm',
-      h('div', null, h('p', null, question), h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => close() }, 'Cancel'), yes)),
+      h(
+        'div',
+        null,
+        h('p', null, question),
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', class: 'secondary', onclick: () => close() }, 'Cancel'),
+          yes,
+        ),
+      ),
       { onClose: () => resolve(answer) },
     );
     yes.focus();
@@ -370,7 +503,16 @@ export function secretDialog(title: string, secret: string, explanation: Child, 
       () => toast('Could not copy: select the text instead.'),
     );
   });
-  const { close } = modal(title, h('div', null, explanation, out, h('div', { class: 'actions' }, copy, h('button', { type: 'button', onclick: () => close() }, 'Done'))));
+  const { close } = modal(
+    title,
+    h(
+      'div',
+      null,
+      explanation,
+      out,
+      h('div', { class: 'actions' }, copy, h('button', { type: 'button', onclick: () => close() }, 'Done')),
+    ),
+  );
 }
 
 /** A section with a heading (h2) and its content. */
@@ -387,7 +529,12 @@ export function positionClass(rank: number | null, compared: number): 'cheap' | 
   return 'middle';
 }
 
-export const POSITION_WORDS = { cheap: 'cheapest', middle: 'in between', expensive: 'most expensive', none: 'not compared' } as const;
+export const POSITION_WORDS = {
+  cheap: 'cheapest',
+  middle: 'in between',
+  expensive: 'most expensive',
+  none: 'not compared',
+} as const;
 
 /** Whether the screen is phone-narrow (the stylesheet's 640 px breakpoint). */
 export const narrow = () => window.matchMedia('(max-width: 640px)').matches;

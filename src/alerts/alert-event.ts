@@ -22,8 +22,8 @@ const Observed = (which: string) =>
     {
       description:
         which === 'previous'
-          ? 'The series\' observation before the one that fired; null where there is none (a first observation, a failing listing)'
-          : 'The observation that fired (for `listing_failing`: the listing\'s last price, or null when it never had one)',
+          ? "The series' observation before the one that fired; null where there is none (a first observation, a failing listing)"
+          : "The observation that fired (for `listing_failing`: the listing's last price, or null when it never had one)",
     },
   );
 
@@ -32,18 +32,30 @@ export type ObservedPrice = { price: number; currency: string; in_stock: boolean
 const fields = {
   object: Type.Literal('alert_event'),
   alert_id: ResourceId('alrt'),
-  condition_type: Type.String({ enum: [...CONDITION_TYPES], description: 'The type of the rule\'s condition when it fired' }),
-  product_id: OrNull(ResourceId('prod'), { description: 'The product the firing is about; null for a test event of an account-wide rule' }),
-  competitor_id: OrNull(ResourceId('comp'), { description: 'The competitor whose price fired the rule; null: our own price, or none' }),
-  listing_id: OrNull(ResourceId('lst'), { description: 'The page the price was seen on (or the failing listing), if any' }),
+  condition_type: Type.String({
+    enum: [...CONDITION_TYPES],
+    description: "The type of the rule's condition when it fired",
+  }),
+  product_id: OrNull(ResourceId('prod'), {
+    description: 'The product the firing is about; null for a test event of an account-wide rule',
+  }),
+  competitor_id: OrNull(ResourceId('comp'), {
+    description: 'The competitor whose price fired the rule; null: our own price, or none',
+  }),
+  listing_id: OrNull(ResourceId('lst'), {
+    description: 'The page the price was seen on (or the failing listing), if any',
+  }),
   previous: Observed('previous'),
   current: Observed('current'),
   message: Type.String({ maxLength: 2000, description: 'One sentence for a person saying what happened' }),
   test: Type.Boolean({ description: 'true: sent by `POST /alerts/{id}/test`, not by a real observation' }),
   sequence: OrNull(Type.Integer({ format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), {
-    description: 'The `sequence` of the price series\' change that fired the rule (as in `price.changed`); null when the firing came from no change (a first observation, an unchanged price, a failing listing, a test)',
+    description:
+      "The `sequence` of the price series' change that fired the rule (as in `price.changed`); null when the firing came from no change (a first observation, an unchanged price, a failing listing, a test)",
   }),
-  acknowledged_at: OrNull(Timestamp('When the event was acknowledged'), { description: 'When the event was acknowledged; null: open' }),
+  acknowledged_at: OrNull(Timestamp('When the event was acknowledged'), {
+    description: 'When the event was acknowledged; null: open',
+  }),
   created_at: Timestamp('When the rule fired (RFC 3339, UTC)'),
 };
 

@@ -26,4 +26,6 @@ export const SERIES_CONDITIONS: ReadonlySet<string> = new Set<ConditionType>([
 ]);
 
 /** The series conditions whose `series` chooses competitors' prices or the own (undercut always watches competitors'). */
-export const SERIES_CHOICE_CONDITIONS: readonly ConditionType[] = CONDITION_TYPES.filter((t) => SERIES_CONDITIONS.has(t) && t !== 'undercut');
+export const SERIES_CHOICE_CONDITIONS: readonly ConditionType[] = CONDITION_TYPES.filter(
+  (t) => SERIES_CONDITIONS.has(t) && t !== 'undercut',
+);

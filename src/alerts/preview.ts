@@ -54,12 +54,18 @@ export type PreviewAlertEvent = Static<typeof PreviewAlertEventSchema>;
 export const AlertPreviewResultSchema = Type.Object(
   {
     // At most one firing per observation, and a preview reads at most PREVIEW_MAX_OBSERVATIONS.
-    data: Type.Array(PreviewAlertEventSchema, { maxItems: PREVIEW_MAX_OBSERVATIONS, description: 'The alert events the rule would have created, oldest first' }),
+    data: Type.Array(PreviewAlertEventSchema, {
+      maxItems: PREVIEW_MAX_OBSERVATIONS,
+      description: 'The alert events the rule would have created, oldest first',
+    }),
     count: Type.Integer({ format: 'int32', minimum: 0, maximum: PREVIEW_MAX_OBSERVATIONS, description: 'How many' }),
     complete: Type.Boolean({
-      description: 'false: the preview reached its time limit (ALERT_PREVIEW_TIMEOUT) and stopped; `data` holds what the observations before `through` fired',
+      description:
+        'false: the preview reached its time limit (ALERT_PREVIEW_TIMEOUT) and stopped; `data` holds what the observations before `through` fired',
     }),
-    through: Timestamp('The observations evaluated are those observed from `from` up to this instant (exclusive): `to`, or earlier when `complete` is false'),
+    through: Timestamp(
+      'The observations evaluated are those observed from `from` up to this instant (exclusive): `to`, or earlier when `complete` is false',
+    ),
   },
   { title: 'AlertPreviewResult', additionalProperties: false },
 );
@@ -83,7 +89,12 @@ export interface PreviewResult {
 /** Points judged per turn of the event loop, so other requests are served between them. */
 const RUN_SLICE = 2000;
 
-export async function previewAlert(database: Database, accountId: string, body: AlertPreview, opts: PreviewOptions): Promise<PreviewResult> {
+export async function previewAlert(
+  database: Database,
+  accountId: string,
+  body: AlertPreview,
+  opts: PreviewOptions,
+): Promise<PreviewResult> {
   const deadline = Date.now() + opts.timeLimitMs;
   const db = bulkReader(database);
   const fromMs = Date.parse(body.from);
@@ -91,7 +102,8 @@ export async function previewAlert(database: Database, accountId: string, body: 
   if (!Number.isFinite(fromMs)) throw ERRORS.validation([{ field: 'from', message: 'must be an instant that exists' }]);
   if (!Number.isFinite(toMs)) throw ERRORS.validation([{ field: 'to', message: 'must be an instant that exists' }]);
   if (toMs <= fromMs) throw ERRORS.validation([{ field: 'to', message: 'must be after `from`' }]);
-  if (toMs - fromMs > PREVIEW_MAX_DAYS * 86_400_000) throw ERRORS.validation([{ field: 'to', message: `must be at most ${PREVIEW_MAX_DAYS} days after \`from\`` }]);
+  if (toMs - fromMs > PREVIEW_MAX_DAYS * 86_400_000)
+    throw ERRORS.validation([{ field: 'to', message: `must be at most ${PREVIEW_MAX_DAYS} days after \`from\`` }]);
 
   const { from: _from, to: _to, ...ruleBody } = body;
   const rule = withDefaults(ruleBody);
@@ -100,7 +112,10 @@ export async function previewAlert(database: Database, accountId: string, body: 
   const type = rule.condition.type;
   if (type === 'not_cheapest' || type === 'listing_failing') {
     throw ERRORS.validation([
-      { field: 'condition.type', message: `${type} cannot be previewed: ${type === 'not_cheapest' ? 'past ranks' : 'failed checks'} are not kept as a history` },
+      {
+        field: 'condition.type',
+        message: `${type} cannot be previewed: ${type === 'not_cheapest' ? 'past ranks' : 'failed checks'} are not kept as a history`,
+      },
     ]);
   }
   const engineRule: EngineRule = {
@@ -138,7 +153,12 @@ export async function previewAlert(database: Database, accountId: string, body: 
     },
   );
   if (replay.exceeded) {
-    throw ERRORS.validation([{ field: 'from', message: `the range holds more than ${PREVIEW_MAX_OBSERVATIONS} observations of the rule's scope: narrow it` }]);
+    throw ERRORS.validation([
+      {
+        field: 'from',
+        message: `the range holds more than ${PREVIEW_MAX_OBSERVATIONS} observations of the rule's scope: narrow it`,
+      },
+    ]);
   }
   const { points, complete } = replay;
   const through = replay.through.toISOString();
@@ -158,25 +178,24 @@ export async function previewAlert(database: Database, accountId: string, body: 
   const firedIds = fired.flatMap((f) => (f.observation_id === null ? [] : [f.observation_id]));
   for (let i = 0; i < firedIds.length; i += RUN_SLICE) {
     const sequences = await loadSequences(db, firedIds.slice(i, i + RUN_SLICE));
-    for (const f of fired) if (f.observation_id !== null && sequences.has(f.observation_id)) f.sequence = sequences.get(f.observation_id)!;
+    for (const f of fired)
+      if (f.observation_id !== null && sequences.has(f.observation_id)) f.sequence = sequences.get(f.observation_id)!;
   }
-  const data = fired.map(
-    (f): PreviewAlertEvent => ({
-      id: null,
-      object: 'alert_event',
-      alert_id: null,
-      condition_type: f.condition_type,
-      product_id: f.product_id,
-      competitor_id: f.competitor_id,
-      listing_id: f.listing_id,
-      previous: f.previous as ObservedPrice | null,
-      current: f.current,
-      message: f.message,
-      test: false,
-      sequence: f.sequence,
-      acknowledged_at: null,
-      created_at: f.at.toISOString(),
-    }),
-  );
+  const data = fired.map((f): PreviewAlertEvent => ({
+    id: null,
+    object: 'alert_event',
+    alert_id: null,
+    condition_type: f.condition_type,
+    product_id: f.product_id,
+    competitor_id: f.competitor_id,
+    listing_id: f.listing_id,
+    previous: f.previous as ObservedPrice | null,
+    current: f.current,
+    message: f.message,
+    test: false,
+    sequence: f.sequence,
+    acknowledged_at: null,
+    created_at: f.at.toISOString(),
+  }));
   return { data, count: data.length, complete, through };
 }

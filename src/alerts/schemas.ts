@@ -36,19 +36,29 @@ const PositiveMoney = (description: string) => ({ ...Money(description), exclusi
 const Series = Type.String({
   enum: [...SERIES],
   description:
-    'Which price series the condition watches: `competitors` (default, the competitors\' offers) or `own` (our own ' +
-    'shop\'s series of the product, recorded from its own listing or with `POST /prices` without a competitor)',
+    "Which price series the condition watches: `competitors` (default, the competitors' offers) or `own` (our own " +
+    "shop's series of the product, recorded from its own listing or with `POST /prices` without a competitor)",
 });
 
-const condition = <T extends ConditionType, P extends Record<string, TSchema>>(type: T, props: P, description: string) =>
-  Type.Object({ type: Type.Literal(type), ...props }, { additionalProperties: false, title: `Condition_${type}`, description });
+const condition = <T extends ConditionType, P extends Record<string, TSchema>>(
+  type: T,
+  props: P,
+  description: string,
+) =>
+  Type.Object(
+    { type: Type.Literal(type), ...props },
+    { additionalProperties: false, title: `Condition_${type}`, description },
+  );
 
 const threshold = <T extends 'price_below' | 'price_above'>(type: T, words: string) =>
   condition(
     type,
     {
       threshold: Money('The price to compare with'),
-      currency: Type.Optional({ ...Currency, description: 'Currency of `threshold` (ISO 4217); default: the product\'s' }),
+      currency: Type.Optional({
+        ...Currency,
+        description: "Currency of `threshold` (ISO 4217); default: the product's",
+      }),
       series: Type.Optional(Series),
     },
     `Fires when a series' new price is ${words} the threshold`,
@@ -77,19 +87,24 @@ export const CONDITION_VARIANTS = [
     'undercut',
     {
       margin_percent: Type.Optional(Percent(100, 'How far below our price, in percent of it', false)),
-      margin_amount: Type.Optional(Money('How far below our price, in our price\'s currency')),
+      margin_amount: Type.Optional(Money("How far below our price, in our price's currency")),
     },
-    'Fires when a competitor\'s new price is below our own price (`own_price` of `monitoring.position`) less the margin ' +
+    "Fires when a competitor's new price is below our own price (`own_price` of `monitoring.position`) less the margin " +
       '(`margin_percent` or `margin_amount`, not both; neither: 0)',
   ),
-  condition('not_cheapest', {}, 'Fires when the product\'s rank goes from 1 to more than 1'),
+  condition('not_cheapest', {}, "Fires when the product's rank goes from 1 to more than 1"),
   condition(
     'lowest_in_days',
     {
-      days: Type.Integer({ format: 'int32', minimum: 1, maximum: DAYS_MAX, description: `Days to look back, 1 to ${DAYS_MAX}` }),
+      days: Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: DAYS_MAX,
+        description: `Days to look back, 1 to ${DAYS_MAX}`,
+      }),
       series: Type.Optional(Series),
     },
-    'Fires when a series\' new price is the lowest it has had in that many days',
+    "Fires when a series' new price is the lowest it has had in that many days",
   ),
   stock('back_in_stock', 'from out of stock to in stock'),
   stock('out_of_stock', 'from in stock to out of stock'),
@@ -105,7 +120,7 @@ export const CONDITION_VARIANTS = [
         }),
       ),
     },
-    'Fires when a listing\'s checks fail that many times in a row',
+    "Fires when a listing's checks fail that many times in a row",
   ),
 ] as const;
 
@@ -126,7 +141,10 @@ export type Condition = Static<typeof ConditionSchema>;
 const fields = {
   name: RequiredText(200, 'A name for the rule'),
   product_id: Nullable({ ...ResourceId('prod'), description: 'Only this product (null: every product)' }),
-  competitor_id: Nullable({ ...ResourceId('comp'), description: 'Only this competitor\'s offers (null: every competitor)' }),
+  competitor_id: Nullable({
+    ...ResourceId('comp'),
+    description: "Only this competitor's offers (null: every competitor)",
+  }),
   listing_id: Nullable({
     ...ResourceId('lst'),
     description: 'Only this listing; implies its product and competitor, which may be left out or must match',
@@ -137,7 +155,11 @@ const fields = {
       'When the rule may fire again: `on_clear` (default) after the condition was false past `hysteresis_percent`; ' +
       '`cooldown` while it holds, but not within `cooldown_seconds`; `every_change` on every qualifying observation',
   }),
-  hysteresis_percent: Percent(100, 'With `on_clear`: how far past the threshold the condition must clear, in percent of it, 0 to 100 (default 0)', false),
+  hysteresis_percent: Percent(
+    100,
+    'With `on_clear`: how far past the threshold the condition must clear, in percent of it, 0 to 100 (default 0)',
+    false,
+  ),
   cooldown_seconds: Type.Integer({
     format: 'int32',
     minimum: 0,
@@ -150,10 +172,9 @@ const fields = {
     maximum: CONFIRMATIONS_MAX,
     description: `Observations in a row the condition must hold before the rule fires, 1 to ${CONFIRMATIONS_MAX} (default 1)`,
   }),
-  daily_cap: OrNull(
-    Type.Integer({ format: 'int32', minimum: 1, maximum: DAILY_CAP_MAX }),
-    { description: `Most firings per UTC day, 1 to ${DAILY_CAP_MAX}; null (default): no cap` },
-  ),
+  daily_cap: OrNull(Type.Integer({ format: 'int32', minimum: 1, maximum: DAILY_CAP_MAX }), {
+    description: `Most firings per UTC day, 1 to ${DAILY_CAP_MAX}; null (default): no cap`,
+  }),
   enabled: Type.Boolean({ description: 'false: never evaluated (default true)' }),
 };
 
@@ -174,7 +195,8 @@ export const AlertCreateSchema = Type.Object(
   {
     title: 'AlertCreate',
     additionalProperties: false,
-    description: 'A rule. Scope: `product_id`, `competitor_id`, `listing_id` narrow it; all absent or null: the whole account.',
+    description:
+      'A rule. Scope: `product_id`, `competitor_id`, `listing_id` narrow it; all absent or null: the whole account.',
   },
 );
 export type AlertCreate = Static<typeof AlertCreateSchema>;
@@ -266,21 +288,29 @@ export function withDefaults(body: AlertCreate): AlertRule {
 
 /** The series a price or stock condition watches (undefined for the others). */
 export const seriesOf = (c: Condition): 'competitors' | 'own' | undefined =>
-  SERIES_CHOICE_CONDITIONS.includes(c.type) ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own') : undefined;
+  SERIES_CHOICE_CONDITIONS.includes(c.type)
+    ? (((c as { series?: string }).series ?? 'competitors') as 'competitors' | 'own')
+    : undefined;
 
 /**
  * What a JSON Schema cannot say about a rule (a whole rule: for an update, the stored rule with
  * the changes applied). Throws our 422 with a detail per problem. `listingCompetitorId` is the
  * competitor of the rule's listing when the caller resolved it (undefined: not known; null: our own).
  */
-export function checkAlertRule(rule: Pick<AlertRule, 'condition' | 'competitor_id' | 'listing_id'>, listingCompetitorId?: string | null): void {
+export function checkAlertRule(
+  rule: Pick<AlertRule, 'condition' | 'competitor_id' | 'listing_id'>,
+  listingCompetitorId?: string | null,
+): void {
   const details: ErrorDetail[] = [];
   const c = rule.condition;
   if ((c.type === 'price_drop' || c.type === 'price_rise') && c.percent === undefined && c.amount === undefined) {
     details.push({ field: 'condition', message: `${c.type} needs \`percent\`, \`amount\` or both` });
   }
   if (c.type === 'price_drop' && c.percent !== undefined && c.percent > 100) {
-    details.push({ field: 'condition.percent', message: 'must be at most 100: a price cannot drop by more than all of it' });
+    details.push({
+      field: 'condition.percent',
+      message: 'must be at most 100: a price cannot drop by more than all of it',
+    });
   }
   if (c.type === 'undercut' && c.margin_percent !== undefined && c.margin_amount !== undefined) {
     details.push({ field: 'condition', message: 'undercut takes `margin_percent` or `margin_amount`, not both' });
@@ -289,16 +319,28 @@ export function checkAlertRule(rule: Pick<AlertRule, 'condition' | 'competitor_i
   const ownListing = rule.listing_id !== null && listingCompetitorId === null;
   const competitorListing = rule.listing_id !== null && typeof listingCompetitorId === 'string';
   if (series === 'own' && rule.competitor_id !== null && !competitorListing) {
-    details.push({ field: 'competitor_id', message: 'must be null for a condition with series "own": our own series has no competitor' });
+    details.push({
+      field: 'competitor_id',
+      message: 'must be null for a condition with series "own": our own series has no competitor',
+    });
   }
   if (series === 'own' && competitorListing) {
-    details.push({ field: 'listing_id', message: 'is a competitor\'s listing; a condition with series "own" watches our own listing only' });
+    details.push({
+      field: 'listing_id',
+      message: 'is a competitor\'s listing; a condition with series "own" watches our own listing only',
+    });
   }
   if (series === 'competitors' && ownListing) {
-    details.push({ field: 'listing_id', message: 'is our own listing; set condition.series to "own" to watch its prices' });
+    details.push({
+      field: 'listing_id',
+      message: 'is our own listing; set condition.series to "own" to watch its prices',
+    });
   }
   if ((c.type === 'undercut' || c.type === 'not_cheapest') && ownListing) {
-    details.push({ field: 'listing_id', message: `is our own listing; ${c.type} compares competitors' offers with our price` });
+    details.push({
+      field: 'listing_id',
+      message: `is our own listing; ${c.type} compares competitors' offers with our price`,
+    });
   }
   if (details.length > 0) throw ERRORS.validation(details, 'The alert rule is not valid');
 }
@@ -318,7 +360,9 @@ export const AlertListQuerySchema = Type.Object(
     product_id: Type.Optional({ ...ResourceId('prod'), description: 'Only rules scoped to this product' }),
     competitor_id: Type.Optional({ ...ResourceId('comp'), description: 'Only rules scoped to this competitor' }),
     listing_id: Type.Optional({ ...ResourceId('lst'), description: 'Only rules scoped to this listing' }),
-    condition_type: Type.Optional(Type.String({ enum: [...CONDITION_TYPES], description: 'Only rules with this condition type' })),
+    condition_type: Type.Optional(
+      Type.String({ enum: [...CONDITION_TYPES], description: 'Only rules with this condition type' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -335,7 +379,10 @@ export const AlertEventListQuerySchema = Type.Object(
     product_id: Type.Optional({ ...ResourceId('prod'), description: 'Only events about this product' }),
     competitor_id: Type.Optional({ ...ResourceId('comp'), description: 'Only events about this competitor' }),
     state: Type.Optional(
-      Type.String({ enum: [...ALERT_EVENT_STATES], description: '`open`: not acknowledged yet; `acknowledged`: acknowledged' }),
+      Type.String({
+        enum: [...ALERT_EVENT_STATES],
+        description: '`open`: not acknowledged yet; `acknowledged`: acknowledged',
+      }),
     ),
     created_after: Type.Optional(Timestamp('Created at or after this instant')),
     created_before: Type.Optional(Timestamp('Created before this instant')),
@@ -367,11 +414,20 @@ export const AlertEventListSchema = listOf(AlertEventSchema, 'AlertEventList');
 
 export const AcknowledgedSchema = Type.Object(
   {
-    data: Type.Array(AlertEventSchema, { maxItems: ACKNOWLEDGE_MAX, description: 'The events acknowledged (now or before), oldest first' }),
-    count: Type.Integer({ format: 'int32', minimum: 0, maximum: ACKNOWLEDGE_MAX, description: 'How many events `data` holds' }),
+    data: Type.Array(AlertEventSchema, {
+      maxItems: ACKNOWLEDGE_MAX,
+      description: 'The events acknowledged (now or before), oldest first',
+    }),
+    count: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: ACKNOWLEDGE_MAX,
+      description: 'How many events `data` holds',
+    }),
     not_found: Type.Array(ResourceId('alev'), {
       maxItems: ACKNOWLEDGE_MAX,
-      description: 'Ids sent that are not alert events of this account (never existed, deleted with their rule, or another account\'s)',
+      description:
+        "Ids sent that are not alert events of this account (never existed, deleted with their rule, or another account's)",
     }),
   },
   { title: 'AlertEventsAcknowledged', additionalProperties: false },

@@ -2,11 +2,31 @@ import type { Database, Queryable } from '../db/types.js';
 import { PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { ERRORS, type ErrorDetail } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { type AlertCreate, type AlertRule, type AlertUpdate, checkAlertRule, normalizeCondition, seriesOf, withDefaults } from './schemas.js';
+import {
+  type AlertCreate,
+  type AlertRule,
+  type AlertUpdate,
+  checkAlertRule,
+  normalizeCondition,
+  seriesOf,
+  withDefaults,
+} from './schemas.js';
 import type { AlertEvent, AlertEventRow } from './alert-event.js';
 import { recordFirings } from './fired.js';
 import { amount } from './engine/message.js';
-import { acknowledgeAlertEvents, type AlertRow, toAlert, deleteAlert, deleteAlertStates, findScopeRefs, getAlert, insertAlert, latestInScope, type ScopeObservation, updateAlert } from './sql.js';
+import {
+  acknowledgeAlertEvents,
+  type AlertRow,
+  toAlert,
+  deleteAlert,
+  deleteAlertStates,
+  findScopeRefs,
+  getAlert,
+  insertAlert,
+  latestInScope,
+  type ScopeObservation,
+  updateAlert,
+} from './sql.js';
 
 /**
  * Alert rules (docs/ALERTS.md). Rule writes record no events: the only alert event type is
@@ -23,24 +43,39 @@ const SCOPE_FIELDS = ['product_id', 'competitor_id', 'listing_id'] as const;
  * existed or another account's) is a 422 naming the field, as for a listing's product_id.
  * Answers the listing's competitor (null: our own listing; undefined: no listing).
  */
-export async function resolveScope(db: Queryable, accountId: string, rule: Scope, sent: Partial<Scope>): Promise<string | null | undefined> {
+export async function resolveScope(
+  db: Queryable,
+  accountId: string,
+  rule: Scope,
+  sent: Partial<Scope>,
+): Promise<string | null | undefined> {
   if (rule.product_id === null && rule.competitor_id === null && rule.listing_id === null) return undefined;
   const refs = await findScopeRefs(db, accountId, rule);
   const details: ErrorDetail[] = [];
-  if (rule.product_id !== null && !refs.product) details.push({ field: 'product_id', message: 'is not a product of this account' });
-  if (rule.competitor_id !== null && !refs.competitor) details.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
-  if (rule.listing_id !== null && !refs.listing) details.push({ field: 'listing_id', message: 'is not a listing of this account' });
-  if (details.length > 0) throw ERRORS.validation(details, 'The alert rule\'s scope is not in this account');
+  if (rule.product_id !== null && !refs.product)
+    details.push({ field: 'product_id', message: 'is not a product of this account' });
+  if (rule.competitor_id !== null && !refs.competitor)
+    details.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
+  if (rule.listing_id !== null && !refs.listing)
+    details.push({ field: 'listing_id', message: 'is not a listing of this account' });
+  if (details.length > 0) throw ERRORS.validation(details, "The alert rule's scope is not in this account");
   const listing = refs.listing;
   if (!listing) return undefined;
-  const own: Scope = { product_id: listing.product_id, competitor_id: listing.competitor_id, listing_id: rule.listing_id };
+  const own: Scope = {
+    product_id: listing.product_id,
+    competitor_id: listing.competitor_id,
+    listing_id: rule.listing_id,
+  };
   for (const f of ['product_id', 'competitor_id'] as const) {
     const value = sent[f];
     if (value !== undefined && value !== null && value !== own[f]) {
-      details.push({ field: f, message: `does not match listing ${rule.listing_id}, which belongs to ${own[f] ?? 'our own shop'}` });
+      details.push({
+        field: f,
+        message: `does not match listing ${rule.listing_id}, which belongs to ${own[f] ?? 'our own shop'}`,
+      });
     }
   }
-  if (details.length > 0) throw ERRORS.validation(details, 'The alert rule\'s scope is not consistent');
+  if (details.length > 0) throw ERRORS.validation(details, "The alert rule's scope is not consistent");
   rule.product_id = own.product_id;
   rule.competitor_id = own.competitor_id;
   return listing.competitor_id;
@@ -50,7 +85,9 @@ const isForeignKeyViolation = (err: unknown) => (err as { code?: unknown } | nul
 
 /** A scope id deleted between the check and the write. */
 const scopeGone = () =>
-  ERRORS.validation([{ field: 'product_id', message: 'a product, competitor or listing of the rule was deleted meanwhile; try again' }]);
+  ERRORS.validation([
+    { field: 'product_id', message: 'a product, competitor or listing of the rule was deleted meanwhile; try again' },
+  ]);
 
 export async function createAlert(db: Database, accountId: string, body: AlertCreate): Promise<AlertRow> {
   const rule = withDefaults(body);
@@ -74,12 +111,14 @@ export async function changeAlert(db: Database, accountId: string, id: string, b
       if (!row) throw ERRORS.notFound('Alert');
       const before = ruleOf(row);
       const rule: AlertRule = { ...before };
-      for (const [k, v] of Object.entries(body)) if (v !== undefined) (rule as unknown as Record<string, unknown>)[k] = v;
+      for (const [k, v] of Object.entries(body))
+        if (v !== undefined) (rule as unknown as Record<string, unknown>)[k] = v;
       if (body.condition) rule.condition = normalizeCondition(body.condition);
       const listingCompetitor = await resolveScope(tx, accountId, rule, body);
       checkAlertRule(rule, listingCompetitor);
       // A new condition or scope is a new rule as far as its memory goes: streaks, re-arm and cap start afresh.
-      const renewed = !sameCondition(rule.condition, before.condition) || SCOPE_FIELDS.some((f) => rule[f] !== before[f]);
+      const renewed =
+        !sameCondition(rule.condition, before.condition) || SCOPE_FIELDS.some((f) => rule[f] !== before[f]);
       if (renewed) await deleteAlertStates(tx, id);
       return (await updateAlert(tx, accountId, id, rule))!;
     });
@@ -111,7 +150,11 @@ export async function acknowledgeOne(db: Queryable, accountId: string, id: strin
 }
 
 /** Ids that are not the account's are reported, not refused: one deleted with its rule meanwhile must not block the rest. */
-export async function acknowledgeMany(db: Queryable, accountId: string, ids: readonly string[]): Promise<{ rows: AlertEventRow[]; notFound: string[] }> {
+export async function acknowledgeMany(
+  db: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<{ rows: AlertEventRow[]; notFound: string[] }> {
   const unique = [...new Set(ids)];
   const rows = await acknowledgeAlertEvents(db, accountId, unique);
   const found = new Set(rows.map((r) => r.id));
@@ -126,7 +169,8 @@ const observed = (price: string | number, currency: string, inStock: boolean | n
 });
 
 function testMessage(name: string, o: ScopeObservation | undefined): string {
-  if (!o) return `Test of the rule "${name}": no price has been recorded in its scope yet, so there is no current data.`;
+  if (!o)
+    return `Test of the rule "${name}": no price has been recorded in its scope yet, so there is no current data.`;
   const seller = o.competitor_id === null ? 'in our shop' : `at ${o.competitor_name ?? 'a competitor'}`;
   const stock = o.in_stock === false ? ', out of stock' : '';
   return `Test of the rule "${name}": the latest price of ${o.product_name} ${seller} is ${amount(o.price, o.currency)}${stock}.`;
@@ -151,7 +195,10 @@ export async function testAlert(db: Database, accountId: string, id: string): Pr
         product_id: o?.product_id ?? row.product_id,
         competitor_id: o ? o.competitor_id : row.competitor_id,
         listing_id: row.listing_id ?? o?.listing_id ?? null,
-        previous: o && o.prev_price !== null ? observed(o.prev_price, o.prev_currency!, o.prev_in_stock, o.prev_observed_at!) : null,
+        previous:
+          o && o.prev_price !== null
+            ? observed(o.prev_price, o.prev_currency!, o.prev_in_stock, o.prev_observed_at!)
+            : null,
         current: o ? observed(o.price, o.currency, o.in_stock, o.observed_at) : null,
         message: testMessage(row.name, o),
         test: true,
@@ -161,7 +208,6 @@ export async function testAlert(db: Database, accountId: string, id: string): Pr
     return event!;
   });
 }
-
 
 /** The engine's entry points for new observations and failed checks (prices and checks call them). */
 export { evaluateCheckFailure, evaluateObservations } from './engine/live.js';

@@ -65,7 +65,10 @@ const RULE_COLUMNS = [
   'enabled',
 ] as const satisfies readonly (keyof AlertRule)[];
 
-const CASTS: Partial<Record<(typeof RULE_COLUMNS)[number], string>> = { condition: '::jsonb', hysteresis_percent: '::numeric' };
+const CASTS: Partial<Record<(typeof RULE_COLUMNS)[number], string>> = {
+  condition: '::jsonb',
+  hysteresis_percent: '::numeric',
+};
 
 /** A rule field as a query parameter: the condition as JSON text, the hysteresis as exact decimal text. */
 const param = (col: (typeof RULE_COLUMNS)[number], v: unknown) =>
@@ -82,7 +85,12 @@ export async function insertAlert(db: Queryable, accountId: string, id: string, 
   return r.rows[0]!;
 }
 
-export async function getAlert(db: Queryable, accountId: string, id: string, forUpdate = false): Promise<AlertRow | undefined> {
+export async function getAlert(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  forUpdate = false,
+): Promise<AlertRow | undefined> {
   const r = await db.query<AlertRow>(
     `/* getAlert */ select ${ALERT_COLUMNS} from alerts where id = $1 and account_id = $2${forUpdate ? ' for update' : ''}`,
     [id, accountId],
@@ -91,7 +99,12 @@ export async function getAlert(db: Queryable, accountId: string, id: string, for
 }
 
 /** Writes every rule field (the caller merged the changes into the stored rule and checked the whole). */
-export async function updateAlert(db: Queryable, accountId: string, id: string, rule: AlertRule): Promise<AlertRow | undefined> {
+export async function updateAlert(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  rule: AlertRule,
+): Promise<AlertRow | undefined> {
   const params: unknown[] = [id, accountId, rule.condition.type, ...RULE_COLUMNS.map((c) => param(c, rule[c]))];
   const r = await db.query<AlertRow>(
     // Strictly later than before even within one millisecond, as for products.
@@ -125,7 +138,13 @@ export async function findScopeRefs(
   accountId: string,
   ids: { product_id: string | null; competitor_id: string | null; listing_id: string | null },
 ): Promise<ScopeRefs> {
-  const r = await db.query<{ product: boolean; competitor: boolean; listing_product_id: string | null; listing_competitor_id: string | null; listing: boolean }>(
+  const r = await db.query<{
+    product: boolean;
+    competitor: boolean;
+    listing_product_id: string | null;
+    listing_competitor_id: string | null;
+    listing: boolean;
+  }>(
     `/* findScopeRefs */ select exists (select 1 from products where id = $2 and account_id = $1) as product,
             exists (select 1 from competitors where id = $3 and account_id = $1) as competitor,
             l.id is not null as listing, l.product_id as listing_product_id, l.competitor_id as listing_competitor_id
@@ -147,7 +166,12 @@ export const ALERT_SORTS = {
   name: textKey('name', (r) => r.name),
 } satisfies Record<(typeof ALERT_SORT_FIELDS)[number], SortKey<AlertRow>>;
 
-export async function listAlerts(db: Queryable, accountId: string, f: AlertListQuery, page: PageRequest<AlertRow>): Promise<AlertRow[]> {
+export async function listAlerts(
+  db: Queryable,
+  accountId: string,
+  f: AlertListQuery,
+  page: PageRequest<AlertRow>,
+): Promise<AlertRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.enabled !== undefined) add((p) => `enabled = ${p}`, f.enabled);
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
@@ -170,7 +194,12 @@ export const ALERT_EVENT_SORTS = {
   created_at: timestampKey('created_at', (r: AlertEventRow) => r.created_at),
 };
 
-export async function listAlertEvents(db: Queryable, accountId: string, f: AlertEventListQuery, page: PageRequest<AlertEventRow>): Promise<AlertEventRow[]> {
+export async function listAlertEvents(
+  db: Queryable,
+  accountId: string,
+  f: AlertEventListQuery,
+  page: PageRequest<AlertEventRow>,
+): Promise<AlertEventRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.alert_id !== undefined) add((p) => `alert_id = ${p}`, f.alert_id);
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
@@ -189,7 +218,10 @@ export async function listAlertEvents(db: Queryable, accountId: string, f: Alert
 }
 
 export async function getAlertEvent(db: Queryable, accountId: string, id: string): Promise<AlertEventRow | undefined> {
-  const r = await db.query<AlertEventRow>(`/* getAlertEvent */ select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`, [id, accountId]);
+  const r = await db.query<AlertEventRow>(
+    `/* getAlertEvent */ select ${ALERT_EVENT_COLUMNS} from alert_events where id = $1 and account_id = $2`,
+    [id, accountId],
+  );
   return r.rows[0];
 }
 
@@ -199,8 +231,14 @@ export async function getAlertEvent(db: Queryable, accountId: string, id: string
  * cannot see, so the select says what it wrote: now() is the same within the statement, rounded
  * to the column's milliseconds as the stored value is.
  */
-export async function acknowledgeAlertEvents(db: Queryable, accountId: string, ids: readonly string[]): Promise<AlertEventRow[]> {
-  const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) => (c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()::timestamptz(3)) as acknowledged_at' : `e.${c}`));
+export async function acknowledgeAlertEvents(
+  db: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<AlertEventRow[]> {
+  const columns = ALERT_EVENT_COLUMNS.split(', ').map((c) =>
+    c === 'acknowledged_at' ? 'coalesce(e.acknowledged_at, now()::timestamptz(3)) as acknowledged_at' : `e.${c}`,
+  );
   const r = await db.query<AlertEventRow>(
     `/* acknowledgeAlertEvents */ with acked as (
        update alert_events set acknowledged_at = now()

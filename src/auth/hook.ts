@@ -24,7 +24,10 @@ function bearer(header: string | undefined): string | undefined {
 function rateLimitHeaders(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'remaining' | 'reset'>) {
   // Lower-case names: Fastify lower-cases every name anyway, and one already in lower case is
   // stored without making a new string per response.
-  return reply.header('x-ratelimit-limit', s.limit).header('x-ratelimit-remaining', s.remaining).header('x-ratelimit-reset', s.reset);
+  return reply
+    .header('x-ratelimit-limit', s.limit)
+    .header('x-ratelimit-remaining', s.remaining)
+    .header('x-ratelimit-reset', s.reset);
 }
 
 /** An address over its failed-authentication budget: the spec's 429, headers describing that budget. */
@@ -102,7 +105,13 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
   const blocked = new BlockedAddresses();
 
   /** The limiter's answer for a known key: headers, usage, and the 429 that refuses the request (undefined: it goes on). */
-  function admit(request: FastifyRequest, reply: FastifyReply, principal: Principal, outcome: Outcome, counts: boolean): ApiError | undefined {
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal,
+    outcome: Outcome,
+    counts: boolean,
+  ): ApiError | undefined {
     if (outcome.blocked) {
       blocked.set(request.ip, outcome.blocked.reset);
       return addressBlocked(reply, outcome.blocked, clock.now());
@@ -116,14 +125,25 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
       usage.record(principal.keyId, now, s.allowed);
       if (!s.allowed) return ERRORS.rateLimited(s.limit, s.reset, now);
     }
-    return permits(principal.scope, requiredScope(request.method, request.routeOptions.config)) ? undefined : scopeRefused(request);
+    return permits(principal.scope, requiredScope(request.method, request.routeOptions.config))
+      ? undefined
+      : scopeRefused(request);
   }
 
   const take = (principal: Principal, guard: Window, counts: boolean) =>
-    limiter.take({ key: `key:${principal.keyId}`, limit: principal.limit, seconds: HOUR }, guard, counts ? 'hit' : 'peek');
+    limiter.take(
+      { key: `key:${principal.keyId}`, limit: principal.limit, seconds: HOUR },
+      guard,
+      counts ? 'hit' : 'peek',
+    );
 
   /** A key not in the cache (or none, or a malformed one): look it up, count a failure. Resolves to the refusal, if any. */
-  async function lookUp(request: FastifyRequest, reply: FastifyReply, key: string | undefined, guard: Window): Promise<ApiError | undefined> {
+  async function lookUp(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string | undefined,
+    guard: Window,
+  ): Promise<ApiError | undefined> {
     const principal = key && looksLikeKey(key) ? await keys.resolve(key) : undefined;
     if (!principal) {
       const failures = await limiter.hit(guard);
@@ -146,7 +166,11 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
       done(addressBlocked(reply, { limit: config.authFailureLimit, reset: blockedUntil }, now));
       return;
     }
-    const guard: Window = { key: `authfail:${ip}`, limit: config.authFailureLimit, seconds: config.authFailureWindowSeconds };
+    const guard: Window = {
+      key: `authfail:${ip}`,
+      limit: config.authFailureLimit,
+      seconds: config.authFailureWindowSeconds,
+    };
     const key = bearer(request.headers.authorization);
     const principal = key && looksLikeKey(key) ? keys.cached(key) : undefined;
     if (!principal) {

@@ -108,5 +108,7 @@ export async function revokeKey(db: Database, id: string): Promise<ApiKey | unde
 
 export async function findActiveKey(db: Queryable, hash: string): Promise<Principal | undefined> {
   const row = await findActiveKeyByHash(db, hash);
-  return row ? { keyId: row.id, accountId: row.account_id, plan: row.plan, scope: row.scope, limit: PLANS[row.plan] } : undefined;
+  return row
+    ? { keyId: row.id, accountId: row.account_id, plan: row.plan, scope: row.scope, limit: PLANS[row.plan] }
+    : undefined;
 }

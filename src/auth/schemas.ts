@@ -50,11 +50,14 @@ const keyProperties = {
     minLength: 12,
     maxLength: 12,
     pattern: '^ph_live_[A-Za-z0-9_-]{4}$',
-    description: 'The first 12 characters of the secret, to recognise it (`ph_live_` and 4 of its 43 random characters)',
+    description:
+      'The first 12 characters of the secret, to recognise it (`ph_live_` and 4 of its 43 random characters)',
   }),
   created_at: Timestamp('When the key was made'),
   last_used_at: Nullable(
-    Timestamp('When the key last authenticated a request, to within a few seconds (written in batches, not per request); null: never'),
+    Timestamp(
+      'When the key last authenticated a request, to within a few seconds (written in batches, not per request); null: never',
+    ),
   ),
   revoked_at: Nullable(Timestamp('When the key was revoked; null while it works')),
 };
@@ -70,7 +73,8 @@ export const ApiKeyWithSecretSchema = Type.Object(
       minLength: 51,
       maxLength: 51,
       pattern: '^ph_live_[A-Za-z0-9_-]{43}$',
-      description: 'The key itself, shown only now: only its hash is stored. Send it as `Authorization: Bearer <secret>`',
+      description:
+        'The key itself, shown only now: only its hash is stored. Send it as `Authorization: Bearer <secret>`',
     }),
   },
   { title: 'ApiKeyWithSecret', additionalProperties: false },

@@ -6,7 +6,15 @@ import { createKey, type Principal, SHOWN_PREFIX_LENGTH } from './keys.js';
 import { type Plan, PLANS } from './plans.js';
 import type { ApiKeyCreate, ApiKeyJson } from './schemas.js';
 import type { Scope } from './scopes.js';
-import { getAccountKey, type KeyRow, lockAccount, notifyRevoked, otherActiveFullKeys, renameAccountKey, revokeAccountKey } from './sql.js';
+import {
+  getAccountKey,
+  type KeyRow,
+  lockAccount,
+  notifyRevoked,
+  otherActiveFullKeys,
+  renameAccountKey,
+  revokeAccountKey,
+} from './sql.js';
 
 /**
  * API keys over HTTP (design/API.md "API keys over HTTP"): an account's keys managed by its own
@@ -15,7 +23,10 @@ import { getAccountKey, type KeyRow, lockAccount, notifyRevoked, otherActiveFull
  */
 
 /** A key as the API shows it: its `prefix` is the first 12 characters of the secret. */
-export function toApiKey(r: KeyRow, lastUsed: (keyId: string, stored: Date | null) => Date | null = (_, d) => d): ApiKeyJson {
+export function toApiKey(
+  r: KeyRow,
+  lastUsed: (keyId: string, stored: Date | null) => Date | null = (_, d) => d,
+): ApiKeyJson {
   const used = lastUsed(r.id, r.last_used_at);
   return {
     id: r.id,
@@ -37,10 +48,19 @@ const above = (a: Plan, b: Plan) => PLANS[a] > PLANS[b];
  * Makes a key in the caller's account: its plan at most the caller's (the default), its scope
  * `full` unless asked otherwise. The secret is in the answer and nowhere else.
  */
-export async function createAccountKey(db: Database, caller: Principal, body: ApiKeyCreate): Promise<KeyRow & { key: string }> {
+export async function createAccountKey(
+  db: Database,
+  caller: Principal,
+  body: ApiKeyCreate,
+): Promise<KeyRow & { key: string }> {
   const plan = (body.plan as Plan | undefined) ?? caller.plan;
   if (above(plan, caller.plan)) throw ERRORS.planAboveKey(plan, caller.plan);
-  return createKey(db, { plan, scope: (body.scope as Scope | undefined) ?? 'full', name: body.name ?? null, accountId: caller.accountId });
+  return createKey(db, {
+    plan,
+    scope: (body.scope as Scope | undefined) ?? 'full',
+    name: body.name ?? null,
+    accountId: caller.accountId,
+  });
 }
 
 export async function findAccountKey(db: Database, accountId: string, id: string): Promise<KeyRow> {
@@ -50,8 +70,14 @@ export async function findAccountKey(db: Database, accountId: string, id: string
 }
 
 /** Renames a key of the account (revoked or not: the label is history too); `undefined` keeps the name. */
-export async function renameKey(db: Database, accountId: string, id: string, name: string | null | undefined): Promise<KeyRow> {
-  const row = name === undefined ? await getAccountKey(db, accountId, id) : await renameAccountKey(db, accountId, id, name);
+export async function renameKey(
+  db: Database,
+  accountId: string,
+  id: string,
+  name: string | null | undefined,
+): Promise<KeyRow> {
+  const row =
+    name === undefined ? await getAccountKey(db, accountId, id) : await renameAccountKey(db, accountId, id, name);
   if (!row) throw ERRORS.notFound('API key');
   return row;
 }
@@ -66,14 +92,21 @@ export async function renameKey(db: Database, accountId: string, id: string, nam
  * process drops it at once as well, so the very next request here is refused whether or not the
  * notification has come back yet.
  */
-export async function revokeKeyOfAccount(db: Database, keys: KeyResolver, accountId: string, id: string): Promise<KeyRow> {
+export async function revokeKeyOfAccount(
+  db: Database,
+  keys: KeyResolver,
+  accountId: string,
+  id: string,
+): Promise<KeyRow> {
   const row = await db.transaction(async (tx) => {
     await lockAccount(tx, accountId);
     const current = await getAccountKey(tx, accountId, id);
     if (!current) throw ERRORS.notFound('API key');
     if (current.revoked_at) return current;
     if (current.scope === 'full' && (await otherActiveFullKeys(tx, accountId, id)) === 0) {
-      throw ERRORS.conflict('This is the account\'s last full key that is not revoked: make another full key first, then revoke this one');
+      throw ERRORS.conflict(
+        "This is the account's last full key that is not revoked: make another full key first, then revoke this one",
+      );
     }
     const revoked = (await revokeAccountKey(tx, accountId, id))!;
     await notifyRevoked(tx, id);
@@ -82,7 +115,6 @@ export async function revokeKeyOfAccount(db: Database, keys: KeyResolver, accoun
   keys.evict(id);
   return row;
 }
-
 
 /** What other areas (the document, the owner channel, usage) use of keys, plans and scopes. */
 export { createKey, listKeys, revokeKey, UnknownAccountError, type ApiKey } from './keys.js';

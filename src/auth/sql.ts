@@ -61,7 +61,10 @@ export async function insertKey(db: Queryable, k: NewKey): Promise<KeyRow> {
 /** Every key, or an account's, oldest first: the operator's listing. */
 export async function listAllKeys(db: Queryable, accountId?: string): Promise<KeyRow[]> {
   const r = accountId
-    ? await db.query<KeyRow>(`/* listAllKeys */ select ${COLUMNS} from api_keys where account_id = $1 order by created_at, id`, [accountId])
+    ? await db.query<KeyRow>(
+        `/* listAllKeys */ select ${COLUMNS} from api_keys where account_id = $1 order by created_at, id`,
+        [accountId],
+      )
     : await db.query<KeyRow>(`/* listAllKeys */ select ${COLUMNS} from api_keys order by created_at, id`);
   return r.rows;
 }
@@ -98,7 +101,10 @@ export async function notifyRevoked(db: Queryable, id: string): Promise<void> {
 // ---- The API's side: one account's keys -------------------------------------------------------
 
 export async function getAccountKey(db: Queryable, accountId: string, id: string): Promise<KeyRow | undefined> {
-  const r = await db.query<KeyRow>(`/* getAccountKey */ select ${COLUMNS} from api_keys where id = $1 and account_id = $2`, [id, accountId]);
+  const r = await db.query<KeyRow>(
+    `/* getAccountKey */ select ${COLUMNS} from api_keys where id = $1 and account_id = $2`,
+    [id, accountId],
+  );
   return r.rows[0];
 }
 
@@ -111,7 +117,12 @@ export interface KeyFilters {
   revoked?: boolean | undefined;
 }
 
-export async function listAccountKeys(db: Queryable, accountId: string, f: KeyFilters, page: PageRequest<KeyRow>): Promise<KeyRow[]> {
+export async function listAccountKeys(
+  db: Queryable,
+  accountId: string,
+  f: KeyFilters,
+  page: PageRequest<KeyRow>,
+): Promise<KeyRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.scope !== undefined) add((p) => `scope = ${p}`, f.scope);
   if (f.revoked !== undefined) where.push(f.revoked ? 'revoked_at is not null' : 'revoked_at is null');
@@ -124,7 +135,12 @@ export async function listAccountKeys(db: Queryable, accountId: string, f: KeyFi
   return r.rows;
 }
 
-export async function renameAccountKey(db: Queryable, accountId: string, id: string, name: string | null): Promise<KeyRow | undefined> {
+export async function renameAccountKey(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  name: string | null,
+): Promise<KeyRow | undefined> {
   const r = await db.query<KeyRow>(
     `/* renameAccountKey */ update api_keys set name = $3 where id = $1 and account_id = $2 returning ${COLUMNS}`,
     [id, accountId, name],

@@ -21,9 +21,15 @@ export type ItemFailure = Extract<ItemResult<never>, { code: string }>;
 export const isFailure = <R>(r: ItemResult<R>): r is ItemFailure => r.status !== 201;
 
 /** The route options of a batch endpoint whose items sit in `field`: body limit, retries safe, envelope-only validation. */
-export function batchRoute(field: string, bodyLimit: number): { bodyLimit: number; config: { idempotent: true }; validatorCompiler: FastifySchemaCompiler<TSchema> } {
+export function batchRoute(
+  field: string,
+  bodyLimit: number,
+): { bodyLimit: number; config: { idempotent: true }; validatorCompiler: FastifySchemaCompiler<TSchema> } {
   const envelope = Type.Object(
-    { [field]: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX }), atomic: Type.Optional(Type.Boolean()) },
+    {
+      [field]: Type.Array(Type.Unknown(), { minItems: 1, maxItems: BATCH_MAX }),
+      atomic: Type.Optional(Type.Boolean()),
+    },
     { additionalProperties: false },
   );
   return {
@@ -60,7 +66,10 @@ export function batchAnswer<R, T, K extends string>(results: ItemResult<R>[], re
     data: sorted.map((r) =>
       isFailure(r)
         ? { index: r.index, status: r.status, error: { code: r.code, error: r.error, details: r.details } }
-        : ({ index: r.index, status: 201, [resource]: toResource(r.row) } as { index: number; status: 201 } & Record<K, T>),
+        : ({ index: r.index, status: 201, [resource]: toResource(r.row) } as { index: number; status: 201 } & Record<
+            K,
+            T
+          >),
     ),
     created,
     failed: sorted.length - created,
@@ -72,11 +81,18 @@ export function batchAnswer<R, T, K extends string>(results: ItemResult<R>[], re
  * `<field>[i].<name>`; 409 when every failure is a conflict (with existing `resources`), else
  * 422. `nothing` ends the message ("nothing was created").
  */
-export function atomicBatchError<R>(results: ItemResult<R>[], field: string, words: { resources: string; nothing: string }): ApiError {
+export function atomicBatchError<R>(
+  results: ItemResult<R>[],
+  field: string,
+  words: { resources: string; nothing: string },
+): ApiError {
   const failed = results.filter(isFailure).sort((a, b) => a.index - b.index);
   const details = failed.flatMap((r) =>
     // '(body)' is the item itself (e.g. not an object): name it by its index alone.
-    r.details.map((d) => ({ field: d.field === '(body)' ? `${field}[${r.index}]` : `${field}[${r.index}].${d.field}`, message: d.message })),
+    r.details.map((d) => ({
+      field: d.field === '(body)' ? `${field}[${r.index}]` : `${field}[${r.index}].${d.field}`,
+      message: d.message,
+    })),
   );
   return failed.every((r) => r.status === 409)
     ? ERRORS.conflict(`${failed.length} item(s) conflict with existing ${words.resources}; ${words.nothing}`, details)

@@ -1,11 +1,26 @@
-import { type Static, type TArray, type TBoolean, type TInteger, type TLiteral, type TObject, type TOptional, type TSchema, Type } from 'typebox';
+import {
+  type Static,
+  type TArray,
+  type TBoolean,
+  type TInteger,
+  type TLiteral,
+  type TObject,
+  type TOptional,
+  type TSchema,
+  Type,
+} from 'typebox';
 import { ErrorDetailSchema } from '../http/schemas.js';
 
 /** Items per batch request (POST /products/batch, POST /prices): the spec's "combine operations". */
 export const BATCH_MAX = 1000;
 
 /** The request body: `{"<field>": [items], "atomic": bool}`. */
-export function batchBodySchema<K extends string, T extends TSchema>(field: K, item: T, title: string, atomicMeans: string) {
+export function batchBodySchema<K extends string, T extends TSchema>(
+  field: K,
+  item: T,
+  title: string,
+  atomicMeans: string,
+) {
   const properties = {
     [field]: Type.Array(item, { minItems: 1, maxItems: BATCH_MAX }),
     atomic: Type.Optional(Type.Boolean({ default: false, description: atomicMeans })),
@@ -39,18 +54,33 @@ export function batchResultSchema<K extends string, T extends TSchema>(
   statuses: { values: number[]; description?: string },
   title: string,
 ) {
-  const index = Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX - 1, description: 'The item\'s position in the request' });
+  const index = Type.Integer({
+    format: 'int32',
+    minimum: 0,
+    maximum: BATCH_MAX - 1,
+    description: "The item's position in the request",
+  });
   const counts = {
     created: Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX }),
     failed: Type.Integer({ format: 'int32', minimum: 0, maximum: BATCH_MAX }),
   };
   const failures = statuses.values.filter((v) => v !== 201);
   const done = Type.Object(
-    { index, status: Type.Literal(201), [resource]: item } as { index: TInteger; status: TLiteral<201> } & { [P in K]: T },
+    { index, status: Type.Literal(201), [resource]: item } as { index: TInteger; status: TLiteral<201> } & {
+      [P in K]: T;
+    },
     { title: `${title}Created`, description: 'An item done: 201 and the resource', additionalProperties: false },
   );
   const failed = Type.Object(
-    { index, status: Type.Integer({ format: 'int32', enum: failures, ...(statuses.description ? { description: statuses.description } : {}) }), error: BatchItemErrorSchema },
+    {
+      index,
+      status: Type.Integer({
+        format: 'int32',
+        enum: failures,
+        ...(statuses.description ? { description: statuses.description } : {}),
+      }),
+      error: BatchItemErrorSchema,
+    },
     { title: `${title}Failed`, description: 'An item refused: its status and why', additionalProperties: false },
   );
   const outcome = Type.Unsafe<Static<typeof done> | Static<typeof failed>>({ oneOf: [done, failed] });
@@ -63,9 +93,16 @@ export function batchResultSchema<K extends string, T extends TSchema>(
     status: Type.Integer({ format: 'int32', enum: statuses.values }),
     [resource]: Type.Optional(item),
     error: Type.Optional(BatchItemErrorSchema),
-  } as { index: TInteger; status: TInteger } & { [P in K]: TOptional<T> } & { error: TOptional<typeof BatchItemErrorSchema> };
+  } as { index: TInteger; status: TInteger } & { [P in K]: TOptional<T> } & {
+    error: TOptional<typeof BatchItemErrorSchema>;
+  };
   const shape = Type.Object(
-    { data: Type.Array(Type.Object(loose, { additionalProperties: false }) as TObject<typeof loose>, { maxItems: BATCH_MAX }), ...counts },
+    {
+      data: Type.Array(Type.Object(loose, { additionalProperties: false }) as TObject<typeof loose>, {
+        maxItems: BATCH_MAX,
+      }),
+      ...counts,
+    },
     { additionalProperties: false },
   );
   return { documented, shape: shape as unknown as Record<string, unknown> };

@@ -35,7 +35,12 @@ export interface CheckNowDeps extends CheckEngine {
  * or when it was changed or deleted during the check, 503 when the check took too long and was
  * abandoned.
  */
-export async function checkListingNow(deps: CheckNowDeps, accountId: string, listingId: string, log: Pick<Logger, 'error'>): Promise<RecordedCheck> {
+export async function checkListingNow(
+  deps: CheckNowDeps,
+  accountId: string,
+  listingId: string,
+  log: Pick<Logger, 'error'>,
+): Promise<RecordedCheck> {
   const lockedBy = `${HOLDER}:${crypto.randomBytes(6).toString('hex')}`;
   const lease = manualLeaseSeconds(deps.config.fetchTimeoutMs);
   const target = await lockListingForCheck(deps.db, accountId, listingId, lockedBy, lease);
@@ -43,14 +48,18 @@ export async function checkListingNow(deps: CheckNowDeps, accountId: string, lis
   if ('heldForSeconds' in target) {
     // Retry-After: a check is a page fetch, usually done in a second or two; the lease is only its
     // worst case. So a client waits a little and asks again (the typed client does it itself).
-    throw ERRORS.inProgress('The listing is being checked right now; try again in a moment', Math.min(target.heldForSeconds, BUSY_RETRY_AFTER_SECONDS));
+    throw ERRORS.inProgress(
+      'The listing is being checked right now; try again in a moment',
+      Math.min(target.heldForSeconds, BUSY_RETRY_AFTER_SECONDS),
+    );
   }
   let row: RecordedCheck | null;
   try {
     ({ row } = await runCheck(deps, target, lockedBy, log, { signal: AbortSignal.timeout((lease - 5) * 1000) }));
   } catch (err) {
     await unlockListing(deps.db, target.id, lockedBy).catch(() => undefined);
-    if (err instanceof CheckAbortedError) throw ERRORS.unavailable('The check took too long and was abandoned; retry shortly');
+    if (err instanceof CheckAbortedError)
+      throw ERRORS.unavailable('The check took too long and was abandoned; retry shortly');
     throw err;
   }
   // Deleted, or its url, selector or currency changed while we checked: runCheck gave it back.

@@ -40,7 +40,9 @@ class Lane {
   extract(html: string, opts: ExtractOptions): Promise<Extraction> {
     try {
       if (!this.thread || this.thread.dead) {
-        this.thread = new ThreadClient<ExtractMethods>(new URL('./extract-thread.js', import.meta.url), { name: 'the extraction thread' });
+        this.thread = new ThreadClient<ExtractMethods>(new URL('./extract-thread.js', import.meta.url), {
+          name: 'the extraction thread',
+        });
       }
       return this.thread.call('extract', { html, opts });
     } catch (err) {

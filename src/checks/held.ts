@@ -20,13 +20,16 @@ function refusal(check: CheckRow, answer: HeldAnswer): string | null {
   const only = `only a held reading still waiting for its recheck can be ${answer}ed`;
   if (outcome === 'recorded') return `This check recorded its price: there is nothing to ${answer}; ${only}`;
   if (outcome === 'failed') return `This check failed and read no price: there is nothing to ${answer}; ${only}`;
-  if (check.held_resolution === 'accepted') return `This held reading was already accepted and recorded${check.resolved_at ? ` at ${check.resolved_at.toISOString()}` : ''}`;
-  if (check.held_resolution === 'rejected') return `This held reading was already rejected${check.resolved_at ? ` at ${check.resolved_at.toISOString()}` : ''}`;
+  if (check.held_resolution === 'accepted')
+    return `This held reading was already accepted and recorded${check.resolved_at ? ` at ${check.resolved_at.toISOString()}` : ''}`;
+  if (check.held_resolution === 'rejected')
+    return `This held reading was already rejected${check.resolved_at ? ` at ${check.resolved_at.toISOString()}` : ''}`;
   if (check.held_resolution === 'confirmed') {
     const by = check.confirmed_by === null ? 'the next check' : `check ${publicId('chk', check.confirmed_by)}`;
     return `This held reading was already recorded: ${by} read the same price again`;
   }
-  if (!check.held_pending) return `A later check replaced this held reading (it recorded or held another price, or the listing was re-pointed); ${only}`;
+  if (!check.held_pending)
+    return `A later check replaced this held reading (it recorded or held another price, or the listing was re-pointed); ${only}`;
   return null;
 }
 
@@ -39,7 +42,13 @@ function refusal(check: CheckRow, answer: HeldAnswer): string | null {
  * Throws 404 for a listing not in the account or a check not of that listing, 409 for a check
  * that is not the listing's pending held reading.
  */
-export async function answerHeldCheck(db: Database, accountId: string, listingId: string, checkPublicId: string, answer: HeldAnswer) {
+export async function answerHeldCheck(
+  db: Database,
+  accountId: string,
+  listingId: string,
+  checkPublicId: string,
+  answer: HeldAnswer,
+) {
   const checkId = internalId('chk', checkPublicId);
   const row = await db.transaction(async (tx) => {
     // An accepted reading joins the series: its turn is taken first, as a check takes it before the listing (src/prices/series-lock.ts).

@@ -79,26 +79,46 @@ function timesApart(price: string, currency: string, lastPrice: string, lastCurr
  * Why `price` in `currency` cannot be right next to the listing's last recorded price, or null
  * when it can. Exact: a reading at exactly `factor` times the last price (up or down) is held.
  */
-export function holdReason(price: string, currency: string, lastPrice: string, lastCurrency: string, factor: number): Hold | null {
+export function holdReason(
+  price: string,
+  currency: string,
+  lastPrice: string,
+  lastCurrency: string,
+  factor: number,
+): Hold | null {
   const previous = { previousPrice: lastPrice, previousCurrency: lastCurrency };
   const last = show(lastPrice, lastCurrency);
   const read = show(price, currency);
   if (currency !== lastCurrency) {
-    return { ...previous, factor: null, reason: `The price read, ${read}, is in another currency than the listing's last recorded price, ${last}` };
+    return {
+      ...previous,
+      factor: null,
+      reason: `The price read, ${read}, is in another currency than the listing's last recorded price, ${last}`,
+    };
   }
   const readZero = isZeroDecimal(price);
   const lastZero = isZeroDecimal(lastPrice);
   if (readZero && lastZero) return null;
   if (readZero || lastZero) {
-    return { ...previous, factor: null, reason: `The price read, ${read}, is ${readZero ? 'zero' : 'not zero'} and the listing's last recorded price is ${last}` };
+    return {
+      ...previous,
+      factor: null,
+      reason: `The price read, ${read}, is ${readZero ? 'zero' : 'not zero'} and the listing's last recorded price is ${last}`,
+    };
   }
   const rise = atLeastTimes(price, lastPrice, factor);
   const fall = atLeastTimes(lastPrice, price, factor);
   if (!rise && !fall) return null;
   const ratio = Number(price) / Number(lastPrice);
   const times = timesApart(price, currency, lastPrice, lastCurrency)!;
-  const change = rise ? `${times} times the listing's last recorded price, ${last} (a rise of ${percent((ratio - 1) * 100)} %)` : `${times} times lower than the listing's last recorded price, ${last} (a fall of ${percent((1 - ratio) * 100)} %)`;
-  return { ...previous, factor: times, reason: `The price read, ${read}, is ${change}; readings ${factor} or more times higher or lower are held (hold_factor)` };
+  const change = rise
+    ? `${times} times the listing's last recorded price, ${last} (a rise of ${percent((ratio - 1) * 100)} %)`
+    : `${times} times lower than the listing's last recorded price, ${last} (a fall of ${percent((1 - ratio) * 100)} %)`;
+  return {
+    ...previous,
+    factor: times,
+    reason: `The price read, ${read}, is ${change}; readings ${factor} or more times higher or lower are held (hold_factor)`,
+  };
 }
 
 /** The decision for a successful reading of a listing whose state is `s`. */
@@ -110,12 +130,19 @@ export function decideHold(price: string, currency: string, s: HoldState): HoldD
     return {
       kind: 'confirm',
       heldId: s.held_id,
-      hold: { reason: s.held_reason ?? '', previousPrice: s.held_previous_price ?? s.last_price, previousCurrency: s.held_previous_currency ?? s.last_currency, factor: s.held_factor },
+      hold: {
+        reason: s.held_reason ?? '',
+        previousPrice: s.held_previous_price ?? s.last_price,
+        previousCurrency: s.held_previous_currency ?? s.last_currency,
+        factor: s.held_factor,
+      },
     };
   }
   const hold = holdReason(price, currency, s.last_price, s.last_currency, factor);
   if (rejected) {
-    const why = hold?.reason ?? `The price read, ${show(price, currency)}, next to the listing's last recorded price, ${show(s.last_price, s.last_currency)}`;
+    const why =
+      hold?.reason ??
+      `The price read, ${show(price, currency)}, next to the listing's last recorded price, ${show(s.last_price, s.last_currency)}`;
     return {
       kind: 'hold',
       recheck: false,

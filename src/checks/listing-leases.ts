@@ -60,7 +60,12 @@ export async function notifyListingsDue(db: Queryable): Promise<void> {
  * COMMITTED re-checks the WHERE clause against the new version), finds it no longer due and
  * skips it.
  */
-export async function claimDueListings(db: Queryable, workerId: string, limit: number, leaseSeconds: number): Promise<CheckTarget[]> {
+export async function claimDueListings(
+  db: Queryable,
+  workerId: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<CheckTarget[]> {
   const r = await db.query<CheckTarget>(
     `/* claimDueListings */
      update listings l
@@ -86,7 +91,12 @@ export async function claimDueListings(db: Queryable, workerId: string, limit: n
  * can be abandoned: its result would not be recorded. next_check_at follows the lease only while
  * it still equals locked_until: one the user moved meanwhile is theirs (src/checks/sql.ts).
  */
-export async function renewLeases(db: Queryable, workerId: string, ids: string[], leaseSeconds: number): Promise<string[]> {
+export async function renewLeases(
+  db: Queryable,
+  workerId: string,
+  ids: string[],
+  leaseSeconds: number,
+): Promise<string[]> {
   if (ids.length === 0) return [];
   const r = await db.query<{ id: string }>(
     `/* renewLeases */

@@ -67,14 +67,29 @@ export async function performCheck(
 ): Promise<CheckOutcome> {
   const startedAt = new Date();
   const t0 = performance.now();
-  const done = (o: Omit<CheckOutcome, 'startedAt' | 'checkedAt' | 'durationMs'>, checkedAt = new Date()): CheckOutcome => ({
+  const done = (
+    o: Omit<CheckOutcome, 'startedAt' | 'checkedAt' | 'durationMs'>,
+    checkedAt = new Date(),
+  ): CheckOutcome => ({
     startedAt,
     checkedAt,
     durationMs: Math.round(performance.now() - t0),
     ...o,
   });
   const failed = (code: CheckErrorCode, message: string, rest: Partial<CheckOutcome> = {}) =>
-    done({ ok: false, fetch: null, httpStatus: rest.fetch?.status ?? null, extraction: null, price: null, currency: null, inStock: null, source: null, candidates: [], error: { code, message }, ...rest });
+    done({
+      ok: false,
+      fetch: null,
+      httpStatus: rest.fetch?.status ?? null,
+      extraction: null,
+      price: null,
+      currency: null,
+      inStock: null,
+      source: null,
+      candidates: [],
+      error: { code, message },
+      ...rest,
+    });
 
   let page: FetchResult;
   try {
@@ -91,7 +106,10 @@ export async function performCheck(
   } catch (err) {
     if (signal?.aborted) throw new CheckAbortedError();
     if (err instanceof FetchError) {
-      return failed(err.code, err.message, { httpStatus: err.status ?? null, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) });
+      return failed(err.code, err.message, {
+        httpStatus: err.status ?? null,
+        ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}),
+      });
     }
     return failed('internal', 'The page could not be fetched because of an internal error; it is logged', { bug: err });
   }
@@ -111,9 +129,15 @@ export async function performCheck(
       baseUrl: page.finalUrl,
     });
   } catch (err) {
-    return failed('internal', 'The page could not be read because of an internal error; it is logged', { fetch, checkedAt, bug: err });
+    return failed('internal', 'The page could not be read because of an internal error; it is logged', {
+      fetch,
+      checkedAt,
+      bug: err,
+    });
   }
-  const candidates = extraction.candidates.slice(0, MAX_CANDIDATES).map((c) => toCandidateJson(c, c === extraction.chosen));
+  const candidates = extraction.candidates
+    .slice(0, MAX_CANDIDATES)
+    .map((c) => toCandidateJson(c, c === extraction.chosen));
   const inStock = (chosenInStock: boolean | undefined) =>
     chosenInStock ?? (extraction.availability === 'unknown' ? null : extraction.availability === 'in_stock');
   const chosen = extraction.chosen;
@@ -156,7 +180,18 @@ export async function performCheck(
     );
   }
   return done(
-    { ok: true, fetch, httpStatus: fetch.status, extraction, price: chosen.price, currency, inStock: inStock(chosen.inStock), source: chosen.source, candidates, error: null },
+    {
+      ok: true,
+      fetch,
+      httpStatus: fetch.status,
+      extraction,
+      price: chosen.price,
+      currency,
+      inStock: inStock(chosen.inStock),
+      source: chosen.source,
+      candidates,
+      error: null,
+    },
     checkedAt,
   );
 }
@@ -167,7 +202,12 @@ export async function performCheck(
  * is first judged against the listing's state (src/checks/hold.ts): one that cannot be right is
  * held, not recorded.
  */
-async function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: string, outcome: CheckOutcome): Promise<RecordedCheck | null> {
+async function recordOutcome(
+  db: Queryable,
+  target: CheckTarget,
+  lockedBy: string,
+  outcome: CheckOutcome,
+): Promise<RecordedCheck | null> {
   let decision: HoldDecision = { kind: 'record' };
   if (outcome.ok && outcome.price !== null && outcome.currency !== null) {
     const state = await readHoldState(db, target.id, lockedBy);
@@ -181,7 +221,10 @@ async function recordOutcome(db: Queryable, target: CheckTarget, lockedBy: strin
     checkedAt: outcome.checkedAt,
     durationMs: outcome.durationMs,
     ok: outcome.ok && decision.kind !== 'hold',
-    held: decision.kind === 'hold' ? { hold: decision.hold, recheckSeconds: decision.recheck ? HOLD_RECHECK_SECONDS : null } : undefined,
+    held:
+      decision.kind === 'hold'
+        ? { hold: decision.hold, recheckSeconds: decision.recheck ? HOLD_RECHECK_SECONDS : null }
+        : undefined,
     confirms: decision.kind === 'confirm' ? { heldId: decision.heldId, hold: decision.hold } : undefined,
     httpStatus: outcome.httpStatus,
     finalUrl: outcome.fetch?.finalUrl ?? null,

@@ -2,7 +2,18 @@ import { type Static, Type } from 'typebox';
 import type { Candidate, CandidateSource, Period } from '../extraction/index.js';
 import { FETCH_ERROR_CODES } from '../fetcher/types.js';
 import { publicId } from '../ids.js';
-import { Currency, HttpUrl, iso, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+import {
+  Currency,
+  HttpUrl,
+  iso,
+  Money,
+  Nullable,
+  OrNull,
+  RequiredText,
+  ResourceId,
+  Text,
+  Timestamp,
+} from '../http/fields.js';
 
 /**
  * The result of one check of a listing, as `POST /listings/{id}/check` returns it and as
@@ -67,7 +78,9 @@ export const CandidateSchema = Type.Object(
     detail: Text(MAX_TEXT, 'Where in that source: JSON path, CSS selector, meta property, platform field'),
     raw: Text(MAX_TEXT, 'The value as the page wrote it'),
     availability: NullableEnum(AVAILABILITIES, 'Stock state this source gives; null: it gives none'),
-    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'true: in stock; false: out of stock or pre-order; null: not stated' }),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'true: in stock; false: out of stock or pre-order; null: not stated',
+    }),
     range: Type.Union(
       [Type.Object({ low: Money('Low end'), high: Money('High end') }, { additionalProperties: false }), Type.Null()],
       { description: 'The price is the low end of this range (e.g. an AggregateOffer); null: a single price' },
@@ -77,8 +90,18 @@ export const CandidateSchema = Type.Object(
       PERIODS,
       'The price is charged per this period ("$9.99/mo", "R$ 290/mês" are month); null: a one-off price, or the page does not say',
     ),
-    ignored: Nullable(Text(MAX_TEXT, "Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible")),
-    reason: Nullable(Text(MAX_TEXT, "The visible-price finder's score and signals for this price (`source` visible); null for other sources")),
+    ignored: Nullable(
+      Text(
+        MAX_TEXT,
+        "Why this candidate could not be chosen (a list price, another product's price, ...); null: eligible",
+      ),
+    ),
+    reason: Nullable(
+      Text(
+        MAX_TEXT,
+        "The visible-price finder's score and signals for this price (`source` visible); null for other sources",
+      ),
+    ),
     confidence: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
       description: 'How sure the visible-price finder is of the price it chose, 0 to 1; null for other candidates',
     }),
@@ -86,7 +109,7 @@ export const CandidateSchema = Type.Object(
       [
         Type.Object(
           {
-            path: Text(MAX_TEXT, 'CSS path to the element showing the price; works as the listing\'s `selector`'),
+            path: Text(MAX_TEXT, "CSS path to the element showing the price; works as the listing's `selector`"),
             text: Text(MAX_TEXT, "The element's visible text"),
             snippet: Text(MAX_TEXT, 'A short stretch of the text around it'),
           },
@@ -94,9 +117,15 @@ export const CandidateSchema = Type.Object(
         ),
         Type.Null(),
       ],
-      { description: 'Where the price shows on the page (visible prices, and a structured price the page confirms); null: not seen on the page' },
+      {
+        description:
+          'Where the price shows on the page (visible prices, and a structured price the page confirms); null: not seen on the page',
+      },
     ),
-    chosen: Type.Boolean({ description: 'The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded' }),
+    chosen: Type.Boolean({
+      description:
+        'The extractor chose this candidate (the first not `ignored`): the price recorded when the check succeeded',
+    }),
   },
   { title: 'PriceCandidate', additionalProperties: false },
 );
@@ -106,9 +135,13 @@ export type CandidateJson = Static<typeof CandidateSchema>;
 export const ListingIdSchema = ResourceId('lst');
 
 /** `/listings/{id}/checks/{check_id}/...`: a check of a listing. */
-export const HeldCheckParams = Type.Object({ id: ListingIdSchema, check_id: ResourceId('chk') }, { additionalProperties: false });
+export const HeldCheckParams = Type.Object(
+  { id: ListingIdSchema, check_id: ResourceId('chk') },
+  { additionalProperties: false },
+);
 
-const ERROR_CODE_DESCRIPTION = 'Why the check failed, as a stable code (docs/MONITORING.md lists them); null when it succeeded';
+const ERROR_CODE_DESCRIPTION =
+  'Why the check failed, as a stable code (docs/MONITORING.md lists them); null when it succeeded';
 
 /** What a check did with its reading (design/API.md "Checks: a price that cannot be right is held"). */
 export const CHECK_OUTCOMES = ['recorded', 'failed', 'held'] as const;
@@ -127,7 +160,8 @@ export const HeldSchema = Type.Object(
     previous_price: Money("The listing's last recorded price the reading was judged against"),
     previous_currency: { ...Currency, description: 'Currency of `previous_price`' },
     factor: OrNull(Type.Number({ minimum: 1 }), {
-      description: 'How many times apart the reading and `previous_price` are (4: a quarter, or four times, of it); null when the currencies differ or one of them is 0',
+      description:
+        'How many times apart the reading and `previous_price` are (4: a quarter, or four times, of it); null when the currencies differ or one of them is 0',
     }),
     confirmed_by: Nullable({
       ...CheckIdSchema,
@@ -140,7 +174,9 @@ export const HeldSchema = Type.Object(
         '`pending`: waiting for its recheck or a person (accept or reject it); `accepted`: recorded by a person; `rejected`: dropped by a person; ' +
         '`confirmed`: read again by the next check and recorded by it; `superseded`: a later check recorded or held another price, or the listing was re-pointed',
     }),
-    resolved_at: Nullable(Timestamp('When it was accepted, rejected or confirmed; null while pending or once superseded')),
+    resolved_at: Nullable(
+      Timestamp('When it was accepted, rejected or confirmed; null while pending or once superseded'),
+    ),
   },
   { title: 'HeldReading', additionalProperties: false },
 );
@@ -157,7 +193,7 @@ export const CheckResultSchema = Type.Object(
       enum: [...CHECK_OUTCOMES],
       description:
         '`recorded`: a price was read and recorded; `failed`: no price (see `error_code` and `error`); `held`: a price was read but ' +
-        'cannot be right next to the listing\'s last one (see `held`): nothing was recorded',
+        "cannot be right next to the listing's last one (see `held`): nothing was recorded",
     }),
     ok: Type.Boolean({ description: 'true only when `outcome` is `recorded`: a price was found and recorded' }),
     http_status: Type.Union([Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }), Type.Null()], {
@@ -171,11 +207,13 @@ export const CheckResultSchema = Type.Object(
     error_code: NullableEnum(CHECK_ERROR_CODES, ERROR_CODE_DESCRIPTION),
     error: Nullable(Text(2000, 'Why the check failed, for a person')),
     held: Type.Union([HeldSchema, Type.Null()], {
-      description: 'Why the reading was held and what became of it (`outcome` `held`), or which held reading this check confirmed (`outcome` `recorded`); null otherwise',
+      description:
+        'Why the reading was held and what became of it (`outcome` `held`), or which held reading this check confirmed (`outcome` `recorded`); null otherwise',
     }),
     candidates: Type.Array(CandidateSchema, {
       maxItems: MAX_CANDIDATES,
-      description: 'Every price found on the page, in order of preference, so you can see why one was chosen and pin a `selector`',
+      description:
+        'Every price found on the page, in order of preference, so you can see why one was chosen and pin a `selector`',
     }),
   },
   { title: 'ListingCheck', additionalProperties: false },
@@ -211,7 +249,8 @@ export interface CheckRow {
 }
 
 /** The outcome of a stored check: recorded, held (a reason and not ok), else failed. */
-export const outcomeOf = (r: Pick<CheckRow, 'ok' | 'held_reason'>): CheckOutcomeName => (r.ok ? 'recorded' : r.held_reason !== null ? 'held' : 'failed');
+export const outcomeOf = (r: Pick<CheckRow, 'ok' | 'held_reason'>): CheckOutcomeName =>
+  r.ok ? 'recorded' : r.held_reason !== null ? 'held' : 'failed';
 
 function heldOf(r: CheckRow): Held | null {
   if (r.held_reason === null) return null;
@@ -251,7 +290,13 @@ export function toCheckResult(r: CheckRow): CheckResult {
     error: r.error,
     held: heldOf(r),
     // Checks stored before candidates had a period have none: a one-off price as far as they know.
-    candidates: r.candidates.map((c) => ({ ...c, period: c.period ?? null, reason: c.reason ?? null, confidence: c.confidence ?? null, evidence: c.evidence ?? null })),
+    candidates: r.candidates.map((c) => ({
+      ...c,
+      period: c.period ?? null,
+      reason: c.reason ?? null,
+      confidence: c.confidence ?? null,
+      evidence: c.evidence ?? null,
+    })),
   };
 }
 
@@ -273,7 +318,9 @@ export function toCandidateJson(c: Candidate, chosen: boolean): CandidateJson {
     ignored: c.ignored === undefined ? null : clip(c.ignored),
     reason: c.reason === undefined ? null : clip(c.reason),
     confidence: c.confidence ?? null,
-    evidence: c.evidence ? { path: clip(c.evidence.path), text: clip(c.evidence.text), snippet: clip(c.evidence.snippet) } : null,
+    evidence: c.evidence
+      ? { path: clip(c.evidence.path), text: clip(c.evidence.text), snippet: clip(c.evidence.snippet) }
+      : null,
     chosen,
   };
 }
@@ -283,12 +330,24 @@ export function toCandidateJson(c: Candidate, chosen: boolean): CandidateJson {
 export const ExtractRequestSchema = Type.Object(
   {
     url: HttpUrl('The page to fetch'),
-    selector: Type.Optional(Nullable(RequiredText(1000, 'CSS selector of the element that holds the price, tried before the page\'s structured data'))),
+    selector: Type.Optional(
+      Nullable(
+        RequiredText(1000, "CSS selector of the element that holds the price, tried before the page's structured data"),
+      ),
+    ),
     currency_override: Type.Optional(Nullable(Currency)),
-    respect_robots: Type.Optional(Type.Boolean({ default: true, description: 'Honour the site\'s robots.txt (default true)' })),
-    render_js: Type.Optional(Type.Boolean({ default: false, description: 'Fetch with a real browser (default false)' })),
+    respect_robots: Type.Optional(
+      Type.Boolean({ default: true, description: "Honour the site's robots.txt (default true)" }),
+    ),
+    render_js: Type.Optional(
+      Type.Boolean({ default: false, description: 'Fetch with a real browser (default false)' }),
+    ),
     visible_fallback: Type.Optional(
-      Type.Boolean({ default: true, description: 'Read the price the page shows when it has no structured one, and check the structured one against it (default true)' }),
+      Type.Boolean({
+        default: true,
+        description:
+          'Read the price the page shows when it has no structured one, and check the structured one against it (default true)',
+      }),
     ),
   },
   { title: 'ExtractRequest', additionalProperties: false },
@@ -299,7 +358,9 @@ export const ExtractResultSchema = Type.Object(
   {
     object: Type.Literal('extraction'),
     url: HttpUrl('The address asked for'),
-    ok: Type.Boolean({ description: 'true: a check of a listing with these settings would record `price`; false: see `error_code`' }),
+    ok: Type.Boolean({
+      description: 'true: a check of a listing with these settings would record `price`; false: see `error_code`',
+    }),
     error_code: NullableEnum(CHECK_ERROR_CODES, ERROR_CODE_DESCRIPTION),
     error: Nullable(Text(2000, 'Why a check would fail, for a person')),
     fetch: Type.Union(
@@ -309,8 +370,18 @@ export const ExtractResultSchema = Type.Object(
             final_url: Text(8192, 'Address after redirects'),
             status: Type.Integer({ format: 'int32', minimum: 100, maximum: 599, description: 'HTTP status' }),
             content_type: Nullable(Text(200, 'Content-Type of the response')),
-            bytes: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_099_511_627_776, description: 'Size of the (decoded) body' }),
-            ms: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Time the fetch took' }),
+            bytes: Type.Integer({
+              format: 'int64',
+              minimum: 0,
+              maximum: 1_099_511_627_776,
+              description: 'Size of the (decoded) body',
+            }),
+            ms: Type.Integer({
+              format: 'int32',
+              minimum: 0,
+              maximum: 2_147_483_647,
+              description: 'Time the fetch took',
+            }),
             redirects: Type.Array(Text(8192, 'A redirect followed'), { maxItems: 20 }),
           },
           { additionalProperties: false },
@@ -321,13 +392,23 @@ export const ExtractResultSchema = Type.Object(
     ),
     price: Type.Union([Money('The price a check would record'), Type.Null()]),
     currency: Nullable({ ...Currency, description: 'Currency of `price`' }),
-    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state a check would record; null: unknown' }),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'Stock state a check would record; null: unknown',
+    }),
     source: NullableEnum(CANDIDATE_SOURCES, `${SOURCE_DESCRIPTION}: the source of \`price\``),
     availability: Type.String({ enum: [...AVAILABILITIES], description: 'Stock state read from the page' }),
-    chosen: Type.Union([CandidateSchema, Type.Null()], { description: 'The candidate a check would record; null: none' }),
-    candidates: Type.Array(CandidateSchema, { maxItems: MAX_CANDIDATES, description: 'Every price found, in order of preference' }),
+    chosen: Type.Union([CandidateSchema, Type.Null()], {
+      description: 'The candidate a check would record; null: none',
+    }),
+    candidates: Type.Array(CandidateSchema, {
+      maxItems: MAX_CANDIDATES,
+      description: 'Every price found, in order of preference',
+    }),
     failure: Nullable(Text(2000, 'Why the extractor chose nothing; null when it chose a price')),
-    notes: Type.Array(Text(2000, 'Something worth knowing: a selector that matched nothing, sources that disagree...'), { maxItems: 100 }),
+    notes: Type.Array(
+      Text(2000, 'Something worth knowing: a selector that matched nothing, sources that disagree...'),
+      { maxItems: 100 },
+    ),
   },
   { title: 'Extraction', additionalProperties: false },
 );

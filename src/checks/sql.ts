@@ -42,7 +42,12 @@ export const CHECKS_KEPT = 50;
  * A recorded listing_checks row, with the listing's status and failures in a row after it, its
  * account, and the observation recorded (null for a failed check).
  */
-export type RecordedCheck = CheckRow & { listing_status: string; consecutive_failures: number; account_id: string; observation_id: number | null };
+export type RecordedCheck = CheckRow & {
+  listing_status: string;
+  consecutive_failures: number;
+  account_id: string;
+  observation_id: number | null;
+};
 
 export interface CheckRecord {
   listingId: string;
@@ -201,7 +206,11 @@ export async function recordCheck(db: Queryable, c: CheckRecord): Promise<Record
  * (src/checks/held.ts) from changing them before the check is recorded. undefined when
  * `lockedBy` no longer holds it (recordCheck will then record nothing).
  */
-export async function readHoldState(db: Queryable, listingId: string, lockedBy: string): Promise<HoldState | undefined> {
+export async function readHoldState(
+  db: Queryable,
+  listingId: string,
+  lockedBy: string,
+): Promise<HoldState | undefined> {
   const r = await db.query<HoldState>(
     `/* readHoldState */
      select l.last_price::text as last_price, l.last_currency, l.hold_factor,
@@ -220,7 +229,11 @@ export async function readHoldState(db: Queryable, listingId: string, lockedBy: 
 // ---- A person's answer to a held reading (src/checks/held.ts) ----
 
 /** A check of the listing, with whether it is the listing's pending held reading. */
-export async function getListingCheck(db: Queryable, listingId: string, checkId: string): Promise<CheckRow | undefined> {
+export async function getListingCheck(
+  db: Queryable,
+  listingId: string,
+  checkId: string,
+): Promise<CheckRow | undefined> {
   const r = await db.query<CheckRow>(
     `/* getListingCheck */
      select k.*, coalesce(l.held_check_id = k.id, false) as held_pending
@@ -235,7 +248,11 @@ export async function getListingCheck(db: Queryable, listingId: string, checkId:
  * Locks the account's listing for an answer to its held reading (FOR NO KEY UPDATE, as a
  * recording check does: the two take turns). undefined: no such listing in the account.
  */
-export async function lockListingForAnswer(db: Queryable, accountId: string, listingId: string): Promise<{ id: string } | undefined> {
+export async function lockListingForAnswer(
+  db: Queryable,
+  accountId: string,
+  listingId: string,
+): Promise<{ id: string } | undefined> {
   const r = await db.query<{ id: string }>(
     `/* lockListingForAnswer */ select id from listings where id = $1 and account_id = $2 for no key update`,
     [listingId, accountId],
@@ -259,7 +276,11 @@ const BACK_TO_SCHEDULE = `case when l.enabled and l.locked_by is null
  * that of a success (status ok, no failures); a failure since it stands. The caller holds the
  * listing's lock (lockListingForAnswer) and has checked that `checkId` is pending.
  */
-export async function acceptHeldCheck(db: Queryable, listingId: string, checkId: string): Promise<CheckRow & { account_id: string; observation_id: number }> {
+export async function acceptHeldCheck(
+  db: Queryable,
+  listingId: string,
+  checkId: string,
+): Promise<CheckRow & { account_id: string; observation_id: number }> {
   const r = await db.query<CheckRow & { account_id: string; observation_id: number }>(
     `/* acceptHeldCheck */
      with k as (

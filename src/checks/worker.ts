@@ -4,7 +4,13 @@ import type { Database } from '../db/types.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { type ClaimResult, ClaimLoop, newWorkerId } from '../jobs/claim-loop.js';
 import type { Extractor } from './extractor.js';
-import { type CheckTarget, claimDueListings, LISTINGS_DUE_CHANNEL, releaseLeases, renewLeases } from './listing-leases.js';
+import {
+  type CheckTarget,
+  claimDueListings,
+  LISTINGS_DUE_CHANNEL,
+  releaseLeases,
+  renewLeases,
+} from './listing-leases.js';
 import { CheckAbortedError, type CheckEngine, type CheckOutcome, runCheck } from './run-check.js';
 import type { RecordedCheck } from './sql.js';
 import { outcomeOf } from './schemas.js';
@@ -140,11 +146,19 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
     const claimed = await claimDueListings(this.db, this.id, free, this.leaseSeconds);
     if (this.claims.stopping) {
       // Claimed while stop() was called: hand these straight back (not the running ones).
-      await releaseLeases(this.db, this.id, claimed.map((l) => l.id)).catch(() => undefined);
+      await releaseLeases(
+        this.db,
+        this.id,
+        claimed.map((l) => l.id),
+      ).catch(() => undefined);
       return { claimed: 0 };
     }
     for (const target of claimed) this.startCheck(target);
-    if (claimed.length > 0) this.emit('claimed', claimed.map((l) => l.id));
+    if (claimed.length > 0)
+      this.emit(
+        'claimed',
+        claimed.map((l) => l.id),
+      );
     if (claimed.length === 0 && this.running.size === 0) this.emit('idle');
     return { claimed: claimed.length, wakeAt: Date.now() + this.pollIntervalMs };
   }
@@ -158,10 +172,20 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
       });
       if (!row) {
         // Taken over, or deleted or re-pointed meanwhile: runCheck gave it back.
-        this.log.info({ listing_id: target.id, worker_id: this.id }, 'listing changed or taken over during its check; result discarded');
+        this.log.info(
+          { listing_id: target.id, worker_id: this.id },
+          'listing changed or taken over during its check; result discarded',
+        );
       }
       this.log.debug(
-        { listing_id: target.id, ok: outcome.ok, outcome: row ? outcomeOf(row) : null, error_code: outcome.error?.code, ms: outcome.durationMs, status: row?.listing_status },
+        {
+          listing_id: target.id,
+          ok: outcome.ok,
+          outcome: row ? outcomeOf(row) : null,
+          error_code: outcome.error?.code,
+          ms: outcome.durationMs,
+          status: row?.listing_status,
+        },
         'check finished',
       );
       this.emit('checked', { listingId: target.id, outcome, row });
@@ -170,7 +194,10 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
       .catch((err: unknown) => {
         if (err instanceof CheckAbortedError) return;
         // Recording failed (database down): the lease expires and another claim retries it.
-        this.log.error({ err, listing_id: target.id }, 'recording a check failed; it will be retried when its lease expires');
+        this.log.error(
+          { err, listing_id: target.id },
+          'recording a check failed; it will be retried when its lease expires',
+        );
         this.emit('error', err as Error);
       })
       .finally(() => {
@@ -190,7 +217,10 @@ export class CheckWorker extends EventEmitter<WorkerEvents> {
         // Finished meanwhile (and recorded, which cleared the lock), or taken over.
         const entry = this.running.get(id);
         if (entry && !entry.recording && !held.has(id)) {
-          this.log.warn({ listing_id: id, worker_id: this.id }, 'lease taken over by another worker; abandoning the check');
+          this.log.warn(
+            { listing_id: id, worker_id: this.id },
+            'lease taken over by another worker; abandoning the check',
+          );
           entry.abort.abort();
         }
       }

@@ -34,15 +34,21 @@ function serverUrl(values: Record<string, unknown>, command: string): string {
   } catch {
     throw new UsageError(`--url must be the server's address, such as ${DEFAULT_URL}; got "${raw}"`, command);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--url must be http:// or https://, got "${raw}"`, command);
-  if (u.username || u.password) throw new UsageError('--url must not hold credentials: the API key goes in --key or PRICEHOUND_KEY', command);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new UsageError(`--url must be http:// or https://, got "${raw}"`, command);
+  if (u.username || u.password)
+    throw new UsageError('--url must not hold credentials: the API key goes in --key or PRICEHOUND_KEY', command);
   return u.origin + u.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
 }
 
 /** The typed client of the server and key the command was given; wrong usage before any request. */
 export function accountClient(values: Record<string, unknown>, command: string): AccountClient {
   const key = typeof values.key === 'string' ? values.key : process.env.PRICEHOUND_KEY;
-  if (!key) throw new UsageError('an API key is required: set PRICEHOUND_KEY or pass --key (`pricehound keys create` makes one)', command);
+  if (!key)
+    throw new UsageError(
+      'an API key is required: set PRICEHOUND_KEY or pass --key (`pricehound keys create` makes one)',
+      command,
+    );
   const url = serverUrl(values, command);
   let requests = 0;
   const ph = createClient({
@@ -67,6 +73,8 @@ export function accountClient(values: Record<string, unknown>, command: string):
 
 /** "3 requests (997 of 1000 left this hour)": what a command cost the key. */
 export function cost(requests: number, usage: Usage | undefined): string {
-  const left = usage ? ` (${usage.remaining} of ${usage.limit} left in the key's hour, until ${new Date(usage.reset * 1000).toISOString()})` : '';
+  const left = usage
+    ? ` (${usage.remaining} of ${usage.limit} left in the key's hour, until ${new Date(usage.reset * 1000).toISOString()})`
+    : '';
   return `${requests} request${requests === 1 ? '' : 's'}${left}`;
 }

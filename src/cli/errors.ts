@@ -59,7 +59,11 @@ const FILE_SYSTEM_WHY: Record<string, string> = {
  */
 function dataDirFailure(err: unknown, env: { databaseUrl?: string | undefined; dataDir?: string }): string | undefined {
   if (!env.dataDir) return undefined;
-  for (let x = err as (ErrnoLike & { path?: unknown }) | undefined, depth = 0; x && depth < 3; x = x.cause as typeof x, depth++) {
+  for (
+    let x = err as (ErrnoLike & { path?: unknown }) | undefined, depth = 0;
+    x && depth < 3;
+    x = x.cause as typeof x, depth++
+  ) {
     const code = typeof x.code === 'string' ? x.code : /^(E[A-Z]+): /.exec(String(x.message ?? ''))?.[1];
     // A socket's EACCES (listening on a privileged port) is not a file's.
     if (!code || !FILE_SYSTEM_WHY[code] || ['listen', 'bind', 'connect'].includes(String(x.syscall))) continue;
@@ -114,7 +118,8 @@ export function describeError(err: unknown, env: { databaseUrl?: string | undefi
   }
   if (e.syscall === 'listen' && typeof e.code === 'string') {
     const addr = `${String(e.address ?? '')}:${String(e.port ?? '')}`;
-    const why = e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : e.code;
+    const why =
+      e.code === 'EADDRINUSE' ? 'the address is already in use' : e.code === 'EACCES' ? 'permission denied' : e.code;
     return `cannot listen on ${addr}: ${why} (see PORT and HOST)`;
   }
   if (typeof e.severity === 'string' && typeof e.code === 'string') {
@@ -139,7 +144,8 @@ function noAnswerWhy(err: unknown): string {
 /** What the account commands' server said, or why it said nothing, as one line (src/cli/account.ts). */
 function describeApiError(err: unknown): string | undefined {
   if (err instanceof ApiError) {
-    if (err.status === 401) return 'the API key was refused (401): check PRICEHOUND_KEY or --key, and that it is a key of this server';
+    if (err.status === 401)
+      return 'the API key was refused (401): check PRICEHOUND_KEY or --key, and that it is a key of this server';
     const details = err.details.length > 0 ? `: ${err.details.map((d) => `${d.field} ${d.message}`).join('; ')}` : '';
     const id = err.requestId ? ` (request_id ${err.requestId})` : '';
     return `the server answered ${err.status} ${err.code}: ${err.message}${details}${id}`;

@@ -16,11 +16,27 @@ import { describeError, EXIT, UsageError } from './errors.js';
  *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
  * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
  */
-const COMMANDS: Command[] = [startCommand, serveCommand, workerCommand, migrateCommand, keysCreate, keysList, keysRevoke, pricesRollup, importProducts, importListings, exportProducts, exportPrices, demoCommand];
+const COMMANDS: Command[] = [
+  startCommand,
+  serveCommand,
+  workerCommand,
+  migrateCommand,
+  keysCreate,
+  keysList,
+  keysRevoke,
+  pricesRollup,
+  importProducts,
+  importListings,
+  exportProducts,
+  exportPrices,
+  demoCommand,
+];
 
 function version(): string {
   // package.json is two levels up from both src/cli and dist/cli.
-  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -107,9 +123,18 @@ function leadingOptions(argv: string[]): string[] {
   if (options.length === 0) return argv;
   const rest = argv.slice(i);
   const [first, second] = rest;
-  const words = first !== undefined && isGroup(first) && second !== undefined && !second.startsWith('-') ? 2 : first !== undefined && !first.startsWith('-') ? 1 : 0;
+  const words =
+    first !== undefined && isGroup(first) && second !== undefined && !second.startsWith('-')
+      ? 2
+      : first !== undefined && !first.startsWith('-')
+        ? 1
+        : 0;
   const cmd = COMMANDS.find((c) => c.name === rest.slice(0, words).join(' '));
-  if (!cmd || !('url' in cmd.options)) throw new UsageError(`${options[0]!.split('=')[0]} goes with the account commands (import, export): \`pricehound --url URL export prices\``, '');
+  if (!cmd || !('url' in cmd.options))
+    throw new UsageError(
+      `${options[0]!.split('=')[0]} goes with the account commands (import, export): \`pricehound --url URL export prices\``,
+      '',
+    );
   return [...rest.slice(0, words), ...options, ...rest.slice(words)];
 }
 

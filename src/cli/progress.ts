@@ -21,7 +21,9 @@ export function progress(stream: NodeJS.WriteStream = process.stderr): Progress 
       const f = Math.max(0, Math.min(1, fraction));
       if (tty) {
         const filled = Math.round(f * WIDTH);
-        stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${text}\x1b[K`);
+        stream.write(
+          `\r[${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${String(Math.floor(f * 100)).padStart(3)}% ${text}\x1b[K`,
+        );
         drawn = true;
       } else if (Date.now() - lastPlain >= PLAIN_EVERY_MS) {
         lastPlain = Date.now();

@@ -14,13 +14,20 @@ import { CliError } from './errors.js';
  * The HTTP app that `api` requests go to is built on the first such request only.
  */
 async function openDirect(config: Config): Promise<OwnerOperations> {
-  const [{ openDatabase }, { localOperations }] = await Promise.all([import('../db/open.js'), import('../owner-channel/local.js')]);
+  const [{ openDatabase }, { localOperations }] = await Promise.all([
+    import('../db/open.js'),
+    import('../owner-channel/local.js'),
+  ]);
   const db = config.databaseUrl
     ? await openDatabase({ ...config, databasePoolSize: 2 }, { applicationName: 'pricehound-cli' })
     : await openDatabase(config);
   let opened: Promise<{ app: App; rt: Runtime }> | undefined;
   const openApp = async () => {
-    const [{ default: pino }, { createRuntime }, { buildApp }] = await Promise.all([import('pino'), import('../runtime.js'), import('../app.js')]);
+    const [{ default: pino }, { createRuntime }, { buildApp }] = await Promise.all([
+      import('pino'),
+      import('../runtime.js'),
+      import('../app.js'),
+    ]);
     const rt = await createRuntime(config, pino({ level: 'silent' }), { db });
     const app = await buildApp(rt);
     await app.ready();
@@ -132,7 +139,10 @@ export function ownerClient(ops: OwnerOperations, key: string): PricehoundClient
         ...(text ? { body: JSON.parse(text) as unknown } : {}),
         headers,
       });
-      return new Response([204, 304].includes(answer.status) ? null : answer.body, { status: answer.status, headers: answer.headers });
+      return new Response([204, 304].includes(answer.status) ? null : answer.body, {
+        status: answer.status,
+        headers: answer.headers,
+      });
     },
   });
 }

@@ -4,10 +4,10 @@ import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schema
 
 const fields = {
   name: RequiredText(200, 'Competitor name'),
-  website: HttpUrl('Address of the competitor\'s shop; its host gives `domain`'),
+  website: HttpUrl("Address of the competitor's shop; its host gives `domain`"),
   notes: Text(10_000, 'Free-text notes'),
   proxy_url: HttpUrl(
-    'HTTP proxy for this competitor\'s pages (sites that block data-centre addresses), e.g. ' +
+    "HTTP proxy for this competitor's pages (sites that block data-centre addresses), e.g. " +
       '`http://user:password@proxy.example:8080`: no path, query or fragment. Responses show its user name and ' +
       'password as `****`; sending that masked URL back unchanged keeps the stored one',
   ),
@@ -44,7 +44,8 @@ const Domain = Type.String({
   minLength: 1,
   maxLength: DOMAIN_MAX,
   pattern: DOMAIN_PATTERN,
-  description: 'Host name of `website` in lower case, without a leading `www.` and without the port; an IPv6 address in brackets (`[::1]`)',
+  description:
+    'Host name of `website` in lower case, without a leading `www.` and without the port; an IPv6 address in brackets (`[::1]`)',
 });
 
 export const CompetitorSchema = Type.Object(
@@ -56,7 +57,12 @@ export const CompetitorSchema = Type.Object(
     domain: Domain,
     notes: Nullable(fields.notes),
     proxy_url: Nullable(fields.proxy_url),
-    listing_count: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Listings (product pages) at this competitor' }),
+    listing_count: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'Listings (product pages) at this competitor',
+    }),
     created_at: Timestamp('When the competitor was created (RFC 3339, UTC)'),
     updated_at: Timestamp('When the competitor last changed (RFC 3339, UTC)'),
   },
@@ -78,11 +84,17 @@ export const CompetitorListQuerySchema = Type.Object(
         minLength: 1,
         maxLength: DOMAIN_MAX,
         pattern: DOMAIN_PATTERN,
-        description: 'Exact domain, read as `domain` is derived: any case, a leading `www.` ignored, IDN in either form',
+        description:
+          'Exact domain, read as `domain` is derived: any case, a leading `www.` ignored, IDN in either form',
       }),
     ),
     q: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive text over name, website and notes' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000]*$',
+        description: 'Case-insensitive text over name, website and notes',
+      }),
     ),
     created_after: Type.Optional(Timestamp('Created at or after this instant')),
     created_before: Type.Optional(Timestamp('Created before this instant')),
@@ -92,14 +104,16 @@ export const CompetitorListQuerySchema = Type.Object(
 
 export const CompetitorIdParams = Type.Object({ id: ResourceId('comp') });
 
-const Count = (description: string) => Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description });
+const Count = (description: string) =>
+  Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description });
 /** Averages and differences may be negative; bounded by the money range. */
-const Amount = (description: string) => Type.Number({ minimum: -100_000_000_000, maximum: 100_000_000_000, description });
+const Amount = (description: string) =>
+  Type.Number({ minimum: -100_000_000_000, maximum: 100_000_000_000, description });
 const NullableNumber = (minimum: number, maximum: number, description: string) =>
   Type.Union([Type.Number({ minimum, maximum }), Type.Null()], { description });
 
 const Comparison = {
-  compared: Count('Listings whose latest price is in their product\'s currency, compared with its `base_price`'),
+  compared: Count("Listings whose latest price is in their product's currency, compared with its `base_price`"),
   cheaper: Count('Of those, listings priced below `base_price`'),
   same: Count('Of those, listings priced exactly at `base_price`'),
   more_expensive: Count('Of those, listings priced above `base_price`'),
@@ -122,13 +136,16 @@ export const CompetitorAnalysisSchema = Type.Object(
       {
         no_price: Count('Listings with no price yet (never checked successfully)'),
         out_of_stock: Count('Listings whose latest check found the product out of stock: no offer to compare'),
-        other_currency: Count('Listings whose latest price is in another currency than their product\'s base_price: never converted'),
+        other_currency: Count(
+          "Listings whose latest price is in another currency than their product's base_price: never converted",
+        ),
       },
       { additionalProperties: false, description: 'Listings left out of the comparison, by reason' },
     ),
     overall: Type.Object(Comparison, {
       additionalProperties: false,
-      description: 'All compared listings; percentages are comparable across currencies, amounts are not, so amounts are only in `by_currency`',
+      description:
+        'All compared listings; percentages are comparable across currencies, amounts are not, so amounts are only in `by_currency`',
     }),
     by_currency: Type.Array(
       Type.Object(
@@ -147,7 +164,7 @@ export const CompetitorAnalysisSchema = Type.Object(
   {
     title: 'CompetitorAnalysis',
     additionalProperties: false,
-    description: 'Computed when asked from each listing\'s latest price (`last_price`, `last_currency`, `in_stock`)',
+    description: "Computed when asked from each listing's latest price (`last_price`, `last_currency`, `in_stock`)",
   },
 );
 export type CompetitorAnalysis = Static<typeof CompetitorAnalysisSchema>;

@@ -32,7 +32,11 @@ function urlProblems(body: { website?: string; proxy_url?: string | null }, keep
 }
 
 /** Each change commits with its event (docs/EVENTS.md): `competitor.created`, `.updated`, `.deleted`. */
-export async function createCompetitor(db: Database, accountId: string, body: CompetitorCreate): Promise<CompetitorRow> {
+export async function createCompetitor(
+  db: Database,
+  accountId: string,
+  body: CompetitorCreate,
+): Promise<CompetitorRow> {
   const details = urlProblems(body);
   if (details.length > 0) throw ERRORS.validation(details);
   return db.transaction(async (tx) => {
@@ -63,31 +67,50 @@ export async function removeCompetitor(db: Database, accountId: string, id: stri
  * stored URL, so a client that sends a competitor back as it read it does not overwrite the
  * proxy's credentials with `****`.
  */
-export async function changeCompetitor(db: Database, accountId: string, id: string, body: CompetitorUpdate): Promise<CompetitorRow> {
+export async function changeCompetitor(
+  db: Database,
+  accountId: string,
+  id: string,
+  body: CompetitorUpdate,
+): Promise<CompetitorRow> {
   // Only a proxy URL with credentials can be the masked one; then the stored one is read (and
   // locked, so a concurrent change cannot slip between the comparison and the update).
   if (typeof body.proxy_url === 'string' && body.proxy_url.includes('@')) {
     return db.transaction(async (tx) => {
       const current = await lockCompetitorProxy(tx, accountId, id);
       if (!current) throw ERRORS.notFound('Competitor');
-      const keep = current.proxy_url !== null && body.proxy_url === maskProxyUrl(current.proxy_url) && body.proxy_url !== current.proxy_url;
+      const keep =
+        current.proxy_url !== null &&
+        body.proxy_url === maskProxyUrl(current.proxy_url) &&
+        body.proxy_url !== current.proxy_url;
       return applyChanges(tx, accountId, id, body, keep);
     });
   }
   return db.transaction((tx) => applyChanges(tx, accountId, id, body, false));
 }
 
-async function applyChanges(db: Queryable, accountId: string, id: string, body: CompetitorUpdate, keepProxy: boolean): Promise<CompetitorRow> {
+async function applyChanges(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  body: CompetitorUpdate,
+  keepProxy: boolean,
+): Promise<CompetitorRow> {
   const details = urlProblems(body, keepProxy);
   if (details.length > 0) throw ERRORS.validation(details);
-  const changes: CompetitorChanges = { name: body.name, notes: body.notes, proxy_url: keepProxy ? undefined : body.proxy_url };
+  const changes: CompetitorChanges = {
+    name: body.name,
+    notes: body.notes,
+    proxy_url: keepProxy ? undefined : body.proxy_url,
+  };
   if (body.website !== undefined) {
     changes.website = body.website;
     changes.domain = domainOf(body.website)!;
   }
   const row = await updateCompetitor(db, accountId, id, changes);
   if (!row) throw ERRORS.notFound('Competitor');
-  if (Object.values(changes).some((v) => v !== undefined)) await recordEvent(db, accountId, 'competitor.updated', toCompetitor(row));
+  if (Object.values(changes).some((v) => v !== undefined))
+    await recordEvent(db, accountId, 'competitor.updated', toCompetitor(row));
   return row;
 }
 
@@ -119,7 +142,8 @@ export async function competitorsOfSites(
   const candidates = new Set(domains.flatMap((d) => [d, ...parentDomains(d)]));
   const existing = new Map<string, CompetitorRow>();
   // Oldest first: the first of a domain is kept.
-  for (const c of await competitorsOfDomains(tx, accountId, [...candidates])) if (!existing.has(c.domain)) existing.set(c.domain, c);
+  for (const c of await competitorsOfDomains(tx, accountId, [...candidates]))
+    if (!existing.has(c.domain)) existing.set(c.domain, c);
   const byDomain = new Map<string, string>();
   const missing: string[] = [];
   for (const d of domains) {
@@ -130,14 +154,25 @@ export async function competitorsOfSites(
   const created = await insertCompetitors(
     tx,
     accountId,
-    missing.map((d) => ({ id: newId('comp'), name: d, website: websites.get(d)!, domain: d, notes: null, proxy_url: null })),
+    missing.map((d) => ({
+      id: newId('comp'),
+      name: d,
+      website: websites.get(d)!,
+      domain: d,
+      notes: null,
+      proxy_url: null,
+    })),
   );
   for (const c of created) byDomain.set(c.domain, c.id);
   return { byDomain, created: created.map(toCompetitor) };
 }
 
 /** Which of `ids` are the account's competitors, locked against deletion until commit. */
-export async function lockAccountCompetitors(tx: Queryable, accountId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function lockAccountCompetitors(
+  tx: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<Set<string>> {
   return new Set((await lockCompetitors(tx, accountId, ids)).map((c) => c.id));
 }
 

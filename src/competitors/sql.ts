@@ -24,7 +24,8 @@ export interface CompetitorRow {
 
 const COLUMNS = 'id, account_id, name, website, domain, notes, proxy_url, created_at, updated_at';
 /** The listing count of the competitor in `alias`, by the listings_competitor index. */
-const listingCount = (alias: string) => `(select count(*)::int from listings l where l.competitor_id = ${alias}.id) as listing_count`;
+const listingCount = (alias: string) =>
+  `(select count(*)::int from listings l where l.competitor_id = ${alias}.id) as listing_count`;
 
 export function toCompetitor(r: CompetitorRow): Competitor {
   return {
@@ -69,7 +70,11 @@ export async function getCompetitor(db: Queryable, accountId: string, id: string
 }
 
 /** The stored (unmasked) proxy URL, locking the row until the transaction ends. */
-export async function lockCompetitorProxy(db: Queryable, accountId: string, id: string): Promise<{ proxy_url: string | null } | undefined> {
+export async function lockCompetitorProxy(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<{ proxy_url: string | null } | undefined> {
   const r = await db.query<{ proxy_url: string | null }>(
     '/* lockCompetitorProxy */ select proxy_url from competitors where id = $1 and account_id = $2 for update',
     [id, accountId],
@@ -108,7 +113,11 @@ export async function updateCompetitor(
  * Listings and their observations go with it (foreign keys with on delete cascade). The deleted
  * competitor as it was, with the listings it had; undefined when it is not in this account.
  */
-export async function deleteCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorRow | undefined> {
+export async function deleteCompetitor(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<CompetitorRow | undefined> {
   const r = await db.query<CompetitorRow>(
     `/* deleteCompetitor */ delete from competitors c where id = $1 and account_id = $2 returning ${COLUMNS}, ${listingCount('c')}`,
     [id, accountId],
@@ -131,12 +140,18 @@ export interface ListFilter {
   created_before?: string | undefined;
 }
 
-export async function listCompetitors(db: Queryable, accountId: string, f: ListFilter, page: PageRequest<CompetitorRow>): Promise<CompetitorRow[]> {
+export async function listCompetitors(
+  db: Queryable,
+  accountId: string,
+  f: ListFilter,
+  page: PageRequest<CompetitorRow>,
+): Promise<CompetitorRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.domain !== undefined) add((p) => `domain = ${p}`, f.domain);
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
-  if (f.q !== undefined) add((p) => `(name ilike ${p} or website ilike ${p} or notes ilike ${p})`, containsPattern(f.q));
+  if (f.q !== undefined)
+    add((p) => `(name ilike ${p} or website ilike ${p} or notes ilike ${p})`, containsPattern(f.q));
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
   // The page is cut first, so the listing counts are computed for its rows only.
@@ -174,7 +189,11 @@ interface AnalysisRow {
  * in one statement (one snapshot). Only prices in the product's own currency are compared, and
  * not those of offers out of stock. undefined when the competitor is not in this account.
  */
-export async function analyseCompetitor(db: Queryable, accountId: string, id: string): Promise<CompetitorAnalysis | undefined> {
+export async function analyseCompetitor(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<CompetitorAnalysis | undefined> {
   const r = await db.query<AnalysisRow>(
     `/* analyseCompetitor */ with l as (
        select l.product_id, l.last_price, l.in_stock, l.last_currency, p.base_price, p.currency,
@@ -214,7 +233,8 @@ export async function analyseCompetitor(db: Queryable, accountId: string, id: st
     cheaper: Number(g.cheaper),
     same: Number(g.same),
     more_expensive: Number(g.more_expensive),
-    cheaper_share: Number(g.compared) > 0 ? Math.round((Number(g.cheaper) / Number(g.compared)) * 10_000) / 10_000 : null,
+    cheaper_share:
+      Number(g.compared) > 0 ? Math.round((Number(g.cheaper) / Number(g.compared)) * 10_000) / 10_000 : null,
     average_difference_percent: g.average_difference_percent === null ? null : Number(g.average_difference_percent),
   });
   return {
@@ -222,7 +242,11 @@ export async function analyseCompetitor(db: Queryable, accountId: string, id: st
     competitor_id: id,
     listing_count: Number(total.listing_count),
     product_count: Number(total.product_count),
-    not_compared: { no_price: Number(total.no_price), out_of_stock: Number(total.out_of_stock), other_currency: Number(total.other_currency) },
+    not_compared: {
+      no_price: Number(total.no_price),
+      out_of_stock: Number(total.out_of_stock),
+      other_currency: Number(total.other_currency),
+    },
     overall: comparison(total),
     by_currency: r.rows
       .filter((g): g is AnalysisRow & { currency: string } => g.currency !== null)
@@ -237,7 +261,11 @@ export async function analyseCompetitor(db: Queryable, accountId: string, id: st
  * (account, domain), taken in sorted order so two requests never wait for each other in a
  * circle; PGlite's one connection takes them too (and never waits).
  */
-export async function lockCompetitorDomains(db: Queryable, accountId: string, domains: readonly string[]): Promise<void> {
+export async function lockCompetitorDomains(
+  db: Queryable,
+  accountId: string,
+  domains: readonly string[],
+): Promise<void> {
   if (domains.length === 0) return;
   await db.query(
     `/* lockCompetitorDomains */
@@ -251,7 +279,11 @@ export async function lockCompetitorDomains(db: Queryable, accountId: string, do
 const DOMAIN_LOCK_CLASS = 0x6364;
 
 /** The account's competitors whose domain is one of `domains`, oldest first, locked against deletion until commit. */
-export async function competitorsOfDomains(db: Queryable, accountId: string, domains: readonly string[]): Promise<CompetitorRow[]> {
+export async function competitorsOfDomains(
+  db: Queryable,
+  accountId: string,
+  domains: readonly string[],
+): Promise<CompetitorRow[]> {
   if (domains.length === 0) return [];
   const r = await db.query<CompetitorRow>(
     `/* competitorsOfDomains */
@@ -265,7 +297,11 @@ export async function competitorsOfDomains(db: Queryable, accountId: string, dom
 }
 
 /** The account's competitors among `ids`, locked against deletion until commit (a listing is about to name them). */
-export async function lockCompetitors(db: Queryable, accountId: string, ids: readonly string[]): Promise<CompetitorRow[]> {
+export async function lockCompetitors(
+  db: Queryable,
+  accountId: string,
+  ids: readonly string[],
+): Promise<CompetitorRow[]> {
   if (ids.length === 0) return [];
   const r = await db.query<CompetitorRow>(
     `/* lockCompetitors */
@@ -278,7 +314,11 @@ export async function lockCompetitors(db: Queryable, accountId: string, ids: rea
 }
 
 /** Inserts several competitors in one statement, in the order given. */
-export async function insertCompetitors(db: Queryable, accountId: string, cs: readonly NewCompetitor[]): Promise<CompetitorRow[]> {
+export async function insertCompetitors(
+  db: Queryable,
+  accountId: string,
+  cs: readonly NewCompetitor[],
+): Promise<CompetitorRow[]> {
   if (cs.length === 0) return [];
   const r = await db.query<CompetitorRow>(
     `/* insertCompetitors */
@@ -288,7 +328,15 @@ export async function insertCompetitors(db: Queryable, accountId: string, cs: re
             as u (id, name, website, domain, notes, proxy_url, n)
       order by u.n
      returning ${COLUMNS}, 0 as listing_count`,
-    [accountId, cs.map((c) => c.id), cs.map((c) => c.name), cs.map((c) => c.website), cs.map((c) => c.domain), cs.map((c) => c.notes), cs.map((c) => c.proxy_url)],
+    [
+      accountId,
+      cs.map((c) => c.id),
+      cs.map((c) => c.name),
+      cs.map((c) => c.website),
+      cs.map((c) => c.domain),
+      cs.map((c) => c.notes),
+      cs.map((c) => c.proxy_url),
+    ],
   );
   return r.rows;
 }

@@ -60,11 +60,12 @@ function load(file: string, rel: string): DashboardFile {
   let br: Buffer | undefined;
   let gzip: Buffer | undefined;
   if (COMPRESSIBLE.has(ext) && body.length > 1024) {
-    br = zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    br = zlib.brotliCompressSync(body, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    });
     gzip = zlib.gzipSync(body, { level: 9 });
     if (br.length >= body.length) br = undefined;
     if (gzip.length >= body.length) gzip = undefined;
   }
   return { body, br, gzip, type: TYPES[ext] ?? 'application/octet-stream', immutable: rel.startsWith('assets/') };
 }
-

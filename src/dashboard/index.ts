@@ -40,7 +40,11 @@ function pickEncoding(accept: string | undefined, file: DashboardFile): 'br' | '
  */
 export async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptions) {
   const files = loadDashboard(opts.dir ?? DASHBOARD_DIST);
-  if (!files) app.log.warn({ dir: opts.dir ?? DASHBOARD_DIST }, 'the dashboard is not built (npm run build): /dashboard answers 404');
+  if (!files)
+    app.log.warn(
+      { dir: opts.dir ?? DASHBOARD_DIST },
+      'the dashboard is not built (npm run build): /dashboard answers 404',
+    );
 
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(DASHBOARD_HEADERS);

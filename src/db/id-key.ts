@@ -16,7 +16,9 @@ export function deriveKey(deploymentKey: Buffer, purpose: string, bytes = 32): B
 }
 
 export async function loadIdKey(db: Queryable): Promise<Buffer> {
-  await db.query(`/* createIdKey */ insert into id_key (key) values ($1) on conflict do nothing`, [crypto.randomBytes(16).toString('hex')]);
+  await db.query(`/* createIdKey */ insert into id_key (key) values ($1) on conflict do nothing`, [
+    crypto.randomBytes(16).toString('hex'),
+  ]);
   const r = await db.query<{ key: string }>(`/* loadIdKey */ select key from id_key`);
   const key = r.rows[0]?.key;
   if (!key) throw new Error('id_key has no row');

@@ -36,13 +36,20 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
       name text not null,
       applied_at timestamptz not null default now()
     )`);
-    const ledger = (await tx.query<{ id: number; name: string }>('/* readMigrationLedger */ select id, name from pricehound_migrations order by id')).rows;
+    const ledger = (
+      await tx.query<{ id: number; name: string }>(
+        '/* readMigrationLedger */ select id, name from pricehound_migrations order by id',
+      )
+    ).rows;
     refuseForeignLedger(ledger, migrations);
     const done = new Set(ledger.map((r) => Number(r.id)));
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.id)) continue;
-      await tx.query('/* recordMigration */ insert into pricehound_migrations (id, name) values ($1, $2)', [m.id, m.name]);
+      await tx.query('/* recordMigration */ insert into pricehound_migrations (id, name) values ($1, $2)', [
+        m.id,
+        m.name,
+      ]);
       await tx.exec(m.sql);
       applied.push(m.name);
     }
@@ -62,12 +69,16 @@ export function refuseForeignLedger(ledger: { id: number; name: string }[], migr
   const newer = ledger.filter((r) => Number(r.id) > latestKnown);
   if (newer.length > 0) {
     const last = newer[newer.length - 1]!;
-    throw new Error(`the database has migration ${Number(last.id)} (${last.name}), newer than this version of pricehound knows`);
+    throw new Error(
+      `the database has migration ${Number(last.id)} (${last.name}), newer than this version of pricehound knows`,
+    );
   }
   for (const row of ledger) {
     const expected = known.get(Number(row.id));
     if (expected === undefined) {
-      throw new Error(`the database has migration ${row.name}, which this version of pricehound does not have (migrations/ has no ${String(row.id).padStart(4, '0')}_*.sql)`);
+      throw new Error(
+        `the database has migration ${row.name}, which this version of pricehound does not have (migrations/ has no ${String(row.id).padStart(4, '0')}_*.sql)`,
+      );
     }
     if (expected !== row.name) {
       throw new Error(

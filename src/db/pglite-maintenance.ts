@@ -44,7 +44,10 @@ interface Engine {
  * One round: what is due, then each table in turn (`onDone` after each; the round ends early,
  * between tables, once `signal` aborts).
  */
-export async function maintain(engine: Engine, opts: { onDone?: (done: MaintenanceDone) => void; signal?: AbortSignal } = {}): Promise<MaintenanceDone[]> {
+export async function maintain(
+  engine: Engine,
+  opts: { onDone?: (done: MaintenanceDone) => void; signal?: AbortSignal } = {},
+): Promise<MaintenanceDone[]> {
   // The engine publishes its counts at most once a second; this round should see the latest.
   await engine.bulkQuery('/* flushTableStats */ select pg_stat_force_next_flush()');
   const due = await engine.bulkQuery<{ name: string; vacuum: boolean }>(DUE_SQL);
@@ -53,7 +56,9 @@ export async function maintain(engine: Engine, opts: { onDone?: (done: Maintenan
     if (opts.signal?.aborted) break;
     const t0 = performance.now();
     // VACUUM (ANALYZE) does both in one pass over the table.
-    await engine.bulkQuery(t.vacuum ? `/* vacuumTable */ vacuum (analyze) ${t.name}` : `/* analyzeTable */ analyze ${t.name}`);
+    await engine.bulkQuery(
+      t.vacuum ? `/* vacuumTable */ vacuum (analyze) ${t.name}` : `/* analyzeTable */ analyze ${t.name}`,
+    );
     const d = { table: t.name, vacuum: t.vacuum, ms: Math.round(performance.now() - t0) };
     done.push(d);
     opts.onDone?.(d);

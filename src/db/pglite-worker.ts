@@ -40,7 +40,11 @@ function asError(reason: unknown): Error {
   if (reason instanceof Error) return reason;
   const r = (reason ?? {}) as { name?: unknown; errno?: unknown; code?: unknown };
   const code = typeof r.code === 'string' ? r.code : typeof r.errno === 'number' ? ERRNO[r.errno] : undefined;
-  const err = new Error(code ? `${code}: the embedded database could not write its files` : `the embedded database failed: ${String(r.name ?? reason)}`);
+  const err = new Error(
+    code
+      ? `${code}: the embedded database could not write its files`
+      : `the embedded database failed: ${String(r.name ?? reason)}`,
+  );
   if (code) Object.assign(err, { code });
   return err;
 }
@@ -77,7 +81,10 @@ async function openEngine(dir: string): Promise<EngineMethods> {
     async query({ sql, params, tx }) {
       const t = target(tx); // throws for a transaction that is not open
       // Parameterised statements run prepared (parsed and planned once); the rest as before.
-      const r = params && params.length > 0 && prepared.accepts(sql) ? await prepared.query(sql, params, tx !== undefined) : await t.query(sql, params);
+      const r =
+        params && params.length > 0 && prepared.accepts(sql)
+          ? await prepared.query(sql, params, tx !== undefined)
+          : await t.query(sql, params);
       return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
     },
     async exec({ sql, tx }) {

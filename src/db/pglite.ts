@@ -35,7 +35,9 @@ async function openInWorker(dir: string): Promise<Database> {
     workerData: { dir },
     handshake: true,
     failure: (err) =>
-      closed ? new DatabaseUnavailableError('the embedded database is closed') : new DatabaseUnavailableError(`the embedded database stopped: ${err.message}`, { cause: err }),
+      closed
+        ? new DatabaseUnavailableError('the embedded database is closed')
+        : new DatabaseUnavailableError(`the embedded database stopped: ${err.message}`, { cause: err }),
     onNotify: (sub, payload) => listeners.get(sub)?.(payload as string),
   });
 
@@ -72,7 +74,8 @@ async function openInWorker(dir: string): Promise<Database> {
 
   const wrap = (tx?: number): Queryable => ({
     query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      const call = () => engine.call('query', { sql, params: params as unknown[] | undefined, tx }) as Promise<QueryResult<T>>;
+      const call = () =>
+        engine.call('query', { sql, params: params as unknown[] | undefined, tx }) as Promise<QueryResult<T>>;
       return tx === undefined ? tracked(call) : call();
     },
     async exec(sql: string) {
@@ -86,7 +89,9 @@ async function openInWorker(dir: string): Promise<Database> {
     query: base.query,
     exec: base.exec,
     bulkQuery<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
-      const run = bulkTail.then(afterInFlight).then(() => engine.call('query', { sql, params: params as unknown[] | undefined }) as Promise<QueryResult<T>>);
+      const run = bulkTail
+        .then(afterInFlight)
+        .then(() => engine.call('query', { sql, params: params as unknown[] | undefined }) as Promise<QueryResult<T>>);
       bulkTail = run.catch(() => undefined);
       return run;
     },

@@ -57,7 +57,11 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     return name ?? undefined;
   };
 
-  const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> => {
+  const run = async <T>(
+    client: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<T>> => {
     const values = params as unknown[] | undefined;
     const name = values ? statementName(sql) : undefined;
     try {
@@ -144,7 +148,10 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       };
       const connect = async (isRetry: boolean): Promise<void> => {
         if (stopped || closed) return;
-        const c = new pg.Client({ connectionString: url, application_name: `${opts.applicationName ?? 'pricehound'}-listen` });
+        const c = new pg.Client({
+          connectionString: url,
+          application_name: `${opts.applicationName ?? 'pricehound'}-listen`,
+        });
         c.on('notification', (msg) => {
           if (msg.channel === channel) onMessage(msg.payload ?? '');
         });

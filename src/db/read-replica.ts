@@ -93,7 +93,9 @@ export function replicaRouting(primary: Database, replica: Database, opts: Repli
   async function check(): Promise<void> {
     const at = now();
     try {
-      const p = await primary.query<{ lsn: string }>(`/* readReplicaPrimaryLsn */ select pg_current_wal_lsn()::text as lsn`);
+      const p = await primary.query<{ lsn: string }>(
+        `/* readReplicaPrimaryLsn */ select pg_current_wal_lsn()::text as lsn`,
+      );
       samples.push({ at, lsn: parseLsn(p.rows[0]!.lsn) });
       const r = await replica.query<{ recovery: boolean; lsn: string | null }>(
         `/* readReplicaReplayLsn */ select pg_is_in_recovery() as recovery, pg_last_wal_replay_lsn()::text as lsn`,
@@ -151,8 +153,10 @@ export function replicaRouting(primary: Database, replica: Database, opts: Repli
   const routed: Database = {
     ...replica,
     kind: 'postgres',
-    query: <T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> => run((db) => db.query<T>(sql, params)),
-    bulkQuery: <T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> => run((db) => db.bulkQuery<T>(sql, params)),
+    query: <T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> =>
+      run((db) => db.query<T>(sql, params)),
+    bulkQuery: <T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> =>
+      run((db) => db.bulkQuery<T>(sql, params)),
     exec: (sql: string) => run((db) => db.exec(sql)),
     // A read replica has no transactions of ours, nor notifications: these stay on the primary.
     transaction: (fn) => primary.transaction(fn),
@@ -179,7 +183,13 @@ export function replicaRouting(primary: Database, replica: Database, opts: Repli
     },
     state() {
       const t = now();
-      return { configured: true, usable: usable(t), lagMs: Number.isFinite(caughtUpTo) && t - lastOk <= 3 * opts.checkMs ? t - caughtUpTo : undefined, fallbacks, replicaReads };
+      return {
+        configured: true,
+        usable: usable(t),
+        lagMs: Number.isFinite(caughtUpTo) && t - lastOk <= 3 * opts.checkMs ? t - caughtUpTo : undefined,
+        fallbacks,
+        replicaReads,
+      };
     },
     check: async () => {
       await running;

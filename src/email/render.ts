@@ -26,10 +26,11 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 
 /** Control characters (CR and LF among them) become spaces: one line stays one line, in a subject too. */
- 
+
 const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 
 function money(v: unknown, currency: unknown): string {
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
@@ -66,7 +67,9 @@ export function describeEvent(e: MailEvent): string {
       return oneLine(`${what(e)}: ${who(e)} now ${state}`);
     }
     case 'listing.check_failed':
-      return oneLine(`A check of listing ${str(d.listing_id) ?? ''} failed: ${str(d.error) ?? str(d.error_code) ?? 'no price found'}`);
+      return oneLine(
+        `A check of listing ${str(d.listing_id) ?? ''} failed: ${str(d.error) ?? str(d.error_code) ?? 'no price found'}`,
+      );
     default: {
       const name = str(d.name) ?? str(d.id) ?? '';
       return oneLine(`${e.type} ${name}`);
@@ -86,7 +89,9 @@ function page(title: string, bodyHtml: string, unsubscribeUrl: string | undefine
 }
 
 const textFooter = (unsubscribeUrl: string | undefined) =>
-  unsubscribeUrl ? `\n--\nYou receive this because this address subscribed to pricehound notifications.\nUnsubscribe: ${unsubscribeUrl}\n` : '';
+  unsubscribeUrl
+    ? `\n--\nYou receive this because this address subscribed to pricehound notifications.\nUnsubscribe: ${unsubscribeUrl}\n`
+    : '';
 
 export function renderConfirmation(code: string, unsubscribeUrl: string): Rendered {
   const subject = 'Confirm your pricehound notifications';
@@ -123,7 +128,11 @@ export function renderEvents(events: readonly MailEvent[], unsubscribeUrl: strin
       : alerts === events.length
         ? `pricehound: ${plural(alerts, 'alert')}`
         : `pricehound: ${plural(events.length, 'event')}`;
-  const lines = events.map((e) => ({ when: e.created_at.toISOString().slice(0, 19).replace('T', ' ') + ' UTC', kind: TYPE_TITLES[e.type] ?? e.type, line: describeEvent(e) }));
+  const lines = events.map((e) => ({
+    when: e.created_at.toISOString().slice(0, 19).replace('T', ' ') + ' UTC',
+    kind: TYPE_TITLES[e.type] ?? e.type,
+    line: describeEvent(e),
+  }));
   const text = lines.map((l) => `- ${l.when}  [${l.kind}]  ${l.line}`).join('\n') + '\n' + textFooter(unsubscribeUrl);
   const html = page(
     subject,

@@ -21,7 +21,8 @@ export const CODE_ATTEMPTS = 5;
  * one). No CR, LF or other control character can get through: an address never adds a header.
  */
 export const TIME_ZONE_PATTERN = '^[A-Za-z][A-Za-z0-9_+/-]*$';
-export const ADDRESS_PATTERN = "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@(?=.{1,253}$)[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,62}[\\p{L}\\p{N}])?(?:\\.[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,62}[\\p{L}\\p{N}])?)+$";
+export const ADDRESS_PATTERN =
+  "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}@(?=.{1,253}$)[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,62}[\\p{L}\\p{N}])?(?:\\.[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,62}[\\p{L}\\p{N}])?)+$";
 
 const fields = {
   address: Type.String({
@@ -32,14 +33,26 @@ const fields = {
   }),
   event_types: Type.Array(EventTypeSchema, {
     maxItems: 100,
-    description: 'The event types mailed, as for webhooks; empty: all of them. Default `["alert.triggered"]`. `webhook.test` is never mailed',
+    description:
+      'The event types mailed, as for webhooks; empty: all of them. Default `["alert.triggered"]`. `webhook.test` is never mailed',
   }),
   digest: Type.String({
     enum: [...DIGESTS],
-    description: '`none` (default): a mail per minute with events; `daily` or `weekly` (Mondays): one digest at `digest_hour` in `time_zone` instead',
+    description:
+      '`none` (default): a mail per minute with events; `daily` or `weekly` (Mondays): one digest at `digest_hour` in `time_zone` instead',
   }),
-  digest_hour: Type.Integer({ format: 'int32', minimum: 0, maximum: 23, description: 'The hour (0-23, in `time_zone`) digests go out; default 8' }),
-  time_zone: Type.String({ minLength: 1, maxLength: 64, pattern: TIME_ZONE_PATTERN, description: 'IANA time zone of the digests, e.g. `Europe/Berlin`; default `UTC`' }),
+  digest_hour: Type.Integer({
+    format: 'int32',
+    minimum: 0,
+    maximum: 23,
+    description: 'The hour (0-23, in `time_zone`) digests go out; default 8',
+  }),
+  time_zone: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: TIME_ZONE_PATTERN,
+    description: 'IANA time zone of the digests, e.g. `Europe/Berlin`; default `UTC`',
+  }),
   enabled: Type.Boolean({ description: 'false: nothing is mailed (default true)' }),
 };
 
@@ -78,7 +91,9 @@ export const EmailSubscriptionSchema = Type.Object(
     digest: Type.String({ enum: [...DIGESTS] }),
     digest_hour: Type.Integer({ format: 'int32', minimum: 0, maximum: 23 }),
     time_zone: Type.String({ maxLength: 64, pattern: TIME_ZONE_PATTERN, description: 'IANA time zone of the digests' }),
-    confirmed_at: Nullable(Timestamp('When the address was confirmed with its code; null: nothing is mailed but the code')),
+    confirmed_at: Nullable(
+      Timestamp('When the address was confirmed with its code; null: nothing is mailed but the code'),
+    ),
     enabled: Type.Boolean({ description: 'false: nothing is mailed (set by you, or by the unsubscribe link)' }),
     created_at: Timestamp('When the subscription was created'),
     updated_at: Timestamp('When it last changed'),
@@ -102,17 +117,31 @@ export type EmailSubscriptionListQuery = Static<typeof EmailSubscriptionListQuer
 export const EmailSubscriptionIdParams = Type.Object({ id: ResourceId('esub') }, { additionalProperties: false });
 
 export const EmailConfirmSchema = Type.Object(
-  { code: Type.String({ minLength: 1, maxLength: 20, pattern: '^[0-9]+$', description: 'The 6-digit code mailed to the address' }) },
+  {
+    code: Type.String({
+      minLength: 1,
+      maxLength: 20,
+      pattern: '^[0-9]+$',
+      description: 'The 6-digit code mailed to the address',
+    }),
+  },
   { title: 'EmailConfirm', additionalProperties: false },
 );
 export type EmailConfirm = Static<typeof EmailConfirmSchema>;
 
 export const UnsubscribeQuerySchema = Type.Object(
-  { s: Type.String({ minLength: 1, maxLength: 400, description: 'The signed token of the link in the mail (it names one subscription and works once)' }) },
+  {
+    s: Type.String({
+      minLength: 1,
+      maxLength: 400,
+      description: 'The signed token of the link in the mail (it names one subscription and works once)',
+    }),
+  },
   { additionalProperties: false },
 );
 
-export const UNSUBSCRIBED_MESSAGE = 'You are unsubscribed: pricehound mails nothing more to this address for this subscription.' as const;
+export const UNSUBSCRIBED_MESSAGE =
+  'You are unsubscribed: pricehound mails nothing more to this address for this subscription.' as const;
 
 export const UnsubscribeResultSchema = Type.Object(
   {

@@ -56,8 +56,19 @@ const distinct = (types: readonly string[]) => [...new Set(types)];
  */
 function timeZone(name: string): string {
   const canonical = canonicalTimeZone(name);
-  const tz = canonical && canonical.toLowerCase() !== name.toLowerCase() && /^[A-Z][A-Za-z_+-]*(\/[A-Z][A-Za-z0-9_+-]*)+$/.test(name) ? name : canonical;
-  if (!tz) throw ERRORS.validation([{ field: 'time_zone', message: `is not an IANA time zone (such as Europe/Berlin or America/New_York): "${name.slice(0, 64)}"` }]);
+  const tz =
+    canonical &&
+    canonical.toLowerCase() !== name.toLowerCase() &&
+    /^[A-Z][A-Za-z_+-]*(\/[A-Z][A-Za-z0-9_+-]*)+$/.test(name)
+      ? name
+      : canonical;
+  if (!tz)
+    throw ERRORS.validation([
+      {
+        field: 'time_zone',
+        message: `is not an IANA time zone (such as Europe/Berlin or America/New_York): "${name.slice(0, 64)}"`,
+      },
+    ]);
   return tz;
 }
 
@@ -85,7 +96,11 @@ async function queueCode(tx: Queryable, ctx: EmailContext, sub: SubscriptionStat
  * A new subscription, unconfirmed, and the mail with its code, in one transaction: nothing else
  * is mailed to the address until the code comes back (confirm).
  */
-export async function createSubscription(ctx: EmailContext, accountId: string, body: EmailSubscriptionCreate): Promise<SubscriptionStateRow> {
+export async function createSubscription(
+  ctx: EmailContext,
+  accountId: string,
+  body: EmailSubscriptionCreate,
+): Promise<SubscriptionStateRow> {
   const tz = timeZone(body.time_zone ?? 'UTC');
   if (!ctx.settings.smtpUrl) throw ERRORS.emailDisabled();
   const id = newId('esub');
@@ -114,24 +129,33 @@ export async function findSubscription(db: Queryable, accountId: string, id: str
 }
 
 const lockedGone = () =>
-  ERRORS.gone(`Too many wrong codes (${CODE_ATTEMPTS}): this subscription can no longer be confirmed. Delete it and create it again for a new code`, [
-    { field: 'code', message: `${CODE_ATTEMPTS} wrong codes were entered` },
-  ]);
+  ERRORS.gone(
+    `Too many wrong codes (${CODE_ATTEMPTS}): this subscription can no longer be confirmed. Delete it and create it again for a new code`,
+    [{ field: 'code', message: `${CODE_ATTEMPTS} wrong codes were entered` }],
+  );
 
 /**
  * Checks a code (constant time against its stored HMAC). A wrong one counts, committed even
  * though the request fails; the fifth locks the subscription (410 from then on).
  */
-export async function confirmSubscription(ctx: EmailContext, accountId: string, id: string, code: string): Promise<SubscriptionStateRow> {
+export async function confirmSubscription(
+  ctx: EmailContext,
+  accountId: string,
+  id: string,
+  code: string,
+): Promise<SubscriptionStateRow> {
   const outcome = await ctx.db.transaction(async (tx) => {
     const sub = await getSubscription(tx, accountId, id, true);
     if (!sub) return { kind: 'missing' as const };
     if (sub.locked_at) return { kind: 'locked' as const };
     if (sub.confirmed_at) return { kind: 'confirmed' as const };
     if (!/^\d{6}$/.test(code)) return { kind: 'malformed' as const };
-    if (sub.code_hash && ctx.secrets.codeMatches(sub.id, code, sub.code_hash)) return { kind: 'ok' as const, sub: await markConfirmed(tx, sub.id) };
+    if (sub.code_hash && ctx.secrets.codeMatches(sub.id, code, sub.code_hash))
+      return { kind: 'ok' as const, sub: await markConfirmed(tx, sub.id) };
     const failures = await recordCodeFailure(tx, sub.id, CODE_ATTEMPTS);
-    return failures >= CODE_ATTEMPTS ? { kind: 'locked' as const } : { kind: 'wrong' as const, left: CODE_ATTEMPTS - failures };
+    return failures >= CODE_ATTEMPTS
+      ? { kind: 'locked' as const }
+      : { kind: 'wrong' as const, left: CODE_ATTEMPTS - failures };
   });
   switch (outcome.kind) {
     case 'ok':
@@ -141,12 +165,19 @@ export async function confirmSubscription(ctx: EmailContext, accountId: string, 
     case 'locked':
       throw lockedGone();
     case 'confirmed':
-      throw ERRORS.conflict('This subscription is already confirmed', [{ field: 'code', message: 'nothing to confirm' }]);
+      throw ERRORS.conflict('This subscription is already confirmed', [
+        { field: 'code', message: 'nothing to confirm' },
+      ]);
     case 'malformed':
       throw ERRORS.validation([{ field: 'code', message: 'must be the 6 digits of the code mailed to the address' }]);
     case 'wrong':
       throw ERRORS.validation(
-        [{ field: 'code', message: `is not the code mailed to the address; ${outcome.left} attempt${outcome.left === 1 ? '' : 's'} left` }],
+        [
+          {
+            field: 'code',
+            message: `is not the code mailed to the address; ${outcome.left} attempt${outcome.left === 1 ? '' : 's'} left`,
+          },
+        ],
         'Wrong confirmation code',
       );
   }
@@ -157,7 +188,12 @@ export async function confirmSubscription(ctx: EmailContext, accountId: string, 
  * the unsubscribe link was used starts a new confirmation round: the address said no, so it must
  * say yes again before anything but the code reaches it.
  */
-export async function changeSubscription(ctx: EmailContext, accountId: string, id: string, body: EmailSubscriptionUpdate): Promise<SubscriptionStateRow> {
+export async function changeSubscription(
+  ctx: EmailContext,
+  accountId: string,
+  id: string,
+  body: EmailSubscriptionUpdate,
+): Promise<SubscriptionStateRow> {
   const tz = body.time_zone === undefined ? undefined : timeZone(body.time_zone);
   return ctx.db.transaction(async (tx) => {
     const current = await getSubscription(tx, accountId, id, true);
@@ -187,9 +223,11 @@ export async function removeSubscription(db: Database, accountId: string, id: st
   if (!(await deleteSubscription(db, accountId, id))) throw ERRORS.notFound('Email subscription');
 }
 
-const INVALID_LINK = 'This unsubscribe link is not valid: it may have been altered or cut short. Use the link of the mail as it is';
+const INVALID_LINK =
+  'This unsubscribe link is not valid: it may have been altered or cut short. Use the link of the mail as it is';
 /** One message for a used link and a deleted subscription: the answer says nothing of which. */
-const USED_LINK = 'This unsubscribe link has already been used, or its subscription no longer exists: nothing more is mailed through it';
+const USED_LINK =
+  'This unsubscribe link has already been used, or its subscription no longer exists: nothing more is mailed through it';
 
 /**
  * The unsubscribe link (no API key): disables the subscription its signed token names, drops

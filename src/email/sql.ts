@@ -35,7 +35,8 @@ export interface SubscriptionStateRow extends SubscriptionRow {
   unsubscribed_at: Date | null;
 }
 
-const COLUMNS = 'id, account_id, address, event_types, digest, digest_hour, time_zone, confirmed_at, enabled, created_at, updated_at';
+const COLUMNS =
+  'id, account_id, address, event_types, digest, digest_hour, time_zone, confirmed_at, enabled, created_at, updated_at';
 const STATE_COLUMNS = `${COLUMNS}, code_hash, code_failures, locked_at, unsubscribe_nonce, unsubscribed_at`;
 
 export const toSubscription = (r: SubscriptionRow): EmailSubscription => ({
@@ -64,19 +65,39 @@ export interface NewSubscription {
   unsubscribe_nonce: string;
 }
 
-export async function insertSubscription(db: Queryable, accountId: string, s: NewSubscription): Promise<SubscriptionStateRow> {
+export async function insertSubscription(
+  db: Queryable,
+  accountId: string,
+  s: NewSubscription,
+): Promise<SubscriptionStateRow> {
   const r = await db.query<SubscriptionStateRow>(
     `/* insertEmailSubscription */
      insert into email_subscriptions (id, account_id, address, event_types, digest, digest_hour, time_zone, enabled, code_hash, unsubscribe_nonce)
      values ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9, $10)
      returning ${STATE_COLUMNS}`,
-    [s.id, accountId, s.address, s.event_types, s.digest, s.digest_hour, s.time_zone, s.enabled, s.code_hash, s.unsubscribe_nonce],
+    [
+      s.id,
+      accountId,
+      s.address,
+      s.event_types,
+      s.digest,
+      s.digest_hour,
+      s.time_zone,
+      s.enabled,
+      s.code_hash,
+      s.unsubscribe_nonce,
+    ],
   );
   return r.rows[0]!;
 }
 
 /** `lock`: FOR UPDATE, for the confirm and unsubscribe transactions. */
-export async function getSubscription(db: Queryable, accountId: string, id: string, lock = false): Promise<SubscriptionStateRow | undefined> {
+export async function getSubscription(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  lock = false,
+): Promise<SubscriptionStateRow | undefined> {
   const r = await db.query<SubscriptionStateRow>(
     `/* getEmailSubscription */ select ${STATE_COLUMNS} from email_subscriptions where id = $1 and account_id = $2${lock ? ' for update' : ''}`,
     [id, accountId],
@@ -86,7 +107,10 @@ export async function getSubscription(db: Queryable, accountId: string, id: stri
 
 /** By id alone: for the unsubscribe link, which carries no account. */
 export async function getSubscriptionForToken(db: Queryable, id: string): Promise<SubscriptionStateRow | undefined> {
-  const r = await db.query<SubscriptionStateRow>(`/* getEmailSubscriptionForToken */ select ${STATE_COLUMNS} from email_subscriptions where id = $1 for update`, [id]);
+  const r = await db.query<SubscriptionStateRow>(
+    `/* getEmailSubscriptionForToken */ select ${STATE_COLUMNS} from email_subscriptions where id = $1 for update`,
+    [id],
+  );
   return r.rows[0];
 }
 
@@ -94,7 +118,11 @@ export const SUBSCRIPTION_SORTS = {
   created_at: timestampKey('created_at', (r: SubscriptionRow) => r.created_at),
 } satisfies Record<string, SortKey<SubscriptionRow>>;
 
-export async function listSubscriptions(db: Queryable, accountId: string, page: PageRequest<SubscriptionRow>): Promise<SubscriptionRow[]> {
+export async function listSubscriptions(
+  db: Queryable,
+  accountId: string,
+  page: PageRequest<SubscriptionRow>,
+): Promise<SubscriptionRow[]> {
   const { params, where } = accountWhere(accountId);
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
@@ -115,7 +143,12 @@ export interface SubscriptionChanges {
   reconfirm?: { code_hash: string } | undefined;
 }
 
-export async function updateSubscription(db: Queryable, accountId: string, id: string, c: SubscriptionChanges): Promise<SubscriptionStateRow | undefined> {
+export async function updateSubscription(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  c: SubscriptionChanges,
+): Promise<SubscriptionStateRow | undefined> {
   const params: unknown[] = [id, accountId];
   const sets: string[] = [];
   const set = (column: string, value: unknown, cast = '') => {
@@ -143,7 +176,10 @@ export async function updateSubscription(db: Queryable, accountId: string, id: s
 }
 
 export async function deleteSubscription(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('/* deleteEmailSubscription */ delete from email_subscriptions where id = $1 and account_id = $2', [id, accountId]);
+  const r = await db.query(
+    '/* deleteEmailSubscription */ delete from email_subscriptions where id = $1 and account_id = $2',
+    [id, accountId],
+  );
   return r.rowCount > 0;
 }
 
@@ -193,8 +229,13 @@ export async function markUnsubscribed(db: Queryable, id: string, nonce: string,
 
 /** Mails not yet sent to a subscription go when it is disabled or unsubscribed. */
 export async function dropPendingMail(db: Queryable, subscriptionId: string): Promise<void> {
-  await db.query(`/* dropPendingEmailMessages */ delete from email_messages where subscription_id = $1 and status = 'pending'`, [subscriptionId]);
-  await db.query('/* dropPendingEmailEvents */ delete from email_pending_events where subscription_id = $1', [subscriptionId]);
+  await db.query(
+    `/* dropPendingEmailMessages */ delete from email_messages where subscription_id = $1 and status = 'pending'`,
+    [subscriptionId],
+  );
+  await db.query('/* dropPendingEmailEvents */ delete from email_pending_events where subscription_id = $1', [
+    subscriptionId,
+  ]);
 }
 
 // ---- The outbox ------------------------------------------------------------------------------
@@ -219,7 +260,18 @@ export async function insertMessage(db: Queryable, m: NewMessage): Promise<boole
      insert into email_messages (id, account_id, subscription_id, kind, dedupe_key, recipient, subject, text_body, html_body, unsubscribe_url)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      on conflict (dedupe_key) do nothing`,
-    [m.id, m.account_id, m.subscription_id, m.kind, m.dedupe_key, m.recipient, m.subject, m.text_body, m.html_body, m.unsubscribe_url],
+    [
+      m.id,
+      m.account_id,
+      m.subscription_id,
+      m.kind,
+      m.dedupe_key,
+      m.recipient,
+      m.subject,
+      m.text_body,
+      m.html_body,
+      m.unsubscribe_url,
+    ],
   );
   return r.rowCount > 0;
 }
@@ -246,7 +298,12 @@ export interface MessageRow {
  * SKIP LOCKED: several workers claim at once without taking the same mail; a mail whose lease
  * ran out (its worker died) is due again.
  */
-export async function claimMessages(db: Queryable, workerId: string, leaseMs: number, limit: number): Promise<MessageRow[]> {
+export async function claimMessages(
+  db: Queryable,
+  workerId: string,
+  leaseMs: number,
+  limit: number,
+): Promise<MessageRow[]> {
   const r = await db.query<MessageRow>(
     `/* claimEmailMessages */
      update email_messages m
@@ -273,7 +330,13 @@ export async function markSent(db: Queryable, id: string, workerId: string): Pro
 }
 
 /** A failed attempt: due again after `retryInMs`, or `failed` for good when that is null. */
-export async function markAttemptFailed(db: Queryable, id: string, workerId: string, error: string, retryInMs: number | null): Promise<void> {
+export async function markAttemptFailed(
+  db: Queryable,
+  id: string,
+  workerId: string,
+  error: string,
+  retryInMs: number | null,
+): Promise<void> {
   await db.query(
     `/* markEmailAttemptFailed */
      update email_messages
@@ -287,7 +350,9 @@ export async function markAttemptFailed(db: Queryable, id: string, workerId: str
 
 /** The embedded database has one owner: leases left by a run that died are given back at start. */
 export async function releaseAllMessages(db: Queryable): Promise<number> {
-  const r = await db.query(`/* releaseEmailMessages */ update email_messages set locked_by = null, locked_until = null where locked_by is not null`);
+  const r = await db.query(
+    `/* releaseEmailMessages */ update email_messages set locked_by = null, locked_until = null where locked_by is not null`,
+  );
   return r.rowCount;
 }
 
@@ -303,7 +368,10 @@ export async function deleteOldMessages(db: Queryable, cutoff: Date, limit: numb
 }
 
 /** Most recent mails of a subscription (tests, support). */
-export async function messagesOf(db: Queryable, subscriptionId: string): Promise<{ id: string; kind: string; status: string; attempts: number; last_error: string | null }[]> {
+export async function messagesOf(
+  db: Queryable,
+  subscriptionId: string,
+): Promise<{ id: string; kind: string; status: string; attempts: number; last_error: string | null }[]> {
   const r = await db.query<{ id: string; kind: string; status: string; attempts: number; last_error: string | null }>(
     `/* emailMessagesOf */ select id, kind, status, attempts, last_error from email_messages where subscription_id = $1 order by created_at, id`,
     [subscriptionId],
@@ -314,7 +382,11 @@ export async function messagesOf(db: Queryable, subscriptionId: string): Promise
 // ---- Immediate mails: the events of a minute ----------------------------------------------------
 
 /** (subscription, minute) groups whose minute ended before `before`, oldest first. */
-export async function dueMinuteGroups(db: Queryable, before: Date, limit: number): Promise<{ subscription_id: string; minute: Date }[]> {
+export async function dueMinuteGroups(
+  db: Queryable,
+  before: Date,
+  limit: number,
+): Promise<{ subscription_id: string; minute: Date }[]> {
   const r = await db.query<{ subscription_id: string; minute: Date }>(
     `/* dueEmailMinuteGroups */
      select subscription_id, minute from email_pending_events
@@ -351,10 +423,10 @@ export async function takeMinuteGroup(db: Queryable, subscriptionId: string, min
       order by e.seq`,
     [seqs],
   );
-  await db.query('/* deleteEmailMinuteGroup */ delete from email_pending_events where subscription_id = $1 and event_seq = any($2::bigint[])', [
-    subscriptionId,
-    seqs,
-  ]);
+  await db.query(
+    '/* deleteEmailMinuteGroup */ delete from email_pending_events where subscription_id = $1 and event_seq = any($2::bigint[])',
+    [subscriptionId, seqs],
+  );
   return r.rows;
 }
 

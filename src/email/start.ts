@@ -56,10 +56,37 @@ export async function startEmailWork(config: Config, db: Database, deploymentKey
   };
   const unlisten = await db.listen('email_messages', send);
   const tasks = [
-    startPeriodic({ name: 'email-send', title: 'sending mail', everyMs: SEND_EVERY_MS, firstAfterMs: 100, run: async () => send(), log }),
-    startPeriodic({ name: 'email-compose', title: 'making immediate mails', everyMs: COMPOSE_EVERY_MS, run: () => composeImmediate(ctx), log }),
-    startPeriodic({ name: 'email-digests', title: 'making digests', everyMs: DIGESTS_EVERY_MS, firstAfterMs: 5_000, run: () => composeDigests(ctx), log }),
-    startPeriodic({ name: 'email-prune', title: 'pruning sent mail', everyMs: PRUNE_EVERY_MS, firstAfterMs: 60_000, run: () => pruneMessages(db, config.eventRetentionDays), log }),
+    startPeriodic({
+      name: 'email-send',
+      title: 'sending mail',
+      everyMs: SEND_EVERY_MS,
+      firstAfterMs: 100,
+      run: async () => send(),
+      log,
+    }),
+    startPeriodic({
+      name: 'email-compose',
+      title: 'making immediate mails',
+      everyMs: COMPOSE_EVERY_MS,
+      run: () => composeImmediate(ctx),
+      log,
+    }),
+    startPeriodic({
+      name: 'email-digests',
+      title: 'making digests',
+      everyMs: DIGESTS_EVERY_MS,
+      firstAfterMs: 5_000,
+      run: () => composeDigests(ctx),
+      log,
+    }),
+    startPeriodic({
+      name: 'email-prune',
+      title: 'pruning sent mail',
+      everyMs: PRUNE_EVERY_MS,
+      firstAfterMs: 60_000,
+      run: () => pruneMessages(db, config.eventRetentionDays),
+      log,
+    }),
   ];
   return {
     async stop() {

@@ -53,7 +53,10 @@ export class EmailSecrets {
   }
 
   private sign(subscriptionId: string, nonce: string): string {
-    return crypto.createHmac('sha256', this.tokenKey).update(`unsubscribe\n${subscriptionId}\n${nonce}`).digest('base64url');
+    return crypto
+      .createHmac('sha256', this.tokenKey)
+      .update(`unsubscribe\n${subscriptionId}\n${nonce}`)
+      .digest('base64url');
   }
 }
 

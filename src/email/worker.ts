@@ -73,7 +73,10 @@ export async function composeImmediate(ctx: EmailContext, now: Date = new Date()
 }
 
 async function getSubscriptionById(tx: Parameters<typeof getSubscription>[0], id: string) {
-  const r = await tx.query<{ account_id: string }>('/* emailSubscriptionAccount */ select account_id from email_subscriptions where id = $1', [id]);
+  const r = await tx.query<{ account_id: string }>(
+    '/* emailSubscriptionAccount */ select account_id from email_subscriptions where id = $1',
+    [id],
+  );
   const accountId = r.rows[0]?.account_id;
   return accountId === undefined ? undefined : getSubscription(tx, accountId, id);
 }
@@ -93,7 +96,14 @@ export async function composeDigests(ctx: EmailContext, now: Date = new Date()):
         if (!(await markDigestThrough(tx, d.id, d.period_end))) return false;
         const lists = {} as Record<keyof typeof DIGEST_KINDS, Awaited<ReturnType<typeof digestEvents>>>;
         for (const kind of Object.keys(DIGEST_KINDS) as (keyof typeof DIGEST_KINDS)[]) {
-          lists[kind] = await digestEvents(tx, d.account_id, DIGEST_KINDS[kind], d.period_start, d.period_end, DIGEST_LIST_MAX);
+          lists[kind] = await digestEvents(
+            tx,
+            d.account_id,
+            DIGEST_KINDS[kind],
+            d.period_start,
+            d.period_end,
+            DIGEST_LIST_MAX,
+          );
         }
         const url = unsubscribeUrl(ctx.settings, ctx.secrets, d.id, d.unsubscribe_nonce);
         const mail = renderDigest(
@@ -196,7 +206,14 @@ export async function sendMessage(transport: Transporter, from: string, m: Messa
 export async function sendDue(
   db: Database,
   transport: Transporter,
-  opts: { from: string; workerId: string; leaseMs: number; rules: SendRules; log?: Pick<Logger, 'warn' | 'info'>; onSent?: (o: SendOutcome) => void },
+  opts: {
+    from: string;
+    workerId: string;
+    leaseMs: number;
+    rules: SendRules;
+    log?: Pick<Logger, 'warn' | 'info'>;
+    onSent?: (o: SendOutcome) => void;
+  },
 ): Promise<SendOutcome[]> {
   const out: SendOutcome[] = [];
   for (;;) {
@@ -212,7 +229,10 @@ export async function sendDue(
         const error = e.response ?? e.message ?? String(err);
         const wait = retryIn(m.attempts, opts.rules);
         await markAttemptFailed(db, m.id, opts.workerId, error, wait);
-        opts.log?.warn({ component: 'email', message_id: m.id, attempts: m.attempts, error, retry_in_ms: wait }, wait === null ? 'mail failed for good' : 'mail not accepted; will retry');
+        opts.log?.warn(
+          { component: 'email', message_id: m.id, attempts: m.attempts, error, retry_in_ms: wait },
+          wait === null ? 'mail failed for good' : 'mail not accepted; will retry',
+        );
         outcome = { id: m.id, subscription_id: m.subscription_id, attempts: m.attempts, sent: false, error };
       }
       out.push(outcome);

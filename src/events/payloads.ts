@@ -32,12 +32,21 @@ const DATA: { [T in EventType]: { data: TSchema; is: string } } = {
   'listing.updated': { data: ListingSchema, is: 'the listing as changed' },
   'listing.deleted': { data: ListingSchema, is: 'the listing deleted' },
   'listing.check_failed': { data: CheckResultSchema, is: 'the failed check, as GET /listings/{id}/checks lists it' },
-  'listing.price_held': { data: CheckResultSchema, is: 'the check that held its reading, as GET /listings/{id}/checks lists it' },
-  'price.changed': { data: PriceChangeSchema, is: 'the price change (price or currency moved), as GET /price-changes lists it' },
+  'listing.price_held': {
+    data: CheckResultSchema,
+    is: 'the check that held its reading, as GET /listings/{id}/checks lists it',
+  },
+  'price.changed': {
+    data: PriceChangeSchema,
+    is: 'the price change (price or currency moved), as GET /price-changes lists it',
+  },
   'stock.changed': { data: PriceChangeSchema, is: 'the price change (stock moved), as GET /price-changes lists it' },
   'alert.triggered': { data: AlertEventSchema, is: 'the alert event' },
   'webhook.test': { data: WebhookTestDataSchema, is: 'the test, naming the endpoint tested' },
-  'endpoint.disabled': { data: WebhookSchema, is: 'the endpoint disabled, with its `disabled_reason`; its `url` without query (`?REDACTED`) or fragment' },
+  'endpoint.disabled': {
+    data: WebhookSchema,
+    is: 'the endpoint disabled, with its `disabled_reason`; its `url` without query (`?REDACTED`) or fragment',
+  },
 };
 
 const variant = <T extends EventType>(type: T) =>
@@ -48,7 +57,11 @@ const variant = <T extends EventType>(type: T) =>
       created_at: Timestamp('When the change happened (RFC 3339, UTC)'),
       data: DATA[type].data,
     },
-    { title: `Event_${type.replace('.', '_')}`, description: `\`data\`: ${DATA[type].is}`, additionalProperties: false },
+    {
+      title: `Event_${type.replace('.', '_')}`,
+      description: `\`data\`: ${DATA[type].is}`,
+      additionalProperties: false,
+    },
   );
 
 const VARIANTS = (Object.keys(DATA) as EventType[]).map(variant);

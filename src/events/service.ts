@@ -9,7 +9,11 @@ import { deleteEventsBefore, type EventRow, insertEvents } from './sql.js';
  * transaction `tx` that makes the change, so an event exists exactly when its change does. The
  * same statement queues each event's webhook deliveries (migrations/0004, events_fan_out).
  */
-export async function recordEvents(tx: Queryable, accountId: string, events: readonly { type: EventType; data: object }[]): Promise<EventRow[]> {
+export async function recordEvents(
+  tx: Queryable,
+  accountId: string,
+  events: readonly { type: EventType; data: object }[],
+): Promise<EventRow[]> {
   // Sorted, so that the ids of one transaction's events (which share created_at) list in the
   // order they happened.
   const ids = events.map(() => newId('evt')).sort();

@@ -16,7 +16,12 @@ export interface EventRow {
 
 const COLUMNS = 'id, type, data, created_at';
 
-export const toEvent = (r: EventRow): Event => ({ id: r.id, type: r.type, created_at: iso(r.created_at), data: r.data });
+export const toEvent = (r: EventRow): Event => ({
+  id: r.id,
+  type: r.type,
+  created_at: iso(r.created_at),
+  data: r.data,
+});
 
 export interface NewEvent {
   id: string;
@@ -43,7 +48,10 @@ export async function insertEvents(db: Queryable, accountId: string, events: rea
 }
 
 export async function getEvent(db: Queryable, accountId: string, id: string): Promise<EventRow | undefined> {
-  const r = await db.query<EventRow>(`/* getEvent */ select ${COLUMNS} from events where id = $1 and account_id = $2`, [id, accountId]);
+  const r = await db.query<EventRow>(`/* getEvent */ select ${COLUMNS} from events where id = $1 and account_id = $2`, [
+    id,
+    accountId,
+  ]);
   return r.rows[0];
 }
 
@@ -57,7 +65,12 @@ export interface EventFilter {
   created_before?: string | undefined;
 }
 
-export async function listEvents(db: Queryable, accountId: string, f: EventFilter, page: PageRequest<EventRow>): Promise<EventRow[]> {
+export async function listEvents(
+  db: Queryable,
+  accountId: string,
+  f: EventFilter,
+  page: PageRequest<EventRow>,
+): Promise<EventRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.types !== undefined) add((p) => `type = any(${p}::text[])`, f.types);
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);

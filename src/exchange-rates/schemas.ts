@@ -15,13 +15,17 @@ const Rate = Type.Number({
     `${RATE_DECIMALS} decimal places and ${RATE_DIGITS} significant digits (so it comes back exactly as sent)`,
 });
 
-export const ExchangeRatePutSchema = Type.Object({ rate: Rate }, { title: 'ExchangeRatePut', additionalProperties: false });
+export const ExchangeRatePutSchema = Type.Object(
+  { rate: Rate },
+  { title: 'ExchangeRatePut', additionalProperties: false },
+);
 export type ExchangeRatePut = Static<typeof ExchangeRatePutSchema>;
 
 export const ExchangeRateSchema = Type.Object(
   {
     object: Type.Literal('exchange_rate', {
-      description: '1 `base` = `rate` `quote`; used for `base` -> `quote`, and inverted for `quote` -> `base` unless that pair has its own rate',
+      description:
+        '1 `base` = `rate` `quote`; used for `base` -> `quote`, and inverted for `quote` -> `base` unless that pair has its own rate',
     }),
     base: { ...Currency, description: 'ISO 4217 code of the currency converted from' },
     quote: { ...Currency, description: 'ISO 4217 code of the currency converted into' },
@@ -56,4 +60,7 @@ export const PairParams = Type.Object({
  * As validated: any short text. A bad code is a 422 naming it (checked by the handler, see
  * pair() in routes/pair.ts), where a schema failure of a path parameter would be a 404.
  */
-export const LoosePairParams = Type.Object({ base: Type.String({ maxLength: 200 }), quote: Type.String({ maxLength: 200 }) });
+export const LoosePairParams = Type.Object({
+  base: Type.String({ maxLength: 200 }),
+  quote: Type.String({ maxLength: 200 }),
+});

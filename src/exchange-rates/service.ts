@@ -10,7 +10,8 @@ import { RATE_DECIMALS, RATE_DIGITS } from './schemas.js';
 export function currencyPair(params: { base: string; quote: string }): { base: string; quote: string } {
   const details: ErrorDetail[] = [];
   for (const field of ['base', 'quote'] as const) {
-    if (!isCurrency(params[field])) details.push({ field, message: 'must be an ISO 4217 currency code such as USD or EUR' });
+    if (!isCurrency(params[field]))
+      details.push({ field, message: 'must be an ISO 4217 currency code such as USD or EUR' });
   }
   const base = params.base.toUpperCase();
   const quote = params.quote.toUpperCase();
@@ -23,7 +24,9 @@ export function currencyPair(params: { base: string; quote: string }): { base: s
 export function rateText(rate: number): string {
   const text = numberToDecimal(rate);
   const { decimals, digits } = decimalShape(text);
-  if (decimals > RATE_DECIMALS) throw ERRORS.validation([{ field: 'rate', message: `must have at most ${RATE_DECIMALS} decimal places` }]);
-  if (digits > RATE_DIGITS) throw ERRORS.validation([{ field: 'rate', message: `must have at most ${RATE_DIGITS} significant digits` }]);
+  if (decimals > RATE_DECIMALS)
+    throw ERRORS.validation([{ field: 'rate', message: `must have at most ${RATE_DECIMALS} decimal places` }]);
+  if (digits > RATE_DIGITS)
+    throw ERRORS.validation([{ field: 'rate', message: `must have at most ${RATE_DIGITS} significant digits` }]);
   return text;
 }

@@ -28,7 +28,12 @@ export function toExchangeRate(r: ExchangeRateRow): ExchangeRate {
   };
 }
 
-export async function getExchangeRate(db: Queryable, accountId: string, base: string, quote: string): Promise<ExchangeRateRow | undefined> {
+export async function getExchangeRate(
+  db: Queryable,
+  accountId: string,
+  base: string,
+  quote: string,
+): Promise<ExchangeRateRow | undefined> {
   const r = await db.query<ExchangeRateRow>(
     `/* getExchangeRate */ select ${COLUMNS} from exchange_rates where account_id = $1 and base = $2 and quote = $3`,
     [accountId, base, quote],
@@ -60,12 +65,16 @@ export async function putExchangeRate(
   return r.rows[0]!;
 }
 
-export async function deleteExchangeRate(db: Queryable, accountId: string, base: string, quote: string): Promise<boolean> {
-  const r = await db.query(`/* deleteExchangeRate */ delete from exchange_rates where account_id = $1 and base = $2 and quote = $3`, [
-    accountId,
-    base,
-    quote,
-  ]);
+export async function deleteExchangeRate(
+  db: Queryable,
+  accountId: string,
+  base: string,
+  quote: string,
+): Promise<boolean> {
+  const r = await db.query(
+    `/* deleteExchangeRate */ delete from exchange_rates where account_id = $1 and base = $2 and quote = $3`,
+    [accountId, base, quote],
+  );
   return r.rowCount > 0;
 }
 

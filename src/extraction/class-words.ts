@@ -15,11 +15,14 @@ export function classWords(cls: string | undefined, id: string | undefined): str
 export const OLD_PRICE_WORD =
   /(?<![a-z])(?<!with-|has-)(?:(?:old|was|compare|compare-at|rrp|uvp|msrp|srp|strike|striked|strikethrough|crossed|original|streich|barre|barred|barrato|pieno|ancien|tachado|anterior|previous)(?:-?(?:price|preis|prix|precio|amount)|(?![a-z]))|(?:list|before|retail|regular|reference|secondary|full|initial|usual|normal|recommended|suggested)-?(?:price|preis|prix|precio))|price-?(?:old|was|before|orig\w*|strike\w*|crossed|barred|initial|full)(?![a-z])/;
 
-export const PRICE_WORD = /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
+export const PRICE_WORD =
+  /price|preis|prix|precio|prezzo|pre[cç]o|(?<![a-z])(?:cena|cijena|kaina|hinta|pris|prijs|fiyat|harga|gia|amount|цена|ціна)(?![a-z])/;
 const CURRENT_WORD =
   /(?<![a-z])(?:sale|current|now|final|special|offer|promo|deal|actual|selling|our|reduced|aktion|angebot|nuevo|new)(?![a-z]{2})|price-?(?:new|now|sale|current|final)/;
-const STOCK_WORD = /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
-const CHROME_TOKEN = /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
+const STOCK_WORD =
+  /(?<![a-z])(?:stock|availability|available|inventory|lager|verfuegbar|lieferbar|dispo\w*|disponib\w*|sold-?out|soldout|out-of-stock|nalichi\w*|preorder|pre-order)(?![a-z])/;
+const CHROME_TOKEN =
+  /^(?:header|footer|site-header|site-footer|page-footer|navbar|nav|navigation|menu|main-menu|mega-?menu|breadcrumbs?|top-?bar|announcement)(?:$|[-_])/;
 const CART_TOKEN =
   /^(?:(?:mini|side|header|top|drawer|flyout|offcanvas|floating|nav)[-_]?(?:cart|basket|bag)|(?:cart|basket|bag)[-_]?(?:drawer|dropdown|popup|preview|summary|totals?|widget|count|flyout|sidebar|items?|contents?|subtotal|overlay|modal|panel|notification|popover)|minicart|cart)$/;
 const OTHERS_WORD =
@@ -27,7 +30,8 @@ const OTHERS_WORD =
 const TERMS_WORD =
   /(?<![a-z])(?:shipping|delivery|versand\w*|livraison|envio|frete|installments?|instalments?|klarna|afterpay|affirm|paypal|financ\w*|monthly|raten\w*|sezzle|bnpl|payment-plan|loyalty|points|unit-price|base-price|grundpreis|price-per\w*|per-unit|savings?|save|you-save|discount-amount|coupon|deposit|pfand)(?![a-z])/;
 /** Class words of a price without VAT ("notax", "price-excl-tax", "net-price"). */
-const EX_TAX_WORD = /(?<![a-z])(?:(?:ex|excl|exkl|excluding|without|no|net|netto)-?(?:tax|vat|mwst)|notax|price-?net|net-?price|nettopreis|price-?excl\w*|tax-?excl\w*)(?![a-z])/;
+const EX_TAX_WORD =
+  /(?<![a-z])(?:(?:ex|excl|exkl|excluding|without|no|net|netto)-?(?:tax|vat|mwst)|notax|price-?net|net-?price|nettopreis|price-?excl\w*|tax-?excl\w*)(?![a-z])/;
 const MAINLIKE_WORD =
   /(?<![a-z])(?:product-(?:main|info|information|detail|details|single|page|view|essential|summary|hero|buy|purchase|form|top|core|overview)|pdp|pdp-\w+|buybox|buy-box|product__info|productview|product-view|entry-summary|summary|product-info-main|ad-?view|vip|listing-detail)(?![a-z])/;
 export const BUY_WORD =
@@ -35,7 +39,8 @@ export const BUY_WORD =
 /** Named "buy" and nothing more ("aa_buy", "buy"): a button only if its label says so. */
 const BUY_LOOSE = /(?<![a-z])buy(?![a-z])/;
 /** A link that adds to the cart ("/a/public/addtocart?productId=1", "/cart/add?id=1"). */
-export const BUY_HREF = /add-?to-?(?:cart|basket|bag)|addtocart|addtobasket|(?:cart|basket|warenkorb|panier)\/add|[?&]add-to-cart=/i;
+export const BUY_HREF =
+  /add-?to-?(?:cart|basket|bag)|addtocart|addtobasket|(?:cart|basket|warenkorb|panier)\/add|[?&]add-to-cart=/i;
 
 export const K_PRICE = 1;
 export const K_OLD = 2;
@@ -64,7 +69,12 @@ export function classKinds(cls: string | undefined, id: string | undefined): num
   if (PRICE_WORD.test(w)) k |= K_PRICE;
   if (OLD_PRICE_WORD.test(w)) k |= K_OLD;
   else if (k & K_PRICE && CURRENT_WORD.test(w)) k |= K_CURRENT;
-  if (/(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden|modal)(?=\s|$)/.test(w)) k |= K_HIDDEN;
+  if (
+    /(?:^|\s)(?:sr-only|screen-reader-text|visually-hidden|visuallyhidden|hidden|d-none|a11y-hidden|modal)(?=\s|$)/.test(
+      w,
+    )
+  )
+    k |= K_HIDDEN;
   for (const token of w.split(/\s+/)) {
     if (CHROME_TOKEN.test(token)) k |= K_CHROME;
     if (CART_TOKEN.test(token)) k |= K_CART;

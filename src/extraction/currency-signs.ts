@@ -17,8 +17,35 @@ export interface SignInfo {
 }
 
 const DOLLARS = [
-  'USD', 'CAD', 'AUD', 'NZD', 'SGD', 'HKD', 'MXN', 'TWD', 'ARS', 'CLP', 'COP', 'UYU', 'BND', 'BSD', 'BBD', 'BZD',
-  'BMD', 'KYD', 'FJD', 'GYD', 'JMD', 'LRD', 'NAD', 'SBD', 'SRD', 'TTD', 'XCD', 'DOP', 'CUP',
+  'USD',
+  'CAD',
+  'AUD',
+  'NZD',
+  'SGD',
+  'HKD',
+  'MXN',
+  'TWD',
+  'ARS',
+  'CLP',
+  'COP',
+  'UYU',
+  'BND',
+  'BSD',
+  'BBD',
+  'BZD',
+  'BMD',
+  'KYD',
+  'FJD',
+  'GYD',
+  'JMD',
+  'LRD',
+  'NAD',
+  'SBD',
+  'SRD',
+  'TTD',
+  'XCD',
+  'DOP',
+  'CUP',
 ] as const;
 const RUPEES = ['INR', 'PKR', 'LKR', 'NPR', 'MUR', 'SCR'] as const;
 const RUBLES = ['RUB', 'BYN'] as const;
@@ -26,7 +53,8 @@ const KRONER = ['SEK', 'NOK', 'DKK', 'ISK'] as const;
 const LEI = ['RON', 'MDL'] as const;
 
 const one = (code: string): SignInfo => ({ default: code });
-const shared = (code: string | undefined, all: readonly string[]): SignInfo => (code ? { default: code, shared: all } : { shared: all });
+const shared = (code: string | undefined, all: readonly string[]): SignInfo =>
+  code ? { default: code, shared: all } : { shared: all };
 const each = (signs: readonly string[], info: SignInfo): Array<[string, SignInfo]> => signs.map((s) => [s, info]);
 
 export const SIGNS: ReadonlyMap<string, SignInfo> = new Map<string, SignInfo>([

@@ -23,7 +23,10 @@ const startsWithLetter = (s: string): boolean => /^\p{L}/u.test(s);
 // each group decides as it would in one list.
 const MARKER =
   `(?:(?<![\\p{L}])(?:[A-Z]{3}(?![\\p{L}])|${signs.filter(startsWithLetter).map(alternative).join('|')})` +
-  `|${signs.filter((s) => !startsWithLetter(s)).map(alternative).join('|')})`;
+  `|${signs
+    .filter((s) => !startsWithLetter(s))
+    .map(alternative)
+    .join('|')})`;
 
 /** A currency marker ending the text (before a number), e.g. "Preis: EUR " or "R$". */
 export const MARKER_AT_END = new RegExp(`(${MARKER})\\s*$`, 'u');

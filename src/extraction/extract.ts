@@ -74,12 +74,21 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
   // page shows 200, JSON-LD says 150": the current bid against the starting price).
   const agrees = variantUrl
     ? undefined
-    : candidates.find((c) => c !== chosen && !c.ignored && c.source !== 'selector' && samePrice(c.price, v.price) && (!c.currency || c.currency === v.currency));
+    : candidates.find(
+        (c) =>
+          c !== chosen &&
+          !c.ignored &&
+          c.source !== 'selector' &&
+          samePrice(c.price, v.price) &&
+          (!c.currency || c.currency === v.currency),
+      );
   if (agrees) {
     const why = `the page shows ${v.price}, as ${agrees.source} says (visible-price finder, confidence ${v.confidence})`;
     for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
     agrees.evidence ??= v.evidence;
-    notes.push(`structured prices disagree: ${chosen.source} says ${chosen.price}, ${agrees.source} says ${agrees.price} and the page shows it at ${v.detail}; chose ${agrees.price}`);
+    notes.push(
+      `structured prices disagree: ${chosen.source} says ${chosen.price}, ${agrees.source} says ${agrees.price} and the page shows it at ${v.detail}; chose ${agrees.price}`,
+    );
     return [agrees, ...candidates.filter((c) => c !== agrees)];
   }
   // A URL naming a variant picks that variant's structured price; the page may show the default variant's.
@@ -93,7 +102,9 @@ function weighVisible(candidates: Candidate[], vis: VisibleResult, notes: string
       ? `equals the price the page shows without VAT beside the consumer price ${v.price}`
       : `the page shows ${v.price} as the current price (visible-price finder, confidence ${v.confidence})`;
   for (const c of candidates) if (!c.ignored && samePrice(c.price, chosen.price)) c.ignored = why;
-  notes.push(`structured and visible prices disagree: ${chosen.source} says ${chosen.price}, the page shows ${v.price} at ${v.detail}; chose the visible price`);
+  notes.push(
+    `structured and visible prices disagree: ${chosen.source} says ${chosen.price}, the page shows ${v.price} at ${v.detail}; chose the visible price`,
+  );
   return [v, ...candidates, ...vis.candidates.slice(1)];
 }
 
@@ -111,7 +122,8 @@ function notHtml(input: string): string | undefined {
       // not JSON after all; fall through
     }
   }
-  if (!/<[a-zA-Z!?/]/.test(input.slice(0, 65_536))) return 'the response is plain text, not an HTML page (no markup found)';
+  if (!/<[a-zA-Z!?/]/.test(input.slice(0, 65_536)))
+    return 'the response is plain text, not an HTML page (no markup found)';
   return undefined;
 }
 
@@ -128,7 +140,9 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   const notes: string[] = [];
   const override = normaliseCurrencyCode(options.currencyOverride);
   if (options.currencyOverride && !override) {
-    notes.push(`the currency override ${JSON.stringify(options.currencyOverride)} is not an ISO 4217 code and was ignored`);
+    notes.push(
+      `the currency override ${JSON.stringify(options.currencyOverride)} is not an ISO 4217 code and was ignored`,
+    );
   }
   const input = typeof html === 'string' ? html : '';
   const bad = notHtml(input);
@@ -144,7 +158,10 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   }
   const base = toUrl(options.baseUrl);
   const pageUrl = base ?? toUrl(scan.canonical);
-  const ctx = (currency: string | undefined): SourceContext => ({ pageUrl, hints: { currency, locale: options.locale } });
+  const ctx = (currency: string | undefined): SourceContext => ({
+    pageUrl,
+    hints: { currency, locale: options.locale },
+  });
 
   // Structured sources first: they state the page's currency, which reading text needs.
   const ld = fromJsonLd(scan.jsonLd, ctx(override));
@@ -164,14 +181,17 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   if (sel) notes.push(...sel.notes);
 
   let candidates: Candidate[] = [...(sel?.candidates ?? []), ...sources.flatMap((s) => s.candidates)];
-  const vis = scan.visible ? findVisiblePrice(scan.visible, { currency: pageCurrency, locale: options.locale }) : undefined;
+  const vis = scan.visible
+    ? findVisiblePrice(scan.visible, { currency: pageCurrency, locale: options.locale })
+    : undefined;
   if (vis) {
     if (override) for (const c of vis.candidates) c.currency = override;
     candidates = weighVisible(candidates, vis, notes, variantParam(options.baseUrl) !== undefined);
   }
   if (override) {
     const replaced = new Set(candidates.map((c) => c.currency).filter((c): c is string => !!c && c !== override));
-    if (replaced.size) notes.push(`the currency override ${override} replaces ${[...replaced].join(', ')} found on the page`);
+    if (replaced.size)
+      notes.push(`the currency override ${override} replaces ${[...replaced].join(', ')} found on the page`);
     for (const c of candidates) c.currency = override;
   }
   const chosen = candidates.find((c) => !c.ignored);
@@ -182,7 +202,9 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     const seen = vis.availability;
     availability = stated ?? seen?.value ?? 'unknown';
     if (stated && seen?.strong && seen.value !== stated) {
-      notes.push(`the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`);
+      notes.push(
+        `the page says ${seen.value.replaceAll('_', ' ')} (${seen.why}) although the structured data says ${stated.replaceAll('_', ' ')}; chose what the page says`,
+      );
       availability = seen.value;
       // The price recorded carries the stock state recorded with it.
       if (chosen?.availability !== undefined) {
@@ -193,7 +215,10 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
   } else {
     const button = scan.buttons[0];
     const buttonAvailability = button
-      ? availabilityFromButton(button.text || button.attrs.value || button.attrs['aria-label'] || '', button.attrs.disabled !== undefined || button.attrs['aria-disabled'] === 'true')
+      ? availabilityFromButton(
+          button.text || button.attrs.value || button.attrs['aria-label'] || '',
+          button.attrs.disabled !== undefined || button.attrs['aria-disabled'] === 'true',
+        )
       : undefined;
     availability = stated ?? buttonAvailability ?? 'unknown';
   }
@@ -215,10 +240,11 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
           .join(', ')}; pin a CSS selector if the chosen price is wrong`,
       );
     }
-    if (chosen.range) notes.push(`the chosen price is the low end of a range (${chosen.range.low} – ${chosen.range.high})`);
+    if (chosen.range)
+      notes.push(`the chosen price is the low end of a range (${chosen.range.low} – ${chosen.range.high})`);
     else if (chosen.from) notes.push('the chosen price is a starting price ("from")');
     if (chosen.period) notes.push(`the chosen price is charged per ${chosen.period}`);
-    if (!chosen.currency) notes.push('no currency found on the page; set the listing\'s currency override');
+    if (!chosen.currency) notes.push("no currency found on the page; set the listing's currency override");
     return { chosen, candidates, availability, notes };
   }
 
@@ -241,7 +267,10 @@ export function extractPrices(html: string, options: ExtractOptions = {}): Extra
     failure = `no price found: ${missing.filter(Boolean).join(', ')}`;
   }
   if (vis?.refusal) failure += `, and ${vis.refusal.replace(/; pin a CSS selector.*$/, '')}`;
-  failure = sel?.problem ? `${sel.problem}, and ${failure}; check the selector` : `${failure}; set a CSS selector for the price`;
-  if (scan.truncated || dom?.truncated) failure += ` (only the part of the page nested less than ${MAX_NESTING} deep was read)`;
+  failure = sel?.problem
+    ? `${sel.problem}, and ${failure}; check the selector`
+    : `${failure}; set a CSS selector for the price`;
+  if (scan.truncated || dom?.truncated)
+    failure += ` (only the part of the page nested less than ${MAX_NESTING} deep was read)`;
   return { candidates, availability, failure, notes };
 }

@@ -33,13 +33,34 @@ import {
 import type { Candidate } from './types.js';
 
 const NOT_ITEMS: ReadonlySet<string> = new Set([
-  'offer', 'aggregateoffer', 'organization', 'onlinestore', 'store', 'localbusiness', 'webpage', 'itempage', 'website',
-  'itemlist', 'listitem', 'breadcrumblist', 'person', 'place', 'review', 'aggregaterating', 'brand',
-  'pricespecification', 'unitpricespecification',
+  'offer',
+  'aggregateoffer',
+  'organization',
+  'onlinestore',
+  'store',
+  'localbusiness',
+  'webpage',
+  'itempage',
+  'website',
+  'itemlist',
+  'listitem',
+  'breadcrumblist',
+  'person',
+  'place',
+  'review',
+  'aggregaterating',
+  'brand',
+  'pricespecification',
+  'unitpricespecification',
 ]);
 const OTHER_PRODUCT_TYPES: ReadonlySet<string> = new Set(['vehicle', 'car', 'motorcycle', 'book']);
 const NOT_CURRENT: ReadonlySet<string> = new Set([
-  'strikethroughprice', 'msrp', 'srp', 'invoiceprice', 'minimumadvertisedprice', 'wholesaleprice',
+  'strikethroughprice',
+  'msrp',
+  'srp',
+  'invoiceprice',
+  'minimumadvertisedprice',
+  'wholesaleprice',
 ]);
 const MAX_DEPTH = 40;
 const MAX_OTHER = 10;
@@ -56,7 +77,12 @@ function str(v: unknown): string | undefined {
 
 function isItem(node: JsonObject): boolean {
   const types = typesOf(node);
-  if (types.some((t) => t.endsWith('product') || t.endsWith('productgroup') || t.endsWith('productmodel') || OTHER_PRODUCT_TYPES.has(t))) {
+  if (
+    types.some(
+      (t) =>
+        t.endsWith('product') || t.endsWith('productgroup') || t.endsWith('productmodel') || OTHER_PRODUCT_TYPES.has(t),
+    )
+  ) {
     return true;
   }
   return node.offers !== undefined && !types.some((t) => NOT_ITEMS.has(t));
@@ -171,7 +197,13 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
         if (typesOf(o).includes('aggregateoffer') && o.offers !== undefined) {
           asArray(o.offers).forEach((sub, j) => {
             const s = deref(sub);
-            if (isObject(s)) out.push({ offer: s, path: Array.isArray(o.offers) ? `${p}.offers[${j}]` : `${p}.offers`, variant, parent: o });
+            if (isObject(s))
+              out.push({
+                offer: s,
+                path: Array.isArray(o.offers) ? `${p}.offers[${j}]` : `${p}.offers`,
+                variant,
+                parent: o,
+              });
           });
         }
       });
@@ -179,7 +211,8 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
     add(f.node.offers, `${f.path}.offers`);
     asArray(f.node.hasVariant).forEach((raw, i) => {
       const v = deref(raw);
-      if (isObject(v)) add(v.offers, `${f.path}.hasVariant${Array.isArray(f.node.hasVariant) ? `[${i}]` : ''}.offers`, v);
+      if (isObject(v))
+        add(v.offers, `${f.path}.hasVariant${Array.isArray(f.node.hasVariant) ? `[${i}]` : ''}.offers`, v);
     });
     for (const x of w.offeredBy.get(f.node) ?? []) out.push({ offer: x.offer, path: x.path });
     return out;
@@ -189,7 +222,8 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
   const pageUrl = ctx.pageUrl;
   const urlOf = (f: Found): string | undefined => str(f.node.url) ?? str(f.node['@id']);
   const main =
-    (pageUrl && top.find((f) => samePage(urlOf(f), pageUrl) || offersOf(f).some((o) => samePage(str(o.offer.url), pageUrl)))) ||
+    (pageUrl &&
+      top.find((f) => samePage(urlOf(f), pageUrl) || offersOf(f).some((o) => samePage(str(o.offer.url), pageUrl)))) ||
     top.find((f) => f.mainEntity) ||
     top.find((f) => offersOf(f).length > 0) ||
     top[0];
@@ -215,11 +249,19 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
       const currency =
         normaliseCurrencyCode(o.priceCurrency) ?? normaliseCurrencyCode(ref.parent?.priceCurrency) ?? undefined;
       const availability: Availability | undefined =
-        availabilityFromValue(o.availability) ?? availabilityFromValue(ref.parent?.availability) ?? availabilityFromValue(f.node.availability);
+        availabilityFromValue(o.availability) ??
+        availabilityFromValue(ref.parent?.availability) ??
+        availabilityFromValue(f.node.availability);
       const url = str(o.url) ?? str(ref.variant?.url);
       const variantMatch = pageVariant !== undefined && variantParam(url, pageUrl) === pageVariant ? 0 : 1;
       const base = [productRank, variantMatch];
-      const push = (value: unknown, field: string, tier: number, sub: number, opts: { currency?: string; ignored?: string; high?: unknown } = {}): void => {
+      const push = (
+        value: unknown,
+        field: string,
+        tier: number,
+        sub: number,
+        opts: { currency?: string; ignored?: string; high?: unknown } = {},
+      ): void => {
         if (value === undefined || value === null || value === '') return;
         const cur = opts.currency ?? currency;
         const read = readMachinePrice(value, cur);
@@ -232,7 +274,15 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
           const high = readMachinePrice(opts.high, cur);
           if (high.ok) read.range = { low: read.price, high: high.price };
         }
-        const c = makeCandidate({ source: 'json-ld', detail, raw: rawText(value), read, currency: cur, availability, ignored: ignored ?? opts.ignored });
+        const c = makeCandidate({
+          source: 'json-ld',
+          detail,
+          raw: rawText(value),
+          read,
+          currency: cur,
+          availability,
+          ignored: ignored ?? opts.ignored,
+        });
         out.push({ c, rank: [...base, tier, AVAILABILITY_RANK[availability ?? 'unknown'], offerIndex, sub] });
       };
       if (isAgg) {
@@ -256,9 +306,13 @@ export function fromJsonLd(blocks: readonly string[], ctx: SourceContext): Sourc
         if (isUnitSpec(s)) ignoredWhy = 'a unit price (per reference quantity), not the item price';
         else if (NOT_CURRENT.has(t)) ignoredWhy = 'a list/strikethrough price, not the current price';
         else if (t === 'listprice' && hasCurrent) ignoredWhy = 'the list price; the offer has a current price';
-        push(s.price ?? s.minPrice, field, 0, t === 'saleprice' ? 1 : t === 'listprice' ? 3 : 2, { currency: cur, ignored: ignoredWhy });
+        push(s.price ?? s.minPrice, field, 0, t === 'saleprice' ? 1 : t === 'listprice' ? 3 : 2, {
+          currency: cur,
+          ignored: ignoredWhy,
+        });
       });
-      if (o.price === undefined && o.lowPrice !== undefined) push(o.lowPrice, `${ref.path}.lowPrice`, 3, 0, { high: o.highPrice });
+      if (o.price === undefined && o.lowPrice !== undefined)
+        push(o.lowPrice, `${ref.path}.lowPrice`, 3, 0, { high: o.highPrice });
     });
     return out;
   };

@@ -16,7 +16,11 @@ const AMOUNTS: ReadonlyArray<{ key: string; currencyKey: string; ignored?: strin
   { key: 'og:price:amount', currencyKey: 'og:price:currency' },
   { key: 'product:price', currencyKey: 'product:price:currency' },
   { key: 'og:price', currencyKey: 'og:price:currency' },
-  { key: 'product:original_price:amount', currencyKey: 'product:original_price:currency', ignored: 'the original (list) price' },
+  {
+    key: 'product:original_price:amount',
+    currencyKey: 'product:original_price:currency',
+    ignored: 'the original (list) price',
+  },
 ];
 
 export function fromMeta(scan: PageScan): SourceResult {
@@ -46,7 +50,9 @@ export function fromMeta(scan: PageScan): SourceResult {
   return {
     candidates: [...candidates.filter((c) => !c.ignored), ...candidates.filter((c) => c.ignored), ...ignored],
     availability,
-    currency: first?.currency ?? normaliseCurrencyCode(valuesOf('product:price:currency')[0] ?? valuesOf('og:price:currency')[0]),
+    currency:
+      first?.currency ??
+      normaliseCurrencyCode(valuesOf('product:price:currency')[0] ?? valuesOf('og:price:currency')[0]),
     notes,
     missing: first ? undefined : 'no price meta tags',
   };

@@ -23,11 +23,22 @@ import {
 import type { Candidate } from './types.js';
 import { compareDecimals } from '../money/decimal.js';
 
-const NOT_CURRENT: ReadonlySet<string> = new Set(['strikethroughprice', 'msrp', 'srp', 'invoiceprice', 'minimumadvertisedprice']);
+const NOT_CURRENT: ReadonlySet<string> = new Set([
+  'strikethroughprice',
+  'msrp',
+  'srp',
+  'invoiceprice',
+  'minimumadvertisedprice',
+]);
 
 function isProductType(type: string): boolean {
   const t = type.toLowerCase();
-  return t.endsWith('product') || t.endsWith('productgroup') || t.endsWith('productmodel') || ['vehicle', 'car', 'book'].includes(t);
+  return (
+    t.endsWith('product') ||
+    t.endsWith('productgroup') ||
+    t.endsWith('productmodel') ||
+    ['vehicle', 'car', 'book'].includes(t)
+  );
 }
 
 export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult {
@@ -36,7 +47,9 @@ export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult 
   const priceProps = props.filter((p) => p.name === 'price' || p.name === 'lowprice');
   const propText = (p: MicroProp | undefined): string | undefined => p?.value ?? p?.el?.text;
   if (priceProps.length === 0) {
-    const availability = combineAvailability(props.filter((p) => p.name === 'availability').map((p) => availabilityFromValue(propText(p))));
+    const availability = combineAvailability(
+      props.filter((p) => p.name === 'availability').map((p) => availabilityFromValue(propText(p))),
+    );
     return { candidates: [], notes, availability, missing: 'no itemprop=price' };
   }
 
@@ -75,7 +88,8 @@ export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult 
   const main =
     productsWithPrice.find((id) => samePage(propText(byScope.get(id)?.find((p) => p.name === 'url')), ctx.pageUrl)) ??
     productsWithPrice[0];
-  const nameOf = (id: number): string => quote(propText(byScope.get(id)?.find((p) => p.name === 'name')) ?? scopes[id]?.type ?? 'product', 40);
+  const nameOf = (id: number): string =>
+    quote(propText(byScope.get(id)?.find((p) => p.name === 'name')) ?? scopes[id]?.type ?? 'product', 40);
 
   interface Entry {
     c: Candidate;
@@ -90,13 +104,20 @@ export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult 
     const currencyProp = inherited(p.scope, 'pricecurrency');
     const currency = normaliseCurrencyCode(propText(currencyProp));
     const availability: Availability | undefined = availabilityFromValue(propText(inherited(p.scope, 'availability')));
-    const priceType = (propText(byScope.get(p.scope)?.find((x) => x.name === 'pricetype'))?.split(/[/#:]/).pop() ?? '').toLowerCase();
+    const priceType = (
+      propText(byScope.get(p.scope)?.find((x) => x.name === 'pricetype'))
+        ?.split(/[/#:]/)
+        .pop() ?? ''
+    ).toLowerCase();
     const attrName = p.source === 'microdata' ? 'itemprop' : 'property';
     const fieldName = p.name === 'lowprice' ? 'lowPrice' : 'price';
     const where = `${scope ? `in ${scope.type || 'item'}` : 'outside any item'}${product >= 0 ? ` (${scopeAt(product)?.type} ${nameOf(product)})` : ''}`;
     const detail = `${attrName}="${fieldName}" ${p.attr ?? 'text'} ${where}`;
     const raw = p.value ?? p.el?.text ?? '';
-    const read = p.value !== undefined ? readMachinePrice(p.value, currency) : readTextPrice(raw, { ...ctx.hints, currency: currency ?? ctx.hints.currency });
+    const read =
+      p.value !== undefined
+        ? readMachinePrice(p.value, currency)
+        : readTextPrice(raw, { ...ctx.hints, currency: currency ?? ctx.hints.currency });
     if (!read.ok) {
       notes.push(`${detail}: ${quote(raw)} is not usable (${read.reason})`);
       continue;
@@ -109,7 +130,7 @@ export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult 
     let ignored: string | undefined;
     if (NOT_CURRENT.has(priceType)) ignored = 'a list/strikethrough price, not the current price';
     else if (main !== undefined && top !== main) {
-      ignored = top >= 0 ? `another product's price (${nameOf(top)})` : 'a price outside the page\'s main Product';
+      ignored = top >= 0 ? `another product's price (${nameOf(top)})` : "a price outside the page's main Product";
     }
     const isAgg = scope?.type.toLowerCase() === 'aggregateoffer';
     const tier = p.name === 'lowprice' ? 3 : isAgg ? 2 : priceType === 'listprice' ? 4 : 0;
@@ -121,25 +142,38 @@ export function fromMicrodata(scan: PageScan, ctx: SourceContext): SourceResult 
     // No Product: prices outside any product count only when they all say the same.
     const live = entries.filter((e) => !e.c.ignored);
     const first = live[0];
-    if (first && !live.every((e) => compareDecimals(e.c.price, first.c.price) === 0 && e.c.currency === first.c.currency)) {
+    if (
+      first &&
+      !live.every((e) => compareDecimals(e.c.price, first.c.price) === 0 && e.c.currency === first.c.currency)
+    ) {
       for (const e of live) e.c.ignored = 'one of several different itemprop=price values outside any Product';
     }
   } else if (entries.some((e) => e.product === main && !e.c.ignored && e.rank[0] !== 4)) {
-    for (const e of entries) if (e.product === main && e.rank[0] === 4 && !e.c.ignored) e.c.ignored = 'the list price; the product has a current price';
+    for (const e of entries)
+      if (e.product === main && e.rank[0] === 4 && !e.c.ignored)
+        e.c.ignored = 'the list price; the product has a current price';
   }
   const eligible = entries.filter((e) => !e.c.ignored).sort((a, b) => cmp(a.rank, b.rank));
   const candidates = [...eligible, ...entries.filter((e) => e.c.ignored)].map((e) => e.c);
   const first = eligible[0]?.c;
   const mainAvail =
     main !== undefined
-      ? combineAvailability(props.filter((p) => p.name === 'availability' && topProductOf(p.scope) === main).map((p) => availabilityFromValue(propText(p))))
+      ? combineAvailability(
+          props
+            .filter((p) => p.name === 'availability' && topProductOf(p.scope) === main)
+            .map((p) => availabilityFromValue(propText(p))),
+        )
       : undefined;
   return {
     candidates,
     availability: first?.availability ?? mainAvail,
     currency: first?.currency,
     notes,
-    missing: first ? undefined : main !== undefined ? `microdata Product ${nameOf(main)} has no usable price` : 'no itemprop=price for a single product',
+    missing: first
+      ? undefined
+      : main !== undefined
+        ? `microdata Product ${nameOf(main)} has no usable price`
+        : 'no itemprop=price for a single product',
   };
 }
 

@@ -34,7 +34,14 @@
  *   but a zero current price next to an old price is refused.
  */
 import { compareDecimals, isZeroDecimal, makeDecimal } from '../money/decimal.js';
-import { MARKER_ANYWHERE, MARKER_AT_END, MARKER_AT_START, resolveMarker, soleCodeIn, type ResolvedMarker } from './currency.js';
+import {
+  MARKER_ANYWHERE,
+  MARKER_AT_END,
+  MARKER_AT_START,
+  resolveMarker,
+  soleCodeIn,
+  type ResolvedMarker,
+} from './currency.js';
 import { minorDigits, normaliseCurrencyCode } from '../money/currency.js';
 import {
   EX_TAX_AFTER,
@@ -103,21 +110,23 @@ const MAX_TEXT = 300;
 
 /** NFKC folds full-width digits and currency signs; every kind of space becomes ' '. */
 export function normalisePriceText(text: string): string {
-  return text
-    .normalize('NFKC')
-    // Arabic-Indic and Persian digits ("۵۵,۰۰۰ تومان") and the Arabic separators.
-    .replace(/[\u0660-\u0669\u06f0-\u06f9]/g, (d) => String((d.charCodeAt(0) - 0x0660) % 0x90))
-    .replace(/\u066b/g, '.')
-    .replace(/\u066c/g, ',')
-    .replace(/[\u200b-\u200f\u2060\ufeff\u202a-\u202e\u2066-\u2069\u00ad]/g, '')
-    .replace(/[\u2212\u2012\u2010\u2011]/g, '-')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    text
+      .normalize('NFKC')
+      // Arabic-Indic and Persian digits ("۵۵,۰۰۰ تومان") and the Arabic separators.
+      .replace(/[\u0660-\u0669\u06f0-\u06f9]/g, (d) => String((d.charCodeAt(0) - 0x0660) % 0x90))
+      .replace(/\u066b/g, '.')
+      .replace(/\u066c/g, ',')
+      .replace(/[\u200b-\u200f\u2060\ufeff\u202a-\u202e\u2066-\u2069\u00ad]/g, '')
+      .replace(/[\u2212\u2012\u2010\u2011]/g, '-')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
-
 /** A number: digits grouped by '.', ',', apostrophes or spaces before three digits, maybe ",-"; or ".99". */
-const NUMBER = /\d+(?:(?:[.,'’ʼ]| (?=\d{3}(?!\d)))\d+)*(?:[.,](?:--?|–|—)(?![\d]))?|(?<![\p{L}\d.,])[.,]\d{2}(?![\d]|[.,]\d)/gu;
+const NUMBER =
+  /\d+(?:(?:[.,'’ʼ]| (?=\d{3}(?!\d)))\d+)*(?:[.,](?:--?|–|—)(?![\d]))?|(?<![\p{L}\d.,])[.,]\d{2}(?![\d]|[.,]\d)/gu;
 
 interface Token {
   start: number;
@@ -166,10 +175,20 @@ function tokenize(text: string): Token[] {
     let raw = m[0];
     const d = /([.,])(?:--?|–|—)$/.exec(raw);
     if (d) raw = raw.slice(0, d.index);
-    const t: Token = { start: m.index, end: m.index + m[0].length, raw, suffixLen: 0, prefixLen: 0, negative: false, parenthesised: false, kind: 'bare' };
+    const t: Token = {
+      start: m.index,
+      end: m.index + m[0].length,
+      raw,
+      suffixLen: 0,
+      prefixLen: 0,
+      negative: false,
+      parenthesised: false,
+      kind: 'bare',
+    };
     if (d) t.dash = true;
     // "$..75", "$.750.30": a separator with no digit before it makes the number unreadable.
-    if (/[.,]/.test(text[t.start - 1] ?? '') && !/\d/.test(text[t.start - 2] ?? '')) t.invalid = `"${text}" is not a well-formed number`;
+    if (/[.,]/.test(text[t.start - 1] ?? '') && !/\d/.test(text[t.start - 2] ?? ''))
+      t.invalid = `"${text}" is not a well-formed number`;
     const prev = tokens[tokens.length - 1];
     // "1.837, 32 €", "$ 8. 94": a space after the decimal separator.
     if (
@@ -227,7 +246,8 @@ function markCurrencies(text: string, tokens: Token[], hints: Array<string | und
       t.scale = resolved.scale;
       t.kind = 'price';
     }
-    if (t.spaced && !resolved) t.invalid = `"${describe(text, t)}" could be one price with a space after its decimal separator or two numbers`;
+    if (t.spaced && !resolved)
+      t.invalid = `"${describe(text, t)}" could be one price with a space after its decimal separator or two numbers`;
     // A minus right before the number (or its sign) negates it, unless it only separates this
     // number from the previous one ("10 - $20").
     const before = gapBefore.slice(0, gapBefore.length - t.prefixLen);
@@ -237,7 +257,8 @@ function markCurrencies(text: string, tokens: Token[], hints: Array<string | und
     // "Mevzun Pro - ₺1.500": a spaced dash after a label separates it from the price.
     const labelDash = /\p{L}\s+-\s+$/u.test(before) && !/^\s*-/.test(afterSign);
     t.negative = minus && !labelDash && (i === 0 || rest !== '' || /^\s*-/.test(afterSign));
-    t.parenthesised = (text.slice(0, t.start).match(/\(/g) ?? []).length > (text.slice(0, t.start).match(/\)/g) ?? []).length;
+    t.parenthesised =
+      (text.slice(0, t.start).match(/\(/g) ?? []).length > (text.slice(0, t.start).match(/\)/g) ?? []).length;
   }
 }
 
@@ -261,7 +282,8 @@ function joinApartCents(text: string, tokens: Token[]): void {
     const t = tokens[i] as Token;
     const n = tokens[i + 1] as Token;
     if (!t.suffix || t.prefix || t.dash || t.spaced || /[.,]\d{1,2}$/.test(t.raw)) continue;
-    if (n.prefix || n.suffix || !/^\d{2}$/.test(n.raw) || !/^ ?$/.test(text.slice(t.end + t.suffixLen, n.start))) continue;
+    if (n.prefix || n.suffix || !/^\d{2}$/.test(n.raw) || !/^ ?$/.test(text.slice(t.end + t.suffixLen, n.start)))
+      continue;
     if (!/^(?:$|[ *)])/.test(text.slice(n.end)) || /^\s*[%/]/.test(text.slice(n.end))) continue;
     t.cents = n.raw;
     t.end = n.end;
@@ -283,14 +305,20 @@ function classify(text: string, tokens: Token[]): void {
     const role = roleFromGap(gapBefore);
     if (/^\s*%/.test(rest)) drop(t, 'percent');
     else if ((!t.prefix && /[\p{L}]/u.test(charBefore)) || (!t.suffix && /[\p{L}]/u.test(charAfter))) drop(t, 'glued');
-    else if (!PIECE_AFTER.test(rest) && !(t.period = periodAfter(rest)) && (UNIT_AFTER.test(rest) || UNIT_BEFORE.test(gapBefore))) drop(t, 'unit');
+    else if (
+      !PIECE_AFTER.test(rest) &&
+      !(t.period = periodAfter(rest)) &&
+      (UNIT_AFTER.test(rest) || UNIT_BEFORE.test(gapBefore))
+    )
+      drop(t, 'unit');
     else if (PER_CJK_BEFORE.test(gapBefore)) drop(t, 'unit');
     else if (role === 'save' || SAVE_AFTER.test(rest) || SAVE_CJK_BEFORE.test(gapBefore)) drop(t, 'save');
     else if (INSTALMENT_BEFORE.test(textBefore)) drop(t, 'instalment');
     else if (MULTIBUY_BEFORE.test(textBefore)) drop(t, 'multibuy');
     if (t.kind === 'drop') continue;
     const multiplier = MULTIPLIER_AFTER.exec(rest);
-    if (multiplier) t.invalid = `"${describe(text, t)}${multiplier[0]}" is scaled by a word ("${multiplier[0].trim()}"); pin a selector on the figure itself`;
+    if (multiplier)
+      t.invalid = `"${describe(text, t)}${multiplier[0]}" is scaled by a word ("${multiplier[0].trim()}"); pin a selector on the figure itself`;
     t.role = role === 'save' ? undefined : role;
     if (OLD_AFTER.test(rest)) t.role = 'old';
     else if (FROM_AFTER.test(rest) && t.role === undefined) t.role = 'from';
@@ -303,13 +331,24 @@ function classify(text: string, tokens: Token[]): void {
   for (let i = 1; i < tokens.length; i++) {
     const a = tokens[i - 1] as Token;
     const b = tokens[i] as Token;
-    if (a.role === 'old' && b.role === undefined && b.kind !== 'drop' && RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))) b.role = 'old';
+    if (
+      a.role === 'old' &&
+      b.role === undefined &&
+      b.kind !== 'drop' &&
+      RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))
+    )
+      b.role = 'old';
   }
   // "HK$ 20,000 - 35,000 / 呎": the unit after a range's high end is the low end's unit too.
   for (let i = tokens.length - 1; i > 0; i--) {
     const a = tokens[i - 1] as Token;
     const b = tokens[i] as Token;
-    if (b.dropWhy === 'unit' && a.kind !== 'drop' && RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))) drop(a, 'unit');
+    if (
+      b.dropWhy === 'unit' &&
+      a.kind !== 'drop' &&
+      RANGE_GAP.test(text.slice(a.end + a.suffixLen, b.start - b.prefixLen))
+    )
+      drop(a, 'unit');
   }
 }
 
@@ -324,7 +363,13 @@ function shareRangeCurrency(text: string, tokens: Token[]): void {
     const [bare, priced] = a.kind === 'price' ? [b, a] : [a, b];
     // The shared sign sits outside the pair: "$10 - 20" or "10 - 20 €", not "Size 10 - $20".
     if (bare === a ? !priced.suffix : !priced.prefix) continue;
-    Object.assign(bare, { kind: 'price', currency: priced.currency, currencyText: priced.currencyText, ambiguous: priced.ambiguous, scale: priced.scale });
+    Object.assign(bare, {
+      kind: 'price',
+      currency: priced.currency,
+      currencyText: priced.currencyText,
+      ambiguous: priced.ambiguous,
+      scale: priced.scale,
+    });
   }
 }
 
@@ -405,7 +450,9 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
 
   const tokens = tokenize(text);
   if (tokens.length === 0) {
-    return FREE_TEXT.test(text) ? { ok: true, amount: '0', notes: [`"${text}" says it is free`] } : { ok: false, reason: `"${text}" holds no number` };
+    return FREE_TEXT.test(text)
+      ? { ok: true, amount: '0', notes: [`"${text}" says it is free`] }
+      : { ok: false, reason: `"${text}" holds no number` };
   }
   const currencyHints = [soleCodeIn(text, hint), hint];
   markCurrencies(text, tokens, currencyHints);
@@ -427,7 +474,8 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
 
   readAmounts(text, kept, hint, decimalHint);
   const readable = kept.filter((t) => t.amount !== undefined);
-  if (readable.length === 0) return { ok: false, reason: kept.find((t) => t.invalid)?.invalid ?? `"${text}" holds no readable number` };
+  if (readable.length === 0)
+    return { ok: false, reason: kept.find((t) => t.invalid)?.invalid ?? `"${text}" holds no readable number` };
   const unreadable = kept.find((t) => t.invalid);
   if (unreadable) return { ok: false, reason: unreadable.invalid as string };
 
@@ -439,13 +487,19 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
     // One old price ("běžná cena 590 Kč"): its amount, marked old, for the caller to refuse.
     const only = old[0] as Item;
     const oneOld = old.every((x) => !x.high && compareDecimals(x.t.amount as string, only.t.amount as string) === 0);
-    if (!oneOld || only.high || only.t.negative) return { ok: false, reason: `"${text}" holds only an old price (${oldText()})` };
+    if (!oneOld || only.high || only.t.negative)
+      return { ok: false, reason: `"${text}" holds only an old price (${oldText()})` };
     live = [only];
   }
   if (live.length > 1) {
     const current = live.filter((x) => x.t.role === 'current');
     const first = live[0] as Item;
-    const same = live.every((x) => !x.high && x.t.currency === first.t.currency && compareDecimals(x.t.amount as string, first.t.amount as string) === 0);
+    const same = live.every(
+      (x) =>
+        !x.high &&
+        x.t.currency === first.t.currency &&
+        compareDecimals(x.t.amount as string, first.t.amount as string) === 0,
+    );
     if (current.length === 1) live = current;
     else if (same) live = [first];
     else {
@@ -459,7 +513,10 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   const t = pick.t;
   if (t.negative) return { ok: false, reason: `"${text}" is a negative amount` };
   if (old.length && t.role !== 'old' && isZeroDecimal(t.amount as string)) {
-    return { ok: false, reason: `"${text}" has a zero current price beside the old price ${oldText()}: a placeholder, not a price` };
+    return {
+      ok: false,
+      reason: `"${text}" has a zero current price beside the old price ${oldText()}: a placeholder, not a price`,
+    };
   }
   const notes: string[] = [];
   const onlyOld = t.role === 'old';
@@ -487,7 +544,8 @@ export function parsePrice(input: string, hints: PriceHints = {}): PriceParseRes
   if (ambiguous && !currency) {
     notes.push(`"${currencyText}" is used by ${ambiguous.join(', ')}; set the listing's currency to say which`);
   }
-  if (t.scale && currency) notes.push(`"${currencyText}" counts ${10 ** t.scale} ${currency}: read as ${t.amount} ${currency}`);
+  if (t.scale && currency)
+    notes.push(`"${currencyText}" counts ${10 ** t.scale} ${currency}: read as ${t.amount} ${currency}`);
   const result: ParsedPrice = { ok: true, amount: t.amount as string, notes };
   if (currency) result.currency = currency;
   if (currencyText) result.currencyText = currencyText;

@@ -80,7 +80,9 @@ export function readNumber(raw: string, ctx: NumberContext): NumberRead {
     const western = groups.every((g, i) => (i === 0 ? g.length >= 1 && g.length <= 3 : g.length === 3));
     const indian =
       groups.length >= 3 &&
-      groups.every((g, i) => (i === 0 ? g.length >= 1 && g.length <= 2 : i === groups.length - 1 ? g.length === 3 : g.length === 2));
+      groups.every((g, i) =>
+        i === 0 ? g.length >= 1 && g.length <= 2 : i === groups.length - 1 ? g.length === 3 : g.length === 2,
+      );
     if (!western && !indian) return { reason: `"${raw}" is not a well-formed number` };
   }
   return { int: intPart.replace(/\D/g, ''), frac };

@@ -94,9 +94,18 @@ const BC_ATTRS = [
 ] as const;
 
 const MICRO_PROPS: ReadonlySet<string> = new Set([
-  'price', 'lowprice', 'highprice', 'pricecurrency', 'availability', 'name', 'url', 'sku', 'pricetype',
+  'price',
+  'lowprice',
+  'highprice',
+  'pricecurrency',
+  'availability',
+  'name',
+  'url',
+  'sku',
+  'pricetype',
 ]);
-const ADD_TO_CART = /add[-_ ]?to[-_ ]?(?:cart|bag|basket)|addtocart|add_to_cart|product-form__submit|single_add_to_cart_button|btn-cart|tocart|buy-now|buynow/i;
+const ADD_TO_CART =
+  /add[-_ ]?to[-_ ]?(?:cart|bag|basket)|addtocart|add_to_cart|product-form__submit|single_add_to_cart_button|btn-cart|tocart|buy-now|buynow/i;
 const MAX_LIST = 50;
 /** Quick pre-check before the exact class tests; most class attributes fail it. */
 const INTERESTING_CLASS = /summary|product|price|productView|shopify|woocommerce/;
@@ -139,7 +148,8 @@ function attrValue(tag: string, a: Attrs): { value?: string; attr?: string } {
   if (a.content !== undefined) return { value: a.content, attr: 'content' };
   if ((tag === 'link' || tag === 'a' || tag === 'area') && a.href !== undefined) return { value: a.href, attr: 'href' };
   if (a.resource !== undefined) return { value: a.resource, attr: 'resource' };
-  if ((tag === 'data' || tag === 'meter' || tag === 'input') && a.value !== undefined) return { value: a.value, attr: 'value' };
+  if ((tag === 'data' || tag === 'meter' || tag === 'input') && a.value !== undefined)
+    return { value: a.value, attr: 'value' };
   if (tag === 'time' && a.datetime !== undefined) return { value: a.datetime, attr: 'datetime' };
   return {};
 }
@@ -296,7 +306,8 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
       } else if (tag === 'style') inStyle = true;
       else if (tag === 'meta') {
         const key = (attrs.property ?? attrs.name ?? '').trim().toLowerCase();
-        if (key && attrs.content !== undefined && out.metas.length < 200) out.metas.push({ key, content: attrs.content });
+        if (key && attrs.content !== undefined && out.metas.length < 200)
+          out.metas.push({ key, content: attrs.content });
         if (key === 'generator' && attrs.content) {
           if (/woocommerce/i.test(attrs.content)) out.platform.woocommerce = true;
           if (/magento/i.test(attrs.content)) out.platform.magento = true;
@@ -330,16 +341,24 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
       if (id && /__main$|^ProductSection/.test(id)) flags |= F_SHOPIFY_MAIN;
       if (tag === 'form') {
         const action = attrs.action ?? '';
-        if (action.includes('/cart/add') || hasClass(cls, 'cart') || id === 'product_addtocart_form' || attrs['data-cart-item-add'] !== undefined) {
+        if (
+          action.includes('/cart/add') ||
+          hasClass(cls, 'cart') ||
+          id === 'product_addtocart_form' ||
+          attrs['data-cart-item-add'] !== undefined
+        ) {
           flags |= F_CART_FORM;
         }
       }
 
       if (special) {
         // Microdata (itemscope/itemprop) and RDFa (typeof/property).
-        const itemprop = attrs.itemprop ?? (attrs.property !== undefined && tag !== 'meta' ? attrs.property : undefined);
+        const itemprop =
+          attrs.itemprop ?? (attrs.property !== undefined && tag !== 'meta' ? attrs.property : undefined);
         const metaProp =
-          tag === 'meta' ? (attrs.itemprop ?? (/^(?:schema:)?[a-z]+$/i.test(attrs.property ?? '') ? attrs.property : undefined)) : undefined;
+          tag === 'meta'
+            ? (attrs.itemprop ?? (/^(?:schema:)?[a-z]+$/i.test(attrs.property ?? '') ? attrs.property : undefined))
+            : undefined;
         const propAttr = itemprop ?? metaProp;
         const propSource: MicroScope['source'] = attrs.itemprop !== undefined ? 'microdata' : 'rdfa';
         const names = propAttr ? propNames(propAttr) : [];
@@ -350,7 +369,8 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
             const { value, attr } = attrValue(tag, attrs);
             let el: ScanElement | undefined;
             if (value === undefined && out.props.length < 400) el = capture(tag, attrs, flags, priceBox);
-            for (const name of plain) if (out.props.length < 400) out.props.push({ scope, name, source: propSource, value, attr, el });
+            for (const name of plain)
+              if (out.props.length < 400) out.props.push({ scope, name, source: propSource, value, attr, el });
           }
         }
         if (opensScope && out.scopes.length < 400) {
@@ -373,12 +393,20 @@ function createScanner(stop?: () => void, visible = false): { handler: ScanHandl
 
       // Platform price and stock elements.
       if (cls) {
-        if (hasClass(cls, 'price-item') && out.shopifyPrices.length < MAX_LIST) out.shopifyPrices.push(capture(tag, attrs, flags, priceBox));
+        if (hasClass(cls, 'price-item') && out.shopifyPrices.length < MAX_LIST)
+          out.shopifyPrices.push(capture(tag, attrs, flags, priceBox));
         if (flags & F_WOO_SUMMARY) {
-          if (hasClass(cls, 'price') && out.wooPrices.length < 5) out.wooPrices.push(capture(tag, attrs, flags, priceBox));
-          if (hasClass(cls, 'stock') && out.wooStock.length < 5) out.wooStock.push(capture(tag, attrs, flags, priceBox));
+          if (hasClass(cls, 'price') && out.wooPrices.length < 5)
+            out.wooPrices.push(capture(tag, attrs, flags, priceBox));
+          if (hasClass(cls, 'stock') && out.wooStock.length < 5)
+            out.wooStock.push(capture(tag, attrs, flags, priceBox));
         }
-        if (tag === 'div' && out.wooProductClass === undefined && hasClass(cls, 'type-product') && hasClass(cls, 'product')) {
+        if (
+          tag === 'div' &&
+          out.wooProductClass === undefined &&
+          hasClass(cls, 'type-product') &&
+          hasClass(cls, 'product')
+        ) {
           out.wooProductClass = cls;
         }
         if (flags & F_MAGENTO_MAIN && hasClass(cls, 'stock') && out.magentoStock.length < 5) {

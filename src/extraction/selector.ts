@@ -48,11 +48,18 @@ export function fromSelector($: CheerioAPI, selector: string, ctx: SourceContext
   const notes: string[] = [];
   let matches: Element[];
   try {
-    matches = $(selector).toArray().filter((n): n is Element => n.type === 'tag' || n.type === 'script' || n.type === 'style');
+    matches = $(selector)
+      .toArray()
+      .filter((n): n is Element => n.type === 'tag' || n.type === 'script' || n.type === 'style');
   } catch (err) {
-    return { candidates: [], notes, problem: `the selector ${quote(selector)} is not valid CSS (${(err as Error).message})` };
+    return {
+      candidates: [],
+      notes,
+      problem: `the selector ${quote(selector)} is not valid CSS (${(err as Error).message})`,
+    };
   }
-  if (matches.length === 0) return { candidates: [], notes, problem: `the selector ${quote(selector)} matched no element` };
+  if (matches.length === 0)
+    return { candidates: [], notes, problem: `the selector ${quote(selector)} matched no element` };
   const candidates: Candidate[] = [];
   const unreadable: string[] = [];
   matches.slice(0, MAX_MATCHES).forEach((el, i) => {
@@ -75,7 +82,9 @@ export function fromSelector($: CheerioAPI, selector: string, ctx: SourceContext
             raw: text,
             read,
             currency: read.currency ?? ctx.hints.currency,
-            ignored: candidates.some((c) => !c.ignored) ? 'a later match of the selector; the first readable one is used' : undefined,
+            ignored: candidates.some((c) => !c.ignored)
+              ? 'a later match of the selector; the first readable one is used'
+              : undefined,
           }),
         );
         return;
@@ -83,7 +92,8 @@ export function fromSelector($: CheerioAPI, selector: string, ctx: SourceContext
       unreadable.push(`${quote(text)}: ${read.reason}`);
     }
   });
-  if (matches.length > MAX_MATCHES) notes.push(`the selector matched ${matches.length} elements; the first ${MAX_MATCHES} were read`);
+  if (matches.length > MAX_MATCHES)
+    notes.push(`the selector matched ${matches.length} elements; the first ${MAX_MATCHES} were read`);
   const chosen = candidates.find((c) => !c.ignored);
   if (chosen) {
     if (unreadable.length) notes.push(`selector matches without a price: ${unreadable.slice(0, 3).join('; ')}`);

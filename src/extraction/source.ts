@@ -24,7 +24,15 @@ export interface SourceResult {
 }
 
 export type ValueRead =
-  | { ok: true; price: string; currency?: string; range?: { low: string; high: string }; from?: boolean; period?: Period; notes: string[] }
+  | {
+      ok: true;
+      price: string;
+      currency?: string;
+      range?: { low: string; high: string };
+      from?: boolean;
+      period?: Period;
+      notes: string[];
+    }
   | { ok: false; reason: string };
 
 /**
@@ -37,7 +45,8 @@ export function readMachinePrice(value: unknown, currency?: string): ValueRead {
     const d = decimalFromNumber(value);
     return d.ok ? { ok: true, price: d.value, notes: [] } : { ok: false, reason: `${value} ${d.reason}` };
   }
-  if (typeof value !== 'string') return { ok: false, reason: `${JSON.stringify(value) ?? String(value)} is not a price` };
+  if (typeof value !== 'string')
+    return { ok: false, reason: `${JSON.stringify(value) ?? String(value)} is not a price` };
   return fromParsed(parsePrice(value, { currency, decimal: '.' }));
 }
 
@@ -45,7 +54,15 @@ function fromParsed(p: PriceParseResult): ValueRead {
   if (!p.ok) return p;
   // An old price on its own ("UVP 12,99 €") is no price to record.
   if (p.old) return { ok: false, reason: p.notes[0] as string };
-  return { ok: true, price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period, notes: p.notes };
+  return {
+    ok: true,
+    price: p.amount,
+    currency: p.currency,
+    range: p.range,
+    from: p.from,
+    period: p.period,
+    notes: p.notes,
+  };
 }
 
 /** Visible text, read with the page's currency and the listing's locale as hints. */
@@ -76,13 +93,15 @@ export function makeCandidate(c: CandidateInput): Candidate {
   if (c.read.range) out.range = c.read.range;
   if (c.read.from) out.from = true;
   if (c.read.period) out.period = c.read.period;
-  const ignored = c.ignored ?? (isZeroDecimal(c.read.price) ? 'a zero price, usually a placeholder for "price on request"' : undefined);
+  const ignored =
+    c.ignored ??
+    (isZeroDecimal(c.read.price) ? 'a zero price, usually a placeholder for "price on request"' : undefined);
   if (ignored) out.ignored = ignored;
   return out;
 }
 
 export function rawText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 }
 
 /** Same page, ignoring scheme, "www.", query, fragment and a trailing slash. */
@@ -116,7 +135,12 @@ export function combineAvailability(values: Array<Availability | undefined>): Av
   return undefined;
 }
 
-export const AVAILABILITY_RANK: Readonly<Record<Availability, number>> = { in_stock: 0, unknown: 1, preorder: 2, out_of_stock: 3 };
+export const AVAILABILITY_RANK: Readonly<Record<Availability, number>> = {
+  in_stock: 0,
+  unknown: 1,
+  preorder: 2,
+  out_of_stock: 3,
+};
 
 /** Short quoted form of a text for messages. */
 export function quote(text: string, max = 60): string {

@@ -7,12 +7,59 @@
 
 import { classWords, OLD_PRICE_WORD } from './class-words.js';
 
-const SKIP_TAGS: ReadonlySet<string> = new Set(['script', 'style', 'noscript', 'template', 'del', 's', 'strike', 'head', 'title']);
+const SKIP_TAGS: ReadonlySet<string> = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'del',
+  's',
+  'strike',
+  'head',
+  'title',
+]);
 
 export const BLOCK_TAGS: ReadonlySet<string> = new Set([
-  'p', 'div', 'li', 'ul', 'ol', 'br', 'tr', 'td', 'th', 'table', 'tbody', 'thead', 'section', 'article', 'header',
-  'footer', 'aside', 'main', 'nav', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'dl', 'dt', 'dd', 'form', 'button', 'label',
-  'option', 'select', 'figure', 'figcaption', 'blockquote', 'hr', 'fieldset', 'details', 'summary',
+  'p',
+  'div',
+  'li',
+  'ul',
+  'ol',
+  'br',
+  'tr',
+  'td',
+  'th',
+  'table',
+  'tbody',
+  'thead',
+  'section',
+  'article',
+  'header',
+  'footer',
+  'aside',
+  'main',
+  'nav',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'dl',
+  'dt',
+  'dd',
+  'form',
+  'button',
+  'label',
+  'option',
+  'select',
+  'figure',
+  'figcaption',
+  'blockquote',
+  'hr',
+  'fieldset',
+  'details',
+  'summary',
 ]);
 
 const HIDDEN_CLASS =
@@ -56,7 +103,8 @@ export function hasClass(cls: string | undefined, name: string): boolean {
   while (i !== -1) {
     const before = i === 0 ? ' ' : cls[i - 1];
     const after = cls[i + name.length] ?? ' ';
-    if ((before === ' ' || before === '\t' || before === '\n') && (after === ' ' || after === '\t' || after === '\n')) return true;
+    if ((before === ' ' || before === '\t' || before === '\n') && (after === ' ' || after === '\t' || after === '\n'))
+      return true;
     i = cls.indexOf(name, i + 1);
   }
   return false;

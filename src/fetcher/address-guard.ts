@@ -140,7 +140,16 @@ export function classifyAddress(address: string): AddressClass {
     embedded = v4FromWords(p[6]!, p[7]!);
   } else if (range === '6to4') {
     embedded = v4FromWords(p[1]!, p[2]!);
-  } else if (range !== 'loopback' && range !== 'unspecified' && p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0) {
+  } else if (
+    range !== 'loopback' &&
+    range !== 'unspecified' &&
+    p[0] === 0 &&
+    p[1] === 0 &&
+    p[2] === 0 &&
+    p[3] === 0 &&
+    p[4] === 0 &&
+    p[5] === 0
+  ) {
     // ::/96 beyond :: and ::1: deprecated IPv4-compatible addresses. Nothing public lives here.
     return { kind: 'reserved' };
   }
@@ -162,7 +171,10 @@ export function isAllowedAddress(address: string, policy: AddressPolicy): boolea
 }
 
 /** The policy of the deployment's settings (ALLOW_LOOPBACK_TARGETS; the demo's `allowTargets`). */
-export function addressPolicy(settings: { allowLoopbackTargets: boolean; allowTargets?: readonly string[] }): AddressPolicy {
+export function addressPolicy(settings: {
+  allowLoopbackTargets: boolean;
+  allowTargets?: readonly string[];
+}): AddressPolicy {
   return { allowLoopback: settings.allowLoopbackTargets, allowTargets: settings.allowTargets };
 }
 
@@ -197,10 +209,17 @@ export function assertAllowedAddress(host: string, address: string, policy: Addr
   const cls = classifyAddress(address);
   if (cls.kind === 'public' || (cls.kind === 'loopback' && policy.allowLoopback)) return;
   const literal = stripBrackets(host) === address;
-  if (cls.kind === 'loopback' && literal && port !== undefined && policy.allowTargets?.includes(targetOf(address, port))) return;
+  if (
+    cls.kind === 'loopback' &&
+    literal &&
+    port !== undefined &&
+    policy.allowTargets?.includes(targetOf(address, port))
+  )
+    return;
   const what = cls.embedded && literal ? `${KIND_TEXT[cls.kind]} (it carries ${cls.embedded})` : KIND_TEXT[cls.kind];
   const where = literal ? `${address} is` : `${host} resolves to`;
-  const hint = cls.kind === 'loopback' ? ' (ALLOW_LOOPBACK_TARGETS=true allows loopback addresses, for tests and demos)' : '';
+  const hint =
+    cls.kind === 'loopback' ? ' (ALLOW_LOOPBACK_TARGETS=true allows loopback addresses, for tests and demos)' : '';
   throw new FetchError(
     'blocked_address',
     `${where} ${what}; pricehound does not fetch private, loopback, link-local or cloud metadata addresses${hint}`,
@@ -221,7 +240,8 @@ export function judgedHost(hostname: string): string {
   let host = stripBrackets(hostname).toLowerCase();
   if (net.isIP(host) === 0 && host.endsWith('.')) host = host.slice(0, -1);
   if (host === '') throw new FetchError('invalid_url', 'the URL has no host');
-  if (net.isIP(host) === 0 && host.split('.').includes('')) throw new FetchError('invalid_url', 'the URL\'s host name has an empty label');
+  if (net.isIP(host) === 0 && host.split('.').includes(''))
+    throw new FetchError('invalid_url', "the URL's host name has an empty label");
   return host;
 }
 
@@ -245,7 +265,12 @@ async function lookupOrFail(hostname: string, lookup: LookupAll): Promise<Resolv
     found = await lookup(hostname);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOTFOUND' || code === 'ENODATA' ? 'no such host' : code === 'EAI_AGAIN' ? 'DNS did not answer' : (code ?? 'lookup failed');
+    const why =
+      code === 'ENOTFOUND' || code === 'ENODATA'
+        ? 'no such host'
+        : code === 'EAI_AGAIN'
+          ? 'DNS did not answer'
+          : (code ?? 'lookup failed');
     throw new FetchError('dns_failed', `${hostname} does not resolve (${why})`, undefined, { cause: err });
   }
   if (found.length === 0) throw new FetchError('dns_failed', `${hostname} does not resolve (no addresses)`);
@@ -259,7 +284,11 @@ async function lookupOrFail(hostname: string, lookup: LookupAll): Promise<Resolv
  * public and one private address and hoping the connect picks the private one. `port` (the
  * URL's, default ports included) is what `allowTargets` are matched with.
  */
-export async function resolveAllowedAddresses(hostname: string, opts: ResolveOptions, port?: number): Promise<ResolvedAddress[]> {
+export async function resolveAllowedAddresses(
+  hostname: string,
+  opts: ResolveOptions,
+  port?: number,
+): Promise<ResolvedAddress[]> {
   const host = judgedHost(hostname);
   const family = net.isIP(host);
   if (family !== 0) {
@@ -274,7 +303,11 @@ export async function resolveAllowedAddresses(hostname: string, opts: ResolveOpt
 }
 
 /** `resolveAllowedAddresses`, returning the first (preferred) address: the one to connect to. */
-export async function resolveAllowedAddress(hostname: string, opts: ResolveOptions, port?: number): Promise<ResolvedAddress> {
+export async function resolveAllowedAddress(
+  hostname: string,
+  opts: ResolveOptions,
+  port?: number,
+): Promise<ResolvedAddress> {
   return (await resolveAllowedAddresses(hostname, opts, port))[0]!;
 }
 
@@ -373,14 +406,21 @@ export class AddressGuard {
   readonly lookup: SocketLookup = (hostname, options, callback) => {
     this.resolve(hostname).then(
       (addresses) => {
-        const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+        const wanted =
+          options.family === 4 || options.family === 6
+            ? addresses.filter((a) => a.family === options.family)
+            : addresses;
         if (wanted.length === 0) {
           const err: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${String(options.family)} address`);
           err.code = 'ENOTFOUND';
           callback(err, '');
           return;
         }
-        if (options.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+        if (options.all)
+          callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
         else callback(null, wanted[0]!.address, wanted[0]!.family);
       },
       (err: NodeJS.ErrnoException) => callback(err, ''),

@@ -22,7 +22,10 @@ export interface GuardedConnectOptions {
  * connects to without a lookup) are checked in the first step. A refusal reaches the request as
  * the guard's FetchError('blocked_address').
  */
-export function createGuardedConnector(guard: AddressGuard, opts: GuardedConnectOptions = {}): buildConnector.connector {
+export function createGuardedConnector(
+  guard: AddressGuard,
+  opts: GuardedConnectOptions = {},
+): buildConnector.connector {
   const base = buildConnector({
     ...opts.tls,
     timeout: opts.timeoutMs ?? 10_000,
@@ -51,7 +54,11 @@ export function createGuardedAgent(guard: AddressGuard, opts: GuardedAgentOption
  * target host cannot be pinned through a proxy (the proxy resolves it), so callers check the
  * target with the guard before dispatching.
  */
-export function createGuardedProxyAgent(proxyUrl: string, guard: AddressGuard, opts: GuardedAgentOptions = {}): ProxyAgent {
+export function createGuardedProxyAgent(
+  proxyUrl: string,
+  guard: AddressGuard,
+  opts: GuardedAgentOptions = {},
+): ProxyAgent {
   const { timeoutMs, tls, ...agentOpts } = opts;
   const connect = createGuardedConnector(guard, { timeoutMs, tls });
   return new ProxyAgent({

@@ -66,7 +66,7 @@ export function parseContentEncoding(header: string | string[] | undefined): str
 
 /** Is the first 2-byte header a zlib (RFC 1950) header? Some servers send raw deflate instead. */
 function looksLikeZlib(b: Buffer): boolean {
-  return b.length >= 2 && (b[0]! & 0x0f) === 8 && (b[0]! >> 4) <= 7 && ((b[0]! << 8) | b[1]!) % 31 === 0;
+  return b.length >= 2 && (b[0]! & 0x0f) === 8 && b[0]! >> 4 <= 7 && ((b[0]! << 8) | b[1]!) % 31 === 0;
 }
 
 /**
@@ -84,11 +84,20 @@ export async function decompress(data: Buffer, codings: string[], maxBytes: numb
       if (coding === 'gzip' || coding === 'x-gzip') out = await gunzip(out, opts);
       else if (coding === 'br') out = await brotli(out, opts);
       else if (coding === 'deflate') out = looksLikeZlib(out) ? await inflate(out, opts) : await inflateRaw(out, opts);
-      else throw new FetchError('unsupported_content', `the site sent the page compressed as "${coding}", which pricehound cannot read`);
+      else
+        throw new FetchError(
+          'unsupported_content',
+          `the site sent the page compressed as "${coding}", which pricehound cannot read`,
+        );
     } catch (err) {
       if (err instanceof FetchError) throw err;
       if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes);
-      throw new FetchError('network', `the page's ${coding} compressed body is corrupt (${(err as Error).message})`, undefined, { cause: err });
+      throw new FetchError(
+        'network',
+        `the page's ${coding} compressed body is corrupt (${(err as Error).message})`,
+        undefined,
+        { cause: err },
+      );
     }
   }
   return out;
@@ -115,11 +124,17 @@ export function mimeType(contentType: string | null | undefined): string | null 
 
 export function contentKind(contentType: string | null | undefined): ContentKind {
   const mime = mimeType(contentType);
-  if (mime === null || mime === 'application/octet-stream' || mime === 'binary/octet-stream' || mime === 'application/unknown') {
+  if (
+    mime === null ||
+    mime === 'application/octet-stream' ||
+    mime === 'binary/octet-stream' ||
+    mime === 'application/unknown'
+  ) {
     return 'unknown';
   }
   if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
-  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml')) return 'text';
+  if (mime.startsWith('text/') || TEXT_TYPES.has(mime) || mime.endsWith('+json') || mime.endsWith('+xml'))
+    return 'text';
   return 'binary';
 }
 
@@ -202,7 +217,8 @@ export function decodeText(buf: Buffer, contentType: string | null | undefined):
 }
 
 // WHATWG index-windows-1252 for 0x80-0x9F (0x81, 0x8D, 0x8F, 0x90, 0x9D map to themselves).
-const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
+const CP1252_HIGH =
+  '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
   '\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
 
 /**
@@ -212,5 +228,7 @@ const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u203
  */
 export function decodeWindows1252(buf: Buffer): string {
   const latin1 = buf.toString('latin1');
-  return /[\x80-\x9f]/.test(latin1) ? latin1.replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!) : latin1;
+  return /[\x80-\x9f]/.test(latin1)
+    ? latin1.replace(/[\x80-\x9f]/g, (c) => CP1252_HIGH[c.charCodeAt(0) - 0x80]!)
+    : latin1;
 }

@@ -119,7 +119,10 @@ export class GuardProxy {
   listen(): Promise<string> {
     this.listening ??= new Promise<string>((resolve, reject) => {
       const server = http.createServer((req, res) => void this.onRequest(req, res));
-      server.on('connect', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.onConnect(req, socket, head));
+      server.on(
+        'connect',
+        (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void this.onConnect(req, socket, head),
+      );
       server.on('upgrade', (req: http.IncomingMessage, socket: Duplex) => this.onUpgrade(req, socket));
       server.on('connection', (s: net.Socket) => {
         this.clientSockets.add(s);
@@ -183,7 +186,11 @@ export class GuardProxy {
    * Pass the guard for host:port (or the session's upstream proxy), then open a TCP connection
    * to the approved address. Throws FetchError on refusal.
    */
-  private async dial(session: ProxySession, host: string, port: number): Promise<{ socket: net.Socket; address: string; viaUpstream: boolean }> {
+  private async dial(
+    session: ProxySession,
+    host: string,
+    port: number,
+  ): Promise<{ socket: net.Socket; address: string; viaUpstream: boolean }> {
     // The target is checked even through an upstream proxy (which resolves it itself): a
     // literal private address or a name that resolves to one is refused either way.
     const target = await this.guard.resolve(stripBrackets(host), port);
@@ -197,7 +204,8 @@ export class GuardProxy {
     }
     const tcp = net.connect({ host: address, port: connectPort });
     // An https: upstream proxy is spoken to over TLS (verified against its name).
-    const socket: net.Socket = up?.protocol === 'https:' ? tls.connect({ socket: tcp, servername: stripBrackets(up.hostname) }) : tcp;
+    const socket: net.Socket =
+      up?.protocol === 'https:' ? tls.connect({ socket: tcp, servername: stripBrackets(up.hostname) }) : tcp;
     const ready = up?.protocol === 'https:' ? 'secureConnect' : 'connect';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -210,7 +218,9 @@ export class GuardProxy {
       });
       socket.once('error', (err) => {
         clearTimeout(timer);
-        reject(new FetchError('network', `connecting to ${host}:${port} failed: ${err.message}`, undefined, { cause: err }));
+        reject(
+          new FetchError('network', `connecting to ${host}:${port} failed: ${err.message}`, undefined, { cause: err }),
+        );
       });
     });
     if (up) await this.upstreamConnect(socket, up, host, port);
@@ -219,7 +229,9 @@ export class GuardProxy {
 
   /** Ask the upstream proxy for a tunnel to host:port on `socket`. */
   private async upstreamConnect(socket: net.Socket, up: URL, host: string, port: number): Promise<void> {
-    const auth = up.username ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(up.username)}:${decodeURIComponent(up.password)}`).toString('base64')}\r\n` : '';
+    const auth = up.username
+      ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(up.username)}:${decodeURIComponent(up.password)}`).toString('base64')}\r\n`
+      : '';
     const authority = net.isIPv6(stripBrackets(host)) ? `[${stripBrackets(host)}]:${port}` : `${host}:${port}`;
     socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
     await new Promise<void>((resolve, reject) => {
@@ -245,14 +257,24 @@ export class GuardProxy {
       const fail = (err: Error): void => {
         socket.off('data', onData);
         socket.destroy();
-        reject(new FetchError('network', `proxy ${up.host} refused a tunnel to ${host}:${port}: ${err.message}`, undefined, { cause: err }));
+        reject(
+          new FetchError('network', `proxy ${up.host} refused a tunnel to ${host}:${port}: ${err.message}`, undefined, {
+            cause: err,
+          }),
+        );
       };
       socket.on('data', onData);
       socket.once('error', fail);
     });
   }
 
-  private refuse(session: ProxySession | null, kind: ProxyEvent['kind'], host: string, port: number, err: unknown): FetchError {
+  private refuse(
+    session: ProxySession | null,
+    kind: ProxyEvent['kind'],
+    host: string,
+    port: number,
+    err: unknown,
+  ): FetchError {
     const fe = err instanceof FetchError ? err : new FetchError('network', String(err));
     session?.refused.push(fe);
     this.emit({ session: session?.username ?? null, kind, host, port, allowed: false, reason: fe.message });
@@ -275,12 +297,20 @@ export class GuardProxy {
     client.on('error', () => client.destroy());
     const session = this.authenticate(req);
     if (!session) {
-      client.end(`HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${REALM}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      client.end(
+        `HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: ${REALM}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
       return;
     }
     const hp = parseHostPort(req.url ?? '', 443);
     if (!hp) {
-      this.refuse(session, 'connect', req.url ?? '', 0, new FetchError('invalid_url', `bad CONNECT target ${req.url ?? ''}`));
+      this.refuse(
+        session,
+        'connect',
+        req.url ?? '',
+        0,
+        new FetchError('invalid_url', `bad CONNECT target ${req.url ?? ''}`),
+      );
       client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       return;
     }
@@ -288,7 +318,14 @@ export class GuardProxy {
     try {
       const d = await this.dial(session, hp.host, hp.port);
       upstream = d.socket;
-      this.emit({ session: session.username, kind: 'connect', host: hp.host, port: hp.port, allowed: true, address: d.address });
+      this.emit({
+        session: session.username,
+        kind: 'connect',
+        host: hp.host,
+        port: hp.port,
+        allowed: true,
+        address: d.address,
+      });
     } catch (err) {
       this.refuse(session, 'connect', hp.host, hp.port, err);
       client.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
@@ -317,7 +354,13 @@ export class GuardProxy {
       target = new URL(req.url ?? '');
       if (target.protocol !== 'http:') throw new Error('not http');
     } catch {
-      this.refuse(session, 'http', req.url ?? '', 0, new FetchError('invalid_url', `bad proxy request target ${req.url ?? ''}`));
+      this.refuse(
+        session,
+        'http',
+        req.url ?? '',
+        0,
+        new FetchError('invalid_url', `bad proxy request target ${req.url ?? ''}`),
+      );
       res.writeHead(400, { 'content-length': '0', connection: 'close' }).end();
       return;
     }
@@ -326,7 +369,14 @@ export class GuardProxy {
     try {
       const d = await this.dial(session, target.hostname, port);
       socket = d.socket;
-      this.emit({ session: session.username, kind: 'http', host: target.hostname, port, allowed: true, address: d.address });
+      this.emit({
+        session: session.username,
+        kind: 'http',
+        host: target.hostname,
+        port,
+        allowed: true,
+        address: d.address,
+      });
     } catch (err) {
       this.refuse(session, 'http', target.hostname, port, err);
       // No response at all: a 403 from here would look like the site's own answer to the
@@ -360,7 +410,13 @@ export class GuardProxy {
   private onUpgrade(req: http.IncomingMessage, socket: Duplex): void {
     // Chromium tunnels WebSockets with CONNECT; a plain upgrade through the proxy is refused.
     const session = this.authenticate(req);
-    this.refuse(session, 'upgrade', req.url ?? '', 0, new FetchError('unsupported_content', 'WebSocket upgrade without CONNECT'));
+    this.refuse(
+      session,
+      'upgrade',
+      req.url ?? '',
+      0,
+      new FetchError('unsupported_content', 'WebSocket upgrade without CONNECT'),
+    );
     socket.destroy();
   }
 }

@@ -57,7 +57,16 @@ export class DomainLimiter {
     let s = this.hosts.get(host);
     if (!s) {
       if (++this.sweepCounter >= 1024) this.sweep();
-      s = { active: 0, queue: [], nextStart: 0, pausedUntil: 0, pauseStatus: 0, minDelayMs: 0, timer: undefined, timerAt: 0 };
+      s = {
+        active: 0,
+        queue: [],
+        nextStart: 0,
+        pausedUntil: 0,
+        pauseStatus: 0,
+        minDelayMs: 0,
+        timer: undefined,
+        timerAt: 0,
+      };
       this.hosts.set(host, s);
     }
     return s;
@@ -101,7 +110,10 @@ export class DomainLimiter {
       const waitTimer = setTimeout(() => {
         remove();
         reject(
-          new FetchError('timeout', `waited more than ${Math.round(this.maxWaitMs / 1000)} s for a turn at ${host} (too many checks of one site at once)`),
+          new FetchError(
+            'timeout',
+            `waited more than ${Math.round(this.maxWaitMs / 1000)} s for a turn at ${host} (too many checks of one site at once)`,
+          ),
         );
       }, this.maxWaitMs);
       waitTimer.unref();

@@ -18,7 +18,17 @@ import type { Dispatcher, ProxyAgent } from 'undici';
 import type { Config } from '../config.js';
 import { AddressGuard, addressPolicy, type LookupAll } from './address-guard.js';
 import { createGuardedAgent, createGuardedProxyAgent } from './agent.js';
-import { ACCEPT_ENCODING, collect, contentKind, decodeText, decompress, looksBinary, mimeType, parseContentEncoding, tooLarge } from './body.js';
+import {
+  ACCEPT_ENCODING,
+  collect,
+  contentKind,
+  decodeText,
+  decompress,
+  looksBinary,
+  mimeType,
+  parseContentEncoding,
+  tooLarge,
+} from './body.js';
 import { DomainLimiter } from './domain-limiter.js';
 import { retryAfterNote, retryAfterPause } from './retry-after.js';
 import { RobotsCache, type RobotsResponse } from './robots.js';
@@ -132,7 +142,11 @@ class HttpFetcherImpl implements HttpFetcher {
       'accept-language': opts.acceptLanguage ?? 'en-US,en;q=0.9,*;q=0.5',
       'accept-encoding': ACCEPT_ENCODING,
     };
-    this.robotsHeaders = { 'user-agent': config.userAgent, accept: 'text/plain,*/*;q=0.5', 'accept-encoding': ACCEPT_ENCODING };
+    this.robotsHeaders = {
+      'user-agent': config.userAgent,
+      accept: 'text/plain,*/*;q=0.5',
+      'accept-encoding': ACCEPT_ENCODING,
+    };
     this.robots = new RobotsCache({
       token: opts.robotsToken ?? 'pricehound',
       ttlMs: opts.robotsTtlMs,
@@ -194,7 +208,8 @@ class HttpFetcherImpl implements HttpFetcher {
       try {
         await this.guard.resolve(proxy.hostname, urlPort(proxy));
       } catch (err) {
-        if (err instanceof FetchError) throw new FetchError(err.code, `proxy ${proxy.host}: ${err.message}`, undefined, { cause: err });
+        if (err instanceof FetchError)
+          throw new FetchError(err.code, `proxy ${proxy.host}: ${err.message}`, undefined, { cause: err });
         throw err;
       }
     }
@@ -206,7 +221,9 @@ class HttpFetcherImpl implements HttpFetcher {
       await this.preflight(url, proxyUrl);
     } catch (err) {
       if (err instanceof FetchError && (err.code === 'blocked_address' || err.code === 'dns_failed')) {
-        throw new FetchError(err.code, `the page redirects to ${shortUrl(url.href)}, but ${err.message}`, undefined, { cause: err });
+        throw new FetchError(err.code, `the page redirects to ${shortUrl(url.href)}, but ${err.message}`, undefined, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -303,11 +320,22 @@ class HttpFetcherImpl implements HttpFetcher {
           if (status >= 300 && o.purpose === 'page') {
             discard(res.body);
             const why = status < 400 ? `${statusText(status)} without a redirect target` : statusText(status);
-            throw new FetchError('http_error', `the page answered ${why}${retryAfterNote(retryAfterMs)}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+            throw new FetchError(
+              'http_error',
+              `the page answered ${why}${retryAfterNote(retryAfterMs)}`,
+              status,
+              retryAfterMs !== undefined ? { retryAfterMs } : undefined,
+            );
           }
           if (status >= 300) {
             discard(res.body);
-            return { finalUrl: current, status, contentType: null, buffer: Buffer.alloc(0), redirects: visited.slice(1) };
+            return {
+              finalUrl: current,
+              status,
+              contentType: null,
+              buffer: Buffer.alloc(0),
+              redirects: visited.slice(1),
+            };
           }
 
           const contentType = header(res.headers['content-type']) ?? null;
@@ -326,7 +354,10 @@ class HttpFetcherImpl implements HttpFetcher {
           let { buffer } = await collect(res.body, o.maxBytes, truncate && codings.length === 0);
           if (codings.length > 0) buffer = await decompress(buffer, codings, o.maxBytes);
           if (o.purpose === 'page' && kind === 'unknown' && looksBinary(buffer)) {
-            throw new FetchError('unsupported_content', `the address serves binary data${contentType ? ` (${mimeType(contentType)})` : ''}, not a web page`);
+            throw new FetchError(
+              'unsupported_content',
+              `the address serves binary data${contentType ? ` (${mimeType(contentType)})` : ''}, not a web page`,
+            );
           }
           return { finalUrl: current, status, contentType, buffer, redirects: visited.slice(1) };
         } finally {
@@ -335,7 +366,12 @@ class HttpFetcherImpl implements HttpFetcher {
       }
     } catch (err) {
       if (signal.aborted && signal.reason instanceof TimeoutSignal) {
-        throw new FetchError('timeout', `${o.purpose === 'robots' ? 'robots.txt' : 'the page'} did not load within ${formatSeconds(timeoutMs)} (FETCH_TIMEOUT_MS)`, undefined, { cause: err });
+        throw new FetchError(
+          'timeout',
+          `${o.purpose === 'robots' ? 'robots.txt' : 'the page'} did not load within ${formatSeconds(timeoutMs)} (FETCH_TIMEOUT_MS)`,
+          undefined,
+          { cause: err },
+        );
       }
       if (caller?.aborted) throw caller.reason;
       throw this.mapError(err, current, Boolean(o.proxyUrl));
@@ -353,7 +389,10 @@ class HttpFetcherImpl implements HttpFetcher {
       throw new FetchError('invalid_url', `the page redirects to an invalid address (${shortUrl(location)})`);
     }
     if (!isFetchedScheme(next.protocol)) {
-      throw new FetchError('invalid_url', `the page redirects to ${shortUrl(next.href)}; only http and https addresses are fetched`);
+      throw new FetchError(
+        'invalid_url',
+        `the page redirects to ${shortUrl(next.href)}; only http and https addresses are fetched`,
+      );
     }
     next.hash = '';
     const seenAt = visited.indexOf(next.href);
@@ -363,14 +402,20 @@ class HttpFetcherImpl implements HttpFetcher {
     }
     visited.push(next.href);
     if (visited.length - 1 > this.config.fetchMaxRedirects) {
-      throw new FetchError('too_many_redirects', `the page redirected more than ${this.config.fetchMaxRedirects} times (FETCH_MAX_REDIRECTS); last to ${shortUrl(next.href)}`);
+      throw new FetchError(
+        'too_many_redirects',
+        `the page redirected more than ${this.config.fetchMaxRedirects} times (FETCH_MAX_REDIRECTS); last to ${shortUrl(next.href)}`,
+      );
     }
     return next;
   }
 
   /** A 429/503 pauses the host (Retry-After, or a default for 429). Returns the pause in ms. */
   private noteRetryAfter(host: string, status: number, value: string | undefined): number | undefined {
-    const ms = retryAfterPause(status, value, { missing429Ms: this.opts.defaultRetryAfterMs ?? 60_000, maxMs: this.opts.maxRetryAfterMs });
+    const ms = retryAfterPause(status, value, {
+      missing429Ms: this.opts.defaultRetryAfterMs ?? 60_000,
+      maxMs: this.opts.maxRetryAfterMs,
+    });
     if (ms !== undefined && ms > 0) this.limiter.pause(host, ms, status);
     return ms;
   }
@@ -386,19 +431,39 @@ class HttpFetcherImpl implements HttpFetcher {
     const opts = { cause: err };
     if (/Proxy response \((\d+)\)/.test(e.message)) {
       const status = Number(/Proxy response \((\d+)\)/.exec(e.message)![1]);
-      return new FetchError('network', `the proxy refused to connect to ${host} (${statusText(status)})`, undefined, opts);
+      return new FetchError(
+        'network',
+        `the proxy refused to connect to ${host} (${statusText(status)})`,
+        undefined,
+        opts,
+      );
     }
     if (/Proxy Authentication Required/.test(e.message)) {
-      return new FetchError('network', 'the proxy asks for credentials (407 Proxy Authentication Required)', undefined, opts);
+      return new FetchError(
+        'network',
+        'the proxy asks for credentials (407 Proxy Authentication Required)',
+        undefined,
+        opts,
+      );
     }
     switch (code) {
       case 'UND_ERR_CONNECT_TIMEOUT':
-        return new FetchError('timeout', `could not connect to ${host}${via} within ${formatSeconds(this.connectTimeoutMs)}`, undefined, opts);
+        return new FetchError(
+          'timeout',
+          `could not connect to ${host}${via} within ${formatSeconds(this.connectTimeoutMs)}`,
+          undefined,
+          opts,
+        );
       case 'UND_ERR_HEADERS_TIMEOUT':
       case 'UND_ERR_BODY_TIMEOUT':
         return new FetchError('timeout', `${host} stopped answering${via}`, undefined, opts);
       case 'ECONNREFUSED':
-        return new FetchError('network', `${proxied ? 'the proxy' : host} refused the connection (ECONNREFUSED)`, undefined, opts);
+        return new FetchError(
+          'network',
+          `${proxied ? 'the proxy' : host} refused the connection (ECONNREFUSED)`,
+          undefined,
+          opts,
+        );
       case 'ECONNRESET':
       case 'EPIPE':
       case 'UND_ERR_SOCKET':
@@ -420,7 +485,10 @@ class HttpFetcherImpl implements HttpFetcher {
       case 'UND_ERR_CLOSED_CLIENT':
         return new FetchError('network', 'the fetcher has been closed', undefined, opts);
     }
-    if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/.test(code) || /certificate|SSL|TLS/i.test(e.message)) {
+    if (
+      /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|ERR_OSSL)/.test(code) ||
+      /certificate|SSL|TLS/i.test(e.message)
+    ) {
       return new FetchError('network', `secure connection to ${host} failed: ${e.message}`, undefined, opts);
     }
     if (code.startsWith('HPE_') || code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_RESPONSE_STATUS_CODE') {

@@ -26,7 +26,11 @@ export interface RetryAfterRules {
  * The pause a response asks for, in ms: only a 429 or 503 asks, through its Retry-After header
  * value `header`; capped at `rules.maxMs`. undefined when the response asks for none.
  */
-export function retryAfterPause(status: number, header: string | undefined, rules: RetryAfterRules = {}): number | undefined {
+export function retryAfterPause(
+  status: number,
+  header: string | undefined,
+  rules: RetryAfterRules = {},
+): number | undefined {
   if (status !== 429 && status !== 503) return undefined;
   let ms = parseRetryAfter(header);
   if (ms === undefined && status === 429) ms = rules.missing429Ms;

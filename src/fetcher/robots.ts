@@ -37,9 +37,7 @@ export interface RobotsCacheOptions {
 }
 
 type Verdict =
-  | { kind: 'rules'; rules: RobotsRules }
-  | { kind: 'allow-all'; why: string }
-  | { kind: 'disallow-all'; why: string };
+  { kind: 'rules'; rules: RobotsRules } | { kind: 'allow-all'; why: string } | { kind: 'disallow-all'; why: string };
 
 interface Entry {
   expires: number;
@@ -69,7 +67,10 @@ export class RobotsCache {
     if (verdict.kind === 'allow-all') return;
     const where = `${url.pathname}${url.search}`;
     if (verdict.kind === 'disallow-all') {
-      throw new FetchError('robots_disallowed', `robots.txt of ${url.host} ${verdict.why}, so nothing there is fetched for now (RFC 9309); it is asked again shortly`);
+      throw new FetchError(
+        'robots_disallowed',
+        `robots.txt of ${url.host} ${verdict.why}, so nothing there is fetched for now (RFC 9309); it is asked again shortly`,
+      );
     }
     if (verdict.rules.isAllowed(url.href, this.opts.token) === false) {
       const line = verdict.rules.getMatchingLineNumber(url.href, this.opts.token);
@@ -125,7 +126,8 @@ export class RobotsCache {
       }
       return { kind: 'rules', rules };
     }
-    if (res.status >= 400 && res.status < 500 && res.status !== 429) return { kind: 'allow-all', why: `answered ${res.status}` };
+    if (res.status >= 400 && res.status < 500 && res.status !== 429)
+      return { kind: 'allow-all', why: `answered ${res.status}` };
     return { kind: 'disallow-all', why: `could not be read (the site answered ${res.status})` };
   }
 }

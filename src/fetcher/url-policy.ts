@@ -37,7 +37,10 @@ export function acceptPageUrl(raw: string): URL {
     throw new FetchError('invalid_url', `"${shortUrl(raw)}" is not a valid URL`);
   }
   if (!isFetchedScheme(u.protocol)) {
-    throw new FetchError('invalid_url', `only http and https addresses can be fetched, not ${u.protocol.replace(/:$/, '')}`);
+    throw new FetchError(
+      'invalid_url',
+      `only http and https addresses can be fetched, not ${u.protocol.replace(/:$/, '')}`,
+    );
   }
   // The parser reads `http:///x`, `http:/x` and `http:\\x` as the host `x`: a host is only
   // what is written after `//`, so those have none (and nothing is looked up for them).

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { ALLOW_ORIGIN, EXPOSED_HEADERS } from './cors.js';
-import type { ApiError} from './errors.js';
+import type { ApiError } from './errors.js';
 import { errorBody, ERRORS } from './errors.js';
 import { genReqId } from './request-id.js';
 
@@ -22,7 +22,9 @@ export function toClientApiError(err: NodeJS.ErrnoException, requestTimeoutMs: n
       return ERRORS.headersTooLarge();
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_TRANSFER_ENCODING':
-      return ERRORS.invalidRequest('A request may not have both Content-Length and Transfer-Encoding, nor an invalid Transfer-Encoding');
+      return ERRORS.invalidRequest(
+        'A request may not have both Content-Length and Transfer-Encoding, nor an invalid Transfer-Encoding',
+      );
     case 'HPE_INVALID_CONTENT_LENGTH':
       return ERRORS.invalidRequest('The Content-Length header is not valid');
     default:
@@ -53,10 +55,14 @@ export function clientErrorHandler(requestTimeoutMs: number) {
     const apiError = toClientApiError(err, requestTimeoutMs);
     const requestId = genReqId({ headers: {} } as never);
     // A client's mistake or a slow network, not ours: one line, no stack trace.
-    this.log.info({ request_id: requestId, code: apiError.code, reason: err.code ?? err.message }, 'client error: answered and connection closed');
+    this.log.info(
+      { request_id: requestId, code: apiError.code, reason: err.code ?? err.message },
+      'client error: answered and connection closed',
+    );
     // Node's own rule: answer only while no response to this connection has begun.
     const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && !current?.headersSent) socket.end(rawErrorResponse(apiError, requestId), () => socket.destroy());
+    if (socket.writable && !current?.headersSent)
+      socket.end(rawErrorResponse(apiError, requestId), () => socket.destroy());
     else socket.destroy();
   };
 }
@@ -106,7 +112,10 @@ function answerWhatNodeWould(app: FastifyInstance) {
     socket.on('error', () => undefined);
     const requestId = genReqId({ headers: {} } as never);
     const apiError = ERRORS.invalidRequest('CONNECT is not supported: this server is not a proxy');
-    app.log.info({ request_id: requestId, code: apiError.code, reason: 'CONNECT', target: String(req.url).slice(0, 200) }, 'client error: answered and connection closed');
+    app.log.info(
+      { request_id: requestId, code: apiError.code, reason: 'CONNECT', target: String(req.url).slice(0, 200) },
+      'client error: answered and connection closed',
+    );
     socket.end(rawErrorResponse(apiError, requestId), () => socket.destroy());
   });
 }

@@ -45,7 +45,8 @@ class Limit extends Transform {
 export function registerContentEncoding(app: FastifyInstance) {
   app.addHook('preParsing', (request: FastifyRequest, _reply, payload, done) => {
     const header = request.headers['content-encoding'];
-    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+    const hasBody =
+      request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
     if (header === undefined || !hasBody) return done(null, payload);
     const encoding = header.trim().toLowerCase();
     const decoder = decoderFor(encoding);

@@ -62,8 +62,13 @@ export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
  */
 export function attachment(filename: string): string {
   const plain = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return plain === filename ? `attachment; filename="${plain}"` : `attachment; filename="${plain}"; filename*=UTF-8''${encoded}`;
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return plain === filename
+    ? `attachment; filename="${plain}"`
+    : `attachment; filename="${plain}"; filename*=UTF-8''${encoded}`;
 }
 
 /** Sets the CSV content type and the attachment header; the caller sends the body. */

@@ -52,8 +52,13 @@ export function errorHandler(this: unknown, err: FastifyError | Error, request: 
   // handler has answered): the body stream fails with ECONNRESET, which is not the database's
   // ECONNRESET (a 503 logged as an error). Nobody is left to answer; one line without a stack.
   if (!(err instanceof ApiError) && request.raw.socket?.destroyed) {
-    request.log.info({ reason: (err as FastifyError).code ?? err.message }, 'request abandoned: the connection closed before the request was read');
-    return reply.code(400).send(errorBody(ERRORS.invalidRequest('The connection closed before the request was read'), request.id));
+    request.log.info(
+      { reason: (err as FastifyError).code ?? err.message },
+      'request abandoned: the connection closed before the request was read',
+    );
+    return reply
+      .code(400)
+      .send(errorBody(ERRORS.invalidRequest('The connection closed before the request was read'), request.id));
   }
   const apiError = toApiError(err, request);
   if (apiError.status >= 500) {

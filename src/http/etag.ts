@@ -28,7 +28,12 @@ declare module 'fastify' {
 export function registerEtag(app: FastifyInstance) {
   // A callback hook: it never waits, so it takes no promise and no microtask per response.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200 || request.routeOptions.config.streamed) return done(null, payload);
+    if (
+      (request.method !== 'GET' && request.method !== 'HEAD') ||
+      reply.statusCode !== 200 ||
+      request.routeOptions.config.streamed
+    )
+      return done(null, payload);
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     const etag = `W/"${sha1(payload)}"`;
     reply.header('etag', etag);

@@ -24,7 +24,12 @@ export const LABEL_PATTERN = '^(?=.*[\\p{L}\\p{N}])[\\p{L}\\p{M}\\p{N} _.,:/()#@
 export const LABEL_RULE = 'letters, digits, spaces and _ - . , : / ( ) # @ + & only, with at least one letter or digit';
 
 export const Label = (maxLength: number, description: string) =>
-  Type.String({ minLength: 1, maxLength, pattern: LABEL_PATTERN, description: `${description}, up to ${maxLength} characters: ${LABEL_RULE}` });
+  Type.String({
+    minLength: 1,
+    maxLength,
+    pattern: LABEL_PATTERN,
+    description: `${description}, up to ${maxLength} characters: ${LABEL_RULE}`,
+  });
 
 export const RequiredText = (maxLength: number, description?: string) =>
   Type.String({ minLength: 1, maxLength, pattern: NOT_BLANK, ...(description ? { description } : {}) });
@@ -47,7 +52,12 @@ export const OrNull = <T extends TSchema & { type: string }>(schema: T, extra: R
   Type.Unsafe<Static<T> | null>({ ...schema, ...extra, type: [schema.type, 'null'] });
 
 export const Money = (description: string) =>
-  Type.Number({ format: 'money', minimum: 0, maximum: MAX_MONEY, description: `${description}. At most ${MONEY_DECIMALS} decimal places.` });
+  Type.Number({
+    format: 'money',
+    minimum: 0,
+    maximum: MAX_MONEY,
+    description: `${description}. At most ${MONEY_DECIMALS} decimal places.`,
+  });
 
 /**
  * An amount converted into another currency: rounded to 4 decimals, but with a large rate it can
@@ -67,7 +77,12 @@ export const Currency = Type.String({
 });
 
 export const HttpUrl = (description: string) =>
-  Type.String({ format: 'uri', maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/\\\\?#]', description: `${description} (http or https)` });
+  Type.String({
+    format: 'uri',
+    maxLength: 2048,
+    pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/\\\\?#]',
+    description: `${description} (http or https)`,
+  });
 
 export const Timestamp = (description: string) => Type.String({ format: 'date-time', maxLength: 40, description });
 

@@ -48,7 +48,13 @@ export class HeavyLane {
         },
       };
       const timer = setTimeout(
-        () => leave(ERRORS.busy(`Too many ${this.what} are running; retry in a few seconds`, Math.max(1, Math.ceil(this.maxWaitMs / 1000)))),
+        () =>
+          leave(
+            ERRORS.busy(
+              `Too many ${this.what} are running; retry in a few seconds`,
+              Math.max(1, Math.ceil(this.maxWaitMs / 1000)),
+            ),
+          ),
         this.maxWaitMs,
       );
       signal?.addEventListener('abort', aborted, { once: true });
@@ -59,7 +65,7 @@ export class HeavyLane {
   }
 
   private next(): void {
-    for (let i = 0; i < this.waiting.length && this.running.size < this.slots; ) {
+    for (let i = 0; i < this.waiting.length && this.running.size < this.slots;) {
       const entry = this.waiting[i]!;
       if (this.running.has(entry.account)) {
         i++;

@@ -48,7 +48,10 @@ function stable(value: unknown): string {
 function fingerprint(request: FastifyRequest): string {
   // /v1/x and /api/v1/x are one endpoint.
   const path = (request.url.split('?')[0] ?? '').replace(/^\/api(?=\/v1\/)/, '');
-  return crypto.createHash('sha256').update(`${request.method} ${path}\n${stable(request.body)}`).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(`${request.method} ${path}\n${stable(request.body)}`)
+    .digest('hex');
 }
 
 const SEALED = 'sealed:v1:';
@@ -105,7 +108,10 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!key || !KEY_PATTERN.test(key)) {
-      throw ERRORS.validation([{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }], 'Invalid Idempotency-Key header');
+      throw ERRORS.validation(
+        [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+        'Invalid Idempotency-Key header',
+      );
     }
     const accountId = request.principal.accountId;
     const fp = fingerprint(request);
@@ -141,17 +147,27 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     if (stored.status < 300) {
       const gone = await firstMissing(db, accountId, answeredIds(request, stored.headers));
       if (gone !== undefined) {
-        await db.query(`/* dropIdempotentAnswer */ update idempotency_keys set body = null where account_id = $1 and key = $2`, [accountId, key]);
-        throw ERRORS.notFound(gone, [{ field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' }]);
+        await db.query(
+          `/* dropIdempotentAnswer */ update idempotency_keys set body = null where account_id = $1 and key = $2`,
+          [accountId, key],
+        );
+        throw ERRORS.notFound(gone, [
+          { field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' },
+        ]);
       }
     }
     const body = stored.body === null ? '' : sealing.open(stored.body, rowOf(accountId, key));
     if (body === undefined) {
-      throw ERRORS.conflict('The answer stored for this Idempotency-Key cannot be read; send the request with a new key', [
-        { field: 'Idempotency-Key', message: 'has a stored answer that does not open with this deployment\'s key' },
-      ]);
+      throw ERRORS.conflict(
+        'The answer stored for this Idempotency-Key cannot be read; send the request with a new key',
+        [{ field: 'Idempotency-Key', message: "has a stored answer that does not open with this deployment's key" }],
+      );
     }
-    reply.headers({ ...(stored.headers ?? {}), 'Idempotent-Replayed': 'true', 'Content-Type': 'application/json; charset=utf-8' });
+    reply.headers({
+      ...(stored.headers ?? {}),
+      'Idempotent-Replayed': 'true',
+      'Content-Type': 'application/json; charset=utf-8',
+    });
     return reply.code(stored.status).send(body);
   };
 
@@ -165,21 +181,28 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
     // An answer with Retry-After (a listing being checked: a 409 that ends by itself) is not the
     // request's outcome either: the retry it asks for must run, not replay it.
     if (reply.statusCode >= 500 || reply.statusCode === 422 || reply.getHeader('retry-after') !== undefined) {
-      await db.query('/* releaseIdempotencyKey */ delete from idempotency_keys where account_id = $1 and key = $2', [accountId, key]);
+      await db.query('/* releaseIdempotencyKey */ delete from idempotency_keys where account_id = $1 and key = $2', [
+        accountId,
+        key,
+      ]);
       return payload;
     }
     const location = reply.getHeader('location');
-    await db.query('/* storeIdempotentAnswer */ update idempotency_keys set status = $3, body = $4, headers = $5 where account_id = $1 and key = $2', [
-      accountId,
-      key,
-      reply.statusCode,
-      sealing.seal(typeof payload === 'string' ? payload : '', rowOf(accountId, key)),
-      JSON.stringify(location ? { Location: String(location) } : {}),
-    ]);
+    await db.query(
+      '/* storeIdempotentAnswer */ update idempotency_keys set status = $3, body = $4, headers = $5 where account_id = $1 and key = $2',
+      [
+        accountId,
+        key,
+        reply.statusCode,
+        sealing.seal(typeof payload === 'string' ? payload : '', rowOf(accountId, key)),
+        JSON.stringify(location ? { Location: String(location) } : {}),
+      ],
+    );
     return payload;
   };
 
-  const list = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+  const list = <T>(hooks: T | T[] | undefined): T[] =>
+    hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return;
     route.preHandler = [claim, ...list(route.preHandler)];
@@ -188,6 +211,8 @@ export function registerIdempotency(app: FastifyInstance, db: Database, deployme
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Database): Promise<number> {
-  const r = await db.query(`/* deleteExpiredIdempotencyKeys */ delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`);
+  const r = await db.query(
+    `/* deleteExpiredIdempotencyKeys */ delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_TTL_HOURS} hours'`,
+  );
   return r.rowCount;
 }

@@ -29,7 +29,9 @@ export function parseJsonBody(bytes: Uint8Array): { value: unknown } | { error: 
   if (text.trim() === '') return { value: undefined };
   const problem = inspectJsonText(text);
   if (problem?.kind === 'too_deep') {
-    return { error: ERRORS.invalidJson(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`) };
+    return {
+      error: ERRORS.invalidJson(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`),
+    };
   }
   let value: unknown;
   try {
@@ -38,12 +40,20 @@ export function parseJsonBody(bytes: Uint8Array): { value: unknown } | { error: 
     return { error: ERRORS.invalidJson() };
   }
   if (problem?.kind === 'lone_surrogate') {
-    return { error: ERRORS.invalidJson(`The request body has a \\u escape that is a lone UTF-16 surrogate (not Unicode text) in ${problem.path}`) };
+    return {
+      error: ERRORS.invalidJson(
+        `The request body has a \\u escape that is a lone UTF-16 surrogate (not Unicode text) in ${problem.path}`,
+      ),
+    };
   }
   if (problem?.kind === 'inexact_number') {
     return {
       error: ERRORS.validation([
-        { field: problem.path, message: 'has more digits than a number can hold exactly (15 significant digits; amounts at most 4 decimal places)' },
+        {
+          field: problem.path,
+          message:
+            'has more digits than a number can hold exactly (15 significant digits; amounts at most 4 decimal places)',
+        },
       ]),
     };
   }

@@ -70,7 +70,10 @@ export function inspectJsonText(text: string): JsonTextProblem | null {
         if (text.charCodeAt(i + 1) === 0x75 && !lone) {
           const unit = parseInt(text.slice(i + 2, i + 6), 16);
           if (unit >= 0xd800 && unit <= 0xdbff) {
-            const next = text.charCodeAt(i + 6) === BACKSLASH && text.charCodeAt(i + 7) === 0x75 ? parseInt(text.slice(i + 8, i + 12), 16) : NaN;
+            const next =
+              text.charCodeAt(i + 6) === BACKSLASH && text.charCodeAt(i + 7) === 0x75
+                ? parseInt(text.slice(i + 8, i + 12), 16)
+                : NaN;
             if (next >= 0xdc00 && next <= 0xdfff) i += 6;
             else lone = true;
           } else if (unit >= 0xdc00 && unit <= 0xdfff) {

@@ -22,6 +22,9 @@ export function registerOptionalBody(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!route.config?.optionalBody) return;
     const existing = route.preValidation;
-    route.preValidation = existing === undefined ? [emptyBodyAsObject] : [emptyBodyAsObject, ...([] as preValidationHookHandler[]).concat(existing as never)];
+    route.preValidation =
+      existing === undefined
+        ? [emptyBodyAsObject]
+        : [emptyBodyAsObject, ...([] as preValidationHookHandler[]).concat(existing as never)];
   });
 }

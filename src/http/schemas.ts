@@ -17,7 +17,11 @@ export const ErrorBodySchema = Type.Object(
     status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
     code: Type.String({ enum: Object.keys(ERROR_CODES), description: 'A stable machine-readable code' }),
     details: Type.Optional(Type.Array(ErrorDetailSchema, { maxItems: 1000 })),
-    request_id: Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._:-]{1,128}$', description: 'Also in the `X-Request-Id` header and in our logs' }),
+    request_id: Type.String({
+      maxLength: 128,
+      pattern: '^[A-Za-z0-9._:-]{1,128}$',
+      description: 'Also in the `X-Request-Id` header and in our logs',
+    }),
   },
   { title: 'Error', additionalProperties: false },
 );
@@ -27,15 +31,31 @@ export const RateLimitBodySchema = Type.Object(
   {
     error: Type.String({ maxLength: 200, description: '"Rate limit exceeded"' }),
     status: Type.Integer({ format: 'int32', minimum: 429, maximum: 429 }),
-    retry_after: Type.Integer({ format: 'int32', minimum: 0, maximum: 86_400, description: 'Seconds until the window resets' }),
+    retry_after: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: 86_400,
+      description: 'Seconds until the window resets',
+    }),
     limit: Type.Integer({ format: 'int32', minimum: 0, maximum: 1_000_000_000 }),
     remaining: Type.Integer({ format: 'int32', minimum: 0, maximum: 0 }),
-    reset: Type.Integer({ format: 'int64', minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds when the window resets' }),
+    reset: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: 99_999_999_999,
+      description: 'Unix seconds when the window resets',
+    }),
   },
   { title: 'RateLimitExceeded', additionalProperties: false },
 );
 
-const int = (description: string) => ({ type: 'integer', format: 'int64', minimum: 0, maximum: 99_999_999_999, description });
+const int = (description: string) => ({
+  type: 'integer',
+  format: 'int64',
+  minimum: 0,
+  maximum: 99_999_999_999,
+  description,
+});
 
 /**
  * Response headers. Each is a JSON Schema for the header's value plus a description; the
@@ -51,7 +71,7 @@ export const rateLimitHeaders = {
       'window (0: the next request from it is refused with 429, whatever key it sends)',
   ),
   'X-RateLimit-Reset': int(
-    'Unix timestamp (seconds) when the current window resets: the key\'s hour, or on a 401 and on the 429 of a ' +
+    "Unix timestamp (seconds) when the current window resets: the key's hour, or on a 401 and on the 429 of a " +
       'blocked address the failed-authentication window',
   ),
 };
@@ -76,7 +96,8 @@ export const requestIdHeader = {
     type: 'string',
     maxLength: 128,
     pattern: '^[A-Za-z0-9._:-]{1,128}$',
-    description: 'The request id, also in logs and error bodies. A plain `X-Request-Id` sent by the client (up to 128 letters, digits, `._:-`) is kept.',
+    description:
+      'The request id, also in logs and error bodies. A plain `X-Request-Id` sent by the client (up to 128 letters, digits, `._:-`) is kept.',
   },
 };
 
@@ -87,7 +108,13 @@ export const requestIdHeader = {
 export const everyResponseHeaders = { ...requestIdHeader, ...allowOriginHeader };
 
 export const retryAfterHeader = {
-  'Retry-After': { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400, description: 'Seconds to wait before retrying' },
+  'Retry-After': {
+    type: 'integer',
+    format: 'int32',
+    minimum: 0,
+    maximum: 86_400,
+    description: 'Seconds to wait before retrying',
+  },
 };
 
 export const wwwAuthenticateHeader = {
@@ -156,9 +183,19 @@ const errorExamples: Record<number, { error: string; code: string; details?: { f
 };
 
 /** The shared Error body as a response: its description, headers and an example for `status`. */
-export function errorResponse(status: number, headers: Record<string, object>, description = errorDescriptions[status] ?? 'Error') {
+export function errorResponse(
+  status: number,
+  headers: Record<string, object>,
+  description = errorDescriptions[status] ?? 'Error',
+) {
   const ex = errorExamples[status];
-  const example = ex && { error: ex.error, status, code: ex.code, ...(ex.details ? { details: ex.details } : {}), request_id: REQUEST_ID_EXAMPLE };
+  const example = ex && {
+    error: ex.error,
+    status,
+    code: ex.code,
+    ...(ex.details ? { details: ex.details } : {}),
+    request_id: REQUEST_ID_EXAMPLE,
+  };
   return { ...ErrorBodySchema, description, headers, ...(example ? { examples: [example] } : {}) };
 }
 
@@ -182,7 +219,9 @@ export function errorResponses(...statuses: number[]) {
       'authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, ' +
       'whatever key was sent)',
     headers: { ...retryAfterHeader, ...rateLimitHeaders, ...requestIdHeader },
-    examples: [{ error: 'Rate limit exceeded', status: 429, retry_after: 1260, limit: 1000, remaining: 0, reset: 1767229200 }],
+    examples: [
+      { error: 'Rate limit exceeded', status: 429, retry_after: 1260, limit: 1000, remaining: 0, reset: 1767229200 },
+    ],
   };
   return out;
 }

@@ -21,7 +21,8 @@ interface ObjectSchema {
  */
 export function registerUnknownInputRule(app: FastifyInstance) {
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { querystring?: ObjectSchema; body?: unknown; hide?: boolean; security?: unknown[] } | undefined;
+    const schema = route.schema as
+      { querystring?: ObjectSchema; body?: unknown; hide?: boolean; security?: unknown[] } | undefined;
     if (!schema || schema.hide) return;
     // The public operations (health, readiness, metrics, the document: `security: []`) take no
     // input at all and are called by probes and scrapers that may add their own query (a cache
@@ -29,18 +30,24 @@ export function registerUnknownInputRule(app: FastifyInstance) {
     if (Array.isArray(schema.security) && schema.security.length === 0) return;
     const query = schema.querystring;
     // A schema that means to take more (patterns, open objects) keeps its own rule.
-    const checkQuery = !query || ((query.additionalProperties === undefined || query.additionalProperties === false) && !query.patternProperties);
+    const checkQuery =
+      !query ||
+      ((query.additionalProperties === undefined || query.additionalProperties === false) && !query.patternProperties);
     const known = new Set(Object.keys(query?.properties ?? {}));
     const takesBody = schema.body !== undefined;
     const hook: preValidationHookHandler = (request, _reply, done) => {
-      const details = [...(checkQuery ? unknownQuery(request, known) : []), ...(takesBody ? [] : unexpectedBody(request.body))];
+      const details = [
+        ...(checkQuery ? unknownQuery(request, known) : []),
+        ...(takesBody ? [] : unexpectedBody(request.body)),
+      ];
       if (details.length === 0) return done();
       const queryOnly = details.every((d) => d.field.startsWith('query:'));
       const clean = details.map((d) => ({ ...d, field: d.field.replace(/^query:/, '') }));
       done(queryOnly ? ERRORS.invalidQuery(clean) : ERRORS.validation(clean));
     };
     const existing = route.preValidation;
-    route.preValidation = existing === undefined ? [hook] : [hook, ...([] as preValidationHookHandler[]).concat(existing as never)];
+    route.preValidation =
+      existing === undefined ? [hook] : [hook, ...([] as preValidationHookHandler[]).concat(existing as never)];
   });
 }
 

@@ -8,7 +8,9 @@ import { type ErrorDetail } from './errors.js';
 import { LABEL_PATTERN, LABEL_RULE, NO_NUL, NOT_BLANK } from './fields.js';
 
 // ajv-formats ships CJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 
 const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
 
@@ -63,7 +65,11 @@ const NUMBER_TEXT = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 function numericProperties(schema: object): [string, RegExp, string][] {
   const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   return Object.entries(props).flatMap(([name, s]): [string, RegExp, string][] =>
-    s.type === 'integer' ? [[name, INTEGER_TEXT, 'integer']] : s.type === 'number' ? [[name, NUMBER_TEXT, 'number']] : [],
+    s.type === 'integer'
+      ? [[name, INTEGER_TEXT, 'integer']]
+      : s.type === 'number'
+        ? [[name, NUMBER_TEXT, 'number']]
+        : [],
   );
 }
 
@@ -75,11 +81,19 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     for (const [name, re, type] of numeric) {
       const v = (data as Record<string, unknown> | null)?.[name];
       if (typeof v === 'string' && !re.test(v)) {
-        textErrors.push({ keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type }, message: `must be ${type}` });
+        textErrors.push({
+          keyword: 'type',
+          instancePath: `/${name}`,
+          schemaPath: '',
+          params: { type },
+          message: `must be ${type}`,
+        });
       }
     }
     if (validate(data) && textErrors.length === 0) return { value: data };
-    const err = Object.assign(new Error('validation failed'), { validation: [...textErrors, ...(validate.errors ?? [])] });
+    const err = Object.assign(new Error('validation failed'), {
+      validation: [...textErrors, ...(validate.errors ?? [])],
+    });
     return { error: err };
   };
 };
@@ -117,7 +131,9 @@ function describe(e: ErrorObject): string {
       if (p.format === 'date-time') return 'must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z';
       return `must be a valid ${String(p.format)}`;
     case 'discriminator':
-      return p.error === 'mapping' ? `"${clip(String(p.tagValue), 100)}" is not one of the accepted values` : 'is required and must be a string';
+      return p.error === 'mapping'
+        ? `"${clip(String(p.tagValue), 100)}" is not one of the accepted values`
+        : 'is required and must be a string';
     case 'minLength':
       return Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
     case 'maxLength':
@@ -147,11 +163,12 @@ export function toDetails(errors: ErrorObject[], prefix = ''): ErrorDetail[] {
     let field = fieldPath(e.instancePath, prefix);
     if (e.keyword === 'required') field = field ? `${field}.${String(p.missingProperty)}` : String(p.missingProperty);
     if (e.keyword === 'discriminator') field = field ? `${field}.${String(p.tag)}` : String(p.tag);
-    if (e.keyword === 'additionalProperties') field = field ? `${field}.${String(p.additionalProperty)}` : String(p.additionalProperty);
+    if (e.keyword === 'additionalProperties')
+      field = field ? `${field}.${String(p.additionalProperty)}` : String(p.additionalProperty);
     // For a nullable field ("string or null"), the `type: null` branch error adds nothing.
     if (e.keyword === 'type' && p.type === 'null' && seen.has(field)) continue;
     const prev = seen.get(field);
-    if (prev && !(prev.message.includes('null'))) continue;
+    if (prev && !prev.message.includes('null')) continue;
     // Both can echo the request (a tag value, an unknown key): the Error schema bounds them.
     seen.set(field, { field: clip(field || '(body)', 300), message: clip(describe(e), 1000) });
   }

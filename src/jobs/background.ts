@@ -34,7 +34,11 @@ export interface BackgroundWork {
  * Starts, in order, the tasks of `tasks` that a process with `roles` runs. When one fails to
  * start, those already started are stopped (without grace) and the error is thrown.
  */
-export async function startTasks<Ctx>(tasks: readonly BackgroundTask<Ctx>[], ctx: Ctx, roles: Readonly<Record<Role, boolean>>): Promise<BackgroundWork> {
+export async function startTasks<Ctx>(
+  tasks: readonly BackgroundTask<Ctx>[],
+  ctx: Ctx,
+  roles: Readonly<Record<Role, boolean>>,
+): Promise<BackgroundWork> {
   const running: { name: string; task: RunningTask }[] = [];
   const stopAll = (graceMs: number) => Promise.all(running.map((r) => r.task.stop(graceMs))).then(() => undefined);
   try {
@@ -73,7 +77,14 @@ export function periodicTask<Ctx extends { log: Logger }>(def: {
     async start(ctx) {
       const run = def.run(ctx);
       if (!run) return undefined;
-      const task = startPeriodic({ name: def.name, title: def.title, everyMs: def.everyMs, firstAfterMs: def.firstAfterMs, run, log: ctx.log });
+      const task = startPeriodic({
+        name: def.name,
+        title: def.title,
+        everyMs: def.everyMs,
+        firstAfterMs: def.firstAfterMs,
+        run,
+        log: ctx.log,
+      });
       return { stop: () => task.stop() };
     },
   };

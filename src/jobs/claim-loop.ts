@@ -141,7 +141,10 @@ export class ClaimLoop {
     const room = this.opts.room() > 0;
     if (this.stopped || (this.due && room)) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = room && this.wakeAt !== undefined ? setTimeout(() => this.wakeUp?.(), Math.max(0, this.wakeAt - Date.now())) : undefined;
+      const timer =
+        room && this.wakeAt !== undefined
+          ? setTimeout(() => this.wakeUp?.(), Math.max(0, this.wakeAt - Date.now()))
+          : undefined;
       this.wakeUp = () => {
         clearTimeout(timer);
         this.wakeUp = undefined;

@@ -27,7 +27,14 @@ export interface PeriodicTask {
  * (a database that hangs) does not pile up more. The timers are unref'd: a task never keeps the
  * process alive by itself.
  */
-export function startPeriodic({ name, title, everyMs, firstAfterMs = everyMs, run, log }: PeriodicOptions): PeriodicTask {
+export function startPeriodic({
+  name,
+  title,
+  everyMs,
+  firstAfterMs = everyMs,
+  run,
+  log,
+}: PeriodicOptions): PeriodicTask {
   const abort = new AbortController();
   let running: Promise<unknown> | undefined;
   let interval: NodeJS.Timeout | undefined;

@@ -55,7 +55,10 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
       await worker.start();
       // Its grace is the shutdown's: checks still running then are abandoned and their listings
       // given back for another worker (or the next start) to check.
-      return { stop: (graceMs) => worker.stop(graceMs), ready: { worker: { id: worker.id, concurrency: worker.concurrency } } };
+      return {
+        stop: (graceMs) => worker.stop(graceMs),
+        ready: { worker: { id: worker.id, concurrency: worker.concurrency } },
+      };
     },
   },
   {
@@ -89,7 +92,8 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, log, clock }) => (config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log, clock)),
+    run: ({ db, config, log, clock }) =>
+      config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log, clock),
   }),
   periodicTask({
     // The monthly partitions of price_observations, created three months ahead (docs/PRICES.md,
@@ -109,7 +113,8 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, log, clock }) => (config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log, clock)),
+    run: ({ db, config, log, clock }) =>
+      config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log, clock),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).
@@ -117,7 +122,10 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     title: 'idempotency key cleanup',
     roles: ['api'],
     everyMs: 10 * MINUTE,
-    run: ({ db }) => () => deleteExpiredIdempotencyKeys(db),
+    run:
+      ({ db }) =>
+      () =>
+        deleteExpiredIdempotencyKeys(db),
   }),
   periodicTask({
     // Events past EVENT_RETENTION_DAYS (30 by default), with their deliveries; every API process
@@ -127,7 +135,10 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
-    run: ({ db, config, clock }) => () => pruneEvents(db, config.eventRetentionDays, new Date(clock.now())),
+    run:
+      ({ db, config, clock }) =>
+      () =>
+        pruneEvents(db, config.eventRetentionDays, new Date(clock.now())),
   }),
   periodicTask({
     // The embedded engine has no autovacuum: without this, plans made on nearly empty tables
@@ -137,12 +148,18 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     roles: ['api', 'worker'],
     everyMs: MAINTENANCE_INTERVAL_MS,
     run: ({ db, log }) =>
-      db.kind === 'pglite' ? (signal) => maintain(db, { signal, onDone: (done) => log.debug(done, 'embedded database table maintained') }) : undefined,
+      db.kind === 'pglite'
+        ? (signal) => maintain(db, { signal, onDone: (done) => log.debug(done, 'embedded database table maintained') })
+        : undefined,
   }),
 ];
 
 /** Starts the background tasks of a process with `roles`; stop them with the result's stop(graceMs). */
-export function startBackgroundWork(services: Omit<TaskContext, 'log'>, roles: Readonly<Record<Role, boolean>>, log: Logger): Promise<BackgroundWork> {
+export function startBackgroundWork(
+  services: Omit<TaskContext, 'log'>,
+  roles: Readonly<Record<Role, boolean>>,
+  log: Logger,
+): Promise<BackgroundWork> {
   const { config, db, deploymentKey, clock, fetcher, extractor } = services;
   return startTasks(BACKGROUND_TASKS, { config, db, deploymentKey, clock, fetcher, extractor, log }, roles);
 }

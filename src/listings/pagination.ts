@@ -14,7 +14,10 @@ export async function listingPage(db: Queryable, accountId: string, q: ListingLi
   checkRange(q, 'created_after', 'created_before');
   if (filter.own === true && filter.competitor_id !== undefined) {
     throw ERRORS.invalidQuery([
-      { field: 'own', message: 'own=true lists our own pages, which have no competitor; do not combine it with a competitor' },
+      {
+        field: 'own',
+        message: 'own=true lists our own pages, which have no competitor; do not combine it with a competitor',
+      },
     ]);
   }
   const page = pageRequest(q, LISTING_SORTS, '-created_at');

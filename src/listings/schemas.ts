@@ -1,5 +1,15 @@
 import { type Static, Type } from 'typebox';
-import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+import {
+  Currency,
+  HttpUrl,
+  Money,
+  Nullable,
+  OrNull,
+  RequiredText,
+  ResourceId,
+  Text,
+  Timestamp,
+} from '../http/fields.js';
 import { CHECK_OUTCOMES, type CheckOutcomeName, CheckResultSchema } from '../checks/schemas.js';
 import { DEFAULT_HOLD_FACTOR } from '../checks/schemas.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
@@ -15,13 +25,16 @@ export const HOLD_FACTOR_MAX = 1000;
 const fields = {
   product_id: ResourceId('prod'),
   competitor_id: ResourceId('comp'),
-  url: HttpUrl('Address of the page that shows the product\'s price'),
+  url: HttpUrl("Address of the page that shows the product's price"),
   selector: RequiredText(
     SELECTOR_MAX,
-    'CSS selector of the element that holds the price on this page; tried before the page\'s structured data. ' +
+    "CSS selector of the element that holds the price on this page; tried before the page's structured data. " +
       'Must be a selector the extraction engine can use (CSS with jQuery-style extensions such as `:contains()`), not HTML',
   ),
-  currency_override: { ...Currency, description: 'ISO 4217 code that replaces whatever currency the page states (any case on input)' },
+  currency_override: {
+    ...Currency,
+    description: 'ISO 4217 code that replaces whatever currency the page states (any case on input)',
+  },
   check_interval_seconds: Type.Integer({
     format: 'int32',
     minimum: INTERVAL_MIN,
@@ -29,8 +42,12 @@ const fields = {
     description: `Seconds between checks: ${INTERVAL_MIN} (5 minutes) to ${INTERVAL_MAX} (30 days), default ${INTERVAL_DEFAULT} (6 hours)`,
   }),
   enabled: Type.Boolean({ description: 'false: never checked on schedule (default true)' }),
-  respect_robots: Type.Boolean({ description: 'Honour the site\'s robots.txt (default true); false only for pages you may fetch anyway' }),
-  render_js: Type.Boolean({ description: 'Fetch with a real browser, for pages that only show the price with JavaScript (default false)' }),
+  respect_robots: Type.Boolean({
+    description: "Honour the site's robots.txt (default true); false only for pages you may fetch anyway",
+  }),
+  render_js: Type.Boolean({
+    description: 'Fetch with a real browser, for pages that only show the price with JavaScript (default false)',
+  }),
   visible_fallback: Type.Boolean({
     description:
       'Read the price the page shows (the visible-price finder) when it has no structured price, and check a structured price against it (default true); false: structured data and `selector` only',
@@ -61,8 +78,8 @@ export const ListingCreateSchema = Type.Object(
     title: 'ListingCreate',
     additionalProperties: false,
     description:
-      'A product\'s page at a competitor (`competitor_id`), or on our own shop (`competitor_id` null or left out). ' +
-      '`url` is required for a competitor\'s page; for our own page it defaults to the product\'s `url`.',
+      "A product's page at a competitor (`competitor_id`), or on our own shop (`competitor_id` null or left out). " +
+      "`url` is required for a competitor's page; for our own page it defaults to the product's `url`.",
   },
 );
 export type ListingCreate = Static<typeof ListingCreateSchema>;
@@ -74,7 +91,7 @@ export const SKU_MAX = 100;
 export const ListingBatchItemSchema = Type.Object(
   {
     product_id: Type.Optional(fields.product_id),
-    product_sku: Type.Optional(RequiredText(SKU_MAX, 'The product\'s SKU, instead of `product_id`')),
+    product_sku: Type.Optional(RequiredText(SKU_MAX, "The product's SKU, instead of `product_id`")),
     url: fields.url,
     competitor_id: Type.Optional(fields.competitor_id),
   },
@@ -82,8 +99,8 @@ export const ListingBatchItemSchema = Type.Object(
     title: 'ListingBatchItem',
     additionalProperties: false,
     description:
-      'A competitor\'s page of a product: the product by `product_id` or by `product_sku` (exactly one of them), the page\'s `url`, ' +
-      'and the competitor, by `competitor_id` or, left out, the account\'s competitor of the URL\'s domain (created, named ' +
+      "A competitor's page of a product: the product by `product_id` or by `product_sku` (exactly one of them), the page's `url`, " +
+      "and the competitor, by `competitor_id` or, left out, the account's competitor of the URL's domain (created, named " +
       'after the domain, when there is none). The listing gets the defaults of POST /listings: checked every 6 hours, enabled.',
   },
 );
@@ -93,7 +110,7 @@ export const ListingBatchSchema = batchBodySchema(
   'listings',
   ListingBatchItemSchema,
   'ListingBatchCreate',
-  'true: create all or none (422, or 409 when every failure is a URL already listed, with every item\'s problems when any fails)',
+  "true: create all or none (422, or 409 when every failure is a URL already listed, with every item's problems when any fails)",
 );
 
 export const LISTING_BATCH_STATUSES = [201, 404, 409, 422];
@@ -148,7 +165,7 @@ export const ListingSchema = Type.Object(
     id: ResourceId('lst'),
     object: Type.Literal('listing'),
     product_id: fields.product_id,
-    competitor_id: Type.Union([fields.competitor_id, Type.Null()], { description: 'null: the page is our own shop\'s' }),
+    competitor_id: Type.Union([fields.competitor_id, Type.Null()], { description: "null: the page is our own shop's" }),
     url: fields.url,
     selector: Nullable(fields.selector),
     currency_override: Nullable(fields.currency_override),
@@ -163,21 +180,31 @@ export const ListingSchema = Type.Object(
     last_success_at: Nullable(Timestamp('When a check last found a price')),
     last_price: Type.Union([Money('The price the last successful check found'), Type.Null()]),
     last_currency: Nullable({ ...Currency, description: 'Currency of `last_price`' }),
-    in_stock: Type.Union([Type.Boolean(), Type.Null()], { description: 'Stock state the last successful check found; null: unknown' }),
+    in_stock: Type.Union([Type.Boolean(), Type.Null()], {
+      description: 'Stock state the last successful check found; null: unknown',
+    }),
     last_error: Nullable(Text(2000, 'Why the last check failed; null after a successful one')),
-    consecutive_failures: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Checks failed in a row' }),
+    consecutive_failures: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'Checks failed in a row',
+    }),
     next_check_at: Nullable(
-      Timestamp('When the next scheduled check is due; null while the listing is disabled. A past time means "as soon as a worker is free"'),
+      Timestamp(
+        'When the next scheduled check is due; null while the listing is disabled. A past time means "as soon as a worker is free"',
+      ),
     ),
     held: Type.Union([HeldReadingSchema, Type.Null()], {
-      description: 'The price a check read and held, waiting for its recheck or for a person to accept or reject it; null: none',
+      description:
+        'The price a check read and held, waiting for its recheck or for a person to accept or reject it; null: none',
     }),
     warnings: Type.Array(WarningSchema, {
       maxItems: 10,
-      description: 'Things that look wrong but were accepted, e.g. a URL outside the competitor\'s domain',
+      description: "Things that look wrong but were accepted, e.g. a URL outside the competitor's domain",
     }),
     created_at: Timestamp('When the listing was created (RFC 3339, UTC)'),
-    updated_at: Timestamp('When the listing\'s settings last changed (RFC 3339, UTC); checks do not change it'),
+    updated_at: Timestamp("When the listing's settings last changed (RFC 3339, UTC); checks do not change it"),
   },
   { title: 'Listing', additionalProperties: false },
 );
@@ -217,7 +244,7 @@ export const ListingListQuerySchema = Type.Object(
     ...listQuery,
     product_id: Type.Optional(fields.product_id),
     competitor_id: Type.Optional(fields.competitor_id),
-    own: Type.Optional(BooleanQuery('true: only our own shop\'s pages; false: only competitors\' pages')),
+    own: Type.Optional(BooleanQuery("true: only our own shop's pages; false: only competitors' pages")),
   },
   { additionalProperties: false },
 );
@@ -227,7 +254,7 @@ export const ProductListingsQuerySchema = Type.Object(
   {
     ...listQuery,
     competitor_id: Type.Optional(fields.competitor_id),
-    own: Type.Optional(BooleanQuery('true: only our own shop\'s pages; false: only competitors\' pages')),
+    own: Type.Optional(BooleanQuery("true: only our own shop's pages; false: only competitors' pages")),
   },
   { additionalProperties: false },
 );
@@ -246,8 +273,16 @@ export const ListingCheckQuerySchema = Type.Object(
   {
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
-    ok: Type.Optional(BooleanQuery('Only checks that recorded a price (`true`), or only the others: failed and held (`false`)')),
-    outcome: Type.Optional(Type.Unsafe<CheckOutcomeName>({ type: 'string', enum: [...CHECK_OUTCOMES], description: 'Only checks with this `outcome`' })),
+    ok: Type.Optional(
+      BooleanQuery('Only checks that recorded a price (`true`), or only the others: failed and held (`false`)'),
+    ),
+    outcome: Type.Optional(
+      Type.Unsafe<CheckOutcomeName>({
+        type: 'string',
+        enum: [...CHECK_OUTCOMES],
+        description: 'Only checks with this `outcome`',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

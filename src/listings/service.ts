@@ -2,13 +2,26 @@ import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation, PG_FOREIGN_KEY_VIOLATION } from '../db/types.js';
 import { type ApiError, ERRORS, type ErrorDetail } from '../http/errors.js';
 import { recordEvent, recordEvents } from '../events/service.js';
-import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
+import {
+  atomicBatchError,
+  invalidItem,
+  invalidItems,
+  isFailure,
+  type ItemFailure,
+  type ItemResult,
+} from '../batches/batch.js';
 import { competitorsOfSites, domainOf, lockAccountCompetitors } from '../competitors/service.js';
 import { type AddressPolicy, pageUrlProblemWithoutLookup } from '../fetcher/address-guard.js';
 import { newId } from '../ids.js';
 import { checkSelector } from '../extraction/selector.js';
 import { notifyListingsDue } from '../checks/service.js';
-import { INTERVAL_DEFAULT, type ListingBatchItem, ListingBatchItemSchema, type ListingCreate, type ListingUpdate } from './schemas.js';
+import {
+  INTERVAL_DEFAULT,
+  type ListingBatchItem,
+  ListingBatchItemSchema,
+  type ListingCreate,
+  type ListingUpdate,
+} from './schemas.js';
 import {
   deleteListing,
   diagnoseListingRefs,
@@ -29,7 +42,12 @@ const URL_CONSTRAINT = 'listings_product_url_key';
 async function urlConflict(db: Queryable, accountId: string, productId: string, url: string): Promise<ApiError> {
   const owner = await findListingIdByUrl(db, accountId, productId, url);
   return ERRORS.conflict('The product already has a listing with this URL', [
-    { field: 'url', message: owner ? `is already monitored for this product by listing ${owner}` : 'is already monitored for this product' },
+    {
+      field: 'url',
+      message: owner
+        ? `is already monitored for this product by listing ${owner}`
+        : 'is already monitored for this product',
+    },
   ]);
 }
 
@@ -44,26 +62,35 @@ async function refusal(db: Queryable, accountId: string, body: ListingCreate): P
   const refs = await diagnoseListingRefs(db, accountId, body.product_id, competitorId);
   const details: ErrorDetail[] = [];
   if (!refs.product) details.push({ field: 'product_id', message: 'is not a product of this account' });
-  if (competitorId !== null && !refs.competitor) details.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
+  if (competitorId !== null && !refs.competitor)
+    details.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
   if (details.length === 0 && body.url === undefined && refs.productUrl === null) {
     details.push({ field: 'url', message: 'is required: the product has no url to monitor' });
   }
   // Only a concurrent change (a product deleted meanwhile, its url cleared) gets here without one.
-  if (details.length === 0) details.push({ field: 'product_id', message: 'changed while the listing was created; try again' });
+  if (details.length === 0)
+    details.push({ field: 'product_id', message: 'changed while the listing was created; try again' });
   return ERRORS.validation(details);
 }
 
 /** `hold_factor` is 0 (never hold) or more than 1: a factor of 1 or less would hold every reading. */
 function checkHoldFactor(holdFactor: number | null | undefined): ErrorDetail[] {
   if (typeof holdFactor !== 'number' || holdFactor === 0 || holdFactor > 1) return [];
-  return [{ field: 'hold_factor', message: 'must be 0 (never hold) or more than 1 (4: hold a fall of 75 % or a rise of 300 %); null: the account\'s default' }];
+  return [
+    {
+      field: 'hold_factor',
+      message:
+        "must be 0 (never hold) or more than 1 (4: hold a fall of 75 % or a rise of 300 %); null: the account's default",
+    },
+  ];
 }
 
 /** Each change commits with its event (docs/EVENTS.md): `listing.created`, `.updated`, `.deleted`. */
 export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
   const details: ErrorDetail[] = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
   const competitorId = body.competitor_id ?? null;
-  if (competitorId !== null && body.url === undefined) details.push({ field: 'url', message: 'is required for a competitor\'s listing' });
+  if (competitorId !== null && body.url === undefined)
+    details.push({ field: 'url', message: "is required for a competitor's listing" });
   if (details.length > 0) throw ERRORS.validation(details);
   let row: ListingRow | undefined;
   const listing = {
@@ -101,9 +128,22 @@ export async function createListing(db: Database, accountId: string, body: Listi
 }
 
 /** Fields whose change makes the listing due now (src/listings/sql.ts, updateListing). */
-const RESCHEDULING_FIELDS = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
+const RESCHEDULING_FIELDS = [
+  'url',
+  'selector',
+  'currency_override',
+  'check_interval_seconds',
+  'respect_robots',
+  'render_js',
+  'visible_fallback',
+] as const;
 
-export async function changeListing(db: Database, accountId: string, id: string, body: ListingUpdate): Promise<ListingRow> {
+export async function changeListing(
+  db: Database,
+  accountId: string,
+  id: string,
+  body: ListingUpdate,
+): Promise<ListingRow> {
   const details = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
   if (details.length > 0) throw ERRORS.validation(details);
   const changes: ListingChanges = { ...body };
@@ -117,7 +157,8 @@ export async function changeListing(db: Database, accountId: string, id: string,
       return updated;
     });
     // It may have become due now; a notification when it did not costs the workers one probe.
-    if (row.enabled && (body.enabled === true || RESCHEDULING_FIELDS.some((f) => body[f] !== undefined))) await notifyListingsDue(db);
+    if (row.enabled && (body.enabled === true || RESCHEDULING_FIELDS.some((f) => body[f] !== undefined)))
+      await notifyListingsDue(db);
     return row;
   } catch (err) {
     if (isUniqueViolation(err, URL_CONSTRAINT) && body.url !== undefined) {
@@ -147,19 +188,30 @@ const alreadyListed = (index: number, listingId: string | undefined): ItemFailur
   status: 409,
   code: 'conflict',
   error: 'The product already has a listing with this URL',
-  details: [{ field: 'url', message: listingId ? `is already monitored for this product by listing ${listingId}` : 'is already monitored for this product' }],
+  details: [
+    {
+      field: 'url',
+      message: listingId
+        ? `is already monitored for this product by listing ${listingId}`
+        : 'is already monitored for this product',
+    },
+  ],
 });
 
 /** What the schema cannot say about an item: one of product_id and product_sku, a URL that may be fetched. */
 function itemProblems(item: ListingBatchItem, policy: AddressPolicy): ErrorDetail[] {
   const details: ErrorDetail[] = [];
   if ((item.product_id === undefined) === (item.product_sku === undefined)) {
-    const message = item.product_id === undefined ? 'or product_sku is required' : 'and product_sku cannot both be given: name the product one way';
+    const message =
+      item.product_id === undefined
+        ? 'or product_sku is required'
+        : 'and product_sku cannot both be given: name the product one way';
     details.push({ field: 'product_id', message });
   }
   const problem = pageUrlProblemWithoutLookup(item.url, policy);
   if (problem) details.push({ field: 'url', message: problem });
-  else if (item.competitor_id === undefined && domainOf(item.url) === undefined) details.push({ field: 'url', message: 'must name a host' });
+  else if (item.competitor_id === undefined && domainOf(item.url) === undefined)
+    details.push({ field: 'url', message: 'must name a host' });
   return details;
 }
 
@@ -217,14 +269,25 @@ export async function createListingsBatch(
         const productId = item.product_id ?? bySku.get(item.product_sku!);
         const missing: ErrorDetail[] = [];
         if (productId === undefined || !productIds.has(productId)) {
-          missing.push(item.product_id === undefined ? { field: 'product_sku', message: 'is not the SKU of a product of this account' } : { field: 'product_id', message: 'is not a product of this account' });
+          missing.push(
+            item.product_id === undefined
+              ? { field: 'product_sku', message: 'is not the SKU of a product of this account' }
+              : { field: 'product_id', message: 'is not a product of this account' },
+          );
         }
         if (item.competitor_id !== undefined && !competitors.has(item.competitor_id)) {
           missing.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
         }
         if (missing.length > 0) {
-          const what = missing.length === 1 ? (missing[0]!.field === 'competitor_id' ? 'competitor' : 'product') : 'reference';
-          results.push({ index, status: 404, code: 'not_found', error: `The item names a ${what} that is not in this account`, details: missing });
+          const what =
+            missing.length === 1 ? (missing[0]!.field === 'competitor_id' ? 'competitor' : 'product') : 'reference';
+          results.push({
+            index,
+            status: 404,
+            code: 'not_found',
+            error: `The item names a ${what} that is not in this account`,
+            details: missing,
+          });
           continue;
         }
         const key = `${productId!} ${item.url}`;
@@ -240,11 +303,18 @@ export async function createListingsBatch(
           continue;
         }
         seen.set(key, index);
-        resolved.push({ index, product_id: productId!, url: item.url, ...(item.competitor_id === undefined ? {} : { competitor_id: item.competitor_id }) });
+        resolved.push({
+          index,
+          product_id: productId!,
+          url: item.url,
+          ...(item.competitor_id === undefined ? {} : { competitor_id: item.competitor_id }),
+        });
       }
 
       // A URL the product already has: 409 before any competitor is made for it.
-      const listed = new Map((await listedUrls(tx, accountId, resolved)).map((l) => [`${l.product_id} ${l.url}`, l.id]));
+      const listed = new Map(
+        (await listedUrls(tx, accountId, resolved)).map((l) => [`${l.product_id} ${l.url}`, l.id]),
+      );
       const going = resolved.filter((r) => {
         const owner = listed.get(`${r.product_id} ${r.url}`);
         if (owner !== undefined) results.push(alreadyListed(r.index, owner));
@@ -252,12 +322,19 @@ export async function createListingsBatch(
       });
       if (atomic && results.some(isFailure)) throw new AtomicBatchFailed();
 
-      const sites = going.flatMap((r) => (r.competitor_id === undefined ? [{ domain: domainOf(r.url)!, website: homePage(r.url) }] : []));
+      const sites = going.flatMap((r) =>
+        r.competitor_id === undefined ? [{ domain: domainOf(r.url)!, website: homePage(r.url) }] : [],
+      );
       const { byDomain, created: newCompetitors } = await competitorsOfSites(tx, accountId, sites);
       const rows = await insertCompetitorListings(
         tx,
         accountId,
-        going.map((r) => ({ id: newId('lst'), product_id: r.product_id, url: r.url, competitor_id: r.competitor_id ?? byDomain.get(domainOf(r.url)!)! })),
+        going.map((r) => ({
+          id: newId('lst'),
+          product_id: r.product_id,
+          url: r.url,
+          competitor_id: r.competitor_id ?? byDomain.get(domainOf(r.url)!)!,
+        })),
         INTERVAL_DEFAULT,
       );
       const byKey = new Map(rows.map((row) => [`${row.product_id} ${row.url}`, row]));

@@ -39,7 +39,14 @@ export interface ListingRow {
   /** The competitor's domain (null for our own pages), for the domain warning. */
   competitor_domain: string | null;
   /** The pending held reading (heldReading), as JSON. */
-  held: { check_id: string; price: string | number; currency: string; in_stock: boolean | null; reason: string; checked_at: string } | null;
+  held: {
+    check_id: string;
+    price: string | number;
+    currency: string;
+    in_stock: boolean | null;
+    reason: string;
+    checked_at: string;
+  } | null;
 }
 
 const COLUMNS = [
@@ -206,12 +213,16 @@ export async function diagnoseListingRefs(
 }
 
 /** The listing of `productId` at `url`, if any (for the 409 of a duplicate). */
-export async function findListingIdByUrl(db: Queryable, accountId: string, productId: string, url: string): Promise<string | undefined> {
-  const r = await db.query<{ id: string }>('/* findListingIdByUrl */ select id from listings where product_id = $1 and url = $2 and account_id = $3', [
-    productId,
-    url,
-    accountId,
-  ]);
+export async function findListingIdByUrl(
+  db: Queryable,
+  accountId: string,
+  productId: string,
+  url: string,
+): Promise<string | undefined> {
+  const r = await db.query<{ id: string }>(
+    '/* findListingIdByUrl */ select id from listings where product_id = $1 and url = $2 and account_id = $3',
+    [productId, url, accountId],
+  );
   return r.rows[0]?.id;
 }
 
@@ -224,7 +235,15 @@ export async function getListing(db: Queryable, accountId: string, id: string): 
 }
 
 /** Settings that change what a check does: changing one schedules a check now. */
-const RESCHEDULING = ['url', 'selector', 'currency_override', 'check_interval_seconds', 'respect_robots', 'render_js', 'visible_fallback'] as const;
+const RESCHEDULING = [
+  'url',
+  'selector',
+  'currency_override',
+  'check_interval_seconds',
+  'respect_robots',
+  'render_js',
+  'visible_fallback',
+] as const;
 const UPDATABLE = [...RESCHEDULING, 'enabled', 'hold_factor'] as const;
 export type ListingChanges = Partial<Record<(typeof UPDATABLE)[number], string | number | boolean | null>>;
 /**
@@ -240,7 +259,12 @@ const REPOINTING = ['url', 'selector', 'currency_override'] as const;
  * change shows in its state at the next free worker instead of up to 30 days later; sending a
  * setting unchanged reschedules nothing. undefined when the listing is not in this account.
  */
-export async function updateListing(db: Queryable, accountId: string, id: string, changes: ListingChanges): Promise<ListingRow | undefined> {
+export async function updateListing(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  changes: ListingChanges,
+): Promise<ListingRow | undefined> {
   const sets: string[] = [];
   const params: unknown[] = [id, accountId];
   const differs: string[] = [];
@@ -255,7 +279,8 @@ export async function updateListing(db: Queryable, accountId: string, id: string
     if (col === 'enabled') differs.push(`(not enabled and ${p})`);
   }
   if (sets.length === 0) return getListing(db, accountId, id);
-  const reschedule = differs.length > 0 ? `, next_check_at = case when ${differs.join(' or ')} then now() else next_check_at end` : '';
+  const reschedule =
+    differs.length > 0 ? `, next_check_at = case when ${differs.join(' or ')} then now() else next_check_at end` : '';
   const repoint = repoints.join(' or ');
   const forget =
     repoints.length > 0
@@ -305,7 +330,12 @@ export interface ListFilter {
   created_before?: string | undefined;
 }
 
-export async function listListings(db: Queryable, accountId: string, f: ListFilter, page: PageRequest<ListingRow>): Promise<ListingRow[]> {
+export async function listListings(
+  db: Queryable,
+  accountId: string,
+  f: ListFilter,
+  page: PageRequest<ListingRow>,
+): Promise<ListingRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
   if (f.competitor_id !== undefined) add((p) => `competitor_id = ${p}`, f.competitor_id);
@@ -381,7 +411,12 @@ export async function listChecks(
  * The account's products among `ids` and `skus` (id and sku of each), locked against deletion
  * until commit: a batch of listings is about to name them.
  */
-export async function lockBatchProducts(db: Queryable, accountId: string, ids: readonly string[], skus: readonly string[]): Promise<{ id: string; sku: string | null }[]> {
+export async function lockBatchProducts(
+  db: Queryable,
+  accountId: string,
+  ids: readonly string[],
+  skus: readonly string[],
+): Promise<{ id: string; sku: string | null }[]> {
   if (ids.length === 0 && skus.length === 0) return [];
   const r = await db.query<{ id: string; sku: string | null }>(
     `/* lockBatchProducts */
@@ -434,7 +469,14 @@ export async function insertCompetitorListings(
       order by u.product_id, u.url
      on conflict (product_id, url) do nothing
      returning ${COLUMNS.join(', ')}, ${extras('listings')}`,
-    [accountId, ls.map((l) => l.id), ls.map((l) => l.product_id), ls.map((l) => l.competitor_id), ls.map((l) => l.url), checkIntervalSeconds],
+    [
+      accountId,
+      ls.map((l) => l.id),
+      ls.map((l) => l.product_id),
+      ls.map((l) => l.competitor_id),
+      ls.map((l) => l.url),
+      checkIntervalSeconds,
+    ],
   );
   return r.rows;
 }

@@ -80,8 +80,9 @@ export class ExchangeRates {
 
 /** Every rate the account set, in one query (an account has at most a few hundred). */
 export async function loadExchangeRates(db: Queryable, accountId: string): Promise<ExchangeRates> {
-  const r = await db.query<RateRow>(`/* loadExchangeRates */ select base, quote, rate::text as rate from exchange_rates where account_id = $1`, [
-    accountId,
-  ]);
+  const r = await db.query<RateRow>(
+    `/* loadExchangeRates */ select base, quote, rate::text as rate from exchange_rates where account_id = $1`,
+    [accountId],
+  );
   return new ExchangeRates(r.rows);
 }

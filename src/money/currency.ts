@@ -33,7 +33,8 @@ export function minorDigits(code: string | undefined): number | undefined {
   let d = minorDigitsCache.get(code);
   if (d === undefined) {
     try {
-      d = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+      d =
+        new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
     } catch {
       d = 2;
     }

@@ -5,7 +5,8 @@ import { OPTIONAL_BODY } from './operation.js';
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const sortKeys = <T>(o: Record<string, T>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const sortKeys = <T>(o: Record<string, T>) =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v)) as Obj;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -20,7 +21,10 @@ function headerObject(def: object): Obj {
  * list", so it is a reusable response that the operations do not reference (docs/OPENAPI.md).
  */
 function methodNotAllowed(): Obj {
-  const r = errorResponse(405, { ...allowHeader, ...everyResponseHeaders }) as unknown as Obj & { headers: Obj; examples: unknown[] };
+  const r = errorResponse(405, { ...allowHeader, ...everyResponseHeaders }) as unknown as Obj & {
+    headers: Obj;
+    examples: unknown[];
+  };
   return {
     description:
       'A path of this document called with a method it does not list (before authentication). ' +
@@ -36,7 +40,18 @@ function* childSlots(s: Obj): Generator<[Obj | unknown[], string | number]> {
     const map = s[key];
     if (isObj(map)) for (const name of Object.keys(map)) yield [map, name];
   }
-  for (const key of ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties']) {
+  for (const key of [
+    'items',
+    'additionalProperties',
+    'not',
+    'if',
+    'then',
+    'else',
+    'contains',
+    'propertyNames',
+    'unevaluatedItems',
+    'unevaluatedProperties',
+  ]) {
     if (isObj(s[key])) yield [s, key];
   }
   for (const key of ['prefixItems', 'anyOf', 'oneOf', 'allOf']) {
@@ -51,7 +66,13 @@ function* childSlots(s: Obj): Generator<[Obj | unknown[], string | number]> {
  */
 function boundEnum(s: Obj) {
   const values = s.enum;
-  if (s.type !== 'integer' || !Array.isArray(values) || values.length === 0 || !values.every((v) => typeof v === 'number')) return;
+  if (
+    s.type !== 'integer' ||
+    !Array.isArray(values) ||
+    values.length === 0 ||
+    !values.every((v) => typeof v === 'number')
+  )
+    return;
   s.minimum ??= Math.min(...(values as number[]));
   s.maximum ??= Math.max(...(values as number[]));
 }
@@ -78,10 +99,14 @@ class SchemaHoister {
   walk(schema: unknown): unknown {
     if (!isObj(schema)) return schema;
     const copy: Obj = { ...schema };
-    for (const key of ['properties', 'patternProperties', '$defs', 'dependentSchemas']) if (isObj(copy[key])) copy[key] = { ...copy[key] };
-    for (const key of ['prefixItems', 'anyOf', 'oneOf', 'allOf']) if (Array.isArray(copy[key])) copy[key] = [...(copy[key] as unknown[])];
+    for (const key of ['properties', 'patternProperties', '$defs', 'dependentSchemas'])
+      if (isObj(copy[key])) copy[key] = { ...copy[key] };
+    for (const key of ['prefixItems', 'anyOf', 'oneOf', 'allOf'])
+      if (Array.isArray(copy[key])) copy[key] = [...(copy[key] as unknown[])];
     for (const [container, key] of childSlots(copy)) {
-      (container as Record<string | number, unknown>)[key] = this.walk((container as Record<string | number, unknown>)[key]);
+      (container as Record<string | number, unknown>)[key] = this.walk(
+        (container as Record<string | number, unknown>)[key],
+      );
     }
     boundEnum(copy);
     this.mapDiscriminator(copy);
@@ -109,10 +134,13 @@ class SchemaHoister {
     const mapping: Record<string, string> = {};
     for (const v of s.oneOf) {
       const ref = isObj(v) && typeof v.$ref === 'string' ? v.$ref : undefined;
-      const variant = ref === undefined ? undefined : this.schemas[decodeURIComponent(ref.slice(ref.lastIndexOf('/') + 1))];
+      const variant =
+        ref === undefined ? undefined : this.schemas[decodeURIComponent(ref.slice(ref.lastIndexOf('/') + 1))];
       const props = variant?.properties;
       const tag: unknown = isObj(props) ? props[d.propertyName] : undefined;
-      const value = !isObj(tag) ? undefined : tag.const ?? (Array.isArray(tag.enum) && tag.enum.length === 1 ? tag.enum[0] : undefined);
+      const value = !isObj(tag)
+        ? undefined
+        : (tag.const ?? (Array.isArray(tag.enum) && tag.enum.length === 1 ? tag.enum[0] : undefined));
       if (typeof value !== 'string') return;
       mapping[value] = ref!;
     }
@@ -174,7 +202,8 @@ export function finishDocument(doc: Obj): Obj {
       }
       if (Array.isArray(op.parameters)) {
         op.parameters.forEach((param: Obj, i: number) => {
-          if (param.in === 'header' && typeof param.name === 'string') parameters.add(param.name, op.parameters as unknown as Obj, String(i));
+          if (param.in === 'header' && typeof param.name === 'string')
+            parameters.add(param.name, op.parameters as unknown as Obj, String(i));
         });
       }
       if (op[OPTIONAL_BODY]) {

@@ -37,7 +37,8 @@ export const ifNoneMatchParam = {
     type: 'string',
     maxLength: 2000,
     pattern: '^(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)$',
-    description: 'One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body',
+    description:
+      'One or more entity tags from earlier `ETag` headers (or `*`); when one matches, the answer is 304 with no body',
   },
 };
 

@@ -1,6 +1,12 @@
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { requiredScope } from '../auth/service.js';
-import { errorResponse, everyResponseHeaders, rateLimitHeaders, retryAfterHeader, wwwAuthenticateHeader } from '../http/schemas.js';
+import {
+  errorResponse,
+  everyResponseHeaders,
+  rateLimitHeaders,
+  retryAfterHeader,
+  wwwAuthenticateHeader,
+} from '../http/schemas.js';
 import { etagHeader, idempotencyKeyParam, idempotentReplayedHeader, ifNoneMatchParam } from './headers.js';
 
 type Json = Record<string, unknown>;
@@ -34,11 +40,16 @@ export function isPublic(schema: unknown): boolean {
 function asJson(response: ResponseDoc): ResponseDoc {
   const { description, headers, examples, ...schema } = response;
   const example = Array.isArray(examples) ? examples[0] : undefined;
-  return { description, headers, content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } } };
+  return {
+    description,
+    headers,
+    content: { 'application/json': { schema, ...(example === undefined ? {} : { example }) } },
+  };
 }
 
 /** Statuses a stored idempotent response can have: what the handler answered (src/http/idempotency.ts). */
-const replayable = (status: string) => status.startsWith('2') || status === '404' || status === '409' || status === '422';
+const replayable = (status: string) =>
+  status.startsWith('2') || status === '404' || status === '409' || status === '422';
 
 /**
  * @fastify/swagger `transform`: adds to one route's schema what the app-wide hooks do to every
@@ -83,10 +94,21 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   if (route.config?.idempotent) {
     Object.assign(requestHeaders, idempotencyKeyParam);
     // A key reused with another request, or while its first request runs (then with Retry-After), is a 409 on any such route.
-    responses['409'] ??= errorResponse(409, common, 'The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`)');
+    responses['409'] ??= errorResponse(
+      409,
+      common,
+      'The Idempotency-Key was used for another request, or its first request is still running (with `Retry-After`)',
+    );
     responses['409'].headers = { ...retryAfterHeader, ...responses['409'].headers };
-    const namesResource = url.includes(':') || Object.entries(responses).some(([status, r]) => status.startsWith('2') && r.headers?.Location !== undefined);
-    if (namesResource) responses['404'] ??= errorResponse(404, common, 'A replay (`Idempotency-Key`) of an answer about a resource deleted since');
+    const namesResource =
+      url.includes(':') ||
+      Object.entries(responses).some(([status, r]) => status.startsWith('2') && r.headers?.Location !== undefined);
+    if (namesResource)
+      responses['404'] ??= errorResponse(
+        404,
+        common,
+        'A replay (`Idempotency-Key`) of an answer about a resource deleted since',
+      );
     for (const [status, response] of Object.entries(responses)) {
       if (replayable(status)) response.headers = { ...response.headers, ...idempotentReplayedHeader };
     }
@@ -97,18 +119,24 @@ export function documentRoute({ schema, url, route }: { schema: unknown; url: st
   // @fastify/swagger marks every body required; finishDocument (./components.ts) reads this mark.
   if (route.config?.optionalBody) doc[OPTIONAL_BODY] = true;
   if (Object.keys(requestHeaders).length > 0) {
-    doc.headers = { type: 'object', properties: { ...doc.headers?.properties, ...requestHeaders } } as RouteDoc['headers'];
+    doc.headers = {
+      type: 'object',
+      properties: { ...doc.headers?.properties, ...requestHeaders },
+    } as RouteDoc['headers'];
   }
   // Errors are JSON even where the success is not (`produces`, e.g. /metrics' text).
   if (Array.isArray(doc.produces) && !doc.produces.includes('application/json')) {
-    for (const [status, response] of Object.entries(responses)) if (Number(status) >= 400) responses[status] = asJson(response);
+    for (const [status, response] of Object.entries(responses))
+      if (Number(status) >= 400) responses[status] = asJson(response);
   }
   doc.response = responses;
 
   if (url.startsWith('/v1/')) {
     const canonical = `${methods.join(', ')} /api${url.replace(/:(\w+)/g, '{$1}')}`;
     doc.tags = [ALIAS_TAG];
-    doc.description = `The same operation as \`${canonical}\`, under the \`/v1\` form of the paths.` + (doc.description ? `\n\n${doc.description}` : '');
+    doc.description =
+      `The same operation as \`${canonical}\`, under the \`/v1\` form of the paths.` +
+      (doc.description ? `\n\n${doc.description}` : '');
   }
   return { schema: doc as FastifySchema, url };
 }

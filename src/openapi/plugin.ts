@@ -97,28 +97,59 @@ export async function registerOpenApi(app: FastifyInstance) {
           bearerAuth: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key (`ph_live_...`) from `pricehound keys create`, sent as `Authorization: Bearer <key>`',
+            description:
+              'An API key (`ph_live_...`) from `pricehound keys create`, sent as `Authorization: Bearer <key>`',
           },
         },
       },
       security: [{ bearerAuth: [] }],
       tags: [
         { name: 'Products', description: 'Monitored products (spec part 4)' },
-        { name: 'Competitors', description: 'Competitors whose prices are tracked, and how their prices compare with ours' },
-        { name: 'Listings', description: 'Pages where a product\'s price is checked on a schedule (a competitor\'s or our own shop\'s), with their state and check log' },
-        { name: 'Prices', description: 'Price observations, history, changes and trends of products, and the exchange rates that convert them (docs/PRICES.md)' },
-        { name: 'Alerts', description: 'Alert rules, the alert events they fire and their acknowledgement (docs/ALERTS.md)' },
-        { name: 'Events', description: 'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)' },
-        { name: 'Webhooks', description: 'Endpoints that receive the account\'s events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)' },
-        { name: 'Email', description: 'Addresses that receive the account\'s events by email, confirmed by a mailed code: a mail per minute or daily and weekly digests, each with an unsubscribe link that needs no key (docs/EMAIL.md)' },
+        {
+          name: 'Competitors',
+          description: 'Competitors whose prices are tracked, and how their prices compare with ours',
+        },
+        {
+          name: 'Listings',
+          description:
+            "Pages where a product's price is checked on a schedule (a competitor's or our own shop's), with their state and check log",
+        },
+        {
+          name: 'Prices',
+          description:
+            'Price observations, history, changes and trends of products, and the exchange rates that convert them (docs/PRICES.md)',
+        },
+        {
+          name: 'Alerts',
+          description: 'Alert rules, the alert events they fire and their acknowledgement (docs/ALERTS.md)',
+        },
+        {
+          name: 'Events',
+          description:
+            'What happened in the account: the outbox webhooks deliver from, kept at least 30 days (docs/EVENTS.md)',
+        },
+        {
+          name: 'Webhooks',
+          description:
+            "Endpoints that receive the account's events, signed (Standard Webhooks), with their delivery log (docs/WEBHOOKS.md)",
+        },
+        {
+          name: 'Email',
+          description:
+            "Addresses that receive the account's events by email, confirmed by a mailed code: a mail per minute or daily and weekly digests, each with an unsubscribe link that needs no key (docs/EMAIL.md)",
+        },
         { name: 'Usage', description: 'Rate-limit usage of the calling key' },
-        { name: 'Keys', description: 'The account\'s API keys: list, create (the secret shown once), rename, revoke; full keys only' },
+        {
+          name: 'Keys',
+          description: "The account's API keys: list, create (the secret shown once), rename, revoke; full keys only",
+        },
         { name: 'Operations', description: 'Health, readiness, metrics and this document; no API key needed' },
         { name: ALIAS_TAG, description: 'The same operations under `/v1` instead of `/api/v1`' },
       ],
     },
     transform: documentRoute,
-    transformObject: (doc) => ('openapiObject' in doc ? finishDocument(doc.openapiObject as Record<string, unknown>) : doc.swaggerObject),
+    transformObject: (doc) =>
+      'openapiObject' in doc ? finishDocument(doc.openapiObject as Record<string, unknown>) : doc.swaggerObject,
   });
 
   await app.register(swaggerUi, {

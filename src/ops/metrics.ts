@@ -42,7 +42,11 @@ export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
         },
       });
     };
-    counterOf('pricehound_ratelimit_redis_calls_total', 'Script calls the rate limiter made to Redis (each counts a batch of requests)', () => stats.redisCalls);
+    counterOf(
+      'pricehound_ratelimit_redis_calls_total',
+      'Script calls the rate limiter made to Redis (each counts a batch of requests)',
+      () => stats.redisCalls,
+    );
     counterOf(
       'pricehound_ratelimit_leased_counts_total',
       'Requests counted from a block of counts leased from Redis, without a round trip (src/ratelimit/quota-leases.ts)',

@@ -45,7 +45,10 @@ function request(socketPath: string, method: string, path: string, body?: unknow
         path,
         agent: false,
         timeout: TIMEOUT_MS,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        headers:
+          payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -53,17 +56,29 @@ function request(socketPath: string, method: string, path: string, body?: unknow
         res.on('error', reject);
         res.on('end', () => {
           try {
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> });
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+            });
           } catch {
-            reject(new OwnerChannelRequestError(res.statusCode ?? 0, 'invalid_response', `the owner channel answered ${res.statusCode} with a body that is not JSON`));
+            reject(
+              new OwnerChannelRequestError(
+                res.statusCode ?? 0,
+                'invalid_response',
+                `the owner channel answered ${res.statusCode} with a body that is not JSON`,
+              ),
+            );
           }
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`the server did not answer on its owner channel within ${TIMEOUT_MS / 1000} s`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`the server did not answer on its owner channel within ${TIMEOUT_MS / 1000} s`)),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => {
       // Refused or missing before anything was sent: the caller may retry or fall back.
-      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new OwnerChannelUnreachableError(socketPath, err.code));
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')
+        reject(new OwnerChannelUnreachableError(socketPath, err.code));
       else reject(err);
     });
     req.end(payload);
@@ -71,7 +86,10 @@ function request(socketPath: string, method: string, path: string, body?: unknow
 }
 
 const isDetail = (d: unknown): d is ErrorDetail =>
-  typeof d === 'object' && d !== null && typeof (d as ErrorDetail).field === 'string' && typeof (d as ErrorDetail).message === 'string';
+  typeof d === 'object' &&
+  d !== null &&
+  typeof (d as ErrorDetail).field === 'string' &&
+  typeof (d as ErrorDetail).message === 'string';
 
 /** The fields an error body's `details` names. */
 const detailsOf = (r: Answer): ErrorDetail[] => (Array.isArray(r.body.details) ? r.body.details.filter(isDetail) : []);
@@ -82,24 +100,38 @@ function fail(r: Answer): never {
   const text = typeof b.error === 'string' ? b.error : `the request failed with status ${r.status}`;
   const details = detailsOf(r);
   const message = details.length > 0 ? `${text}: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}` : text;
-  throw new OwnerChannelRequestError(r.status, code, message, typeof b.request_id === 'string' ? b.request_id : undefined);
+  throw new OwnerChannelRequestError(
+    r.status,
+    code,
+    message,
+    typeof b.request_id === 'string' ? b.request_id : undefined,
+  );
 }
 
 /** The 404 of POST /keys for an account that does not exist. */
-const unknownAccount = (r: Answer) => r.status === 404 && r.body.code === 'not_found' && detailsOf(r).some((d) => d.field === 'account_id');
+const unknownAccount = (r: Answer) =>
+  r.status === 404 && r.body.code === 'not_found' && detailsOf(r).some((d) => d.field === 'account_id');
 
 /** OwnerOperations carried out by the server process that owns DATA_DIR, through its owner channel (./server.ts). */
 export function channelOperations(socketPath: string, pid: number): OwnerOperations {
   return {
     via: { kind: 'socket', pid, socket: socketPath },
     async createKey(input) {
-      const r = await request(socketPath, 'POST', '/keys', { plan: input.plan, name: input.name ?? null, account_id: input.accountId ?? null });
+      const r = await request(socketPath, 'POST', '/keys', {
+        plan: input.plan,
+        name: input.name ?? null,
+        account_id: input.accountId ?? null,
+      });
       if (r.status === 201) return r.body as unknown as CreatedKeyView;
       if (unknownAccount(r)) throw new UnknownAccountError(input.accountId ?? '');
       fail(r);
     },
     async listKeys(accountId) {
-      const r = await request(socketPath, 'GET', accountId ? `/keys?account_id=${encodeURIComponent(accountId)}` : '/keys');
+      const r = await request(
+        socketPath,
+        'GET',
+        accountId ? `/keys?account_id=${encodeURIComponent(accountId)}` : '/keys',
+      );
       if (r.status === 200) return r.body.data as KeyView[];
       fail(r);
     },
@@ -110,7 +142,10 @@ export function channelOperations(socketPath: string, pid: number): OwnerOperati
       fail(r);
     },
     async rollupPrices(input) {
-      const r = await request(socketPath, 'POST', '/prices/rollup', { older_than_days: input.olderThanDays, after: input.after ?? null });
+      const r = await request(socketPath, 'POST', '/prices/rollup', {
+        older_than_days: input.olderThanDays,
+        after: input.after ?? null,
+      });
       if (r.status === 200) return r.body as unknown as RollupResult;
       fail(r);
     },

@@ -14,7 +14,12 @@ import { type ApiInjector, type CreatedKeyView, type OwnerOperations, toKeyView 
  */
 export function localOperations(
   db: Database,
-  opts: { onRevoked?: (keyId: string) => void; ownsDb?: boolean; inject?: ApiInjector; beforeClose?: () => Promise<void> } = {},
+  opts: {
+    onRevoked?: (keyId: string) => void;
+    ownsDb?: boolean;
+    inject?: ApiInjector;
+    beforeClose?: () => Promise<void>;
+  } = {},
 ): OwnerOperations {
   return {
     via: { kind: 'direct' },
@@ -31,7 +36,8 @@ export function localOperations(
       return k ? toKeyView(k) : undefined;
     },
     // Well inside the owner channel's 120 s request timeout; the CLI calls again with `next`.
-    rollupPrices: (input) => rollupPrices(db, { olderThanDays: input.olderThanDays, after: input.after ?? undefined, budgetMs: 20_000 }),
+    rollupPrices: (input) =>
+      rollupPrices(db, { olderThanDays: input.olderThanDays, after: input.after ?? undefined, budgetMs: 20_000 }),
     migrate: () => migrate(db),
     async api(request) {
       if (!opts.inject) throw new Error('this process serves no HTTP API');

@@ -56,7 +56,8 @@ async function readJson(req: http.IncomingMessage, limit = MAX_BODY): Promise<Re
   } catch {
     throw ERRORS.invalidJson();
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ERRORS.invalidRequest('The request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw ERRORS.invalidRequest('The request body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
@@ -65,11 +66,16 @@ const invalidField = (field: string, message: string) => ERRORS.validation([{ fi
 function optionalString(body: Record<string, unknown>, field: string): string | null {
   const v = body[field];
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || v.length === 0 || v.length > 200) throw invalidField(field, 'must be a non-empty string of at most 200 characters');
+  if (typeof v !== 'string' || v.length === 0 || v.length > 200)
+    throw invalidField(field, 'must be a non-empty string of at most 200 characters');
   return v;
 }
 
-async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessage): Promise<{ status: number; body: unknown }> {
+async function route(
+  ops: OwnerOperations,
+  log: Logger,
+  req: http.IncomingMessage,
+): Promise<{ status: number; body: unknown }> {
   const url = new URL(req.url ?? '/', 'http://owner');
   const method = req.method ?? 'GET';
 
@@ -84,12 +90,21 @@ async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessag
     const body = await readJson(req);
     if (!isPlan(body.plan)) throw invalidField('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
     try {
-      const created = await ops.createKey({ plan: body.plan, name: optionalString(body, 'name'), accountId: optionalString(body, 'account_id') });
-      log.info({ key_id: created.id, account_id: created.account_id, plan: created.plan }, 'owner channel: api key created');
+      const created = await ops.createKey({
+        plan: body.plan,
+        name: optionalString(body, 'name'),
+        accountId: optionalString(body, 'account_id'),
+      });
+      log.info(
+        { key_id: created.id, account_id: created.account_id, plan: created.plan },
+        'owner channel: api key created',
+      );
       return { status: 201, body: created };
     } catch (err) {
       if (err instanceof UnknownAccountError) {
-        throw ERRORS.notFound(`Account ${err.accountId}`, [{ field: 'account_id', message: 'is not an existing account' }]);
+        throw ERRORS.notFound(`Account ${err.accountId}`, [
+          { field: 'account_id', message: 'is not an existing account' },
+        ]);
       }
       throw err;
     }
@@ -106,11 +121,18 @@ async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessag
     const body = await readJson(req);
     const days = body.older_than_days;
     const after = body.after as { productId?: unknown; competitorId?: unknown } | null | undefined;
-    if (!Number.isInteger(days) || (days as number) < 1) throw invalidField('older_than_days', 'must be a whole number of days, at least 1');
-    if (after != null && (typeof after.productId !== 'string' || !(typeof after.competitorId === 'string' || after.competitorId === null))) {
+    if (!Number.isInteger(days) || (days as number) < 1)
+      throw invalidField('older_than_days', 'must be a whole number of days, at least 1');
+    if (
+      after != null &&
+      (typeof after.productId !== 'string' || !(typeof after.competitorId === 'string' || after.competitorId === null))
+    ) {
       throw invalidField('after', 'must be {productId, competitorId} from a previous answer');
     }
-    const result = await ops.rollupPrices({ olderThanDays: days as number, after: after as { productId: string; competitorId: string | null } | null });
+    const result = await ops.rollupPrices({
+      olderThanDays: days as number,
+      after: after as { productId: string; competitorId: string | null } | null,
+    });
     log.info({ ...result, next: undefined }, 'owner channel: price roll-up step done');
     return { status: 200, body: result };
   }
@@ -118,10 +140,15 @@ async function route(ops: OwnerOperations, log: Logger, req: http.IncomingMessag
     const body = await readJson(req, MAX_API_BODY);
     const apiMethod = API_METHODS.find((m) => m === body.method);
     if (!apiMethod) throw invalidField('method', `must be one of ${API_METHODS.join(', ')}`);
-    if (typeof body.url !== 'string' || !body.url.startsWith('/')) throw invalidField('url', 'must be a path starting with /');
+    if (typeof body.url !== 'string' || !body.url.startsWith('/'))
+      throw invalidField('url', 'must be a path starting with /');
     if (typeof body.key !== 'string' || body.key === '') throw invalidField('key', 'must be an API key');
-    const headers = body.headers !== null && typeof body.headers === 'object' ? (body.headers as Record<string, string>) : undefined;
-    return { status: 200, body: await ops.api({ method: apiMethod, url: body.url, key: body.key, body: body.body, headers }) };
+    const headers =
+      body.headers !== null && typeof body.headers === 'object' ? (body.headers as Record<string, string>) : undefined;
+    return {
+      status: 200,
+      body: await ops.api({ method: apiMethod, url: body.url, key: body.key, body: body.body, headers }),
+    };
   }
   if (url.pathname === '/migrate' && method === 'POST') {
     const applied = await ops.migrate();
@@ -147,7 +174,11 @@ function removeStaleSocket(socketPath: string) {
  * Listens on `socketPath`. The caller must hold the DATA_DIR lock: that is what makes any
  * socket already at the path stale.
  */
-export async function startOwnerChannel(ops: OwnerOperations, log: Logger, socketPath: string): Promise<OwnerChannelServer> {
+export async function startOwnerChannel(
+  ops: OwnerOperations,
+  log: Logger,
+  socketPath: string,
+): Promise<OwnerChannelServer> {
   const channelLog = log.child({ component: 'owner-channel' });
   const server = http.createServer((req, res) => {
     const requestId = genReqId(req);
@@ -161,7 +192,11 @@ export async function startOwnerChannel(ops: OwnerOperations, log: Logger, socke
         return { status: internal.status, body: errorBody(internal, requestId) };
       })
       .then(({ status, body }) => {
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, connection: 'close' });
+        res.writeHead(status, {
+          'content-type': 'application/json; charset=utf-8',
+          'x-request-id': requestId,
+          connection: 'close',
+        });
         res.end(JSON.stringify(body));
       });
   });

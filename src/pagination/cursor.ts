@@ -21,7 +21,11 @@ const ID = /^[\x21-\x7e]{1,64}$/;
  * `acceptsValue` checks the sort value against what the sort column can hold, so a forged
  * cursor is refused here instead of failing as a cast in SQL (a 500).
  */
-export function decodeCursor(text: string, sort: string, acceptsValue: (value: unknown) => boolean = () => true): Cursor {
+export function decodeCursor(
+  text: string,
+  sort: string,
+  acceptsValue: (value: unknown) => boolean = () => true,
+): Cursor {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));

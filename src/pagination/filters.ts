@@ -13,7 +13,8 @@ export function checkRange<Q extends object>(q: Q, lower: keyof Q & string, uppe
     if (lo > hi) throw ERRORS.invalidQuery([{ field: lower, message: `must not be greater than ${upper}` }]);
     return;
   }
-  if (Date.parse(String(lo)) >= Date.parse(String(hi))) throw ERRORS.invalidQuery([{ field: lower, message: `must be before ${upper}` }]);
+  if (Date.parse(String(lo)) >= Date.parse(String(hi)))
+    throw ERRORS.invalidQuery([{ field: lower, message: `must be before ${upper}` }]);
 }
 
 /** `%text%` for ILIKE, with the pattern's own characters escaped. */

@@ -30,7 +30,12 @@ const tiebreakOf = <R>(key: SortKey<R>) => (key.tiebreak ?? byId) as Tiebreak<R>
  * issued, is a 400 (never a silent restart from the top, nor an SQL error). `sorts` must hold
  * every field the route's schema lets through.
  */
-export function pageRequest<R>(q: ListQuery, sorts: SortKeys<R>, defaultSort: string, defaultLimit = DEFAULT_LIMIT): PageRequest<R> {
+export function pageRequest<R>(
+  q: ListQuery,
+  sorts: SortKeys<R>,
+  defaultSort: string,
+  defaultLimit = DEFAULT_LIMIT,
+): PageRequest<R> {
   const sort = q.sort ?? defaultSort;
   const { field, descending } = parseSort(sort);
   const key = sorts[field];
@@ -107,7 +112,11 @@ export function pageOf<K, R extends K, T>(rows: R[], page: PageRequest<K>, toIte
  * the consumer takes. `first` is the first page when the caller already fetched it (an export
  * reads it before its headers go out, so that a failure is still a JSON error).
  */
-export async function* eachPage<K, R extends K>(page: PageRequest<K>, load: (p: PageRequest<K>) => Promise<R[]>, first?: R[]): AsyncGenerator<R[]> {
+export async function* eachPage<K, R extends K>(
+  page: PageRequest<K>,
+  load: (p: PageRequest<K>) => Promise<R[]>,
+  first?: R[],
+): AsyncGenerator<R[]> {
   let p = page;
   let rows = first ?? (await load(p));
   for (;;) {
@@ -125,7 +134,11 @@ export async function* eachPage<K, R extends K>(page: PageRequest<K>, load: (p: 
  * A list nested under a resource (a product's listings): an empty page may mean that the resource
  * is not in the account, which is a 404; only then is it worth the query that asks.
  */
-export async function nestedPage<P extends { data: unknown[] }>(page: P, exists: () => Promise<boolean>, what: string): Promise<P> {
+export async function nestedPage<P extends { data: unknown[] }>(
+  page: P,
+  exists: () => Promise<boolean>,
+  what: string,
+): Promise<P> {
   if (page.data.length === 0 && !(await exists())) throw ERRORS.notFound(what);
   return page;
 }

@@ -28,9 +28,18 @@ export function listOf<T extends TSchema>(item: T, title: string) {
   );
 }
 
-export const LimitQuery = Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Page size, 1 to 100' });
-export const CursorQuery = Type.String({ minLength: 1, maxLength: CURSOR_MAX, description: '`next_cursor` of the previous page' });
-
+export const LimitQuery = Type.Integer({
+  format: 'int32',
+  minimum: 1,
+  maximum: 100,
+  default: DEFAULT_LIMIT,
+  description: 'Page size, 1 to 100',
+});
+export const CursorQuery = Type.String({
+  minLength: 1,
+  maxLength: CURSOR_MAX,
+  description: '`next_cursor` of the previous page',
+});
 
 /** `sort`: each of `fields`, ascending or with `-` descending. */
 export const SortQuery = (fields: readonly string[], defaultSort: string) =>

@@ -35,7 +35,11 @@ export interface Tiebreak<R> {
 export type SortKeys<R> = Record<string, SortKey<R>>;
 
 /** A bigint sequence column as tiebreak: the cursor holds the row's public id (src/ids.ts), never the number. */
-export const sequenceTiebreak = <R>(kind: SequenceKind, column: string, read: (r: R) => number | string): Tiebreak<R> => ({
+export const sequenceTiebreak = <R>(
+  kind: SequenceKind,
+  column: string,
+  read: (r: R) => number | string,
+): Tiebreak<R> => ({
   expr: column,
   cast: '::bigint',
   of: (r) => publicId(kind, read(r)),

@@ -60,7 +60,14 @@ const num = (v: string | null) => (v === null ? null : Number(v));
 /** The compact position of a product row; a row without the columns (just inserted) has no series yet. */
 export function toPosition(r: { base_price: string } & Partial<PositionColumns>): ProductPosition {
   if (r.pos_compared === undefined) {
-    return { own_price: Number(r.base_price), own_price_source: 'base_price', competitors_compared: 0, competitors_left_out: 0, rank: null, price_index: null };
+    return {
+      own_price: Number(r.base_price),
+      own_price_source: 'base_price',
+      competitors_compared: 0,
+      competitors_left_out: 0,
+      rank: null,
+      price_index: null,
+    };
   }
   return {
     own_price: num(r.pos_own_price ?? null),

@@ -5,32 +5,53 @@ import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schema
 
 /** GET /positions and /positions/summary (docs/POSITIONS.md; API.md, "Positions"). */
 
-const int32 = (description: string, minimum = 0) => Type.Integer({ format: 'int32', minimum, maximum: 2_147_483_647, description });
+const int32 = (description: string, minimum = 0) =>
+  Type.Integer({ format: 'int32', minimum, maximum: 2_147_483_647, description });
 
 export const PositionSchema = Type.Object(
   {
     product_id: ResourceId('prod'),
-    name: Text(200, 'The product\'s name'),
-    sku: Nullable(Text(100, 'The product\'s SKU')),
-    own_price: Type.Number({ minimum: 0, description: 'Our price in the product\'s currency: our own series\' latest observation, else base_price (monitoring.position.own_price)' }),
+    name: Text(200, "The product's name"),
+    sku: Nullable(Text(100, "The product's SKU")),
+    own_price: Type.Number({
+      minimum: 0,
+      description:
+        "Our price in the product's currency: our own series' latest observation, else base_price (monitoring.position.own_price)",
+    }),
     currency: Currency,
-    rank: int32('1 + the compared competitors strictly cheaper than us: 1 = cheapest, ties share a place (monitoring.position.rank)', 1),
+    rank: int32(
+      '1 + the compared competitors strictly cheaper than us: 1 = cheapest, ties share a place (monitoring.position.rank)',
+      1,
+    ),
     of: int32('How many prices are compared, ours included: the compared competitors + 1', 2),
-    price_index: SignedAmount('own_price / average compared price x 100, 2 decimals (monitoring.position.price_index); null when that average is 0'),
+    price_index: SignedAmount(
+      'own_price / average compared price x 100, 2 decimals (monitoring.position.price_index); null when that average is 0',
+    ),
     cheapest: Type.Object(
       {
         competitor_id: ResourceId('comp'),
-        name: Text(200, 'The competitor\'s name'),
-        price: Type.Number({ minimum: 0, description: 'Its latest price converted into the product\'s currency' }),
+        name: Text(200, "The competitor's name"),
+        price: Type.Number({ minimum: 0, description: "Its latest price converted into the product's currency" }),
       },
-      { additionalProperties: false, description: 'The cheapest compared competitor (of those tied, the one with the smallest id)' },
+      {
+        additionalProperties: false,
+        description: 'The cheapest compared competitor (of those tied, the one with the smallest id)',
+      },
     ),
-    gap_amount: Type.Number({ description: 'own_price minus the cheapest competitor\'s price: positive when we are dearer' }),
-    gap_percent: SignedAmount('gap_amount as a percentage of the cheapest competitor\'s price, 2 decimals; null when that price is 0 and ours is not'),
+    gap_amount: Type.Number({
+      description: "own_price minus the cheapest competitor's price: positive when we are dearer",
+    }),
+    gap_percent: SignedAmount(
+      "gap_amount as a percentage of the cheapest competitor's price, 2 decimals; null when that price is 0 and ours is not",
+    ),
     undercut_by: int32('How many compared competitors are strictly below our price (rank - 1)'),
     changed_at: Timestamp('When any of these numbers last changed'),
   },
-  { title: 'Position', additionalProperties: false, description: 'Where a product\'s price stands among its competitors\' latest prices' },
+  {
+    title: 'Position',
+    additionalProperties: false,
+    description: "Where a product's price stands among its competitors' latest prices",
+  },
 );
 export type Position = Static<typeof PositionSchema>;
 
@@ -43,7 +64,11 @@ export const POSITION_DEFAULT_SORT = '-gap_percent';
 export const GAP_PERCENT_LIMIT = 1_000_000_000;
 
 const GapPercent = (description: string) =>
-  Type.Number({ minimum: -100, maximum: GAP_PERCENT_LIMIT, description: `${description}; -100 (we give it away) to ${GAP_PERCENT_LIMIT}` });
+  Type.Number({
+    minimum: -100,
+    maximum: GAP_PERCENT_LIMIT,
+    description: `${description}; -100 (we give it away) to ${GAP_PERCENT_LIMIT}`,
+  });
 
 /** What narrows positions (the list, and the summary's own part of it). */
 const catalogueFilters = {
@@ -56,14 +81,31 @@ export const PositionListQuerySchema = Type.Object(
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
     sort: Type.Optional(SortQuery(POSITION_SORT_FIELDS, POSITION_DEFAULT_SORT)),
-    undercut: Type.Optional(Type.Boolean({ description: 'true: only products some competitor undercuts (rank > 1); false: only those none does (`true` or `false`)' })),
+    undercut: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: only products some competitor undercuts (rank > 1); false: only those none does (`true` or `false`)',
+      }),
+    ),
     rank_min: Type.Optional(int32('Lowest rank, inclusive', 1)),
     rank_max: Type.Optional(int32('Highest rank, inclusive', 1)),
-    competitor_id: Type.Optional({ ...ResourceId('comp'), description: 'Only products this competitor undercuts (its compared price strictly below ours)' }),
-    gap_percent_min: Type.Optional(GapPercent('Lowest gap_percent, inclusive (an infinite gap counts as above any bound)')),
+    competitor_id: Type.Optional({
+      ...ResourceId('comp'),
+      description: 'Only products this competitor undercuts (its compared price strictly below ours)',
+    }),
+    gap_percent_min: Type.Optional(
+      GapPercent('Lowest gap_percent, inclusive (an infinite gap counts as above any bound)'),
+    ),
     gap_percent_max: Type.Optional(GapPercent('Highest gap_percent, inclusive')),
     ...catalogueFilters,
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive text over name, brand, sku and description' })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000]*$',
+        description: 'Case-insensitive text over name, brand, sku and description',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -88,12 +130,18 @@ export type PositionSummaryQuery = Static<typeof PositionSummaryQuerySchema>;
 export const PositionSummarySchema = Type.Object(
   {
     object: Type.Literal('position_summary'),
-    products: int32('Products counted (all of the account\'s, or those of the brand and category asked): cheapest + in_between + dearest + alone'),
+    products: int32(
+      "Products counted (all of the account's, or those of the brand and category asked): cheapest + in_between + dearest + alone",
+    ),
     cheapest: int32('Ranked first: no compared competitor strictly cheaper (ties with the cheapest count here)'),
     in_between: int32('Some compared competitor cheaper and some dearer than us'),
     dearest: int32('Undercut, and no compared competitor dearer than us'),
-    alone: int32('No rank: no competitor price to compare (none, all out of stock or without a rate), or our own price has no rate'),
-    undercut: int32('Some compared competitor strictly cheaper than us: in_between + dearest (GET /positions?undercut=true)'),
+    alone: int32(
+      'No rank: no competitor price to compare (none, all out of stock or without a rate), or our own price has no rate',
+    ),
+    undercut: int32(
+      'Some compared competitor strictly cheaper than us: in_between + dearest (GET /positions?undercut=true)',
+    ),
     price_index_histogram: Type.Array(
       Type.Object(
         {
@@ -103,9 +151,16 @@ export const PositionSummarySchema = Type.Object(
         },
         { additionalProperties: false },
       ),
-      { maxItems: PRICE_INDEX_BOUNDS.length + 1, description: `Ranked products by price index, in ${PRICE_INDEX_BOUNDS.length + 1} buckets split at ${PRICE_INDEX_BOUNDS.join(', ')}; a null index (average 0) counts in the last` },
+      {
+        maxItems: PRICE_INDEX_BOUNDS.length + 1,
+        description: `Ranked products by price index, in ${PRICE_INDEX_BOUNDS.length + 1} buckets split at ${PRICE_INDEX_BOUNDS.join(', ')}; a null index (average 0) counts in the last`,
+      },
     ),
   },
-  { title: 'PositionSummary', additionalProperties: false, description: 'How the products stand, counted over their stored positions' },
+  {
+    title: 'PositionSummary',
+    additionalProperties: false,
+    description: 'How the products stand, counted over their stored positions',
+  },
 );
 export type PositionSummary = Static<typeof PositionSummarySchema>;

@@ -38,7 +38,11 @@ export async function positionsPage(db: Queryable, accountId: string, q: Positio
   return pageOf(await listPositions(db, accountId, q, page), page, toPosition);
 }
 
-export async function positionsSummary(db: Queryable, accountId: string, q: PositionSummaryQuery): Promise<PositionSummary> {
+export async function positionsSummary(
+  db: Queryable,
+  accountId: string,
+  q: PositionSummaryQuery,
+): Promise<PositionSummary> {
   const r = await summarizePositions(db, accountId, q);
   const bounds: (number | null)[] = [null, ...PRICE_INDEX_BOUNDS, null];
   return {

@@ -2,7 +2,12 @@ import type { Queryable } from '../db/types.js';
 import { containsPattern } from '../pagination/filters.js';
 import { type PageRequest, pageSql } from '../pagination/page.js';
 import { type SortKey, type Tiebreak, textKey, timestampKey } from '../pagination/sort.js';
-import { PRICE_INDEX_BOUNDS, type POSITION_SORT_FIELDS, type PositionListQuery, type PositionSummaryQuery } from './schemas.js';
+import {
+  PRICE_INDEX_BOUNDS,
+  type POSITION_SORT_FIELDS,
+  type PositionListQuery,
+  type PositionSummaryQuery,
+} from './schemas.js';
 
 /**
  * The stored positions (product_positions, migrations/0012: one row per product, kept by
@@ -68,7 +73,12 @@ export const POSITION_SORTS = {
 } satisfies Record<(typeof POSITION_SORT_FIELDS)[number], SortKey<PositionRow>>;
 
 /** A page of the account's ranked positions, filtered; one statement, an index scan for the gap sorts. */
-export async function listPositions(db: Queryable, accountId: string, f: PositionListQuery, page: PageRequest<PositionRow>): Promise<PositionRow[]> {
+export async function listPositions(
+  db: Queryable,
+  accountId: string,
+  f: PositionListQuery,
+  page: PageRequest<PositionRow>,
+): Promise<PositionRow[]> {
   const params: unknown[] = [accountId];
   const where = ['pp.account_id = $1', 'p.account_id = $1', 'pp.rank is not null'];
   const push = (sql: (p: string) => string, v: unknown) => {
@@ -83,12 +93,17 @@ export async function listPositions(db: Queryable, accountId: string, f: Positio
     where.push('pp.rank > 1');
     push((p) => `pp.undercut_ids @> array[${p}::text]`, f.competitor_id);
   }
-  if (f.gap_percent_min !== undefined) push((p) => `coalesce(pp.gap_percent, 'Infinity'::numeric) >= ${p}::numeric`, String(f.gap_percent_min));
-  if (f.gap_percent_max !== undefined) push((p) => `coalesce(pp.gap_percent, 'Infinity'::numeric) <= ${p}::numeric`, String(f.gap_percent_max));
+  if (f.gap_percent_min !== undefined)
+    push((p) => `coalesce(pp.gap_percent, 'Infinity'::numeric) >= ${p}::numeric`, String(f.gap_percent_min));
+  if (f.gap_percent_max !== undefined)
+    push((p) => `coalesce(pp.gap_percent, 'Infinity'::numeric) <= ${p}::numeric`, String(f.gap_percent_max));
   if (f.brand !== undefined) push((p) => `p.brand = ${p}`, f.brand);
   if (f.category !== undefined) push((p) => `p.category = ${p}`, f.category);
   if (f.q !== undefined) {
-    push((p) => `(p.name ilike ${p} or p.brand ilike ${p} or p.sku ilike ${p} or p.description ilike ${p})`, containsPattern(f.q));
+    push(
+      (p) => `(p.name ilike ${p} or p.brand ilike ${p} or p.sku ilike ${p} or p.description ilike ${p})`,
+      containsPattern(f.q),
+    );
   }
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
@@ -119,7 +134,11 @@ export interface SummaryRow {
 }
 
 /** The counts of GET /positions/summary over the account's stored positions, in one statement. */
-export async function summarizePositions(db: Queryable, accountId: string, f: PositionSummaryQuery): Promise<SummaryRow> {
+export async function summarizePositions(
+  db: Queryable,
+  accountId: string,
+  f: PositionSummaryQuery,
+): Promise<SummaryRow> {
   const params: unknown[] = [accountId, PRICE_INDEX_BOUNDS.map(String)];
   const where = ['pp.account_id = $1'];
   let join = '';
@@ -153,6 +172,7 @@ export async function summarizePositions(db: Queryable, accountId: string, f: Po
     params,
   );
   const row = r.rows[0]!;
-  const list = typeof row.buckets === 'string' ? row.buckets.slice(1, -1).split(',').map(Number) : row.buckets.map(Number);
+  const list =
+    typeof row.buckets === 'string' ? row.buckets.slice(1, -1).split(',').map(Number) : row.buckets.map(Number);
   return { ...row, buckets: list };
 }

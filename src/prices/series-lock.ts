@@ -18,7 +18,11 @@ import type { Queryable } from '../db/types.js';
 const LOCK = `on conflict (product_id, competitor_id) do update set account_id = excluded.account_id where false`;
 
 /** Locks the series (product, competitor; null: our own shop) of the observations about to be inserted. */
-export async function lockSeries(tx: Queryable, accountId: string, series: readonly { product_id: string; competitor_id: string | null }[]): Promise<void> {
+export async function lockSeries(
+  tx: Queryable,
+  accountId: string,
+  series: readonly { product_id: string; competitor_id: string | null }[],
+): Promise<void> {
   if (series.length === 0) return;
   await tx.query(
     `/* lockSeries */
@@ -35,7 +39,11 @@ export async function lockSeries(tx: Queryable, accountId: string, series: reado
  * Locks the series of a listing (its product and competitor) before a check records its price;
  * with `accountId`, only a listing of that account (the id came from a request).
  */
-export async function lockListingSeries(tx: Queryable, listingId: string, accountId: string | null = null): Promise<void> {
+export async function lockListingSeries(
+  tx: Queryable,
+  listingId: string,
+  accountId: string | null = null,
+): Promise<void> {
   await tx.query(
     `/* lockListingSeries */
      insert into price_series (account_id, product_id, competitor_id)

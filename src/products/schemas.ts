@@ -1,6 +1,16 @@
 import { type Static, Type } from 'typebox';
 import { batchBodySchema, batchResultSchema } from '../batches/schemas.js';
-import { Currency, HttpUrl, Money, Nullable, OrNull, RequiredText, ResourceId, Text, Timestamp } from '../http/fields.js';
+import {
+  Currency,
+  HttpUrl,
+  Money,
+  Nullable,
+  OrNull,
+  RequiredText,
+  ResourceId,
+  Text,
+  Timestamp,
+} from '../http/fields.js';
 import { checkRange } from '../pagination/filters.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
 import { ProductPositionSchema } from '../position/schemas.js';
@@ -69,14 +79,18 @@ export const ProductMonitoringSchema = Type.Object(
       ),
       {
         description:
-          'The lowest latest price among the enabled competitor listings priced in the product\'s currency (other ' +
+          "The lowest latest price among the enabled competitor listings priced in the product's currency (other " +
           'currencies are never converted) whose offer was not last seen out of stock; null when there is none',
       },
     ),
     last_checked_at: Nullable(Timestamp('When any of its listings was last checked; null: never')),
     position: ProductPositionSchema,
   },
-  { title: 'ProductMonitoring', additionalProperties: false, description: 'The product\'s monitoring summary (read-only)' },
+  {
+    title: 'ProductMonitoring',
+    additionalProperties: false,
+    description: "The product's monitoring summary (read-only)",
+  },
 );
 
 export const ProductSchema = Type.Object(
@@ -101,7 +115,15 @@ export type Product = Static<typeof ProductSchema>;
 
 export const ProductListSchema = listOf(ProductSchema, 'ProductList');
 
-export const PRODUCT_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'base_price', 'sku', 'brand', 'category'] as const;
+export const PRODUCT_SORT_FIELDS = [
+  'created_at',
+  'updated_at',
+  'name',
+  'base_price',
+  'sku',
+  'brand',
+  'category',
+] as const;
 
 export const ProductListQuerySchema = Type.Object(
   {
@@ -114,7 +136,14 @@ export const ProductListQuerySchema = Type.Object(
     currency: Type.Optional(Currency),
     min_price: Type.Optional(Money('Lowest base_price, inclusive')),
     max_price: Type.Optional(Money('Highest base_price, inclusive')),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$', description: 'Case-insensitive text over name, brand, sku and description' })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000]*$',
+        description: 'Case-insensitive text over name, brand, sku and description',
+      }),
+    ),
     created_after: Type.Optional(Timestamp('Created at or after this instant')),
     created_before: Type.Optional(Timestamp('Created before this instant')),
   },
@@ -129,7 +158,9 @@ export function checkListFilters(q: ProductListQuery): void {
 }
 
 /** GET /products.csv: the filters and sort of GET /products, without pages (the file holds every product). */
-export const ProductCatalogueQuerySchema = Type.Omit(ProductListQuerySchema, ['limit', 'cursor'], { additionalProperties: false });
+export const ProductCatalogueQuerySchema = Type.Omit(ProductListQuerySchema, ['limit', 'cursor'], {
+  additionalProperties: false,
+});
 
 export const ProductIdParams = Type.Object({ id: ResourceId('prod') });
 
@@ -137,7 +168,12 @@ export const ProductBatchSchema = batchBodySchema(
   'products',
   ProductCreateSchema,
   'ProductBatchCreate',
-  'true: create all or none (422, or 409 when every failure is a SKU conflict, with every item\'s problems when any fails)',
+  "true: create all or none (422, or 409 when every failure is a SKU conflict, with every item's problems when any fails)",
 );
 
-export const ProductBatchResultSchema = batchResultSchema('product', ProductSchema, { values: [201, 409, 422] }, 'ProductBatchResult');
+export const ProductBatchResultSchema = batchResultSchema(
+  'product',
+  ProductSchema,
+  { values: [201, 409, 422] },
+  'ProductBatchResult',
+);

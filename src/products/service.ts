@@ -1,6 +1,13 @@
 import type { Database, Queryable } from '../db/types.js';
 import { isUniqueViolation } from '../db/types.js';
-import { atomicBatchError, invalidItem, invalidItems, isFailure, type ItemFailure, type ItemResult } from '../batches/batch.js';
+import {
+  atomicBatchError,
+  invalidItem,
+  invalidItems,
+  isFailure,
+  type ItemFailure,
+  type ItemResult,
+} from '../batches/batch.js';
 import { type ApiError, ERRORS } from '../http/errors.js';
 import { recordEvent, recordEvents } from '../events/service.js';
 import { newId } from '../ids.js';
@@ -58,7 +65,12 @@ export async function createProduct(db: Database, accountId: string, body: Produ
   }
 }
 
-export async function changeProduct(db: Database, accountId: string, id: string, body: ProductUpdate): Promise<ProductRow> {
+export async function changeProduct(
+  db: Database,
+  accountId: string,
+  id: string,
+  body: ProductUpdate,
+): Promise<ProductRow> {
   const changes: ProductChanges = { ...body };
   if (typeof body.currency === 'string') changes.currency = body.currency.toUpperCase();
   const changesSomething = Object.values(changes).some((v) => v !== undefined);
@@ -70,7 +82,8 @@ export async function changeProduct(db: Database, accountId: string, id: string,
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err, SKU_CONSTRAINT) && typeof body.sku === 'string') throw await skuConflict(db, accountId, body.sku);
+    if (isUniqueViolation(err, SKU_CONSTRAINT) && typeof body.sku === 'string')
+      throw await skuConflict(db, accountId, body.sku);
     throw err;
   }
 }
@@ -102,7 +115,12 @@ const skuTaken = (index: number, owner: string | undefined): ItemFailure => ({
  * SKU repeated within the batch or already taken is that item's 409. With `atomic`, any failure
  * creates nothing and throws one error listing each failed item.
  */
-export async function createProductsBatch(db: Database, accountId: string, items: unknown[], atomic: boolean): Promise<ItemResult<ProductRow>[]> {
+export async function createProductsBatch(
+  db: Database,
+  accountId: string,
+  items: unknown[],
+  atomic: boolean,
+): Promise<ItemResult<ProductRow>[]> {
   const invalid = invalidItems(items, ProductCreateSchema);
   const results: ItemResult<ProductRow>[] = [];
   const toInsert: { index: number; p: NewProduct }[] = [];
@@ -131,8 +149,16 @@ export async function createProductsBatch(db: Database, accountId: string, items
 
   try {
     await db.transaction(async (tx) => {
-      const rows = await insertProducts(tx, accountId, toInsert.map((t) => t.p));
-      await recordEvents(tx, accountId, rows.map((r) => ({ type: 'product.created' as const, data: toProduct(r) })));
+      const rows = await insertProducts(
+        tx,
+        accountId,
+        toInsert.map((t) => t.p),
+      );
+      await recordEvents(
+        tx,
+        accountId,
+        rows.map((r) => ({ type: 'product.created' as const, data: toProduct(r) })),
+      );
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const { index, p } of toInsert) {
         const row = byId.get(p.id);
@@ -156,7 +182,11 @@ export const CATALOGUE_WALK_ROWS = 500;
  * without their monitoring summaries: for exports of other areas that go product by product
  * (GET /prices.csv). Run `checkListFilters` on the query first.
  */
-export function catalogueProductPages(db: Queryable, accountId: string, q: Omit<ProductListQuery, 'limit' | 'cursor'>): AsyncGenerator<ProductRow[]> {
+export function catalogueProductPages(
+  db: Queryable,
+  accountId: string,
+  q: Omit<ProductListQuery, 'limit' | 'cursor'>,
+): AsyncGenerator<ProductRow[]> {
   const page = pageRequest({ sort: q.sort, limit: CATALOGUE_WALK_ROWS }, PRODUCT_SORTS, '-created_at');
   return eachPage(page, (p) => listProducts(db, accountId, q, p, { monitoring: false }));
 }

@@ -41,7 +41,10 @@ export interface MonitoringColumns extends PositionColumns {
 export const PRODUCT_COLUMNS =
   'id, account_id, name, brand, sku, category, description, base_price, currency, url, created_at, updated_at';
 
-const qualified = (alias: string) => PRODUCT_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
+const qualified = (alias: string) =>
+  PRODUCT_COLUMNS.split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
 
 /**
  * The monitoring summary of the product in `p`, in the same statement as the product: two index
@@ -71,7 +74,11 @@ const MONITORING_SQL = {
 
 export function toProduct(r: ProductRow & Partial<MonitoringColumns>): Product {
   const lowest =
-    r.lowest_price !== null && r.lowest_price !== undefined && r.lowest_competitor_id && r.lowest_listing_id && r.lowest_currency
+    r.lowest_price !== null &&
+    r.lowest_price !== undefined &&
+    r.lowest_competitor_id &&
+    r.lowest_listing_id &&
+    r.lowest_currency
       ? {
           price: Number(r.lowest_price),
           currency: r.lowest_currency,
@@ -151,13 +158,20 @@ export const PRODUCT_BY_ID_SQL = `/* getProduct */ select ${qualified('p')}, ${M
        from products p ${MONITORING_SQL.joins}
       where p.id = $1 and p.account_id = $2`;
 
-export async function getProduct(db: Queryable, accountId: string, id: string): Promise<(ProductRow & MonitoringColumns) | undefined> {
+export async function getProduct(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<(ProductRow & MonitoringColumns) | undefined> {
   const r = await db.query<ProductRow & MonitoringColumns>(PRODUCT_BY_ID_SQL, [id, accountId]);
   return r.rows[0];
 }
 
 export async function findProductIdBySku(db: Queryable, accountId: string, sku: string): Promise<string | undefined> {
-  const r = await db.query<{ id: string }>('/* findProductIdBySku */ select id from products where account_id = $1 and sku = $2', [accountId, sku]);
+  const r = await db.query<{ id: string }>(
+    '/* findProductIdBySku */ select id from products where account_id = $1 and sku = $2',
+    [accountId, sku],
+  );
   return r.rows[0]?.id;
 }
 
@@ -196,7 +210,10 @@ export async function updateProduct(
 
 /** The deleted product as it was (without its summary); undefined when it is not in this account. */
 export async function deleteProduct(db: Queryable, accountId: string, id: string): Promise<ProductRow | undefined> {
-  const r = await db.query<ProductRow>(`/* deleteProduct */ delete from products where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}`, [id, accountId]);
+  const r = await db.query<ProductRow>(
+    `/* deleteProduct */ delete from products where id = $1 and account_id = $2 returning ${PRODUCT_COLUMNS}`,
+    [id, accountId],
+  );
   return r.rows[0];
 }
 
@@ -246,12 +263,20 @@ export async function listProducts(
   if (f.created_after !== undefined) add((p) => `created_at >= ${p}::timestamptz`, f.created_after);
   if (f.created_before !== undefined) add((p) => `created_at < ${p}::timestamptz`, f.created_before);
   if (f.q !== undefined) {
-    add((p) => `(name ilike ${p} or brand ilike ${p} or sku ilike ${p} or description ilike ${p})`, containsPattern(f.q));
+    add(
+      (p) => `(name ilike ${p} or brand ilike ${p} or sku ilike ${p} or description ilike ${p})`,
+      containsPattern(f.q),
+    );
   }
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
-  const cheapestName = opts.cheapestName ? ', (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name' : '';
-  const monitoring = opts.monitoring === false ? { columns: '', joins: '' } : { columns: `, ${MONITORING_SQL.columns}${cheapestName}`, joins: MONITORING_SQL.joins };
+  const cheapestName = opts.cheapestName
+    ? ', (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name'
+    : '';
+  const monitoring =
+    opts.monitoring === false
+      ? { columns: '', joins: '' }
+      : { columns: `, ${MONITORING_SQL.columns}${cheapestName}`, joins: MONITORING_SQL.joins };
   // The page is cut first, so the summaries are computed for its rows only.
   const r = await db.query<ProductRow & MonitoringColumns>(
     `/* listProducts */

@@ -317,7 +317,10 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
         if (leased !== undefined) return leased;
         const refill = this.leases.refilling(key) ?? this.refill(key, window, start);
         if (refill) {
-          return refill.then(() => this.fromLease(key, window, start) ?? this.roundTrip(window, guard, mode, key, start, guardKey, gStart));
+          return refill.then(
+            () =>
+              this.fromLease(key, window, start) ?? this.roundTrip(window, guard, mode, key, start, guardKey, gStart),
+          );
         }
       }
     }
@@ -333,7 +336,15 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     return { state: stateOf(n, window, start) };
   }
 
-  private async roundTrip(window: Window, guard: Window, mode: 'hit' | 'peek', key: string, start: number, guardKey: string, gStart: number): Promise<Outcome> {
+  private async roundTrip(
+    window: Window,
+    guard: Window,
+    mode: 'hit' | 'peek',
+    key: string,
+    start: number,
+    guardKey: string,
+    gStart: number,
+  ): Promise<Outcome> {
     const epoch = this.guards.epoch;
     try {
       const [flag, first, , g] = await this.send(this.counterOp(key, window, start, mode, 1, guardKey, guard.limit));
@@ -349,9 +360,25 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   }
 
   /** One op on `key` (the counter of `window` starting at `start`), checked against a guard if given. */
-  private counterOp(key: string, window: Window, start: number, mode: Op['mode'], wanted: number, guardKey = '', guardLimit = 0): Omit<Op, 'resolve' | 'reject'> {
+  private counterOp(
+    key: string,
+    window: Window,
+    start: number,
+    mode: Op['mode'],
+    wanted: number,
+    guardKey = '',
+    guardLimit = 0,
+  ): Omit<Op, 'resolve' | 'reject'> {
     // The counter outlives its window by a minute: clocks of different processes may disagree.
-    return { guardKey, key, guardLimit, expireAt: this.redisTime(start + window.seconds * 1000 + 60_000), mode, limit: window.limit, wanted };
+    return {
+      guardKey,
+      key,
+      guardLimit,
+      expireAt: this.redisTime(start + window.seconds * 1000 + 60_000),
+      mode,
+      limit: window.limit,
+      wanted,
+    };
   }
 
   /**
@@ -391,7 +418,8 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
   private giveBack(blocks: UnusedBlock[]): Promise<unknown> {
     if (blocks.length === 0 || this.degraded) return Promise.resolve();
     const m = this.redis.multi();
-    for (const b of blocks) m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, this.redisTime(b.windowEnd + 60_000));
+    for (const b of blocks)
+      m.rpush(`${b.key}:free`, `${b.next}:${b.last}`).pexpireat(`${b.key}:free`, this.redisTime(b.windowEnd + 60_000));
     const counts = blocks.reduce((sum, b) => sum + b.last - b.next + 1, 0);
     return m.exec().then(
       () => this.emit('returned', counts),
@@ -426,7 +454,10 @@ export class RedisRateLimiter extends EventEmitter<RedisLimiterEvents> implement
     clearInterval(this.sweeper);
     await this.fallback.close();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.giveBack(this.leases.sweep(true)), new Promise((resolve) => (timer = setTimeout(resolve, 500)))]);
+    await Promise.race([
+      this.giveBack(this.leases.sweep(true)),
+      new Promise((resolve) => (timer = setTimeout(resolve, 500))),
+    ]);
     clearTimeout(timer);
     this.sub.disconnect();
     this.redis.disconnect();

@@ -17,9 +17,13 @@ export interface Call {
 }
 
 /** The fields an error keeps across the thread boundary; the parent rebuilds an Error from them. */
-export type SerializedError = { message: string; name?: string } & Record<string, string | number | boolean | null | undefined>;
+export type SerializedError = { message: string; name?: string } & Record<
+  string,
+  string | number | boolean | null | undefined
+>;
 
-export type Answer = { id: number; ok: true; v?: unknown } | { id: number; ok: false; e: SerializedError } | { n: number; v: unknown };
+export type Answer =
+  { id: number; ok: true; v?: unknown } | { id: number; ok: false; e: SerializedError } | { n: number; v: unknown };
 
 /** The id of the answer a thread sends once it is ready to serve. */
 export const READY_ID = 0;
@@ -31,7 +35,12 @@ export function serializeError(err: unknown): SerializedError {
     // { name: 'ErrnoError', errno, code }): keep its fields, and a message built from them.
     if (typeof err !== 'object' || err === null) return { message: String(err) };
     const fields = err as Record<string, unknown>;
-    const message = typeof fields.message === 'string' ? fields.message : typeof fields.code === 'string' ? fields.code : JSON.stringify(primitives(fields));
+    const message =
+      typeof fields.message === 'string'
+        ? fields.message
+        : typeof fields.code === 'string'
+          ? fields.code
+          : JSON.stringify(primitives(fields));
     return { ...primitives(fields), message };
   }
   const out: SerializedError = { message: err.message, name: err.name };

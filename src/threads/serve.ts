@@ -27,7 +27,10 @@ export function notifyParent(channel: number, value: unknown): void {
  * served once it resolves, and the parent is told (ThreadClient's handshake); if it rejects,
  * the parent gets the error and the thread ends with it.
  */
-export async function serveThread<M extends Methods<M>>(methods: M | Promise<M>, opts: ServeOptions<M> = {}): Promise<void> {
+export async function serveThread<M extends Methods<M>>(
+  methods: M | Promise<M>,
+  opts: ServeOptions<M> = {},
+): Promise<void> {
   const port = parent();
   const toSerialized = opts.serializeError ?? serializeError;
   const reply = (a: Answer): void => port.postMessage(a);
@@ -59,7 +62,11 @@ export async function serveThread<M extends Methods<M>>(methods: M | Promise<M>,
       fail(c, err);
       return;
     }
-    if (v instanceof Promise) v.then((r: unknown) => answer(c, r), (err: unknown) => fail(c, err));
+    if (v instanceof Promise)
+      v.then(
+        (r: unknown) => answer(c, r),
+        (err: unknown) => fail(c, err),
+      );
     else answer(c, v);
   });
 }

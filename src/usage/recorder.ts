@@ -11,7 +11,6 @@ export interface HourUsage extends Tally {
   hour: Date;
 }
 
-
 /**
  * One statement: the counts, and each key's last use (`api_keys.last_used_at`, shown by the keys
  * API) moved forward, never back (another process may have written a later one).
@@ -126,7 +125,9 @@ export class UsageRecorder {
   history(keyId: string, since: Date): Promise<HourUsage[]> {
     return this.exclusive(async () => {
       const r = await this.db.query<HourUsage>(HISTORY_SQL, [keyId, since]);
-      const byHour = new Map(r.rows.map((row) => [row.hour.getTime(), { requests: row.requests, rejected: row.rejected }]));
+      const byHour = new Map(
+        r.rows.map((row) => [row.hour.getTime(), { requests: row.requests, rejected: row.rejected }]),
+      );
       for (const [hour, t] of this.pending.get(keyId) ?? []) {
         if (hour < since.getTime()) continue;
         const cur = byHour.get(hour) ?? { requests: 0, rejected: 0 };
@@ -159,7 +160,14 @@ export class UsageRecorder {
         }
       }
       try {
-        await this.db.query(FLUSH_SQL, [ids, hours, requests, rejected, [...uses.keys()], [...uses.values()].map((ms) => new Date(ms))]);
+        await this.db.query(FLUSH_SQL, [
+          ids,
+          hours,
+          requests,
+          rejected,
+          [...uses.keys()],
+          [...uses.values()].map((ms) => new Date(ms)),
+        ]);
       } catch (err) {
         this.restore(batch);
         for (const [id, ms] of uses) this.used(id, ms);

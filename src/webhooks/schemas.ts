@@ -25,9 +25,12 @@ const fields = {
   }),
   format: Type.String({
     enum: [...WEBHOOK_FORMATS],
-    description: '`standard`: the signed event envelope (Standard Webhooks); `slack`: a `{"text": ...}` body that a chat incoming-webhook accepts',
+    description:
+      '`standard`: the signed event envelope (Standard Webhooks); `slack`: a `{"text": ...}` body that a chat incoming-webhook accepts',
   }),
-  enabled: Type.Boolean({ description: 'false: nothing is sent (default true). Setting true again clears `disabled_reason`' }),
+  enabled: Type.Boolean({
+    description: 'false: nothing is sent (default true). Setting true again clears `disabled_reason`',
+  }),
 };
 
 export const WebhookCreateSchema = Type.Object(
@@ -67,7 +70,8 @@ const webhookProperties = {
     Type.String({
       maxLength: 1000,
       pattern: NO_NUL,
-      description: 'Why pricehound disabled the endpoint (a 410 answer, or days without a success); null when enabled or disabled by you',
+      description:
+        'Why pricehound disabled the endpoint (a 410 answer, or days without a success); null when enabled or disabled by you',
     }),
   ),
   created_at: Timestamp('When the endpoint was created'),
@@ -84,7 +88,8 @@ export const WebhookWithSecretSchema = Type.Object(
     secret: Type.String({
       maxLength: 100,
       pattern: SECRET_PATTERN,
-      description: 'The signing secret: `whsec_` + base64 of random bytes. Shown only now; keep it where your receiver verifies signatures',
+      description:
+        'The signing secret: `whsec_` + base64 of random bytes. Shown only now; keep it where your receiver verifies signatures',
     }),
   },
   { title: 'WebhookWithSecret', additionalProperties: false },
@@ -98,7 +103,9 @@ export const WebhookListQuerySchema = Type.Object(
     limit: Type.Optional(LimitQuery),
     cursor: Type.Optional(CursorQuery),
     sort: Type.Optional(SortQuery(['created_at'], '-created_at')),
-    enabled: Type.Optional(Type.Boolean({ description: 'Only enabled or only disabled endpoints (`true` or `false`)' })),
+    enabled: Type.Optional(
+      Type.Boolean({ description: 'Only enabled or only disabled endpoints (`true` or `false`)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -113,7 +120,7 @@ export const RotateSecretSchema = Type.Object(
         minimum: 0,
         maximum: 30 * 86_400,
         description:
-          'How long the previous secret keeps signing beside the new one, in seconds: at most the deployment\'s overlap ' +
+          "How long the previous secret keeps signing beside the new one, in seconds: at most the deployment's overlap " +
           '(`WEBHOOK_SECRET_OVERLAP`, 24 hours by default), which is also the default; 0 retires it at once',
       }),
     ),
@@ -124,7 +131,7 @@ export type RotateSecret = Static<typeof RotateSecretSchema>;
 
 export const WebhookTestSchema = Type.Object(
   {
-    message: Type.Optional(Text(500, 'Text carried in the test event\'s `data.message`')),
+    message: Type.Optional(Text(500, "Text carried in the test event's `data.message`")),
   },
   { title: 'WebhookTest', additionalProperties: false },
 );
@@ -153,13 +160,37 @@ export const DeliverySchema = Type.Object(
     id: ResourceId('whdl'),
     event_id: ResourceId('evt'),
     event_type: EventTypeSchema,
-    attempt: Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647, description: '1 for the first attempt; retries and redeliveries count on' }),
+    attempt: Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: 2_147_483_647,
+      description: '1 for the first attempt; retries and redeliveries count on',
+    }),
     status: Type.String({ enum: [...DELIVERY_STATUSES], description: '`pending` until the attempt is made' }),
-    response_status: OrNull(Type.Integer({ format: 'int32', minimum: 100, maximum: 999 }), { description: 'The receiver\'s HTTP status; null without an answer' }),
-    duration_ms: OrNull(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }), { description: 'How long the attempt took' }),
-    response_body: Nullable(Type.String({ maxLength: RESPONSE_BODY_MAX, pattern: NO_NUL, description: 'The first 1 KB of the receiver\'s answer' })),
-    error: Nullable(Type.String({ maxLength: 1000, pattern: NO_NUL, description: 'Why there was no HTTP answer (timeout, refused, DNS, a blocked address)' })),
-    trigger: Type.String({ enum: [...DELIVERY_TRIGGERS], description: '`manual`: queued by redeliver; `scheduled`: everything else' }),
+    response_status: OrNull(Type.Integer({ format: 'int32', minimum: 100, maximum: 999 }), {
+      description: "The receiver's HTTP status; null without an answer",
+    }),
+    duration_ms: OrNull(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }), {
+      description: 'How long the attempt took',
+    }),
+    response_body: Nullable(
+      Type.String({
+        maxLength: RESPONSE_BODY_MAX,
+        pattern: NO_NUL,
+        description: "The first 1 KB of the receiver's answer",
+      }),
+    ),
+    error: Nullable(
+      Type.String({
+        maxLength: 1000,
+        pattern: NO_NUL,
+        description: 'Why there was no HTTP answer (timeout, refused, DNS, a blocked address)',
+      }),
+    ),
+    trigger: Type.String({
+      enum: [...DELIVERY_TRIGGERS],
+      description: '`manual`: queued by redeliver; `scheduled`: everything else',
+    }),
     created_at: Timestamp('When the attempt was queued'),
     next_attempt_at: Nullable(Timestamp('When a pending attempt is due')),
   },
@@ -185,18 +216,28 @@ export const REDELIVER_RANGE_MAX_DAYS = 30;
 export const RedeliverSchema = Type.Object(
   {
     event_id: Type.Optional(ResourceId('evt')),
-    since: Type.Optional(Timestamp('With `until`: redeliver every event created at or after this instant whose latest attempt failed')),
+    since: Type.Optional(
+      Timestamp('With `until`: redeliver every event created at or after this instant whose latest attempt failed'),
+    ),
     until: Type.Optional(Timestamp('With `since`: events created before this instant (at most 30 days after `since`)')),
   },
   {
     title: 'Redeliver',
     additionalProperties: false,
-    description: 'Either `event_id` (one event of the account) or `since` and `until` (every failed event in the range), not both',
+    description:
+      'Either `event_id` (one event of the account) or `since` and `until` (every failed event in the range), not both',
   },
 );
 export type Redeliver = Static<typeof RedeliverSchema>;
 
 export const RedeliverResultSchema = Type.Object(
-  { queued: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many attempts were queued' }) },
+  {
+    queued: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'How many attempts were queued',
+    }),
+  },
   { title: 'RedeliverResult', additionalProperties: false },
 );

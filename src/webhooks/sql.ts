@@ -66,10 +66,10 @@ export async function insertWebhook(db: Queryable, accountId: string, w: NewWebh
 }
 
 export async function getWebhook(db: Queryable, accountId: string, id: string): Promise<WebhookRow | undefined> {
-  const r = await db.query<WebhookRow>(`/* getWebhook */ select ${COLUMNS} from webhook_endpoints where id = $1 and account_id = $2`, [
-    id,
-    accountId,
-  ]);
+  const r = await db.query<WebhookRow>(
+    `/* getWebhook */ select ${COLUMNS} from webhook_endpoints where id = $1 and account_id = $2`,
+    [id, accountId],
+  );
   return r.rows[0];
 }
 
@@ -77,7 +77,12 @@ export const WEBHOOK_SORTS = {
   created_at: timestampKey('created_at', (r: WebhookRow) => r.created_at),
 } satisfies Record<string, SortKey<WebhookRow>>;
 
-export async function listWebhooks(db: Queryable, accountId: string, f: { enabled?: boolean | undefined }, page: PageRequest<WebhookRow>): Promise<WebhookRow[]> {
+export async function listWebhooks(
+  db: Queryable,
+  accountId: string,
+  f: { enabled?: boolean | undefined },
+  page: PageRequest<WebhookRow>,
+): Promise<WebhookRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.enabled !== undefined) add((p) => `enabled = ${p}`, f.enabled);
   const keyset = pageSql(page, params);
@@ -102,7 +107,12 @@ export interface WebhookChanges {
  * disabled endpoint, or pointing it at another URL, forgets why it was disabled and that it was
  * failing (failing_since, probe_at), so its backlog goes out at once instead of waiting for a probe.
  */
-export async function updateWebhook(db: Queryable, accountId: string, id: string, c: WebhookChanges): Promise<WebhookRow | undefined> {
+export async function updateWebhook(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  c: WebhookChanges,
+): Promise<WebhookRow | undefined> {
   const params: unknown[] = [id, accountId];
   const sets: string[] = [];
   const set = (column: string, value: unknown, cast = '') => {
@@ -142,7 +152,10 @@ export async function updateWebhook(db: Queryable, accountId: string, id: string
 
 /** Its deliveries, pending ones included, go with it (foreign key). */
 export async function deleteWebhook(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  const r = await db.query('/* deleteWebhook */ delete from webhook_endpoints where id = $1 and account_id = $2', [id, accountId]);
+  const r = await db.query('/* deleteWebhook */ delete from webhook_endpoints where id = $1 and account_id = $2', [
+    id,
+    accountId,
+  ]);
   return r.rowCount > 0;
 }
 
@@ -177,7 +190,13 @@ export async function notifyDeliveryWorkers(db: Queryable): Promise<void> {
 }
 
 /** A first attempt of one event to one endpoint (the test event, which the fan-out skips). */
-export async function insertDelivery(db: Queryable, accountId: string, endpointId: string, deliveryId: string, eventId: string): Promise<void> {
+export async function insertDelivery(
+  db: Queryable,
+  accountId: string,
+  endpointId: string,
+  deliveryId: string,
+  eventId: string,
+): Promise<void> {
   await db.query(
     `/* insertDelivery */
      insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)
@@ -191,7 +210,12 @@ export async function insertDelivery(db: Queryable, accountId: string, endpointI
 const NEXT_ATTEMPT = `coalesce((select max(d.attempt) from webhook_deliveries d where d.endpoint_id = $2 and d.event_id = e.id), 0) + 1`;
 
 /** A manual attempt of one event of the account; false when the account has no such event. */
-export async function queueRedelivery(db: Queryable, accountId: string, endpointId: string, eventId: string): Promise<boolean> {
+export async function queueRedelivery(
+  db: Queryable,
+  accountId: string,
+  endpointId: string,
+  eventId: string,
+): Promise<boolean> {
   const r = await db.query(
     `/* queueRedelivery */
      insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)
@@ -206,7 +230,13 @@ export async function queueRedelivery(db: Queryable, accountId: string, endpoint
  * A manual attempt of every event created in [since, until) whose latest attempt to the endpoint
  * failed, in the order the events happened; returns how many.
  */
-export async function queueFailedRedeliveries(db: Queryable, accountId: string, endpointId: string, since: string, until: string): Promise<number> {
+export async function queueFailedRedeliveries(
+  db: Queryable,
+  accountId: string,
+  endpointId: string,
+  since: string,
+  until: string,
+): Promise<number> {
   const r = await db.query(
     `/* queueFailedRedeliveries */
      insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)

@@ -7,7 +7,8 @@ import type { TestApp } from '../helpers/app.js';
 
 type Page = { data: AlertEventJson[]; pagination: { limit: number; has_more: boolean; next_cursor: string | null } };
 
-const fire = (t: TestApp, headers: Headers, alertId: string) => post<AlertEventJson>(t, headers, `/alerts/${alertId}/test`, undefined);
+const fire = (t: TestApp, headers: Headers, alertId: string) =>
+  post<AlertEventJson>(t, headers, `/alerts/${alertId}/test`, undefined);
 
 async function list(t: TestApp, headers: Headers, query = ''): Promise<Page> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/alert-events${query}`, headers });
@@ -37,9 +38,15 @@ describe('alert events: the feed and acknowledgement', () => {
     await post(t, headers, `/alert-events/${e2.id}/acknowledge`, undefined, 200);
     assert.deepEqual(names(await list(t, headers, '?state=open')), [e3.id, e1.id]);
     assert.deepEqual(names(await list(t, headers, '?state=acknowledged')), [e2.id]);
-    assert.deepEqual(names(await list(t, headers, `?created_after=${encodeURIComponent(e2.created_at)}&sort=created_at`)).slice(0, 1), [e2.id]);
+    assert.deepEqual(
+      names(await list(t, headers, `?created_after=${encodeURIComponent(e2.created_at)}&sort=created_at`)).slice(0, 1),
+      [e2.id],
+    );
     assert.deepEqual(names(await list(t, headers, `?created_before=${encodeURIComponent(e1.created_at)}`)), []);
-    assert.deepEqual(names(await list(t, headers, '?created_after=2000-01-01T00:00:00Z&created_before=2000-01-02T00:00:00Z')), []);
+    assert.deepEqual(
+      names(await list(t, headers, '?created_after=2000-01-01T00:00:00Z&created_before=2000-01-02T00:00:00Z')),
+      [],
+    );
     assert.deepEqual(names(await list(t, headers, '?alert_id=alrt_nothere')), []);
   });
 
@@ -58,7 +65,11 @@ describe('alert events: the feed and acknowledgement', () => {
       assert.equal(page.pagination.has_more, cursor !== null);
     } while (cursor);
     assert.deepEqual(seen, [...fired].reverse());
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/alert-events?cursor=nope', headers }), 400, 'invalid_request');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/alert-events?cursor=nope', headers }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refuses bad filters with a 422 naming them', async () => {
@@ -73,7 +84,11 @@ describe('alert events: the feed and acknowledgement', () => {
       ['limit=1000', 'limit'],
       ['acknowledged=true', 'acknowledged'],
     ] as const) {
-      const body = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/alert-events?${query}`, headers }), 422, 'validation_failed');
+      const body = expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/alert-events?${query}`, headers }),
+        422,
+        'validation_failed',
+      );
       assert.deepEqual(fieldsOf(body), [field], query);
     }
   });
@@ -89,13 +104,17 @@ describe('alert events: the feed and acknowledgement', () => {
     const first = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, undefined, 200);
     assert.deepEqual({ ...first, acknowledged_at: null }, e);
     assert.match(first.acknowledged_at ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    const stored = (await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${e.id}`, headers })).json<AlertEventJson>();
+    const stored = (
+      await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${e.id}`, headers })
+    ).json<AlertEventJson>();
     assert.equal(stored.acknowledged_at, first.acknowledged_at, 'the answer says what was stored, to the millisecond');
     // Moved into the past, so a second write would show.
     await t.rt.db.query(`update alert_events set acknowledged_at = '2026-01-01T00:00:00Z' where id = $1`, [e.id]);
     const second = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, {}, 200);
     assert.equal(second.acknowledged_at, '2026-01-01T00:00:00.000Z');
-    const again = (await t.app.inject({ method: 'GET', url: `/v1/alert-events/${e.id}`, headers })).json<AlertEventJson>();
+    const again = (
+      await t.app.inject({ method: 'GET', url: `/v1/alert-events/${e.id}`, headers })
+    ).json<AlertEventJson>();
     assert.equal(again.acknowledged_at, '2026-01-01T00:00:00.000Z');
   });
 
@@ -117,12 +136,22 @@ describe('alert events: the feed and acknowledgement', () => {
       200,
     );
     assert.equal(res.count, 2);
-    assert.deepEqual(res.data.map((e) => e.id), [e1.id, e2.id]);
+    assert.deepEqual(
+      res.data.map((e) => e.id),
+      [e1.id, e2.id],
+    );
     assert.ok(res.data.every((e) => e.acknowledged_at !== null));
     assert.equal(res.data[0]!.acknowledged_at, early.acknowledged_at, 'acknowledged before: keeps its time');
     assert.deepEqual(res.not_found, [foreign.id, 'alev_00000000000000000000000000']);
-    assert.deepEqual((await list(t, mine.headers, '?state=open')).data.map((e) => e.id), [e3.id]);
-    assert.equal((await list(t, theirs.headers, '?state=open')).data.length, 1, 'the other account\'s event is untouched');
+    assert.deepEqual(
+      (await list(t, mine.headers, '?state=open')).data.map((e) => e.id),
+      [e3.id],
+    );
+    assert.equal(
+      (await list(t, theirs.headers, '?state=open')).data.length,
+      1,
+      "the other account's event is untouched",
+    );
   });
 
   it('refuses a bad acknowledge body', async () => {
@@ -137,10 +166,23 @@ describe('alert events: the feed and acknowledgement', () => {
       [{ ids: ['alev_x'], all: true }, 'all'],
     ];
     for (const [payload, field] of cases) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/alert-events/acknowledge', headers, payload: payload as object });
-      assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), [field], JSON.stringify(payload).slice(0, 100));
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alert-events/acknowledge',
+        headers,
+        payload: payload as object,
+      });
+      assert.deepEqual(
+        fieldsOf(expectError(res, 422, 'validation_failed')),
+        [field],
+        JSON.stringify(payload).slice(0, 100),
+      );
     }
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/alert-events/acknowledge', headers, payload: '{"ids": [' }), 400, 'invalid_json');
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/alert-events/acknowledge', headers, payload: '{"ids": [' }),
+      400,
+      'invalid_json',
+    );
     const thousand = await t.app.inject({
       method: 'POST',
       url: '/api/v1/alert-events/acknowledge',
@@ -151,20 +193,42 @@ describe('alert events: the feed and acknowledgement', () => {
     assert.equal(thousand.json<{ count: number; not_found: string[] }>().not_found.length, 1000);
   });
 
-  it('another account\'s alert events are 404 everywhere and never listed', async () => {
+  it("another account's alert events are 404 everywhere and never listed", async () => {
     const mine = await t.newKey();
     const theirs = await t.newKey();
     const b = await createAlert(t, theirs.headers);
     const foreign = await fire(t, theirs.headers, b.id);
     for (const prefix of ['/api/v1', '/v1']) {
-      expectError(await t.app.inject({ method: 'GET', url: `${prefix}/alert-events/${foreign.id}`, headers: mine.headers }), 404, 'not_found');
-      expectError(await t.app.inject({ method: 'POST', url: `${prefix}/alert-events/${foreign.id}/acknowledge`, headers: mine.headers }), 404, 'not_found');
+      expectError(
+        await t.app.inject({ method: 'GET', url: `${prefix}/alert-events/${foreign.id}`, headers: mine.headers }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await t.app.inject({
+          method: 'POST',
+          url: `${prefix}/alert-events/${foreign.id}/acknowledge`,
+          headers: mine.headers,
+        }),
+        404,
+        'not_found',
+      );
     }
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/alert-events/alev_nothere', headers: mine.headers }), 404, 'not_found');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/alert-events/%3Cscript%3E', headers: mine.headers }), 404, 'not_found');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/alert-events/alev_nothere', headers: mine.headers }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/alert-events/%3Cscript%3E', headers: mine.headers }),
+      404,
+      'not_found',
+    );
     assert.equal((await list(t, mine.headers)).data.length, 0);
     assert.equal((await list(t, mine.headers, `?alert_id=${b.id}`)).data.length, 0);
-    const still = (await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${foreign.id}`, headers: theirs.headers })).json<AlertEventJson>();
+    const still = (
+      await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${foreign.id}`, headers: theirs.headers })
+    ).json<AlertEventJson>();
     assert.equal(still.acknowledged_at, null);
   });
 

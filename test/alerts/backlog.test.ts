@@ -23,7 +23,14 @@ function observations(c: Cat, hours: number, from = 0) {
   for (let h = from; h < from + hours; h++) {
     for (const competitor_id of [c.competitorId, c.competitor2Id]) {
       const price = [50, 44, 43, 47, 44, 60, 39][(h + (competitor_id === c.competitorId ? 0 : 3)) % 7]!;
-      out.push({ product_id: c.productId, competitor_id, price, in_stock: h % 9 !== 4, currency: 'EUR', observed_at: at(h) });
+      out.push({
+        product_id: c.productId,
+        competitor_id,
+        price,
+        in_stock: h % 9 !== 4,
+        currency: 'EUR',
+        observed_at: at(h),
+      });
     }
   }
   return out;
@@ -39,7 +46,13 @@ async function rules(c: Cat): Promise<void> {
 
 /** What fired, in a form two accounts can compare: rule by its place, series by its place, price and time. */
 async function firings(c: Cat): Promise<string[]> {
-  const r = await t.rt.db.query<{ rule: number; competitor: number; condition_type: string; price: string; observed_at: string }>(
+  const r = await t.rt.db.query<{
+    rule: number;
+    competitor: number;
+    condition_type: string;
+    price: string;
+    observed_at: string;
+  }>(
     `select (select count(*)::int from alerts a2 where a2.account_id = e.account_id and (a2.created_at, a2.id) < (a.created_at, a.id)) as rule,
             case when e.competitor_id = $2 then 1 else 2 end as competitor, e.condition_type,
             e.current->>'price' as price, e.current->>'observed_at' as observed_at
@@ -52,7 +65,11 @@ async function firings(c: Cat): Promise<string[]> {
 }
 
 const queued = async (accountId: string) =>
-  (await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_backlog where account_id = $1', [accountId])).rows[0]!.n;
+  (
+    await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_backlog where account_id = $1', [
+      accountId,
+    ])
+  ).rows[0]!.n;
 
 describe('alert backlog: large batches evaluated after their commit', () => {
   it('queues a 1000-item batch and the small ones behind it, then fires exactly what inline evaluation fires', async () => {
@@ -69,7 +86,12 @@ describe('alert backlog: large batches evaluated after their commit', () => {
     const expected = await firings(inline);
     assert.ok(expected.length > 100, `a sequence that fires enough to compare: ${expected.length}`);
 
-    const mine = (o: ReturnType<typeof observations>) => o.map((x) => ({ ...x, product_id: bulk.productId, competitor_id: x.competitor_id === inline.competitorId ? bulk.competitorId : bulk.competitor2Id }));
+    const mine = (o: ReturnType<typeof observations>) =>
+      o.map((x) => ({
+        ...x,
+        product_id: bulk.productId,
+        competitor_id: x.competitor_id === inline.competitorId ? bulk.competitorId : bulk.competitor2Id,
+      }));
     assert.equal((await ingestOk(t, bulk.headers, mine(first))).created, 1000);
     // The next small batch queues behind the waiting one: an account's batches go in order.
     await ingestOk(t, bulk.headers, mine(next));
@@ -79,7 +101,10 @@ describe('alert backlog: large batches evaluated after their commit', () => {
     assert.ok((await drainAlertBacklog(t.rt.db)) >= 2);
     assert.equal(await queued(bulk.accountId), 0);
     assert.deepEqual(await firings(bulk), expected);
-    const events = await t.rt.db.query<{ n: number }>(`select count(*)::int as n from events where account_id = $1 and type = 'alert.triggered'`, [bulk.accountId]);
+    const events = await t.rt.db.query<{ n: number }>(
+      `select count(*)::int as n from events where account_id = $1 and type = 'alert.triggered'`,
+      [bulk.accountId],
+    );
     assert.equal(events.rows[0]!.n, expected.length, 'one alert.triggered event per firing');
     // A later small batch, with nothing waiting, is evaluated inline again.
     await ingestOk(t, bulk.headers, mine(observations(inline, 1, 501)));
@@ -94,7 +119,11 @@ describe('alert backlog: large batches evaluated after their commit', () => {
 
   it("the worker's alert-backlog task evaluates a queued batch when its NOTIFY comes", async () => {
     const c = await catalogue(t);
-    await createRule(t, c.headers, { competitor_id: c.competitorId, condition: { type: 'price_below', threshold: 45 }, rearm: 'every_change' });
+    await createRule(t, c.headers, {
+      competitor_id: c.competitorId,
+      condition: { type: 'price_below', threshold: 45 },
+      rearm: 'every_change',
+    });
     const task = await startAlertBacklog(t.rt.db, pino({ level: 'silent' }));
     try {
       const obs = observations(c, 100);
@@ -102,7 +131,8 @@ describe('alert backlog: large batches evaluated after their commit', () => {
       const want = obs.filter((o) => o.competitor_id === c.competitorId && o.price < 45).length;
       let got: AlertEventJson[] = [];
       const deadline = Date.now() + 20_000;
-      while ((got = await fired(t, c.headers)).length < want && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+      while ((got = await fired(t, c.headers)).length < want && Date.now() < deadline)
+        await new Promise((r) => setImmediate(r));
       assert.equal(got.length, want);
       assert.equal(await queued(c.accountId), 0);
     } finally {

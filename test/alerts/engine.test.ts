@@ -14,7 +14,10 @@ const hoursOf = (events: { current: { observed_at: string } | null }[]) =>
 describe('alert engine: conditions', () => {
   it('price_below fires once, re-arms when the price is back at the threshold; the event is the alert event at GET /events', async () => {
     const c = await catalogue(t);
-    const id = await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'price_below', threshold: 45 } });
+    const id = await createRule(t, c.headers, {
+      product_id: c.productId,
+      condition: { type: 'price_below', threshold: 45 },
+    });
     await series(t, c, [50, 44, 43, 46, 44]);
     const events = await fired(t, c.headers);
     assert.deepEqual(pricesOf(events), [44, 44]);
@@ -28,7 +31,7 @@ describe('alert engine: conditions', () => {
     assert.deepEqual([e!.product_id, e!.competitor_id, e!.listing_id], [c.productId, c.competitorId, null]);
     assert.deepEqual(e!.previous, { price: 50, currency: 'EUR', in_stock: null, observed_at: at(0) });
     assert.deepEqual(e!.current, { price: 44, currency: 'EUR', in_stock: null, observed_at: at(1) });
-    assert.equal(e!.sequence, 1, 'the change 50 -> 44 is the series\' first');
+    assert.equal(e!.sequence, 1, "the change 50 -> 44 is the series' first");
     assert.equal(events[1]!.sequence, 4);
     assert.equal(e!.test, false);
     assert.equal(e!.acknowledged_at, null);
@@ -37,13 +40,17 @@ describe('alert engine: conditions', () => {
 
   it('hysteresis: on_clear re-arms only past the band', async () => {
     const c = await catalogue(t);
-    await createRule(t, c.headers, { competitor_id: c.competitorId, condition: { type: 'price_below', threshold: 45 }, hysteresis_percent: 10 });
+    await createRule(t, c.headers, {
+      competitor_id: c.competitorId,
+      condition: { type: 'price_below', threshold: 45 },
+      hysteresis_percent: 10,
+    });
     // 46 is back above 45 but inside the band (< 49.5): no re-arm, so the next 44 is quiet.
     await series(t, c, [44, 46, 44, 49.5, 44]);
     assert.deepEqual(hoursOf(await fired(t, c.headers)), [0, 4]);
   });
 
-  it('price_above in the product\'s currency by default, re-armed below', async () => {
+  it("price_above in the product's currency by default, re-armed below", async () => {
     const c = await catalogue(t);
     await createRule(t, c.headers, { condition: { type: 'price_above', threshold: 60 } });
     await series(t, c, [55, 61, 65, 60, 70]);
@@ -52,7 +59,11 @@ describe('alert engine: conditions', () => {
 
   it('cooldown fires again while true, not within cooldown_seconds (by observation time)', async () => {
     const c = await catalogue(t);
-    await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45 }, rearm: 'cooldown', cooldown_seconds: 7200 });
+    await createRule(t, c.headers, {
+      condition: { type: 'price_below', threshold: 45 },
+      rearm: 'cooldown',
+      cooldown_seconds: 7200,
+    });
     await series(t, c, [40, 40, 40, 40, 40]);
     assert.deepEqual(hoursOf(await fired(t, c.headers)), [0, 2, 4]);
   });
@@ -73,7 +84,11 @@ describe('alert engine: conditions', () => {
 
   it('daily_cap bounds firings per rule per UTC day', async () => {
     const c = await catalogue(t);
-    await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45 }, rearm: 'every_change', daily_cap: 2 });
+    await createRule(t, c.headers, {
+      condition: { type: 'price_below', threshold: 45 },
+      rearm: 'every_change',
+      daily_cap: 2,
+    });
     await series(t, c, [40, 39, 38, 37, { price: 36, hours: 24 }, 35, 34]);
     assert.deepEqual(hoursOf(await fired(t, c.headers)), [0, 1, 24, 25]);
   });
@@ -83,15 +98,29 @@ describe('alert engine: conditions', () => {
     const below = await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45 } });
     const drop = await createRule(t, c.headers, { condition: { type: 'price_drop', percent: 1 } });
     await series(t, c, [40]);
-    assert.deepEqual((await fired(t, c.headers)).map((e) => [e.alert_id, e.previous, e.sequence]), [[below, null, null]]);
+    assert.deepEqual(
+      (await fired(t, c.headers)).map((e) => [e.alert_id, e.previous, e.sequence]),
+      [[below, null, null]],
+    );
     await series(t, c, [30], {}, 1);
-    assert.deepEqual((await fired(t, c.headers, drop)).map((e) => [e.previous!.price, e.current!.price]), [[40, 30]]);
+    assert.deepEqual(
+      (await fired(t, c.headers, drop)).map((e) => [e.previous!.price, e.current!.price]),
+      [[40, 30]],
+    );
   });
 
   it('price_drop: exact percentages, and both percent and amount must hold when both are set', async () => {
     const c = await catalogue(t);
-    const pct = await createRule(t, c.headers, { competitor_id: c.competitorId, condition: { type: 'price_drop', percent: 10 }, rearm: 'every_change' });
-    const both = await createRule(t, c.headers, { competitor_id: c.competitor2Id, condition: { type: 'price_drop', percent: 10, amount: 10 }, rearm: 'every_change' });
+    const pct = await createRule(t, c.headers, {
+      competitor_id: c.competitorId,
+      condition: { type: 'price_drop', percent: 10 },
+      rearm: 'every_change',
+    });
+    const both = await createRule(t, c.headers, {
+      competitor_id: c.competitor2Id,
+      condition: { type: 'price_drop', percent: 10, amount: 10 },
+      rearm: 'every_change',
+    });
     // 19.99 -> 17.991 is exactly 10 % (floating point says 9.99999...).
     await series(t, c, [19.99, 17.991, 17.99, 20, 17.5]);
     assert.deepEqual(pricesOf(await fired(t, c.headers, pct)), [17.991, 17.5]);
@@ -108,7 +137,7 @@ describe('alert engine: conditions', () => {
     assert.deepEqual(pricesOf(await fired(t, c.headers)), [50, 55]);
   });
 
-  it('undercut: a competitor below our position\'s own_price less the margin', async () => {
+  it("undercut: a competitor below our position's own_price less the margin", async () => {
     const c = await catalogue(t);
     await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'undercut', margin_percent: 10 } });
     // Our price is base_price 50 until our own series has a price: limit 45.
@@ -118,7 +147,10 @@ describe('alert engine: conditions', () => {
     await series(t, c, [44.5, 35], {}, 3);
     const events = await fired(t, c.headers);
     assert.deepEqual(pricesOf(events), [44, 35]);
-    assert.match(events[1]!.message, /Shop A sells Kettle at 35\.00 EUR, under our price of 40\.00 EUR by more than 10%\./);
+    assert.match(
+      events[1]!.message,
+      /Shop A sells Kettle at 35\.00 EUR, under our price of 40\.00 EUR by more than 10%\./,
+    );
   });
 
   it('not_cheapest: fires when the rank goes from 1 to more than 1', async () => {
@@ -129,7 +161,10 @@ describe('alert engine: conditions', () => {
     await series(t, c, [40], { competitor_id: c.competitor2Id }, 5);
     const events = await fired(t, c.headers);
     assert.deepEqual(pricesOf(events), [46, 40]);
-    assert.deepEqual(events.map((e) => e.competitor_id), [c.competitorId, c.competitor2Id]);
+    assert.deepEqual(
+      events.map((e) => e.competitor_id),
+      [c.competitorId, c.competitor2Id],
+    );
   });
 
   it('lowest_in_days: the lowest price of the series in that many days', async () => {
@@ -164,25 +199,61 @@ describe('alert engine: conditions', () => {
 
   it('series "own" watches our own price only; the default watches competitors only', async () => {
     const c = await catalogue(t);
-    const own = await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'price_below', threshold: 45, series: 'own' } });
-    const theirs = await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'price_below', threshold: 45 } });
+    const own = await createRule(t, c.headers, {
+      product_id: c.productId,
+      condition: { type: 'price_below', threshold: 45, series: 'own' },
+    });
+    const theirs = await createRule(t, c.headers, {
+      product_id: c.productId,
+      condition: { type: 'price_below', threshold: 45 },
+    });
     await series(t, c, [40]);
     await ingestOk(t, c.headers, [{ product_id: c.productId, price: 41, currency: 'EUR', observed_at: at(1) }]);
-    assert.deepEqual((await fired(t, c.headers, own)).map((e) => [e.competitor_id, e.current!.price]), [[null, 41]]);
-    assert.deepEqual((await fired(t, c.headers, theirs)).map((e) => [e.competitor_id, e.current!.price]), [[c.competitorId, 40]]);
+    assert.deepEqual(
+      (await fired(t, c.headers, own)).map((e) => [e.competitor_id, e.current!.price]),
+      [[null, 41]],
+    );
+    assert.deepEqual(
+      (await fired(t, c.headers, theirs)).map((e) => [e.competitor_id, e.current!.price]),
+      [[c.competitorId, 40]],
+    );
   });
 });
 
 describe('alert engine: what never fires', () => {
   it('late observations neither fire nor move the state', async () => {
     const c = await catalogue(t);
-    await createRule(t, c.headers, { competitor_id: c.competitorId, condition: { type: 'price_below', threshold: 45 } });
-    await createRule(t, c.headers, { competitor_id: c.competitor2Id, condition: { type: 'price_below', threshold: 45 }, confirmations: 2 });
-    await series(t, c, [{ price: 50, hours: 10 }, { price: 40, hours: 5 }, { price: 40, hours: 11 }]);
+    await createRule(t, c.headers, {
+      competitor_id: c.competitorId,
+      condition: { type: 'price_below', threshold: 45 },
+    });
+    await createRule(t, c.headers, {
+      competitor_id: c.competitor2Id,
+      condition: { type: 'price_below', threshold: 45 },
+      confirmations: 2,
+    });
+    await series(t, c, [
+      { price: 50, hours: 10 },
+      { price: 40, hours: 5 },
+      { price: 40, hours: 11 },
+    ]);
     // Had the late 40 counted, the second rule would fire at hour 11 (two in a row).
-    await series(t, c, [{ price: 40, hours: 10 }, { price: 40, hours: 5 }, { price: 50, hours: 11 }, { price: 40, hours: 12 }], { competitor_id: c.competitor2Id });
+    await series(
+      t,
+      c,
+      [
+        { price: 40, hours: 10 },
+        { price: 40, hours: 5 },
+        { price: 50, hours: 11 },
+        { price: 40, hours: 12 },
+      ],
+      { competitor_id: c.competitor2Id },
+    );
     const events = await fired(t, c.headers);
-    assert.deepEqual(events.map((e) => [e.competitor_id, e.current!.price, e.previous!.price]), [[c.competitorId, 40, 50]]);
+    assert.deepEqual(
+      events.map((e) => [e.competitor_id, e.current!.price, e.previous!.price]),
+      [[c.competitorId, 40, 50]],
+    );
     assert.deepEqual(hoursOf(events), [11]);
   });
 
@@ -191,7 +262,12 @@ describe('alert engine: what never fires', () => {
     await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45, currency: 'USD' } });
     await series(t, c, [40]);
     assert.deepEqual(await fired(t, c.headers), []);
-    const rate = await t.app.inject({ method: 'PUT', url: '/api/v1/exchange-rates/USD/EUR', headers: c.headers, payload: { rate: 0.9 } });
+    const rate = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/exchange-rates/USD/EUR',
+      headers: c.headers,
+      payload: { rate: 0.9 },
+    });
     assert.ok(rate.statusCode < 300, rate.body);
     // 45 USD = 40.5 EUR.
     await series(t, c, [40.6, 40.4], {}, 1);
@@ -205,12 +281,21 @@ describe('alert engine: what never fires', () => {
       atomic: true,
       observations: [
         { product_id: c.productId, competitor_id: c.competitorId, price: 40, currency: 'EUR', observed_at: at(0) },
-        { product_id: 'prod_doesnotexist', competitor_id: c.competitorId, price: 40, currency: 'EUR', observed_at: at(0) },
+        {
+          product_id: 'prod_doesnotexist',
+          competitor_id: c.competitorId,
+          price: 40,
+          currency: 'EUR',
+          observed_at: at(0),
+        },
       ],
     });
     assert.equal(res.statusCode, 422, res.body);
     assert.deepEqual(await fired(t, c.headers), []);
-    const states = await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_states s join alerts a on a.id = s.alert_id where a.account_id = $1', [c.accountId]);
+    const states = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from alert_states s join alerts a on a.id = s.alert_id where a.account_id = $1',
+      [c.accountId],
+    );
     assert.equal(states.rows[0]!.n, 0);
     await series(t, c, [40]);
     assert.equal((await fired(t, c.headers)).length, 1);
@@ -219,11 +304,21 @@ describe('alert engine: what never fires', () => {
   it('a 1000-item ingestion evaluates set-based, with exactly the firings expected and one state per subject', async () => {
     const c = await catalogue(t);
     await createRule(t, c.headers, { condition: { type: 'price_below', threshold: 45 } });
-    for (let i = 0; i < 99; i++) await createRule(t, c.headers, { product_id: c.otherProductId, condition: { type: 'price_above', threshold: 1000 + i } });
+    for (let i = 0; i < 99; i++)
+      await createRule(t, c.headers, {
+        product_id: c.otherProductId,
+        condition: { type: 'price_above', threshold: 1000 + i },
+      });
     const observations = [];
     for (let h = 0; h < 500; h++) {
       for (const competitor_id of [c.competitorId, c.competitor2Id]) {
-        observations.push({ product_id: c.productId, competitor_id, price: h % 2 === 0 ? 40 : 50, currency: 'EUR', observed_at: at(h) });
+        observations.push({
+          product_id: c.productId,
+          competitor_id,
+          price: h % 2 === 0 ? 40 : 50,
+          currency: 'EUR',
+          observed_at: at(h),
+        });
       }
     }
     // How fast is bench:alerts' business (docs/BENCHMARKS.md), not a timed test's.

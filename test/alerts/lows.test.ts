@@ -55,7 +55,8 @@ function randomSeries(seed: number, n: number, big = false): LowRow[] {
 }
 
 /** Whether `o` is late: a row recorded before it is newer. */
-const late = (rows: readonly LowRow[], o: LowRow) => rows.some((x) => x.id < o.id && (x.at > o.at || (x.at === o.at && x.id > o.id)));
+const late = (rows: readonly LowRow[], o: LowRow) =>
+  rows.some((x) => x.id < o.id && (x.at > o.at || (x.at === o.at && x.id > o.id)));
 
 describe('lowest_in_days: seriesLows', () => {
   for (const [seed, n, big] of [
@@ -102,8 +103,15 @@ describe('lowest_in_days: seriesLows', () => {
         return [c, new Map([[days, low]])];
       }),
     );
-    const got = await seriesLows(rows.filter((x) => !inShared(x)), targets.map((o) => ({ id: o.id, at: o.at, currency: o.currency })), [days], rates, shared);
-    for (const o of targets) assert.equal(got.get(o.id)!.get(days), brute(rows, o, days, o.currency), `observation ${o.id}`);
+    const got = await seriesLows(
+      rows.filter((x) => !inShared(x)),
+      targets.map((o) => ({ id: o.id, at: o.at, currency: o.currency })),
+      [days],
+      rates,
+      shared,
+    );
+    for (const o of targets)
+      assert.equal(got.get(o.id)!.get(days), brute(rows, o, days, o.currency), `observation ${o.id}`);
   });
 
   it('leaves out prices no rate converts, and answers null for an empty window', async () => {
@@ -112,8 +120,25 @@ describe('lowest_in_days: seriesLows', () => {
       { id: 2, at: DAY_MS, price: '30.0000', currency: 'EUR' },
       { id: 3, at: 40 * DAY_MS, price: '20.0000', currency: 'EUR' },
     ];
-    const got = await seriesLows(rows, rows.slice(1).map((r) => ({ id: r.id, at: r.at, currency: r.currency })), [7, 60], rates);
-    assert.deepEqual([...got.get(2)!], [[7, null], [60, null]]);
-    assert.deepEqual([...got.get(3)!], [[7, null], [60, '30.0000']]);
+    const got = await seriesLows(
+      rows,
+      rows.slice(1).map((r) => ({ id: r.id, at: r.at, currency: r.currency })),
+      [7, 60],
+      rates,
+    );
+    assert.deepEqual(
+      [...got.get(2)!],
+      [
+        [7, null],
+        [60, null],
+      ],
+    );
+    assert.deepEqual(
+      [...got.get(3)!],
+      [
+        [7, null],
+        [60, '30.0000'],
+      ],
+    );
   });
 });

@@ -23,7 +23,10 @@ const t = useTestApp();
 let second: { app: App; rt: Runtime } | null = null;
 async function apps(): Promise<[App, App]> {
   if (usingPostgres() && !second) {
-    const rt = await createRuntime(loadConfig({ AUTH_FAILURE_LIMIT: '100000', ...t.storage.env }), pino({ level: 'silent' }));
+    const rt = await createRuntime(
+      loadConfig({ AUTH_FAILURE_LIMIT: '100000', ...t.storage.env }),
+      pino({ level: 'silent' }),
+    );
     second = { rt, app: await buildApp(rt) };
   }
   return [t.app, second?.app ?? t.app];
@@ -44,7 +47,11 @@ async function eventsOf(headers: Headers, alertId: string): Promise<AlertEventJs
   const out: AlertEventJson[] = [];
   let cursor = '';
   for (;;) {
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1/alert-events?alert_id=${alertId}&limit=100${cursor}`, headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/alert-events?alert_id=${alertId}&limit=100${cursor}`,
+      headers,
+    });
     assert.equal(res.statusCode, 200, res.body);
     const page = res.json<{ data: AlertEventJson[]; pagination: { has_more: boolean; next_cursor: string | null } }>();
     out.push(...page.data);
@@ -55,7 +62,12 @@ async function eventsOf(headers: Headers, alertId: string): Promise<AlertEventJs
 }
 
 async function previewOf(headers: Headers, body: object, from: string, to: string) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers, payload: { name: 'p', ...body, from, to } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/alerts/preview',
+    headers,
+    payload: { name: 'p', ...body, from, to },
+  });
   assert.equal(res.statusCode, 200, res.body.slice(0, 500));
   const got = res.json<{ data: AlertEventJson[]; count: number; complete: boolean }>();
   assert.equal(got.complete, true);
@@ -64,7 +76,19 @@ async function previewOf(headers: Headers, body: object, from: string, to: strin
 
 /** What live and preview both decide, one line per event, in one order (time, then series). */
 const decided = (events: AlertEventJson[]) =>
-  events.map((e) => JSON.stringify([e.current?.observed_at, e.competitor_id, e.condition_type, e.current, e.previous, e.message, e.sequence])).sort();
+  events
+    .map((e) =>
+      JSON.stringify([
+        e.current?.observed_at,
+        e.competitor_id,
+        e.condition_type,
+        e.current,
+        e.previous,
+        e.message,
+        e.sequence,
+      ]),
+    )
+    .sort();
 
 const RULES = [
   { condition: { type: 'lowest_in_days', days: 2 }, rearm: 'every_change' },
@@ -81,7 +105,10 @@ async function compare(headers: Headers, ids: string[], to: number) {
     const replayed = await previewOf(headers, body, at(-24 * 60), at(to));
     const [want, got] = [decided(live), decided(replayed)];
     const first = want.findIndex((line, k) => line !== got[k]);
-    assert.ok(first === -1 && want.length === got.length, `${JSON.stringify(body)}: ${want.length} live, ${got.length} replayed; first difference: live ${want[first]} replayed ${got[first]}`);
+    assert.ok(
+      first === -1 && want.length === got.length,
+      `${JSON.stringify(body)}: ${want.length} live, ${got.length} replayed; first difference: live ${want[first]} replayed ${got[first]}`,
+    );
     compared += live.length;
   }
   return compared;
@@ -103,7 +130,14 @@ describe('series order: live evaluation and its replay', () => {
       for (let k = 0; k < size; k++) {
         for (const competitor_id of [c.competitorId, c.competitor2Id]) {
           const price = Math.round((40 + rand() * 15) * 100) / 100;
-          observations.push({ product_id: c.productId, competitor_id, price, currency: 'EUR', in_stock: rand() > 0.1, observed_at: at(start + k) });
+          observations.push({
+            product_id: c.productId,
+            competitor_id,
+            price,
+            currency: 'EUR',
+            in_stock: rand() > 0.1,
+            observed_at: at(start + k),
+          });
         }
       }
       // Items in any order: the batch is recorded in time order.
@@ -125,8 +159,22 @@ describe('series order: live evaluation and its replay', () => {
     for (let round = 0; round < 25; round++) {
       // Two writers, interleaved hours, so whichever takes the series second may hold older observations.
       const base = round * 10;
-      const one = [0, 2, 4].map((k) => ({ product_id: c.productId, competitor_id: c.competitorId, price: Math.round((40 + rand() * 15) * 100) / 100, currency: 'EUR', in_stock: rand() > 0.1, observed_at: at(base + k) }));
-      const two = [1, 3, 5].map((k) => ({ product_id: c.productId, competitor_id: c.competitorId, price: Math.round((40 + rand() * 15) * 100) / 100, currency: 'EUR', in_stock: rand() > 0.1, observed_at: at(base + k) }));
+      const one = [0, 2, 4].map((k) => ({
+        product_id: c.productId,
+        competitor_id: c.competitorId,
+        price: Math.round((40 + rand() * 15) * 100) / 100,
+        currency: 'EUR',
+        in_stock: rand() > 0.1,
+        observed_at: at(base + k),
+      }));
+      const two = [1, 3, 5].map((k) => ({
+        product_id: c.productId,
+        competitor_id: c.competitorId,
+        price: Math.round((40 + rand() * 15) * 100) / 100,
+        currency: 'EUR',
+        in_stock: rand() > 0.1,
+        observed_at: at(base + k),
+      }));
       await Promise.all([post(a, c.headers, one), post(b, c.headers, two)]);
     }
     const compared = await compare(c.headers, ids, 260);
@@ -137,26 +185,67 @@ describe('series order: live evaluation and its replay', () => {
     const c = await catalogue(t);
     const own = { product_id: c.productId, competitor_id: null, price: 50, currency: 'EUR', observed_at: at(0) };
     await post(t.app, c.headers, [own]);
-    const rule = await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'not_cheapest' }, daily_cap: 1 });
-    const capped = await createRule(t, c.headers, { product_id: c.productId, condition: { type: 'not_cheapest' }, rearm: 'every_change', daily_cap: 1 });
+    const rule = await createRule(t, c.headers, {
+      product_id: c.productId,
+      condition: { type: 'not_cheapest' },
+      daily_cap: 1,
+    });
+    const capped = await createRule(t, c.headers, {
+      product_id: c.productId,
+      condition: { type: 'not_cheapest' },
+      rearm: 'every_change',
+      daily_cap: 1,
+    });
     const [a, b] = await apps();
     const DAYS = 20;
     for (let day = 0; day < DAYS; day++) {
       const h = 24 * day + 1;
       // Both dearer than us: cheapest again (re-arms), then both below us at once, from two processes.
-      await post(t.app, c.headers, [c.competitorId, c.competitor2Id].map((competitor_id) => ({ product_id: c.productId, competitor_id, price: 60, currency: 'EUR', observed_at: at(h) })));
+      await post(
+        t.app,
+        c.headers,
+        [c.competitorId, c.competitor2Id].map((competitor_id) => ({
+          product_id: c.productId,
+          competitor_id,
+          price: 60,
+          currency: 'EUR',
+          observed_at: at(h),
+        })),
+      );
       await Promise.all([
-        post(a, c.headers, [{ product_id: c.productId, competitor_id: c.competitorId, price: 45, currency: 'EUR', observed_at: at(h + 1) }]),
-        post(b, c.headers, [{ product_id: c.productId, competitor_id: c.competitor2Id, price: 44, currency: 'EUR', observed_at: at(h + 1) }]),
+        post(a, c.headers, [
+          {
+            product_id: c.productId,
+            competitor_id: c.competitorId,
+            price: 45,
+            currency: 'EUR',
+            observed_at: at(h + 1),
+          },
+        ]),
+        post(b, c.headers, [
+          {
+            product_id: c.productId,
+            competitor_id: c.competitor2Id,
+            price: 44,
+            currency: 'EUR',
+            observed_at: at(h + 1),
+          },
+        ]),
       ]);
       // Another undercut the same day: every_change would fire again, but its cap is 1 a day.
-      await post(t.app, c.headers, [{ product_id: c.productId, competitor_id: c.competitorId, price: 43, currency: 'EUR', observed_at: at(h + 2) }]);
+      await post(t.app, c.headers, [
+        { product_id: c.productId, competitor_id: c.competitorId, price: 43, currency: 'EUR', observed_at: at(h + 2) },
+      ]);
     }
     const once = await eventsOf(c.headers, rule);
     assert.equal(once.length, DAYS, 'one firing per transition');
     const days = new Map<string, number>();
-    for (const e of await eventsOf(c.headers, capped)) days.set(e.current!.observed_at.slice(0, 10), (days.get(e.current!.observed_at.slice(0, 10)) ?? 0) + 1);
+    for (const e of await eventsOf(c.headers, capped))
+      days.set(e.current!.observed_at.slice(0, 10), (days.get(e.current!.observed_at.slice(0, 10)) ?? 0) + 1);
     assert.equal(days.size, DAYS, 'the capped rule fired on every day');
-    assert.ok([...days.values()].every((n) => n === 1), `never more than 1 a day: ${JSON.stringify([...days])}`);
+    assert.ok(
+      [...days.values()].every((n) => n === 1),
+      `never more than 1 a day: ${JSON.stringify([...days])}`,
+    );
   });
 });

@@ -21,7 +21,13 @@ import { type AlertEventJson, at, catalogue } from './engine-support.js';
 const t = useTestApp({ ALERT_PREVIEW_TIMEOUT: '1ms', ALERT_PREVIEW_CONCURRENCY: '1' });
 
 /** `n` observations of the catalogue's first competitor, one every 10 minutes from at(0), prices going up and down. */
-async function seed(app: { inject: typeof t.app.inject }, headers: Headers, productId: string, competitorId: string, n: number) {
+async function seed(
+  app: { inject: typeof t.app.inject },
+  headers: Headers,
+  productId: string,
+  competitorId: string,
+  n: number,
+) {
   for (let i = 0; i < n; i += 1000) {
     const observations = Array.from({ length: Math.min(1000, n - i) }, (_, k) => ({
       product_id: productId,
@@ -41,7 +47,12 @@ describe('alert preview: bounds', () => {
   it('stops at its time limit and says how far it got: the events of the observations before `through`', async () => {
     const c = await catalogue(t);
     await seed(t.app, c.headers, c.productId, c.competitorId, 2500);
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers: c.headers, payload: { ...RULE, from: at(0), to: at(24 * 30) } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/alerts/preview',
+      headers: c.headers,
+      payload: { ...RULE, from: at(0), to: at(24 * 30) },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const cut = res.json<{ data: AlertEventJson[]; count: number; complete: boolean; through: string }>();
     assert.equal(cut.complete, false);
@@ -49,7 +60,12 @@ describe('alert preview: bounds', () => {
     assert.equal(cut.through, new Date(Date.parse(at(0)) + 1999 * 600_000).toISOString());
     assert.ok(cut.count > 0 && cut.data.every((e) => e.current!.observed_at < cut.through));
     // The same rule over [from, through) in full (a range one page holds) fires the same.
-    const whole = await t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers: c.headers, payload: { ...RULE, from: at(0), to: cut.through } });
+    const whole = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/alerts/preview',
+      headers: c.headers,
+      payload: { ...RULE, from: at(0), to: cut.through },
+    });
     const full = whole.json<{ data: AlertEventJson[]; complete: boolean }>();
     assert.equal(full.complete, true);
     assert.deepEqual(cut.data, full.data);
@@ -60,7 +76,12 @@ describe('alert preview: bounds', () => {
     const d = await catalogue(t);
     await seed(t.app, c.headers, c.productId, c.competitorId, 4000);
     const ask = (headers: Headers) =>
-      t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers, payload: { ...RULE, from: at(0), to: at(24 * 30) } });
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts/preview',
+        headers,
+        payload: { ...RULE, from: at(0), to: at(24 * 30) },
+      });
     const answers = await Promise.all([ask(c.headers), ask(d.headers)]);
     assert.deepEqual(answers.map((r) => r.statusCode).sort(), [200, 503]);
     const busy = answers.find((r) => r.statusCode === 503)!;
@@ -86,13 +107,31 @@ describe('alert preview: a client that goes away', () => {
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       const api = {
         inject: async (o: { method: string; url: string; headers: Headers; payload: object }) => {
-          const res = await fetch(server.url + o.url, { method: o.method, headers: o.headers, body: JSON.stringify(o.payload) });
+          const res = await fetch(server.url + o.url, {
+            method: o.method,
+            headers: o.headers,
+            body: JSON.stringify(o.payload),
+          });
           const body = await res.text();
           return { statusCode: res.status, body, json: <T>() => JSON.parse(body) as T };
         },
       };
-      const product = (await api.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: 'Kettle', base_price: 50, currency: 'EUR' } })).json<{ id: string }>();
-      const rival = (await api.inject({ method: 'POST', url: '/api/v1/competitors', headers, payload: { name: 'Rival', website: 'https://rival.example' } })).json<{ id: string }>();
+      const product = (
+        await api.inject({
+          method: 'POST',
+          url: '/api/v1/products',
+          headers,
+          payload: { name: 'Kettle', base_price: 50, currency: 'EUR' },
+        })
+      ).json<{ id: string }>();
+      const rival = (
+        await api.inject({
+          method: 'POST',
+          url: '/api/v1/competitors',
+          headers,
+          payload: { name: 'Rival', website: 'https://rival.example' },
+        })
+      ).json<{ id: string }>();
       const total = 20_000;
       await seed(api as never, headers, product.id, rival.id, total);
       // The preview is sent over a raw socket, which closes before the answer.
@@ -100,13 +139,18 @@ describe('alert preview: a client that goes away', () => {
       const body = JSON.stringify({ ...RULE, from: at(0), to: at(24 * 200) });
       const socket = net.connect(Number(port), hostname);
       await new Promise<void>((resolve) => socket.once('connect', resolve));
-      socket.write(`POST /api/v1/alerts/preview HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.write(
+        `POST /api/v1/alerts/preview HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       await new Promise((resolve) => setTimeout(resolve, 50));
       socket.destroy();
       // Logged only when the preview stopped before its answer was computed (the abort is checked
       // between every page read and every slice of points judged).
       const stopped = await server.waitForLog((l) => l.msg === 'alert preview stopped: the client went away');
-      assert.ok(typeof stopped.observations_read === 'number' && stopped.observations_read <= total, `read ${String(stopped.observations_read)} of ${total}`);
+      assert.ok(
+        typeof stopped.observations_read === 'number' && stopped.observations_read <= total,
+        `read ${String(stopped.observations_read)} of ${total}`,
+      );
     } finally {
       await server.stop();
       await storage.cleanup();

@@ -32,12 +32,19 @@ describe('alert preview', () => {
     const ids: string[] = [];
     for (const b of bodies) ids.push(await createRule(t, c.headers, b));
     const prices = [50, 44, 43, 47, 44, 42, 49, 52, 40, 39, 44, 46, 38, 41];
-    await series(t, c, prices.map((price, i) => ({ price, in_stock: i % 4 !== 2, hours: i * 5 })));
+    await series(
+      t,
+      c,
+      prices.map((price, i) => ({ price, in_stock: i % 4 !== 2, hours: i * 5 })),
+    );
     // A late one: neither live nor preview fires on it.
     await series(t, c, [{ price: 1, hours: 3 }]);
     const live = await fired(t, c.headers);
     assert.ok(live.length >= 10, `a sequence that fires enough to compare: ${live.length}`);
-    const before = await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_events where account_id = $1', [c.accountId]);
+    const before = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from alert_events where account_id = $1',
+      [c.accountId],
+    );
     for (const [i, body] of bodies.entries()) {
       const res = await preview(c.headers, { name: 'p', ...body, from: at(0), to: at(24 * 30) });
       assert.equal(res.statusCode, 200, res.body);
@@ -51,14 +58,22 @@ describe('alert preview', () => {
         assert.equal(e.created_at, e.current!.observed_at);
       }
     }
-    const after = await t.rt.db.query<{ n: number }>('select count(*)::int as n from alert_events where account_id = $1', [c.accountId]);
+    const after = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from alert_events where account_id = $1',
+      [c.accountId],
+    );
     assert.equal(after.rows[0]!.n, before.rows[0]!.n);
     assert.equal((await fired(t, c.headers)).length, live.length);
   });
 
   it('lowest_in_days from whole batches agrees with preview: windows of several lengths, a second currency, one instant twice', async () => {
     const c = await catalogue(t);
-    const rate = await t.app.inject({ method: 'PUT', url: '/api/v1/exchange-rates/USD/EUR', headers: c.headers, payload: { rate: 0.9 } });
+    const rate = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/exchange-rates/USD/EUR',
+      headers: c.headers,
+      payload: { rate: 0.9 },
+    });
     assert.ok(rate.statusCode === 200 || rate.statusCode === 201, rate.body);
     const bodies = [1, 2, 5].map((days) => ({ condition: { type: 'lowest_in_days', days }, rearm: 'every_change' }));
     const ids: string[] = [];
@@ -70,32 +85,66 @@ describe('alert preview', () => {
       const observations = [];
       for (let h = b * 6; h < b * 6 + 6; h++) {
         const usd = h % 5 === 3;
-        observations.push({ product_id: c.productId, competitor_id: c.competitorId, price: usd ? Math.round((price(h) / 0.9) * 100) / 100 : price(h), currency: usd ? 'USD' : 'EUR', observed_at: at(h) });
-        if (h % 3 === 1) observations.push({ product_id: c.productId, competitor_id: c.competitorId, price: price(h) + 0.01, currency: 'EUR', observed_at: at(h) });
+        observations.push({
+          product_id: c.productId,
+          competitor_id: c.competitorId,
+          price: usd ? Math.round((price(h) / 0.9) * 100) / 100 : price(h),
+          currency: usd ? 'USD' : 'EUR',
+          observed_at: at(h),
+        });
+        if (h % 3 === 1)
+          observations.push({
+            product_id: c.productId,
+            competitor_id: c.competitorId,
+            price: price(h) + 0.01,
+            currency: 'EUR',
+            observed_at: at(h),
+          });
       }
       await ingestOk(t, c.headers, observations);
     }
     const live = await fired(t, c.headers);
     for (const [i, body] of bodies.entries()) {
       const expected = live.filter((e) => e.alert_id === ids[i]);
-      assert.ok(expected.length >= 3 && live.length < 100, `${JSON.stringify(body)} fires enough to compare: ${expected.length} of ${live.length}`);
+      assert.ok(
+        expected.length >= 3 && live.length < 100,
+        `${JSON.stringify(body)} fires enough to compare: ${expected.length} of ${live.length}`,
+      );
       const res = await preview(c.headers, { name: 'p', ...body, from: at(0), to: at(24 * 30) });
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(res.json<{ data: AlertEventJson[] }>().data.map(decided), expected.map(decided), JSON.stringify(body));
+      assert.deepEqual(
+        res.json<{ data: AlertEventJson[] }>().data.map(decided),
+        expected.map(decided),
+        JSON.stringify(body),
+      );
     }
   });
 
   it('a range with no observations answers an empty list; the range bounds are [from, to)', async () => {
     const c = await catalogue(t);
     await series(t, c, [40, 41]);
-    const empty = await preview(c.headers, { name: 'p', condition: { type: 'price_below', threshold: 45 }, from: at(100), to: at(200) });
+    const empty = await preview(c.headers, {
+      name: 'p',
+      condition: { type: 'price_below', threshold: 45 },
+      from: at(100),
+      to: at(200),
+    });
     assert.equal(empty.statusCode, 200, empty.body);
     assert.deepEqual(empty.json(), { data: [], count: 0, complete: true, through: at(200) });
-    const one = await preview(c.headers, { name: 'p', condition: { type: 'price_below', threshold: 45 }, rearm: 'every_change', from: at(1), to: at(2) });
-    assert.deepEqual(one.json<{ data: AlertEventJson[] }>().data.map((e) => e.current!.price), [41]);
+    const one = await preview(c.headers, {
+      name: 'p',
+      condition: { type: 'price_below', threshold: 45 },
+      rearm: 'every_change',
+      from: at(1),
+      to: at(2),
+    });
+    assert.deepEqual(
+      one.json<{ data: AlertEventJson[] }>().data.map((e) => e.current!.price),
+      [41],
+    );
   });
 
-  it('bad bodies get 422 naming the field, malformed JSON 400, another account\'s product 422', async () => {
+  it("bad bodies get 422 naming the field, malformed JSON 400, another account's product 422", async () => {
     const c = await catalogue(t);
     const other = await catalogue(t);
     const ok = { name: 'p', condition: { type: 'price_below', threshold: 45 }, from: at(0), to: at(10) };
@@ -117,9 +166,17 @@ describe('alert preview', () => {
       assert.equal(res.statusCode, 422, `${JSON.stringify(body)}: ${res.body}`);
       const err = res.json<{ code: string; details?: { field: string }[] }>();
       assert.equal(err.code, 'validation_failed');
-      assert.ok(err.details?.some((d) => d.field.startsWith(field)), `${field} in ${res.body}`);
+      assert.ok(
+        err.details?.some((d) => d.field.startsWith(field)),
+        `${field} in ${res.body}`,
+      );
     }
-    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers: c.headers, payload: '{"name":' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/alerts/preview',
+      headers: c.headers,
+      payload: '{"name":',
+    });
     assert.equal(bad.statusCode, 400, bad.body);
   });
 });

@@ -13,8 +13,16 @@ describe('alert rules: the list', () => {
     const { headers } = await t.newKey();
     const { product, competitor, listing } = await catalogue(t, headers);
     const a = await createAlert(t, headers, rule({ name: 'a', product_id: product.id }));
-    const b = await createAlert(t, headers, rule({ name: 'b', competitor_id: competitor.id, condition: { type: 'price_drop', percent: 3 }, enabled: false }));
-    const c = await createAlert(t, headers, rule({ name: 'c', listing_id: listing.id, condition: { type: 'listing_failing' } }));
+    const b = await createAlert(
+      t,
+      headers,
+      rule({ name: 'b', competitor_id: competitor.id, condition: { type: 'price_drop', percent: 3 }, enabled: false }),
+    );
+    const c = await createAlert(
+      t,
+      headers,
+      rule({ name: 'c', listing_id: listing.id, condition: { type: 'listing_failing' } }),
+    );
     const d = await createAlert(t, headers, rule({ name: 'd' }));
     const ids = async (query: string) => {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/alerts${query}`, headers });
@@ -42,7 +50,11 @@ describe('alert rules: the list', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { json<T>(): T } = await t.app.inject({ method: 'GET', url: `/api/v1/alerts?limit=2&sort=created_at${cursor ? `&cursor=${cursor}` : ''}`, headers });
+      const res: { json<T>(): T } = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/alerts?limit=2&sort=created_at${cursor ? `&cursor=${cursor}` : ''}`,
+        headers,
+      });
       const page: Page = res.json<Page>();
       assert.equal(page.pagination.limit, 2);
       seen.push(...page.data.map((r) => r.name));
@@ -53,8 +65,20 @@ describe('alert rules: the list', () => {
     assert.deepEqual(seen, ['r0', 'r1', 'r2', 'r3', 'r4']);
     assert.equal(pages, 3);
     const first = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=2', headers })).json<Page>();
-    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/alerts?sort=name&cursor=${first.pagination.next_cursor}`, headers }), 400, 'invalid_request');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/alerts?cursor=garbage', headers }), 400, 'invalid_request');
+    expectError(
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/alerts?sort=name&cursor=${first.pagination.next_cursor}`,
+        headers,
+      }),
+      400,
+      'invalid_request',
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/alerts?cursor=garbage', headers }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refuses bad filters with a 422 naming them', async () => {
@@ -68,7 +92,11 @@ describe('alert rules: the list', () => {
       ['sort=threshold', 'sort'],
       ['colour=red', 'colour'],
     ] as const) {
-      const body = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/alerts?${query}`, headers }), 422, 'validation_failed');
+      const body = expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/alerts?${query}`, headers }),
+        422,
+        'validation_failed',
+      );
       assert.deepEqual(fieldsOf(body), [field], query);
     }
   });

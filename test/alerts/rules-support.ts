@@ -47,8 +47,16 @@ export async function post<T>(t: TestApp, headers: Headers, url: string, payload
 
 /** A product, a competitor, the competitor's listing of the product and our own listing of it. */
 export async function catalogue(t: TestApp, headers: Headers, currency = 'EUR') {
-  const product = await post<{ id: string }>(t, headers, '/products', { name: 'Kettle', base_price: 50, currency, url: 'https://our.example/kettle' });
-  const competitor = await post<{ id: string }>(t, headers, '/competitors', { name: 'Rival', website: 'https://rival.example' });
+  const product = await post<{ id: string }>(t, headers, '/products', {
+    name: 'Kettle',
+    base_price: 50,
+    currency,
+    url: 'https://our.example/kettle',
+  });
+  const competitor = await post<{ id: string }>(t, headers, '/competitors', {
+    name: 'Rival',
+    website: 'https://rival.example',
+  });
   const listing = await post<{ id: string }>(t, headers, '/listings', {
     product_id: product.id,
     competitor_id: competitor.id,

@@ -81,14 +81,21 @@ describe('alert rules: what a body may hold', () => {
       if (condition.type === 'listing_failing' && expected.failures === undefined) expected.failures = 3;
       assert.deepEqual(a.condition, expected, JSON.stringify(condition));
     }
-    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=100', headers })).json<{ data: AlertJson[] }>();
+    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=100', headers })).json<{
+      data: AlertJson[];
+    }>();
     assert.equal(list.data.length, ACCEPTED.length);
   });
 
   it('refuses a wrong, missing or extra condition field with a 422 naming it, and creates nothing', async () => {
     const { headers } = await t.newKey();
     for (const [condition, fields] of REFUSED) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: { name: 'x', condition } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts',
+        headers,
+        payload: { name: 'x', condition },
+      });
       const body = expectError(res, 422, 'validation_failed');
       assert.deepEqual(fieldsOf(body), fields, `${JSON.stringify(condition)}: ${res.body}`);
       // The same condition on an update is refused the same way.
@@ -145,24 +152,61 @@ describe('alert rules: what a body may hold', () => {
     ];
     for (const [body, fields] of cases) {
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: body });
-      assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), fields, `${JSON.stringify(body).slice(0, 200)}: ${res.body}`);
+      assert.deepEqual(
+        fieldsOf(expectError(res, 422, 'validation_failed')),
+        fields,
+        `${JSON.stringify(body).slice(0, 200)}: ${res.body}`,
+      );
     }
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: unknown[] }>().data.length, 0);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: unknown[] }>().data.length,
+      0,
+    );
   });
 
   it('answers malformed JSON, other content types and empty bodies with our error shape', async () => {
     const { headers } = await t.newKey();
     const a = await createAlert(t, headers);
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: '{"name": "x", ' }), 400, 'invalid_json');
-    expectError(await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: '{enabled: false}' }), 400, 'invalid_json');
     expectError(
-      await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers: { ...headers, 'content-type': 'text/plain' }, payload: 'name=x' }),
+      await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: '{"name": "x", ' }),
+      400,
+      'invalid_json',
+    );
+    expectError(
+      await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: '{enabled: false}' }),
+      400,
+      'invalid_json',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts',
+        headers: { ...headers, 'content-type': 'text/plain' },
+        payload: 'name=x',
+      }),
       415,
       'unsupported_media_type',
     );
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: '[]' }), 422, 'validation_failed');
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: 'null' }), 422, 'validation_failed');
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: JSON.stringify(rule({ name: 'x'.repeat(2_000_000) })) }), 413, 'payload_too_large');
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: '[]' }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: 'null' }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts',
+        headers,
+        payload: JSON.stringify(rule({ name: 'x'.repeat(2_000_000) })),
+      }),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('stores SQL and HTML in a name as plain text', async () => {
@@ -174,27 +218,50 @@ describe('alert rules: what a body may hold', () => {
       assert.equal(got.json<AlertJson>().name, name);
       assert.match(String(got.headers['content-type']), /^application\/json/);
     }
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: unknown[] }>().data.length, 4);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: unknown[] }>().data.length,
+      4,
+    );
   });
 
   it('checks what a schema cannot say, on the whole rule after an update', async () => {
     const { headers } = await t.newKey();
-    const competitor = await t.app.inject({ method: 'POST', url: '/api/v1/competitors', headers, payload: { name: 'R', website: 'https://r.example' } });
+    const competitor = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/competitors',
+      headers,
+      payload: { name: 'R', website: 'https://r.example' },
+    });
     const compId = competitor.json<{ id: string }>().id;
     const own = expectError(
-      await t.app.inject({ method: 'POST', url: '/api/v1/alerts', headers, payload: rule({ competitor_id: compId, condition: { type: 'price_drop', percent: 5, series: 'own' } }) }),
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts',
+        headers,
+        payload: rule({ competitor_id: compId, condition: { type: 'price_drop', percent: 5, series: 'own' } }),
+      }),
       422,
       'validation_failed',
     );
     assert.deepEqual(fieldsOf(own), ['competitor_id']);
     const a = await createAlert(t, headers, rule({ competitor_id: compId }));
     const later = expectError(
-      await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { condition: { type: 'out_of_stock', series: 'own' } } }),
+      await t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/alerts/${a.id}`,
+        headers,
+        payload: { condition: { type: 'out_of_stock', series: 'own' } },
+      }),
       422,
       'validation_failed',
     );
     assert.deepEqual(fieldsOf(later), ['competitor_id']);
-    const both = await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: { competitor_id: null, condition: { type: 'out_of_stock', series: 'own' } } });
+    const both = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/alerts/${a.id}`,
+      headers,
+      payload: { competitor_id: null, condition: { type: 'out_of_stock', series: 'own' } },
+    });
     assert.equal(both.statusCode, 200, both.body);
   });
 });

@@ -3,7 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { operationIdProblems, routeTable, TABLE_BEGIN, TABLE_END, unnamedStatements, withRouteTable } from '../../scripts/conventions.js';
+import {
+  operationIdProblems,
+  routeTable,
+  TABLE_BEGIN,
+  TABLE_END,
+  unnamedStatements,
+  withRouteTable,
+} from '../../scripts/conventions.js';
 import { openApiDocument } from '../../scripts/openapi-document.js';
 import { CHECKOUT } from '../helpers/checkout.js';
 
@@ -21,7 +28,7 @@ function tree(files: Record<string, string>): string {
   return dir;
 }
 
-describe('operationId == its route file\'s name', () => {
+describe("operationId == its route file's name", () => {
   it('holds for src/', () => {
     assert.deepEqual(operationIdProblems(ROOT), []);
   });
@@ -37,8 +44,14 @@ describe('operationId == its route file\'s name', () => {
     });
     try {
       const problems = operationIdProblems(dir).join('\n');
-      assert.match(problems, /get-thing\.ts:1: operationId fetchThing differs from its file's name \(getThing\); rename the file to routes\/fetch-thing\.ts/);
-      assert.match(problems, /things\/health\.ts:1: operation getHealth belongs in src\/<area>\/routes\/get-health\.ts/);
+      assert.match(
+        problems,
+        /get-thing\.ts:1: operationId fetchThing differs from its file's name \(getThing\); rename the file to routes\/fetch-thing\.ts/,
+      );
+      assert.match(
+        problems,
+        /things\/health\.ts:1: operation getHealth belongs in src\/<area>\/routes\/get-health\.ts/,
+      );
       assert.match(problems, /count-things\.ts:1: operationId is computed/);
       assert.match(problems, /delete-thing\.ts:1: operationId patchThing differs/);
       assert.match(problems, /patchThing is also in/);
@@ -72,7 +85,13 @@ describe('every SQL statement in src/ is named', () => {
       const unnamed = unnamedStatements(dir);
       assert.deepEqual(
         unnamed.map((u) => u.replace(/: an SQL statement.*$/, '')),
-        ['src/things/service.ts:1', 'src/things/service.ts:2', 'src/things/service.ts:3', 'src/things/service.ts:5', 'src/things/sql.ts:1'],
+        [
+          'src/things/service.ts:1',
+          'src/things/service.ts:2',
+          'src/things/service.ts:3',
+          'src/things/service.ts:5',
+          'src/things/sql.ts:1',
+        ],
         unnamed.join('\n'),
       );
     } finally {
@@ -82,15 +101,28 @@ describe('every SQL statement in src/ is named', () => {
 });
 
 describe("docs/ARCHITECTURE.md's URL -> file table", () => {
-  it('is the one the OpenAPI document and src/ give (npm run docs:routes rewrites it)', { timeout: 120_000 }, async () => {
-    const doc = (await openApiDocument()) as unknown as Parameters<typeof routeTable>[0];
-    const table = routeTable(doc, ROOT);
-    const markdown = fs.readFileSync(path.join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
-    assert.ok(markdown.includes(TABLE_BEGIN) && markdown.includes(TABLE_END));
-    assert.equal(withRouteTable(markdown, table), markdown, 'docs/ARCHITECTURE.md is out of date: run npm run docs:routes');
-    const operations = Object.entries(doc.paths).filter(([p]) => !p.startsWith('/v1/')).flatMap(([, item]) => Object.values(item));
-    assert.equal(table.split('\n').length - 2, operations.length, 'one row per operation');
-    assert.doesNotMatch(table, /not found in src/);
-    assert.match(table, /\| GET \| `\/api\/v1\/products\/\{id\}\/listings` \| listProductListings \| `src\/listings\/routes\/list-product-listings\.ts` \(under `\/products`, served by listings\/\) \|/);
-  });
+  it(
+    'is the one the OpenAPI document and src/ give (npm run docs:routes rewrites it)',
+    { timeout: 120_000 },
+    async () => {
+      const doc = (await openApiDocument()) as unknown as Parameters<typeof routeTable>[0];
+      const table = routeTable(doc, ROOT);
+      const markdown = fs.readFileSync(path.join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8');
+      assert.ok(markdown.includes(TABLE_BEGIN) && markdown.includes(TABLE_END));
+      assert.equal(
+        withRouteTable(markdown, table),
+        markdown,
+        'docs/ARCHITECTURE.md is out of date: run npm run docs:routes',
+      );
+      const operations = Object.entries(doc.paths)
+        .filter(([p]) => !p.startsWith('/v1/'))
+        .flatMap(([, item]) => Object.values(item));
+      assert.equal(table.split('\n').length - 2, operations.length, 'one row per operation');
+      assert.doesNotMatch(table, /not found in src/);
+      assert.match(
+        table,
+        /\| GET \| `\/api\/v1\/products\/\{id\}\/listings` \| listProductListings \| `src\/listings\/routes\/list-product-listings\.ts` \(under `\/products`, served by listings\/\) \|/,
+      );
+    },
+  );
 });

@@ -33,7 +33,10 @@ describe('the Node.js version we promise', () => {
     const refused = Object.entries(packages)
       .filter(([where, p]) => where !== '' && !Array.isArray(p.engines) && typeof p.engines?.node === 'string')
       .filter(([, p]) => !semver.satisfies(oldest, (p.engines as { node: string }).node, { includePrerelease: true }))
-      .map(([where, p]) => `${where.replace(/^.*node_modules\//, '')}@${p.version} needs node ${(p.engines as { node: string }).node}`);
+      .map(
+        ([where, p]) =>
+          `${where.replace(/^.*node_modules\//, '')}@${p.version} needs node ${(p.engines as { node: string }).node}`,
+      );
     assert.deepEqual(refused, [], `these need a newer Node.js than ${oldest.version} (our promise: ${promise})`);
   });
 

@@ -19,7 +19,12 @@ describe('failed authentication attempts per address', () => {
   const guess = () => `Bearer ${KEY_PREFIX}${'g'.repeat(42)}${n % 10}`;
 
   const send = (remoteAddress: string, authorization?: string) =>
-    t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress, headers: authorization ? { authorization } : {} });
+    t.app.inject({
+      method: 'GET',
+      url: '/api/v1/products',
+      remoteAddress,
+      headers: authorization ? { authorization } : {},
+    });
 
   it(`after ${LIMIT} failures an address gets 429, even with a valid key, while another address is unaffected`, async () => {
     await inOneHour(async () => {
@@ -33,7 +38,11 @@ describe('failed authentication attempts per address', () => {
         const sent = Date.now();
         const res = await send(attacker, authorization);
         assert.equal(res.statusCode, 401, res.body);
-        assert.deepEqual(rateHeaders(res.headers), { limit: LIMIT, remaining: --remaining, reset: nextHour(sent) }, `failure ${LIMIT - remaining}`);
+        assert.deepEqual(
+          rateHeaders(res.headers),
+          { limit: LIMIT, remaining: --remaining, reset: nextHour(sent) },
+          `failure ${LIMIT - remaining}`,
+        );
       }
 
       for (const authorization of [guess(), valid.headers.authorization, `Bearer ${valid.key}`, undefined]) {
@@ -47,7 +56,11 @@ describe('failed authentication attempts per address', () => {
         });
         assertSpec429(res, LIMIT, sent, Date.now());
         // The headers describe the address's exhausted failure budget: nothing about the key.
-        assert.deepEqual(rateHeaders(res.headers), { limit: LIMIT, remaining: 0, reset: nextHour(sent) }, 'a refused address learns nothing about the key');
+        assert.deepEqual(
+          rateHeaders(res.headers),
+          { limit: LIMIT, remaining: 0, reset: nextHour(sent) },
+          'a refused address learns nothing about the key',
+        );
       }
 
       // The same valid key from another address works, and the refused attempts did not count
@@ -73,13 +86,17 @@ describe('failed authentication attempts per address', () => {
       for (let i = 0; i < LIMIT; i++) {
         const res = await send(address, guess());
         assert.equal(res.statusCode, 401, `failure ${i + 1}`);
-        assert.equal(rateHeaders(res.headers).remaining, LIMIT - 1 - i, `failure ${i + 1}: X-RateLimit-Remaining drops by one`);
+        assert.equal(
+          rateHeaders(res.headers).remaining,
+          LIMIT - 1 - i,
+          `failure ${i + 1}: X-RateLimit-Remaining drops by one`,
+        );
       }
       assert.equal((await send(address, guess())).statusCode, 429);
     });
   });
 
-  it('answers a blocked address with exactly the spec\'s 429, whether it was just blocked or known to be', async () => {
+  it("answers a blocked address with exactly the spec's 429, whether it was just blocked or known to be", async () => {
     await inOneHour(async () => {
       const address = nextAddress();
       for (let i = 0; i < LIMIT; i++) assert.equal((await send(address, guess())).statusCode, 401);
@@ -96,7 +113,12 @@ describe('failed authentication attempts per address', () => {
     const address = nextAddress();
     const valid = await t.newKey('free');
     for (let i = 0; i < LIMIT; i++) await send(address, guess());
-    const res = await t.app.inject({ method: 'GET', url: '/v1/usage', remoteAddress: address, headers: { authorization: valid.headers.authorization } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/v1/usage',
+      remoteAddress: address,
+      headers: { authorization: valid.headers.authorization },
+    });
     assert.equal(res.statusCode, 429);
   });
 });

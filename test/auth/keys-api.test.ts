@@ -39,7 +39,12 @@ describe('API keys over HTTP', () => {
   const t = useTestApp();
 
   const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, headers: Headers, payload?: unknown) =>
-    t.app.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }) });
+    t.app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers,
+      ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
+    });
 
   async function create(headers: Headers, body: Record<string, unknown> = {}): Promise<KeyJson & { secret: string }> {
     const res = await call('POST', '/keys', headers, body);
@@ -59,7 +64,12 @@ describe('API keys over HTTP', () => {
   it('creates a key: the key object, its secret once, a Location, and a secret that works at once', async () => {
     const owner = await t.newKey('starter');
     for (const prefix of PREFIXES) {
-      const res = await t.app.inject({ method: 'POST', url: `${prefix}/keys`, headers: owner.headers, payload: { name: 'CI (read)', scope: 'read', plan: 'free' } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `${prefix}/keys`,
+        headers: owner.headers,
+        payload: { name: 'CI (read)', scope: 'read', plan: 'free' },
+      });
       assert.equal(res.statusCode, 201, res.body);
       const k = res.json<KeyJson & { secret: string }>();
       assert.deepEqual(Object.keys(k).sort(), [...KEY_FIELDS, 'secret'].sort());
@@ -74,7 +84,10 @@ describe('API keys over HTTP', () => {
       assert.equal(k.revoked_at, null);
       assert.equal(res.headers.location, `${prefix}/keys/${k.id}`);
       // Stored only as its hash: no column holds the secret.
-      const stored = await t.rt.db.query<{ j: string; key_hash: string }>('select row_to_json(k)::text as j, key_hash from api_keys k where id = $1', [k.id]);
+      const stored = await t.rt.db.query<{ j: string; key_hash: string }>(
+        'select row_to_json(k)::text as j, key_hash from api_keys k where id = $1',
+        [k.id],
+      );
       assert.equal(stored.rows[0]!.key_hash, crypto.createHash('sha256').update(k.secret).digest('hex'));
       assert.ok(!stored.rows[0]!.j.includes(k.secret.slice(14)), 'the secret is not stored');
       // The new key belongs to the creator's account and works on the next request, with its plan's limit.
@@ -94,7 +107,13 @@ describe('API keys over HTTP', () => {
 
   it('a retried create with the same Idempotency-Key answers the same key and secret, and makes one key', async () => {
     const owner = await t.newKey('free');
-    const send = () => t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...owner.headers, 'idempotency-key': 'make-ci-key-1' }, payload: { name: 'CI' } });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/keys',
+        headers: { ...owner.headers, 'idempotency-key': 'make-ci-key-1' },
+        payload: { name: 'CI' },
+      });
     const first = await send();
     const again = await send();
     assert.equal(first.statusCode, 201);
@@ -104,7 +123,7 @@ describe('API keys over HTTP', () => {
     assert.equal((await rows(owner.accountId)).length, 2);
   });
 
-  it('defaults: the creating key\'s plan, scope full, no name', async () => {
+  it("defaults: the creating key's plan, scope full, no name", async () => {
     const owner = await t.newKey('business');
     const k = await create(owner.headers);
     assert.equal(k.plan, 'business');
@@ -112,7 +131,7 @@ describe('API keys over HTTP', () => {
     assert.equal(k.name, null);
   });
 
-  it('a new key\'s plan is at most the creating key\'s: above it is a 403 naming plan, and nothing is written', async () => {
+  it("a new key's plan is at most the creating key's: above it is a 403 naming plan, and nothing is written", async () => {
     for (const [own, allowed, refused] of [
       ['free', ['free'], ['starter', 'business']],
       ['starter', ['free', 'starter'], ['business']],
@@ -122,37 +141,54 @@ describe('API keys over HTTP', () => {
       for (const plan of allowed) assert.equal((await create(owner.headers, { plan })).plan, plan);
       const before = await rows(owner.accountId);
       for (const plan of refused) {
-        const body = expectError(await call('POST', '/keys', owner.headers, { plan, name: 'more' }), 403, 'insufficient_scope');
-        assert.deepEqual(body.details?.map((d) => d.field), ['plan']);
+        const body = expectError(
+          await call('POST', '/keys', owner.headers, { plan, name: 'more' }),
+          403,
+          'insufficient_scope',
+        );
+        assert.deepEqual(
+          body.details?.map((d) => d.field),
+          ['plan'],
+        );
         assert.match(body.details![0]!.message, new RegExp(`at most ${own}`));
       }
       assert.deepEqual(await rows(owner.accountId), before, `${own}: nothing written`);
     }
   });
 
-  it('lists the account\'s keys newest first, revoked ones included, with filters and pages; never another account\'s', async () => {
+  it("lists the account's keys newest first, revoked ones included, with filters and pages; never another account's", async () => {
     const owner = await t.newKey('business');
     const other = await t.newKey('business');
     await create(other.headers, { name: 'Other account' });
     const made: KeyJson[] = [];
-    for (let i = 0; i < 4; i++) made.push(await create(owner.headers, { name: `key ${i}`, scope: i % 2 ? 'read' : 'full' }));
+    for (let i = 0; i < 4; i++)
+      made.push(await create(owner.headers, { name: `key ${i}`, scope: i % 2 ? 'read' : 'full' }));
     const revokedRes = await call('DELETE', `/keys/${made[0]!.id}`, owner.headers);
     assert.equal(revokedRes.statusCode, 200, revokedRes.body);
 
     const all = (await call('GET', '/keys?limit=100', owner.headers)).json<Page>();
-    assert.deepEqual(all.data.map((k) => k.id), [...made.map((k) => k.id).reverse(), owner.keyId]);
+    assert.deepEqual(
+      all.data.map((k) => k.id),
+      [...made.map((k) => k.id).reverse(), owner.keyId],
+    );
     assert.ok(all.data.every((k) => k.object === 'api_key' && !('secret' in k)));
     assert.doesNotMatch(JSON.stringify(all), /Other account/);
 
-    const ids = async (q: string) => (await call('GET', `/keys?${q}`, owner.headers)).json<Page>().data.map((k) => k.id);
+    const ids = async (q: string) =>
+      (await call('GET', `/keys?${q}`, owner.headers)).json<Page>().data.map((k) => k.id);
     assert.deepEqual(await ids('revoked=true'), [made[0]!.id]);
     assert.deepEqual(await ids('revoked=false&scope=read'), [made[3]!.id, made[1]!.id]);
     assert.deepEqual(await ids('scope=full&sort=created_at'), [owner.keyId, made[0]!.id, made[2]!.id]);
 
     const first = (await call('GET', '/keys?limit=2', owner.headers)).json<Page>();
     assert.equal(first.pagination.has_more, true);
-    const second = (await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)).json<Page>();
-    assert.deepEqual([...first.data, ...second.data].map((k) => k.id), all.data.slice(0, 4).map((k) => k.id));
+    const second = (
+      await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)
+    ).json<Page>();
+    assert.deepEqual(
+      [...first.data, ...second.data].map((k) => k.id),
+      all.data.slice(0, 4).map((k) => k.id),
+    );
     expectError(await call('GET', '/keys?scope=admin', owner.headers), 422, 'validation_failed');
   });
 
@@ -168,7 +204,10 @@ describe('API keys over HTTP', () => {
     assert.equal((await call('PATCH', `/keys/${k.id}`, owner.headers, {})).json<KeyJson>().name, 'Grafana / ops-2');
     assert.equal((await call('PATCH', `/keys/${k.id}`, owner.headers, { name: null })).json<KeyJson>().name, null);
     // A key may rename itself, and names are any script.
-    assert.equal((await call('PATCH', `/keys/${owner.keyId}`, owner.headers, { name: 'Kasse Zürich 東京' })).json<KeyJson>().name, 'Kasse Zürich 東京');
+    assert.equal(
+      (await call('PATCH', `/keys/${owner.keyId}`, owner.headers, { name: 'Kasse Zürich 東京' })).json<KeyJson>().name,
+      'Kasse Zürich 東京',
+    );
   });
 
   it('refuses bad input with a clear 4xx in the error shape and writes nothing', async () => {
@@ -189,7 +228,15 @@ describe('API keys over HTTP', () => {
       ['empty name', 'POST', '/keys', { name: '' }, 422, 'validation_failed', 'name'],
       ['blank name', 'PATCH', `/keys/${k.id}`, { name: '   ' }, 422, 'validation_failed', 'name'],
       ['HTML in a name', 'POST', '/keys', { name: '<img src=x onerror=alert(1)>' }, 422, 'validation_failed', 'name'],
-      ['HTML in a name', 'PATCH', `/keys/${k.id}`, { name: '<script>alert(1)</script>' }, 422, 'validation_failed', 'name'],
+      [
+        'HTML in a name',
+        'PATCH',
+        `/keys/${k.id}`,
+        { name: '<script>alert(1)</script>' },
+        422,
+        'validation_failed',
+        'name',
+      ],
       ['SQL in a name', 'POST', '/keys', { name: "x'); drop table api_keys; --" }, 422, 'validation_failed', 'name'],
       ['SQL in a name', 'PATCH', `/keys/${k.id}`, { name: "' or '1'='1" }, 422, 'validation_failed', 'name'],
       ['control characters in a name', 'POST', '/keys', { name: 'a\u0000b' }, 422, 'validation_failed', 'name'],
@@ -198,13 +245,35 @@ describe('API keys over HTTP', () => {
     ];
     for (const [what, method, url, payload, status, code, field] of bad) {
       const body = expectError(await call(method, url, owner.headers, payload), status, code);
-      if (field) assert.ok(body.details?.some((d) => d.field === field), `${what}: details name ${field}: ${JSON.stringify(body)}`);
+      if (field)
+        assert.ok(
+          body.details?.some((d) => d.field === field),
+          `${what}: details name ${field}: ${JSON.stringify(body)}`,
+        );
       // The message says what a name may hold (or its length, or its type).
-      if (field === 'name') assert.match(body.details!.find((d) => d.field === 'name')!.message, /letters, digits|characters|empty|type/, what);
+      if (field === 'name')
+        assert.match(
+          body.details!.find((d) => d.field === 'name')!.message,
+          /letters, digits|characters|empty|type/,
+          what,
+        );
     }
     // A body that is too large, and one that is not JSON.
-    expectError(await call('POST', '/keys', owner.headers, JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit) })), 413, 'payload_too_large');
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: { ...owner.headers, 'content-type': 'text/plain' }, payload: 'name=x' }), 415, 'unsupported_media_type');
+    expectError(
+      await call('POST', '/keys', owner.headers, JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit) })),
+      413,
+      'payload_too_large',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/keys',
+        headers: { ...owner.headers, 'content-type': 'text/plain' },
+        payload: 'name=x',
+      }),
+      415,
+      'unsupported_media_type',
+    );
     // Ids that name nothing.
     for (const id of ['key_0000000000nonexistent000', 'prod_123', 'key_x%00', "key_1'or'1"]) {
       expectError(await call('PATCH', `/keys/${id}`, owner.headers, { name: 'x' }), 404, 'not_found');
@@ -213,15 +282,28 @@ describe('API keys over HTTP', () => {
     assert.deepEqual(await rows(owner.accountId), before, 'nothing written');
   });
 
-  it('answers another account\'s key exactly like one that does not exist (404, never 403), and changes nothing', async () => {
+  it("answers another account's key exactly like one that does not exist (404, never 403), and changes nothing", async () => {
     const owner = await t.newKey('business');
     const secret = await create(owner.headers, { name: 'Secret deploy key' });
     const intruder = await t.newKey('business');
     const before = await rows(owner.accountId);
-    const missing = expectError(await call('GET', '/keys/key_0000000000nonexistent000', intruder.headers), 404, 'not_found');
+    const missing = expectError(
+      await call('GET', '/keys/key_0000000000nonexistent000', intruder.headers),
+      404,
+      'not_found',
+    );
     for (const prefix of PREFIXES) {
-      for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'hijacked' }], ['DELETE', undefined]] as const) {
-        const res = await t.app.inject({ method, url: `${prefix}/keys/${secret.id}`, headers: intruder.headers, ...(payload ? { payload } : {}) });
+      for (const [method, payload] of [
+        ['GET', undefined],
+        ['PATCH', { name: 'hijacked' }],
+        ['DELETE', undefined],
+      ] as const) {
+        const res = await t.app.inject({
+          method,
+          url: `${prefix}/keys/${secret.id}`,
+          headers: intruder.headers,
+          ...(payload ? { payload } : {}),
+        });
         const body = expectError(res, 404, 'not_found');
         assert.equal(body.error, missing.error);
         assert.doesNotMatch(res.body, /Secret deploy|ph_live_/);
@@ -249,7 +331,7 @@ describe('API keys over HTTP', () => {
     assert.equal((await call('GET', `/keys/${k.id}`, owner.headers)).json<KeyJson>().revoked_at, revoked.revoked_at);
   });
 
-  it('never revokes the account\'s last unrevoked full key (409, nothing written); read keys do not count; a key may revoke itself', async () => {
+  it("never revokes the account's last unrevoked full key (409, nothing written); read keys do not count; a key may revoke itself", async () => {
     const owner = await t.newKey('business');
     const reader = await create(owner.headers, { scope: 'read' });
     const before = await rows(owner.accountId);
@@ -280,7 +362,10 @@ describe('API keys over HTTP', () => {
     );
     const answers = await Promise.all(
       pairs.map(({ owner, second }) =>
-        Promise.all([call('DELETE', `/keys/${owner.keyId}`, owner.headers), call('DELETE', `/keys/${second.id}`, bearer(second.secret))]),
+        Promise.all([
+          call('DELETE', `/keys/${owner.keyId}`, owner.headers),
+          call('DELETE', `/keys/${second.id}`, bearer(second.secret)),
+        ]),
       ),
     );
     for (const [i, [a, b]] of answers.entries()) {
@@ -308,10 +393,18 @@ describe('API keys over HTTP', () => {
         ['DELETE', `/keys/${reader.id}`, undefined],
         ['POST', '/keys', '{not json'],
       ] as const) {
-        const res = await t.app.inject({ method, url: `${prefix}${url}`, headers: bearer(reader.secret), ...(payload ? { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) } : {}) });
+        const res = await t.app.inject({
+          method,
+          url: `${prefix}${url}`,
+          headers: bearer(reader.secret),
+          ...(payload ? { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) } : {}),
+        });
         const body = expectError(res, 403, 'insufficient_scope');
         assert.match(body.error, /Only full keys manage API keys/);
-        assert.equal(res.headers['www-authenticate'], 'Bearer realm="pricehound", error="insufficient_scope", scope="full"');
+        assert.equal(
+          res.headers['www-authenticate'],
+          'Bearer realm="pricehound", error="insufficient_scope", scope="full"',
+        );
       }
     }
     assert.deepEqual(await rows(owner.accountId), before);
@@ -323,7 +416,16 @@ describe('API keys over HTTP', () => {
     const product = await call('POST', '/products', owner.headers, { name: 'Kettle', base_price: 10, currency: 'EUR' });
     assert.equal(product.statusCode, 201);
     assert.equal((await call('GET', '/products', reader)).statusCode, 200);
-    assert.equal((await t.app.inject({ method: 'HEAD', url: `/api/v1/products/${product.json<{ id: string }>().id}`, headers: reader })).statusCode, 200);
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'HEAD',
+          url: `/api/v1/products/${product.json<{ id: string }>().id}`,
+          headers: reader,
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal((await call('GET', '/usage', reader)).statusCode, 200);
     // The two POSTs that write nothing are let through (their own validation answers here).
     assert.notEqual((await call('POST', '/alerts/preview', reader, {})).statusCode, 403);
@@ -331,7 +433,10 @@ describe('API keys over HTTP', () => {
     const res = await call('POST', '/products', reader, { name: 'Sneaky', base_price: 1, currency: 'EUR' });
     const body = expectError(res, 403, 'insufficient_scope');
     assert.match(body.error, /read scope/);
-    assert.equal(res.headers['www-authenticate'], 'Bearer realm="pricehound", error="insufficient_scope", scope="full"');
+    assert.equal(
+      res.headers['www-authenticate'],
+      'Bearer realm="pricehound", error="insufficient_scope", scope="full"',
+    );
     assert.ok(res.headers['x-ratelimit-limit'], 'rate-limit headers on the 403');
     const n = await t.rt.db.query<{ n: number }>('select count(*)::int as n from products where name = $1', ['Sneaky']);
     assert.equal(n.rows[0]!.n, 0);
@@ -342,7 +447,8 @@ describe('API keys over HTTP', () => {
     const k = await create(owner.headers);
     await t.rt.usage.flush();
     const stored = async () =>
-      (await t.rt.db.query<{ last_used_at: Date | null }>('select last_used_at from api_keys where id = $1', [k.id])).rows[0]!.last_used_at;
+      (await t.rt.db.query<{ last_used_at: Date | null }>('select last_used_at from api_keys where id = $1', [k.id]))
+        .rows[0]!.last_used_at;
     assert.equal(await stored(), null);
     const beforeUse = Date.now();
     for (let i = 0; i < 5; i++) assert.equal((await call('GET', '/products', bearer(k.secret))).statusCode, 200);
@@ -360,12 +466,15 @@ describe('API keys over HTTP', () => {
     assert.ok((await stored())!.getTime() > Date.now() + 30 * 60_000);
   });
 
-  it('the operator\'s keys keep working: made before scopes, a key is full', async () => {
+  it("the operator's keys keep working: made before scopes, a key is full", async () => {
     // A key as the CLI makes it (no scope given) manages keys.
     const cli = await t.newKey('free');
     assert.equal((await call('GET', '/keys', cli.headers)).statusCode, 200);
     const listed = (await call('GET', '/keys', cli.headers)).json<Page>().data;
-    assert.deepEqual(listed.map((k) => [k.id, k.scope, k.plan]), [[cli.keyId, 'full', 'free']]);
+    assert.deepEqual(
+      listed.map((k) => [k.id, k.scope, k.plan]),
+      [[cli.keyId, 'full', 'free']],
+    );
   });
 });
 
@@ -378,17 +487,28 @@ describe('API keys over HTTP: revocation reaches every process', () => {
       return;
     }
     const owner = await t.newKey('business');
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: owner.headers, payload: { name: 'shared' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: owner.headers,
+      payload: { name: 'shared' },
+    });
     const k = created.json<KeyJson & { secret: string }>();
     // A second API process on the same database, with its own key cache.
-    const rt2 = await createRuntime(loadConfig({ AUTH_FAILURE_LIMIT: '100000', ...t.storage.env }), pino({ level: 'silent' }));
+    const rt2 = await createRuntime(
+      loadConfig({ AUTH_FAILURE_LIMIT: '100000', ...t.storage.env }),
+      pino({ level: 'silent' }),
+    );
     const app2 = await buildApp(rt2);
     try {
       await app2.ready();
       const get2 = () => app2.inject({ method: 'GET', url: '/api/v1/products', headers: bearer(k.secret) });
       assert.equal((await get2()).statusCode, 200); // cached in process 2
       const evicted = once(rt2.keys, 'evicted');
-      assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/keys/${k.id}`, headers: owner.headers })).statusCode, 200);
+      assert.equal(
+        (await t.app.inject({ method: 'DELETE', url: `/api/v1/keys/${k.id}`, headers: owner.headers })).statusCode,
+        200,
+      );
       assert.deepEqual(await evicted, [k.id]);
       assert.equal((await get2()).statusCode, 401);
     } finally {

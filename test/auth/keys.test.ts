@@ -86,23 +86,27 @@ describe('API keys', () => {
     assert.equal(await revokeKey(t.rt.db, 'key_doesnotexist'), undefined);
   });
 
-  it('a revocation from another connection (as by the CLI in another process) reaches the cache by NOTIFY', { timeout: 15_000 }, async (ctx) => {
-    if (!usingPostgres()) {
-      ctx.skip('embedded PGlite is single-process: there is no other connection to revoke from');
-      return;
-    }
-    const k = await t.newKey('business');
-    assert.equal((await get(k.headers)).statusCode, 200); // cached
-    const cli = await openPostgres(t.storage.env.DATABASE_URL!);
-    try {
-      const evicted = once(t.rt.keys, 'evicted');
-      await revokeKey(cli, k.keyId);
-      assert.deepEqual(await evicted, [k.keyId]);
-    } finally {
-      await cli.close();
-    }
-    assert.equal((await get(k.headers)).statusCode, 401);
-  });
+  it(
+    'a revocation from another connection (as by the CLI in another process) reaches the cache by NOTIFY',
+    { timeout: 15_000 },
+    async (ctx) => {
+      if (!usingPostgres()) {
+        ctx.skip('embedded PGlite is single-process: there is no other connection to revoke from');
+        return;
+      }
+      const k = await t.newKey('business');
+      assert.equal((await get(k.headers)).statusCode, 200); // cached
+      const cli = await openPostgres(t.storage.env.DATABASE_URL!);
+      try {
+        const evicted = once(t.rt.keys, 'evicted');
+        await revokeKey(cli, k.keyId);
+        assert.deepEqual(await evicted, [k.keyId]);
+      } finally {
+        await cli.close();
+      }
+      assert.equal((await get(k.headers)).statusCode, 401);
+    },
+  );
 
   it('an authenticated request costs no query once the key is cached', async () => {
     const k = await t.newKey('free');

@@ -45,7 +45,10 @@ async function accountRows(t: ReturnType<typeof useTestApp>, accountId: string):
   );
   const out: Record<string, number> = {};
   for (const { table_name } of tables.rows) {
-    const r = await t.rt.db.query<{ n: number }>(`select count(*)::int as n from "${table_name}" where account_id = $1`, [accountId]);
+    const r = await t.rt.db.query<{ n: number }>(
+      `select count(*)::int as n from "${table_name}" where account_id = $1`,
+      [accountId],
+    );
     out[table_name] = r.rows[0]!.n;
   }
   return out;
@@ -59,7 +62,12 @@ describe('read keys on every operation of the OpenAPI document', () => {
     const read = await createKey(t.rt.db, { plan: 'business', scope: 'read', accountId: full.accountId });
     const headers = { authorization: `Bearer ${read.key}`, 'content-type': 'application/json' };
     // Something to read, so that GETs of lists have rows to answer with.
-    const product = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: full.headers, payload: { name: 'Kettle', base_price: 10, currency: 'EUR' } });
+    const product = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: full.headers,
+      payload: { name: 'Kettle', base_price: 10, currency: 'EUR' },
+    });
     assert.equal(product.statusCode, 201);
     const before = await accountRows(t, full.accountId);
     assert.ok(Object.keys(before).length >= 8, `tables with account_id: ${Object.keys(before).join(', ')}`);
@@ -74,21 +82,35 @@ describe('read keys on every operation of the OpenAPI document', () => {
         if (!['get', 'post', 'put', 'patch', 'delete'].includes(m)) continue;
         if (Array.isArray(op.security) && op.security.length === 0) continue; // public: the document itself
         const method = m.toUpperCase() as Method;
-        const url = path.replace(/\{([^}]+)\}/g, (_, name: string) => sampleParam(op.parameters?.find((p) => p.in === 'path' && p.name === name)));
-        const fullOnly = FULL_ONLY_PATHS.includes(bare) || (method !== 'GET' && !WRITES_NOTHING.includes(`${method} ${bare}`));
+        const url = path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+          sampleParam(op.parameters?.find((p) => p.in === 'path' && p.name === name)),
+        );
+        const fullOnly =
+          FULL_ONLY_PATHS.includes(bare) || (method !== 'GET' && !WRITES_NOTHING.includes(`${method} ${bare}`));
         if (WRITES_NOTHING.includes(`${method} ${bare}`)) seen.writesNothing.add(`${method} ${bare}`);
         // The document says where a read key is refused; it must be what the server does.
-        assert.equal(op.responses['403'] !== undefined, fullOnly, `${method} ${path}: 403 documented exactly where a read key gets it`);
+        assert.equal(
+          op.responses['403'] !== undefined,
+          fullOnly,
+          `${method} ${path}: 403 documented exactly where a read key gets it`,
+        );
 
         // A body that would create something where the operation creates (and valid JSON anywhere).
-        const payload = method === 'GET' || method === 'DELETE' ? undefined : JSON.stringify({ name: 'Sneaky', base_price: 1, currency: 'EUR' });
+        const payload =
+          method === 'GET' || method === 'DELETE'
+            ? undefined
+            : JSON.stringify({ name: 'Sneaky', base_price: 1, currency: 'EUR' });
         for (const verb of method === 'GET' ? (['GET', 'HEAD'] as const) : [method]) {
           const res = await t.app.inject({ method: verb, url, headers, ...(payload === undefined ? {} : { payload }) });
           const what = `${verb} ${url}`;
           if (fullOnly) {
             if (verb === 'HEAD') assert.equal(res.statusCode, 403, what);
             else assert.match(expectError(res, 403, 'insufficient_scope').error, /read scope|full keys/, what);
-            assert.equal(res.headers['www-authenticate'], 'Bearer realm="pricehound", error="insufficient_scope", scope="full"', what);
+            assert.equal(
+              res.headers['www-authenticate'],
+              'Bearer realm="pricehound", error="insufficient_scope", scope="full"',
+              what,
+            );
             seen.refused++;
           } else {
             assert.notEqual(res.statusCode, 403, `${what}: ${res.body.slice(0, 300)}`);
@@ -98,12 +120,29 @@ describe('read keys on every operation of the OpenAPI document', () => {
         }
       }
     }
-    assert.deepEqual([...seen.writesNothing].sort(), [...WRITES_NOTHING].sort(), 'the operations a read key may call all exist');
+    assert.deepEqual(
+      [...seen.writesNothing].sort(),
+      [...WRITES_NOTHING].sort(),
+      'the operations a read key may call all exist',
+    );
     assert.ok(seen.refused > 40 && seen.allowed > 40, `refused ${seen.refused}, allowed ${seen.allowed}`);
     assert.deepEqual(await accountRows(t, full.accountId), before, 'nothing written by the read key');
 
     // The same key's reads work, and a full key of the account is not held back anywhere.
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products', headers })).json<{ data: unknown[] }>().data.length, 1);
-    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: full.headers, payload: { name: 'Kettle 2', base_price: 10, currency: 'EUR' } })).statusCode, 201);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/products', headers })).json<{ data: unknown[] }>().data.length,
+      1,
+    );
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/products',
+          headers: full.headers,
+          payload: { name: 'Kettle 2', base_price: 10, currency: 'EUR' },
+        })
+      ).statusCode,
+      201,
+    );
   });
 });

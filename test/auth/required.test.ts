@@ -21,7 +21,9 @@ async function apiRoutes(t: ReturnType<typeof useTestApp>): Promise<[Method, str
 }
 
 async function documentedRoutes(t: ReturnType<typeof useTestApp>) {
-  const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json<{ paths: Record<string, Record<string, Operation>> }>();
+  const doc = (await t.app.inject({ url: '/api/v1/openapi.json' })).json<{
+    paths: Record<string, Record<string, Operation>>;
+  }>();
   const secured: [Method, string][] = [];
   const open: [Method, string][] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
@@ -29,18 +31,30 @@ async function documentedRoutes(t: ReturnType<typeof useTestApp>) {
     const concrete = path.replace(/\{[^}]+\}/g, 'prod_0000000000000000');
     for (const [m, op] of Object.entries(ops)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(m)) continue;
-      (Array.isArray(op.security) && op.security.length === 0 ? open : secured).push([m.toUpperCase() as Method, concrete]);
+      (Array.isArray(op.security) && op.security.length === 0 ? open : secured).push([
+        m.toUpperCase() as Method,
+        concrete,
+      ]);
     }
   }
   return { secured, open };
 }
 
-function assert401(res: { statusCode: number; headers: Record<string, unknown>; body: string }, what: string, method: Method, failureLimit: number) {
+function assert401(
+  res: { statusCode: number; headers: Record<string, unknown>; body: string },
+  what: string,
+  method: Method,
+  failureLimit: number,
+) {
   assert.equal(res.statusCode, 401, `${what}: ${res.body.slice(0, 300)}`);
   assert.match(String(res.headers['www-authenticate']), /^Bearer( |$)/, `${what}: WWW-Authenticate`);
   // The rate-limit headers describe the address's failed-authentication budget, never a key
   // (test/auth/failed-attempts.test.ts checks their values).
-  assert.equal(rateHeaders(res.headers as never).limit, failureLimit, `${what}: X-RateLimit-Limit is the failure budget`);
+  assert.equal(
+    rateHeaders(res.headers as never).limit,
+    failureLimit,
+    `${what}: X-RateLimit-Limit is the failure budget`,
+  );
   if (method === 'HEAD') return;
   assert.match(String(res.headers['content-type']), /^application\/json/);
   const body = JSON.parse(res.body) as Record<string, unknown>;
@@ -57,7 +71,16 @@ describe('authentication on every API route', () => {
   it('the OpenAPI document lists the routes this test walks', async () => {
     const routes = (await apiRoutes(t)).map(([m, p]) => `${m} ${p}`);
     for (const prefix of ['/api/v1', '/v1']) {
-      for (const r of ['GET /products', 'POST /products', 'POST /products/batch', 'GET /products/prod_0000000000000000', 'PUT /products/prod_0000000000000000', 'PATCH /products/prod_0000000000000000', 'DELETE /products/prod_0000000000000000', 'GET /usage']) {
+      for (const r of [
+        'GET /products',
+        'POST /products',
+        'POST /products/batch',
+        'GET /products/prod_0000000000000000',
+        'PUT /products/prod_0000000000000000',
+        'PATCH /products/prod_0000000000000000',
+        'DELETE /products/prod_0000000000000000',
+        'GET /usage',
+      ]) {
         const [m, p] = r.split(' ');
         assert.ok(routes.includes(`${m} ${prefix}${p}`), `${m} ${prefix}${p} is listed`);
       }
@@ -86,13 +109,18 @@ describe('authentication on every API route', () => {
     ];
 
     const routes = await apiRoutes(t);
-    const withHead: [Method, string][] = [...routes, ...routes.filter(([m]) => m === 'GET').map(([, p]) => ['HEAD', p] as [Method, string])];
+    const withHead: [Method, string][] = [
+      ...routes,
+      ...routes.filter(([m]) => m === 'GET').map(([, p]) => ['HEAD', p] as [Method, string]),
+    ];
     let checked = 0;
     for (const [method, url] of withHead) {
       for (const [name, authorization] of credentials) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (authorization !== undefined) headers.authorization = authorization;
-        const body = ['POST', 'PUT', 'PATCH'].includes(method) ? { name: 'x', base_price: 1, currency: 'EUR', products: [] } : undefined;
+        const body = ['POST', 'PUT', 'PATCH'].includes(method)
+          ? { name: 'x', base_price: 1, currency: 'EUR', products: [] }
+          : undefined;
         const res = await t.app.inject({ method, url, headers, ...(body ? { payload: body } : {}) });
         assert401(res, `${method} ${url} with ${name}`, method, t.rt.config.authFailureLimit);
         checked++;
@@ -101,14 +129,21 @@ describe('authentication on every API route', () => {
     assert.ok(checked >= 16 * credentials.length);
 
     // The valid key itself works, on both prefixes.
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: valid.headers })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: valid.headers })).statusCode,
+      200,
+    );
     assert.equal((await t.app.inject({ method: 'GET', url: '/v1/products', headers: valid.headers })).statusCode, 200);
   });
 
   it('accepts the Bearer scheme in any letter case (RFC 7235)', async () => {
     const k = await t.newKey('free');
     for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
-      const res = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { authorization: `${scheme} ${k.key}` } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/products',
+        headers: { authorization: `${scheme} ${k.key}` },
+      });
       assert.equal(res.statusCode, 200, scheme);
     }
   });
@@ -116,14 +151,27 @@ describe('authentication on every API route', () => {
   it('says why in the challenge: no error code without credentials, invalid_token for a bad key (RFC 6750)', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/api/v1/products' });
     assert.equal(missing.headers['www-authenticate'], 'Bearer realm="pricehound"');
-    const malformed = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { authorization: 'Basic abc' } });
+    const malformed = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/products',
+      headers: { authorization: 'Basic abc' },
+    });
     assert.equal(malformed.headers['www-authenticate'], 'Bearer realm="pricehound", error="invalid_request"');
-    const bad = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { authorization: `Bearer ${KEY_PREFIX}${'b'.repeat(43)}` } });
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/products',
+      headers: { authorization: `Bearer ${KEY_PREFIX}${'b'.repeat(43)}` },
+    });
     assert.equal(bad.headers['www-authenticate'], 'Bearer realm="pricehound", error="invalid_token"');
   });
 
   it('checks the key before the body: a non-JSON or oversized body without a key is still a 401', async () => {
-    const notJson = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+    const notJson = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     assert401(notJson, 'text/plain body', 'POST', t.rt.config.authFailureLimit);
     const big = await t.app.inject({
       method: 'POST',
@@ -136,7 +184,11 @@ describe('authentication on every API route', () => {
 
   it('leaves operational routes open, and only those the document declares open under the API prefixes', async () => {
     const { open } = await documentedRoutes(t);
-    assert.deepEqual(open.map(([m, p]) => `${m} ${p}`).filter((r) => !/openapi\.json$/.test(r)), [], 'only the OpenAPI document is public under /api/v1 and /v1');
+    assert.deepEqual(
+      open.map(([m, p]) => `${m} ${p}`).filter((r) => !/openapi\.json$/.test(r)),
+      [],
+      'only the OpenAPI document is public under /api/v1 and /v1',
+    );
     for (const url of ['/healthz', '/readyz', '/api/v1/openapi.json']) {
       const res = await t.app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200, url);

@@ -34,13 +34,19 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
   acknowledgeAlertEvent: { status: [404] },
   acknowledgeAlertEvents: { status: [200, 404, 422], body: (a) => ({ ids: [a.alev] }) },
   listAlerts: { status: [200] },
-  createAlert: { status: [404, 422], body: (a) => ({ name: 'B', product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }) },
+  createAlert: {
+    status: [404, 422],
+    body: (a) => ({ name: 'B', product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }),
+  },
   getAlert: { status: [404] },
   updateAlert: { status: [404], body: () => ({ name: 'B was here' }) },
   patchAlert: { status: [404], body: () => ({ name: 'B was here' }) },
   deleteAlert: { status: [404] },
   testAlert: { status: [404], body: () => ({}) },
-  previewAlert: { status: [404, 422], body: (a) => ({ product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }) },
+  previewAlert: {
+    status: [404, 422],
+    body: (a) => ({ product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }),
+  },
   listCompetitors: { status: [200] },
   createCompetitor: { status: [201], body: () => ({ name: 'B rival', website: 'https://b-rival.example/' }) },
   getCompetitor: { status: [404] },
@@ -68,8 +74,14 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
   updateApiKey: { status: [404], body: () => ({ name: 'B was here' }) },
   revokeApiKey: { status: [404] },
   listListings: { status: [200] },
-  batchCreateListings: { status: [200, 201, 207, 422], body: (a) => ({ listings: [{ product_id: a.prod, url: 'https://b.example/kettle' }] }) },
-  createListing: { status: [404, 422], body: (a) => ({ product_id: a.prod, competitor_id: a.comp, url: 'https://b.example/kettle', enabled: false }) },
+  batchCreateListings: {
+    status: [200, 201, 207, 422],
+    body: (a) => ({ listings: [{ product_id: a.prod, url: 'https://b.example/kettle' }] }),
+  },
+  createListing: {
+    status: [404, 422],
+    body: (a) => ({ product_id: a.prod, competitor_id: a.comp, url: 'https://b.example/kettle', enabled: false }),
+  },
   getListing: { status: [404] },
   updateListing: { status: [404], body: () => ({ enabled: false }) },
   patchListing: { status: [404], body: () => ({ enabled: false }) },
@@ -82,7 +94,10 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
   getPositionsSummary: { status: [200] },
   listPriceChanges: { status: [200, 404, 422] },
   summarizePriceChanges: { status: [200, 404, 422] },
-  ingestPrices: { status: [200, 207, 404, 422], body: (a) => ({ items: [{ product_id: a.prod, competitor_id: a.comp, price: 1, currency: 'EUR' }] }) },
+  ingestPrices: {
+    status: [200, 207, 404, 422],
+    body: (a) => ({ items: [{ product_id: a.prod, competitor_id: a.comp, price: 1, currency: 'EUR' }] }),
+  },
   exportAccountPricesCsv: { status: [200] },
   listProducts: { status: [200] },
   createProduct: { status: [201], body: () => ({ name: 'B kettle', base_price: 1, currency: 'EUR' }) },
@@ -95,7 +110,10 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
   getPriceHistory: { status: [404] },
   exportPriceHistoryCsv: { status: [404] },
   getProductTrends: { status: [404] },
-  batchCreateProducts: { status: [200, 201, 207], body: () => ({ products: [{ name: 'B batch', base_price: 1, currency: 'EUR' }] }) },
+  batchCreateProducts: {
+    status: [200, 201, 207],
+    body: () => ({ products: [{ name: 'B batch', base_price: 1, currency: 'EUR' }] }),
+  },
   getUsage: { status: [200] },
   listWebhooks: { status: [200] },
   createWebhook: { status: [201], body: () => ({ url: 'https://b-hooks.example/in' }) },
@@ -111,77 +129,138 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
 
 /** A's value for a path parameter: its id of that kind, found by the parameter's pattern. */
 function paramValue(p: Param | undefined, a: Ids, where: string): string {
-  if (p?.schema.format === 'iso4217' || p?.name === 'base' || p?.name === 'quote') return p?.name === 'base' ? 'EUR' : 'USD';
+  if (p?.schema.format === 'iso4217' || p?.name === 'base' || p?.name === 'quote')
+    return p?.name === 'base' ? 'EUR' : 'USD';
   const prefix = /^\^([a-z]+)_/.exec(p?.schema.pattern ?? '')?.[1];
   const id = prefix ? a[prefix] : undefined;
-  assert.ok(id, `${where}: no id of account A for path parameter ${p?.name} (pattern ${p?.schema.pattern}); add one to the suite's fixture`);
+  assert.ok(
+    id,
+    `${where}: no id of account A for path parameter ${p?.name} (pattern ${p?.schema.pattern}); add one to the suite's fixture`,
+  );
   return id;
 }
 
-describe('tenancy: every operation of the OpenAPI document with another account\'s ids', () => {
+describe("tenancy: every operation of the OpenAPI document with another account's ids", () => {
   const t = useTestApp();
 
-  it('answers 404 (or the case\'s code), shows none of A\'s ids and changes nothing of A\'s', { timeout: 120_000 }, async () => {
-    const a = await t.newKey('business');
-    const b = await t.newKey('business');
-    const call = async (key: { headers: Record<string, string> }, method: Method, url: string, payload?: unknown) =>
-      t.app.inject({ method, url: `/api/v1${url}`, headers: key.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
-    const made = async (url: string, payload: unknown) => {
-      const res = await call(a, 'POST', url, payload);
-      assert.equal(res.statusCode, 201, `${url}: ${res.body}`);
-      return res.json<{ id: string }>().id;
-    };
-    // A's fixture: one resource of every kind a path names.
-    const ids: Ids = {};
-    ids.prod = await made('/products', { name: 'A kettle', base_price: 50, currency: 'EUR' });
-    ids.comp = await made('/competitors', { name: 'A rival', website: 'https://a-rival.example/' });
-    ids.lst = await made('/listings', { product_id: ids.prod, competitor_id: ids.comp, url: 'https://a-rival.example/kettle', enabled: false });
-    ids.alrt = await made('/alerts', { name: 'A alert', product_id: ids.prod, condition: { type: 'price_below', threshold: 10 } });
-    ids.wh = await made('/webhooks', { url: 'https://a-hooks.example/in' });
-    ids.key = (await call(a, 'POST', '/keys', { name: 'A second key' })).json<{ id: string }>().id;
-    const rate = await call(a, 'PUT', '/exchange-rates/EUR/USD', { rate: 1.1 });
-    assert.equal(rate.statusCode, 201, rate.body);
-    const events = (await call(a, 'GET', '/events')).json<{ data: { id: string }[] }>().data;
-    assert.ok(events.length > 0, 'A has events');
-    ids.evt = events[0]!.id;
-    // Kinds A has none of without running checks or firing alerts: well-formed ids under A's parents.
-    ids.chk = 'chk_00000000000000000000000000';
-    ids.alev = 'alev_00000000000000000000000000';
-    ids.esub = 'esub_00000000000000000000000000'; // email is off here (no SMTP_URL): A cannot subscribe
+  it(
+    "answers 404 (or the case's code), shows none of A's ids and changes nothing of A's",
+    { timeout: 120_000 },
+    async () => {
+      const a = await t.newKey('business');
+      const b = await t.newKey('business');
+      const call = async (key: { headers: Record<string, string> }, method: Method, url: string, payload?: unknown) =>
+        t.app.inject({
+          method,
+          url: `/api/v1${url}`,
+          headers: key.headers,
+          ...(payload === undefined ? {} : { payload: payload as object }),
+        });
+      const made = async (url: string, payload: unknown) => {
+        const res = await call(a, 'POST', url, payload);
+        assert.equal(res.statusCode, 201, `${url}: ${res.body}`);
+        return res.json<{ id: string }>().id;
+      };
+      // A's fixture: one resource of every kind a path names.
+      const ids: Ids = {};
+      ids.prod = await made('/products', { name: 'A kettle', base_price: 50, currency: 'EUR' });
+      ids.comp = await made('/competitors', { name: 'A rival', website: 'https://a-rival.example/' });
+      ids.lst = await made('/listings', {
+        product_id: ids.prod,
+        competitor_id: ids.comp,
+        url: 'https://a-rival.example/kettle',
+        enabled: false,
+      });
+      ids.alrt = await made('/alerts', {
+        name: 'A alert',
+        product_id: ids.prod,
+        condition: { type: 'price_below', threshold: 10 },
+      });
+      ids.wh = await made('/webhooks', { url: 'https://a-hooks.example/in' });
+      ids.key = (await call(a, 'POST', '/keys', { name: 'A second key' })).json<{ id: string }>().id;
+      const rate = await call(a, 'PUT', '/exchange-rates/EUR/USD', { rate: 1.1 });
+      assert.equal(rate.statusCode, 201, rate.body);
+      const events = (await call(a, 'GET', '/events')).json<{ data: { id: string }[] }>().data;
+      assert.ok(events.length > 0, 'A has events');
+      ids.evt = events[0]!.id;
+      // Kinds A has none of without running checks or firing alerts: well-formed ids under A's parents.
+      ids.chk = 'chk_00000000000000000000000000';
+      ids.alev = 'alev_00000000000000000000000000';
+      ids.esub = 'esub_00000000000000000000000000'; // email is off here (no SMTP_URL): A cannot subscribe
 
-    // What A sees of itself, before and after: every resource and list of A's.
-    const readable = ['/products', '/competitors', '/listings', '/alerts', '/webhooks', '/keys', '/exchange-rates', `/products/${ids.prod}`, `/competitors/${ids.comp}`, `/listings/${ids.lst}`, `/alerts/${ids.alrt}`, `/webhooks/${ids.wh}`, `/keys/${ids.key}`, '/exchange-rates/EUR/USD'];
-    const snapshot = async () => Promise.all(readable.map(async (u) => `${u} ${(await call(a, 'GET', u)).body.replace(/"last_used_at":"[^"]*"/g, '')}`));
-    const before = await snapshot();
+      // What A sees of itself, before and after: every resource and list of A's.
+      const readable = [
+        '/products',
+        '/competitors',
+        '/listings',
+        '/alerts',
+        '/webhooks',
+        '/keys',
+        '/exchange-rates',
+        `/products/${ids.prod}`,
+        `/competitors/${ids.comp}`,
+        `/listings/${ids.lst}`,
+        `/alerts/${ids.alrt}`,
+        `/webhooks/${ids.wh}`,
+        `/keys/${ids.key}`,
+        '/exchange-rates/EUR/USD',
+      ];
+      const snapshot = async () =>
+        Promise.all(
+          readable.map(async (u) => `${u} ${(await call(a, 'GET', u)).body.replace(/"last_used_at":"[^"]*"/g, '')}`),
+        );
+      const before = await snapshot();
 
-    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<Doc>();
-    const walked = new Set<string>();
-    const missing: string[] = [];
-    const aIds = Object.entries(ids).filter(([k]) => k !== 'chk' && k !== 'alev' && k !== 'esub').map(([, v]) => v);
-    for (const [path, item] of Object.entries(doc.paths)) {
-      if (!path.startsWith('/api/v1/')) continue;
-      for (const [m, op] of Object.entries(item)) {
-        if (!['get', 'post', 'put', 'patch', 'delete'].includes(m)) continue;
-        if (Array.isArray(op.security) && op.security.length === 0) continue; // public: health, the document
-        const c = CASES[op.operationId];
-        if (!c) {
-          missing.push(`${op.operationId} (${m.toUpperCase()} ${path})`);
-          continue;
+      const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<Doc>();
+      const walked = new Set<string>();
+      const missing: string[] = [];
+      const aIds = Object.entries(ids)
+        .filter(([k]) => k !== 'chk' && k !== 'alev' && k !== 'esub')
+        .map(([, v]) => v);
+      for (const [path, item] of Object.entries(doc.paths)) {
+        if (!path.startsWith('/api/v1/')) continue;
+        for (const [m, op] of Object.entries(item)) {
+          if (!['get', 'post', 'put', 'patch', 'delete'].includes(m)) continue;
+          if (Array.isArray(op.security) && op.security.length === 0) continue; // public: health, the document
+          const c = CASES[op.operationId];
+          if (!c) {
+            missing.push(`${op.operationId} (${m.toUpperCase()} ${path})`);
+            continue;
+          }
+          walked.add(op.operationId);
+          const url = path.slice('/api/v1'.length).replace(/\{([^}]+)\}/g, (_, name: string) =>
+            paramValue(
+              op.parameters?.find((p) => p.in === 'path' && p.name === name),
+              ids,
+              op.operationId,
+            ),
+          );
+          const method = m.toUpperCase() as Method;
+          const res = await call(
+            b,
+            method,
+            url,
+            c.body?.(ids) ?? (method === 'GET' || method === 'DELETE' ? undefined : {}),
+          );
+          const what = `${op.operationId}: B ${method} ${url} -> ${res.statusCode} ${res.body.slice(0, 200)}`;
+          assert.ok(c.status.includes(res.statusCode), what);
+          assert.notEqual(res.statusCode, 403, what);
+          assert.ok(res.statusCode < 500, what);
+          if (res.statusCode === 404) assert.equal(res.json<{ code: string }>().code, 'not_found', what);
+          for (const id of aIds) assert.ok(!res.body.includes(id), `${what}: shows A's ${id}`);
         }
-        walked.add(op.operationId);
-        const url = path.slice('/api/v1'.length).replace(/\{([^}]+)\}/g, (_, name: string) => paramValue(op.parameters?.find((p) => p.in === 'path' && p.name === name), ids, op.operationId));
-        const method = m.toUpperCase() as Method;
-        const res = await call(b, method, url, c.body?.(ids) ?? (method === 'GET' || method === 'DELETE' ? undefined : {}));
-        const what = `${op.operationId}: B ${method} ${url} -> ${res.statusCode} ${res.body.slice(0, 200)}`;
-        assert.ok(c.status.includes(res.statusCode), what);
-        assert.notEqual(res.statusCode, 403, what);
-        assert.ok(res.statusCode < 500, what);
-        if (res.statusCode === 404) assert.equal(res.json<{ code: string }>().code, 'not_found', what);
-        for (const id of aIds) assert.ok(!res.body.includes(id), `${what}: shows A's ${id}`);
       }
-    }
-    assert.deepEqual(missing, [], `operations without a tenancy case in test/auth/tenancy.test.ts CASES: say what another account gets there`);
-    assert.deepEqual(Object.keys(CASES).filter((k) => !walked.has(k)), [], 'every case names an operation of the document');
-    assert.deepEqual(await snapshot(), before, "nothing of A's changed");
-  });
+      assert.deepEqual(
+        missing,
+        [],
+        `operations without a tenancy case in test/auth/tenancy.test.ts CASES: say what another account gets there`,
+      );
+      assert.deepEqual(
+        Object.keys(CASES).filter((k) => !walked.has(k)),
+        [],
+        'every case names an operation of the document',
+      );
+      assert.deepEqual(await snapshot(), before, "nothing of A's changed");
+    },
+  );
 });

@@ -72,13 +72,24 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
   });
 
   it('creates a rule after previewing last month, shows the event a price fires, and acknowledges it', async () => {
-    const product = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Kettle', base_price: 50, currency: 'EUR' })).body;
-    const rival = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' })).body;
+    const product = (
+      await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Kettle', base_price: 50, currency: 'EUR' })
+    ).body;
+    const rival = (
+      await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Rival', website: 'https://rival.example' })
+    ).body;
     const day = 86_400_000;
     const ago = (days: number) => new Date(Date.now() - days * day).toISOString();
     // Last month: 50, then 44 (below 45: the preview's one firing), then 47.
     const past = await rig.call<{ created: number }>('POST', '/api/v1/prices', {
-      observations: [50, 44, 47].map((price, i) => ({ product_id: product.id, competitor_id: rival.id, price, currency: 'EUR', in_stock: true, observed_at: ago(20 - i * 5) })),
+      observations: [50, 44, 47].map((price, i) => ({
+        product_id: product.id,
+        competitor_id: rival.id,
+        price,
+        currency: 'EUR',
+        in_stock: true,
+        observed_at: ago(20 - i * 5),
+      })),
     });
     assert.equal(past.body.created, 3);
 
@@ -104,16 +115,35 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     const preview = page.getByTestId('alert-preview');
     await preview.getByText('Would have fired 1 time in the last 30 days').waitFor();
     assert.match((await preview.locator('li').first().textContent()) ?? '', /44/);
-    assert.equal((await rig.call<{ data: unknown[] }>('GET', '/api/v1/alerts')).body.data.length, 0, 'a preview saves nothing');
+    assert.equal(
+      (await rig.call<{ data: unknown[] }>('GET', '/api/v1/alerts')).body.data.length,
+      0,
+      'a preview saves nothing',
+    );
     await shot(page, 'alert-preview');
     await form.getByRole('button', { name: 'Create rule' }).click();
     await page.getByRole('cell', { name: 'Kettle below 45' }).waitFor();
-    const rules = (await rig.call<{ data: { name: string; condition: { type: string; threshold: number } }[] }>('GET', '/api/v1/alerts')).body.data;
-    assert.deepEqual(rules.map((r) => [r.name, r.condition.type, r.condition.threshold]), [['Kettle below 45', 'price_below', 45]]);
+    const rules = (
+      await rig.call<{ data: { name: string; condition: { type: string; threshold: number } }[] }>(
+        'GET',
+        '/api/v1/alerts',
+      )
+    ).body.data;
+    assert.deepEqual(
+      rules.map((r) => [r.name, r.condition.type, r.condition.threshold]),
+      [['Kettle below 45', 'price_below', 45]],
+    );
 
     // Now 46 (above), then 43: the rule fires once, in the same transaction as the price.
     await rig.call('POST', '/api/v1/prices', {
-      observations: [46, 43].map((price, i) => ({ product_id: product.id, competitor_id: rival.id, price, currency: 'EUR', in_stock: true, observed_at: new Date(Date.now() - (2 - i) * 60_000).toISOString() })),
+      observations: [46, 43].map((price, i) => ({
+        product_id: product.id,
+        competitor_id: rival.id,
+        price,
+        currency: 'EUR',
+        in_stock: true,
+        observed_at: new Date(Date.now() - (2 - i) * 60_000).toISOString(),
+      })),
     });
     await page.getByRole('button', { name: 'Refresh events' }).click();
     const events = page.getByTestId('alert-events');
@@ -123,7 +153,12 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     await shot(page, 'alert-event');
     await row.getByRole('button', { name: 'Acknowledge' }).click();
     await events.getByText('No open events.').waitFor();
-    const acked = (await rig.call<{ data: { acknowledged_at: string | null }[] }>('GET', `/api/v1/alert-events?product_id=${product.id}`)).body.data;
+    const acked = (
+      await rig.call<{ data: { acknowledged_at: string | null }[] }>(
+        'GET',
+        `/api/v1/alert-events?product_id=${product.id}`,
+      )
+    ).body.data;
     assert.equal(acked.length, 1);
     assert.ok(acked[0]!.acknowledged_at);
 
@@ -151,8 +186,13 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
       assert.match(secret, /^whsec_[A-Za-z0-9+/=]+$/);
       await secretDialog.getByRole('button', { name: 'Done' }).click();
 
-      const endpoints = (await rig.call<{ data: { id: string; url: string; secret?: string }[] }>('GET', '/api/v1/webhooks')).body.data;
-      assert.deepEqual(endpoints.map((w) => [w.url, w.secret]), [[receiver.url, undefined]]);
+      const endpoints = (
+        await rig.call<{ data: { id: string; url: string; secret?: string }[] }>('GET', '/api/v1/webhooks')
+      ).body.data;
+      assert.deepEqual(
+        endpoints.map((w) => [w.url, w.secret]),
+        [[receiver.url, undefined]],
+      );
       await page.getByRole('button', { name: 'Send test' }).click();
       const first = await receiver.next(0);
       assert.match(first.body, /"type":"webhook\.test"/);
@@ -160,7 +200,8 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
       const eventId = String(first.headers['webhook-id']);
       const id = endpoints[0]!.id;
       await until(async () => {
-        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body
+          .data;
         return d.some((x) => x.status === 'succeeded') ? true : undefined;
       }, 'the delivery to be recorded');
       await page.getByRole('button', { name: 'Refresh' }).click();
@@ -174,13 +215,17 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
       const second = await receiver.next(1);
       assert.equal(second.headers['webhook-id'], eventId, 'the same event, again');
       await until(async () => {
-        const d = (await rig.call<{ data: { trigger: string; status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        const d = (
+          await rig.call<{ data: { trigger: string; status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)
+        ).body.data;
         return d.some((x) => x.trigger === 'manual' && x.status === 'succeeded') ? true : undefined;
       }, 'the manual delivery to be recorded');
 
       await page.getByRole('button', { name: 'Rotate secret' }).click();
       await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Rotate' }).click();
-      const rotated = (await page.getByRole('dialog', { name: 'New signing secret' }).getByTestId('webhook-secret').textContent()) ?? '';
+      const rotated =
+        (await page.getByRole('dialog', { name: 'New signing secret' }).getByTestId('webhook-secret').textContent()) ??
+        '';
       assert.match(rotated, /^whsec_/);
       assert.notEqual(rotated, secret);
       assert.deepEqual(dialogs, []);
@@ -196,14 +241,19 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     const receiver = await startReceiver();
     receiver.answer.status = 500;
     try {
-      const made = await rig.call<{ id: string }>('POST', '/api/v1/webhooks', { url: receiver.url, description: 'Flaky receiver', event_types: ['webhook.test'] });
+      const made = await rig.call<{ id: string }>('POST', '/api/v1/webhooks', {
+        url: receiver.url,
+        description: 'Flaky receiver',
+        event_types: ['webhook.test'],
+      });
       assert.equal(made.status, 201);
       const id = made.body.id;
       const test = await rig.call<{ id: string }>('POST', `/api/v1/webhooks/${id}/test`);
       assert.equal(test.status, 202);
       // The first attempt and its one retry both get 500: the event has failed.
       await until(async () => {
-        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body.data;
+        const d = (await rig.call<{ data: { status: string }[] }>('GET', `/api/v1/webhooks/${id}/deliveries`)).body
+          .data;
         return d.length === 2 && d.every((x) => x.status === 'failed') ? true : undefined;
       }, 'both attempts to fail');
       receiver.answer.status = 200;
@@ -213,13 +263,22 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
       await page.goto(`${rig.base}/dashboard/#/webhooks?id=${id}&status=failed`);
       const log = page.getByTestId('deliveries');
       await log.getByRole('row').filter({ hasText: 'HTTP 500' }).first().waitFor();
-      assert.equal(await log.getByRole('row').filter({ hasText: 'succeeded' }).count(), 0, 'the failed filter shows failures only');
+      assert.equal(
+        await log.getByRole('row').filter({ hasText: 'succeeded' }).count(),
+        0,
+        'the failed filter shows failures only',
+      );
       await page.getByRole('button', { name: 'Redeliver failed events in this range' }).click();
       await page.getByTestId('replay-result').getByText('Queued 1 failed event again.').waitFor();
       const third = await receiver.next(2);
       assert.equal(third.headers['webhook-id'], test.body.id);
       await until(async () => {
-        const d = (await rig.call<{ data: { trigger: string; status: string; attempt: number }[] }>('GET', `/api/v1/webhooks/${id}/deliveries?status=succeeded`)).body.data;
+        const d = (
+          await rig.call<{ data: { trigger: string; status: string; attempt: number }[] }>(
+            'GET',
+            `/api/v1/webhooks/${id}/deliveries?status=succeeded`,
+          )
+        ).body.data;
         return d.length === 1 && d[0]!.trigger === 'manual' && d[0]!.attempt === 3 ? true : undefined;
       }, 'the replayed attempt to succeed');
       await page.getByRole('navigation', { name: 'Which attempts' }).getByRole('link', { name: 'Succeeded' }).click();

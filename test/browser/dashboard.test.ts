@@ -26,13 +26,20 @@ interface ChartState {
 }
 
 /** Resolves once the page has rendered everything it loads (no busy region left). */
-const settled = (page: Page) => page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
+const settled = (page: Page) =>
+  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
 
 /** The price chart's own data (uPlot's aligned arrays), as drawn. */
 function chartState(page: Page): Promise<ChartState> {
   return page.evaluate(() => {
-    const el = document.querySelector('[data-chart=price]') as HTMLElement & { uplot: { data: (number | null)[][]; series: { label?: string }[] } };
-    return { labels: el.uplot.series.map((s) => s.label), data: el.uplot.data.map((a) => Array.from(a)), points: Number(el.dataset.points) };
+    const el = document.querySelector('[data-chart=price]') as HTMLElement & {
+      uplot: { data: (number | null)[][]; series: { label?: string }[] };
+    };
+    return {
+      labels: el.uplot.series.map((s) => s.label),
+      data: el.uplot.data.map((a) => Array.from(a)),
+      points: Number(el.dataset.points),
+    };
   });
 }
 
@@ -105,7 +112,7 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.close();
   });
 
-  it('creates, edits and deletes a product, showing the API\'s field errors', async () => {
+  it("creates, edits and deletes a product, showing the API's field errors", async () => {
     const { page, dialogs, errors } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Products' }).click();
@@ -119,8 +126,13 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await dialog.getByRole('button', { name: 'Create product' }).click();
     // The API refuses more than 4 decimals (422); the form says so at the field.
     const price = dialog.getByLabel('Base price');
-    await page.waitForFunction(() => document.querySelector('dialog input[name=base_price]')?.getAttribute('aria-invalid') === 'true');
-    assert.match((await dialog.locator('.field-error').filter({ hasText: /\S/ }).first().textContent()) ?? '', /decimal|places|money/i);
+    await page.waitForFunction(
+      () => document.querySelector('dialog input[name=base_price]')?.getAttribute('aria-invalid') === 'true',
+    );
+    assert.match(
+      (await dialog.locator('.field-error').filter({ hasText: /\S/ }).first().textContent()) ?? '',
+      /decimal|places|money/i,
+    );
     await shot(page, 'product-form-error');
     await price.fill('199.99');
     await dialog.getByRole('button', { name: 'Create product' }).click();
@@ -128,7 +140,10 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!.split('?')[0]!);
     const created = await rig.call<Product & { currency: string; sku: string }>('GET', `/api/v1/products/${id}`);
     assert.equal(created.status, 200);
-    assert.deepEqual([created.body.name, created.body.sku, created.body.base_price, created.body.currency], ['Espresso machine', 'ESP-1', 199.99, 'EUR']);
+    assert.deepEqual(
+      [created.body.name, created.body.sku, created.body.base_price, created.body.currency],
+      ['Espresso machine', 'ESP-1', 199.99, 'EUR'],
+    );
 
     await page.getByRole('button', { name: 'Edit' }).click();
     const edit = page.getByRole('dialog', { name: /^Edit / });
@@ -137,7 +152,10 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await edit.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Brewmaster').first().waitFor();
     const edited = await rig.call<Product & { brand: string }>('GET', `/api/v1/products/${id}`);
-    assert.deepEqual([edited.body.base_price, edited.body.brand, edited.body.name], [189.5, 'Brewmaster', 'Espresso machine']);
+    assert.deepEqual(
+      [edited.body.base_price, edited.body.brand, edited.body.name],
+      [189.5, 'Brewmaster', 'Espresso machine'],
+    );
 
     // Found by search in the list, deleted from there after our own confirmation dialog.
     await page.goto(`${rig.base}/dashboard/#/products?q=espresso`);
@@ -163,7 +181,10 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       currency: 'EUR',
     });
     assert.equal(p.status, 201);
-    const c = await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: '<b onmouseover=alert(4)>Evil shop</b>', website: 'https://evil.example' });
+    const c = await rig.call<{ id: string }>('POST', '/api/v1/competitors', {
+      name: '<b onmouseover=alert(4)>Evil shop</b>',
+      website: 'https://evil.example',
+    });
     assert.equal(c.status, 201);
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
     await rig.call('POST', '/api/v1/prices', {
@@ -206,8 +227,12 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
   });
 
   it('draws the prices sent through POST /prices, point for point, with the lowest competitor line; a checked price shows its evidence', async () => {
-    const prod = (await rig.call<Product>('POST', '/api/v1/products', { name: 'Water bottle', base_price: 21, currency: 'USD' })).body;
-    const a = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Alpha', website: 'https://alpha.example' })).body;
+    const prod = (
+      await rig.call<Product>('POST', '/api/v1/products', { name: 'Water bottle', base_price: 21, currency: 'USD' })
+    ).body;
+    const a = (
+      await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Alpha', website: 'https://alpha.example' })
+    ).body;
     const b = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Beta', website: site.url })).body;
     const hour = 3_600_000;
     const t0 = Math.floor(Date.now() / hour) * hour - 48 * hour;
@@ -222,7 +247,14 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       { competitor_id: a.id, price: 23, h: 36 },
     ];
     const r = await rig.call<{ created: number }>('POST', '/api/v1/prices', {
-      observations: sent.map((o) => ({ product_id: prod.id, competitor_id: o.competitor_id, price: o.price, currency: 'USD', in_stock: o.in_stock ?? true, observed_at: at(o.h) })),
+      observations: sent.map((o) => ({
+        product_id: prod.id,
+        competitor_id: o.competitor_id,
+        price: o.price,
+        currency: 'USD',
+        in_stock: o.in_stock ?? true,
+        observed_at: at(o.h),
+      })),
     });
     assert.equal(r.body.created, sent.length);
     // Beta's price comes from a real check of a page on 127.0.0.1 (19.99 in its JSON-LD), made
@@ -248,7 +280,8 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     assert.deepEqual(state.labels.slice(1), ['Our price', 'Alpha', 'Beta', 'Lowest competitor']);
     const xs = state.data[0]!;
     const series = (s: number) => xs.map((x, i) => [x, state.data[s]![i]] as const).filter(([, v]) => v !== null);
-    const expect = (competitor: string | null) => sent.filter((o) => o.competitor_id === competitor).map((o) => [(t0 + o.h * hour) / 1000, o.price] as const);
+    const expect = (competitor: string | null) =>
+      sent.filter((o) => o.competitor_id === competitor).map((o) => [(t0 + o.h * hour) / 1000, o.price] as const);
     assert.deepEqual(series(1), expect(null));
     assert.deepEqual(series(2), expect(a.id));
     assert.equal(series(3).length, 1);
@@ -291,13 +324,18 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.close();
   });
 
-  it('market tiles link to exactly the changes they count, our own prices and the competitors\' apart', async () => {
+  it("market tiles link to exactly the changes they count, our own prices and the competitors' apart", async () => {
     const { page, errors } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
     const group = (series: string) => page.getByTestId(`market-7d-${series}`);
     await group('competitors').locator('a.tile').first().waitFor();
     const count = async (series: string, label: string) =>
-      Number((await group(series).locator('a.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''));
+      Number(
+        (await group(series).locator('a.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(
+          /\D/g,
+          '',
+        ),
+      );
     let down = 0;
     let up = 0;
     for (const series of ['competitors', 'own']) {
@@ -313,7 +351,9 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
         clicked++;
         await page.goto(`${rig.base}/dashboard/#/`);
         await group(series).locator('a.tile', { hasText: label }).click();
-        await page.getByRole('heading', { level: 1, name: new RegExp(`^${label} since .*\\((our|competitors') prices\\)$`) }).waitFor();
+        await page
+          .getByRole('heading', { level: 1, name: new RegExp(`^${label} since .*\\((our|competitors') prices\\)$`) })
+          .waitFor();
         await settled(page);
         assert.equal(await page.locator('main tbody tr').count(), n, `${series} ${label}`);
         const sellers = await page.locator('main tbody td:nth-child(3)').allTextContents();
@@ -330,9 +370,18 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
   });
 
   it('checks a listing now and dry-runs an extraction, showing every candidate and the one chosen', async () => {
-    const prod = (await rig.call<Product>('POST', '/api/v1/products', { name: 'Steel bottle', base_price: 20, currency: 'USD' })).body;
-    const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Trailhead', website: site.url })).body;
-    const listing = await rig.call<{ id: string }>('POST', '/api/v1/listings', { product_id: prod.id, competitor_id: shop.id, url: `${site.url}/pages/jsonld-basic.html`, enabled: false });
+    const prod = (
+      await rig.call<Product>('POST', '/api/v1/products', { name: 'Steel bottle', base_price: 20, currency: 'USD' })
+    ).body;
+    const shop = (
+      await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Trailhead', website: site.url })
+    ).body;
+    const listing = await rig.call<{ id: string }>('POST', '/api/v1/listings', {
+      product_id: prod.id,
+      competitor_id: shop.id,
+      url: `${site.url}/pages/jsonld-basic.html`,
+      enabled: false,
+    });
     assert.equal(listing.status, 201);
     const { page, errors, failed } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
@@ -343,7 +392,11 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await result.getByRole('heading', { name: /^Check of / }).waitFor();
     assert.match((await result.textContent()) ?? '', /\$19\.99, in stock \(json-ld\)/);
     await row.getByText('$19.99').waitFor();
-    assert.equal((await rig.call<{ status: string; last_price: number }>('GET', `/api/v1/listings/${listing.body.id}`)).body.last_price, 19.99);
+    assert.equal(
+      (await rig.call<{ status: string; last_price: number }>('GET', `/api/v1/listings/${listing.body.id}`)).body
+        .last_price,
+      19.99,
+    );
 
     const dry = page.getByRole('form', { name: 'Dry-run extraction' });
     await dry.getByLabel(/^Page address/).fill(`${site.url}/pages/jsonld-basic.html`);
@@ -357,7 +410,12 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     // A private address is refused by the API (422) and said at the field.
     await dry.getByLabel(/^Page address/).fill('http://10.0.0.1/x');
     await dry.getByRole('button', { name: 'Try it' }).click();
-    await page.waitForFunction(() => document.querySelector('form[aria-label="Dry-run extraction"] input[name=url]')?.getAttribute('aria-invalid') === 'true');
+    await page.waitForFunction(
+      () =>
+        document
+          .querySelector('form[aria-label="Dry-run extraction"] input[name=url]')
+          ?.getAttribute('aria-invalid') === 'true',
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed, [/\/api\/v1\/extract$/]), []);
     await page.close();
@@ -369,25 +427,46 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     const server = http.createServer((req, res) => {
       const price = prices.get(req.url ?? '');
       if (!price) return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-        `<!doctype html><title>Kettle</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Kettle",` +
-          `"offers":{"@type":"Offer","price":"${price}","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}</script><h1>Kettle</h1>`,
-      );
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          `<!doctype html><title>Kettle</title><script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Kettle",` +
+            `"offers":{"@type":"Offer","price":"${price}","priceCurrency":"EUR","availability":"https://schema.org/InStock"}}</script><h1>Kettle</h1>`,
+        );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const shopUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Holdfast', website: shopUrl })).body;
+      const shop = (
+        await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Holdfast', website: shopUrl })
+      ).body;
       const listings: Record<'glass' | 'steel', string> = { glass: '', steel: '' };
       for (const name of ['glass', 'steel'] as const) {
-        const prod = (await rig.call<Product>('POST', '/api/v1/products', { name: `${name === 'glass' ? 'Glass' : 'Steel'} kettle`, base_price: 50, currency: 'EUR' })).body;
+        const prod = (
+          await rig.call<Product>('POST', '/api/v1/products', {
+            name: `${name === 'glass' ? 'Glass' : 'Steel'} kettle`,
+            base_price: 50,
+            currency: 'EUR',
+          })
+        ).body;
         prices.set(`/${name}`, '49.99');
-        const l = await rig.call<{ id: string }>('POST', '/api/v1/listings', { product_id: prod.id, competitor_id: shop.id, url: `${shopUrl}/${name}`, enabled: false });
+        const l = await rig.call<{ id: string }>('POST', '/api/v1/listings', {
+          product_id: prod.id,
+          competitor_id: shop.id,
+          url: `${shopUrl}/${name}`,
+          enabled: false,
+        });
         assert.equal(l.status, 201);
         listings[name] = l.body.id;
-        assert.equal((await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome, 'recorded');
+        assert.equal(
+          (await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome,
+          'recorded',
+        );
         prices.set(`/${name}`, '4999');
-        assert.equal((await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome, 'held');
+        assert.equal(
+          (await rig.call<{ outcome: string }>('POST', `/api/v1/listings/${l.body.id}/check`)).body.outcome,
+          'held',
+        );
       }
 
       const { page, errors, failed } = await newPage(rig);
@@ -399,7 +478,10 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       const glass = panel.getByRole('listitem', { name: /^Held reading of Glass kettle/ });
       const glassText = (await glass.textContent()) ?? '';
       assert.match(glassText, /€4,999\.00 read .*last recorded €49\.99/s, 'the price read beside the last one');
-      assert.match(glassText, /Why held: The price read, 4999 EUR, is 100 times the listing's last recorded price, 49\.99 EUR/);
+      assert.match(
+        glassText,
+        /Why held: The price read, 4999 EUR, is 100 times the listing's last recorded price, 49\.99 EUR/,
+      );
       const row = page.getByRole('row').filter({ hasText: 'steel' });
       await row.getByText('price held').waitFor();
       await settled(page);
@@ -415,13 +497,20 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       await glass.getByRole('button', { name: 'Accept' }).click();
       await page.getByTestId('held-answer').filter({ hasText: 'Accepted: €4,999.00 is recorded' }).waitFor();
       await panel.getByRole('heading', { name: 'Held readings (1)' }).waitFor();
-      const accepted = (await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.glass}`)).body;
+      const accepted = (
+        await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.glass}`)
+      ).body;
       assert.deepEqual([accepted.last_price, accepted.held], [4999, null]);
 
-      await panel.getByRole('listitem', { name: /^Held reading of Steel kettle/ }).getByRole('button', { name: 'Reject' }).click();
+      await panel
+        .getByRole('listitem', { name: /^Held reading of Steel kettle/ })
+        .getByRole('button', { name: 'Reject' })
+        .click();
       await page.getByTestId('held-answer').filter({ hasText: 'Rejected €4,999.00: nothing was recorded' }).waitFor();
       await panel.getByRole('heading').waitFor({ state: 'detached' });
-      const rejected = (await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.steel}`)).body;
+      const rejected = (
+        await rig.call<{ last_price: number; held: unknown }>('GET', `/api/v1/listings/${listings.steel}`)
+      ).body;
       assert.deepEqual([rejected.last_price, rejected.held], [49.99, null]);
 
       // The check log says what became of each held reading.
@@ -429,7 +518,10 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       const log = page.getByTestId('check-result');
       await log.getByText(/held €4,999\.00 \(rejected\)/).waitFor();
       await log.getByText(/held €4,999\.00 \(rejected\)/).click();
-      assert.match((await log.getByTestId('held-check').first().textContent()) ?? '', /100 times.*rejected by hand: nothing was recorded/s);
+      assert.match(
+        (await log.getByTestId('held-check').first().textContent()) ?? '',
+        /100 times.*rejected by hand: nothing was recorded/s,
+      );
       assert.deepEqual(errors, []);
       assert.deepEqual(unexpected(failed, []), []);
       await page.close();
@@ -454,11 +546,18 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.goto(`${rig.base}/dashboard/#/products`);
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import products' });
-    await dialog.getByLabel('CSV file').setInputFiles({ name: 'products.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await dialog
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'products.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await dialog.getByRole('button', { name: 'Import' }).click();
-    await dialog.getByTestId('import-status').filter({ hasText: /^Done: 6 of 6 rows, 3 created, 3 with errors\./ }).waitFor();
+    await dialog
+      .getByTestId('import-status')
+      .filter({ hasText: /^Done: 6 of 6 rows, 3 created, 3 with errors\./ })
+      .waitFor();
     assert.equal(await dialog.locator('progress').getAttribute('value'), '6');
-    const rows = (await dialog.getByTestId('import-errors').locator('tbody tr').allTextContents()).map((r) => r.replace(/\s+/g, ' '));
+    const rows = (await dialog.getByTestId('import-errors').locator('tbody tr').allTextContents()).map((r) =>
+      r.replace(/\s+/g, ' '),
+    );
     assert.equal(rows.length, 3, rows.join('\n'));
     assert.match(rows[0]!, /^3.*Imported two.*base_price.*twelve/);
     assert.match(rows[1]!, /^4.*Imported three.*sku/i);
@@ -471,14 +570,25 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     }
     await page.setViewportSize({ width: 1280, height: 900 });
     await dialog.getByRole('button', { name: 'Close' }).first().click();
-    const one = (await rig.call<{ data: { name: string; brand: string; currency: string }[] }>('GET', '/api/v1/products?sku=CSV-1')).body.data;
-    assert.deepEqual(one.map((p) => [p.name, p.brand, p.currency]), [['Imported one', 'Brand, with comma', 'EUR']]);
+    const one = (
+      await rig.call<{ data: { name: string; brand: string; currency: string }[] }>('GET', '/api/v1/products?sku=CSV-1')
+    ).body.data;
+    assert.deepEqual(
+      one.map((p) => [p.name, p.brand, p.currency]),
+      [['Imported one', 'Brand, with comma', 'EUR']],
+    );
     assert.equal((await rig.call<{ data: unknown[] }>('GET', '/api/v1/products?sku=CSV-5')).body.data.length, 1);
     // The formula guard an export puts before such a name is taken off on import.
     const kettle = (await rig.call<{ data: { name: string }[] }>('GET', '/api/v1/products?sku=CSV-6')).body.data;
-    assert.deepEqual(kettle.map((p) => p.name), ['-20% Kettle']);
+    assert.deepEqual(
+      kettle.map((p) => p.name),
+      ['-20% Kettle'],
+    );
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), 'products.csv');
     const exported = fs.readFileSync((await download.path())!, 'utf8');
     assert.match(exported.split('\r\n')[0]!, /^id,sku,name,brand,category,currency,base_price,/);
@@ -489,13 +599,16 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.close();
   });
 
-  it('shows the key\'s usage after requests, with the hourly chart and the reset countdown', async () => {
+  it("shows the key's usage after requests, with the hourly chart and the reset countdown", async () => {
     const { page, errors } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
     await settled(page);
     for (let i = 0; i < 7; i++) assert.equal((await rig.call('GET', '/api/v1/products?limit=1')).status, 200);
     // GET /usage is not counted, so after the page's refresh both see the same count.
-    const usage = await rig.call<{ used: number; limit: number; history: { requests: number }[] }>('GET', '/api/v1/usage?hours=2');
+    const usage = await rig.call<{ used: number; limit: number; history: { requests: number }[] }>(
+      'GET',
+      '/api/v1/usage?hours=2',
+    );
     await page.getByRole('button', { name: 'Refresh usage' }).click();
     const expected = `${usage.body.used.toLocaleString('en-US')} of ${usage.body.limit.toLocaleString('en-US')}`;
     await page.getByTestId('usage-used').filter({ hasText: expected }).waitFor();
@@ -506,8 +619,14 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       return { slots: el.uplot.data[0]!.length, current: el.uplot.data[1]![el.uplot.data[1]!.length - 1] };
     });
     assert.equal(bars.slots, 48);
-    assert.ok(bars.current! >= 7 && bars.current === usage.body.history[0]!.requests, JSON.stringify({ bars, history: usage.body.history }));
-    assert.match((await page.locator('.usage-badge').textContent()) ?? '', new RegExp(`^${(usage.body.limit - usage.body.used).toLocaleString('en-US')} / 100,000 left`));
+    assert.ok(
+      bars.current! >= 7 && bars.current === usage.body.history[0]!.requests,
+      JSON.stringify({ bars, history: usage.body.history }),
+    );
+    assert.match(
+      (await page.locator('.usage-badge').textContent()) ?? '',
+      new RegExp(`^${(usage.body.limit - usage.body.used).toLocaleString('en-US')} / 100,000 left`),
+    );
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -520,14 +639,19 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
       Array.from({ length: 8 }, async () => {
         while (next < 820) {
           next++;
-          await fetch(`${rig.base}/api/v1/products/prod_00000000000000000000000000`, { headers: { authorization: `Bearer ${free}` } }).then((r) => r.arrayBuffer());
+          await fetch(`${rig.base}/api/v1/products/prod_00000000000000000000000000`, {
+            headers: { authorization: `Bearer ${free}` },
+          }).then((r) => r.arrayBuffer());
         }
       }),
     );
     const { page } = await newPage(rig);
     await signIn(page, rig.base, free);
     await page.getByTestId('usage-warning').waitFor();
-    assert.match((await page.getByTestId('usage-warning').textContent()) ?? '', /^8\d % of this hour's requests are used/);
+    assert.match(
+      (await page.getByTestId('usage-warning').textContent()) ?? '',
+      /^8\d % of this hour's requests are used/,
+    );
     assert.ok(await page.locator('.usage-badge.warn').isVisible());
     await shot(page, 'overview-near-limit');
     await page.close();
@@ -549,12 +673,20 @@ describe('the dashboard in a browser', { skip: skipReason, timeout: 300_000 }, (
         by: document.documentElement.scrollWidth - window.innerWidth,
         // What sticks out, outside the scrolling table regions (for the message).
         culprits: [...document.querySelectorAll('body *')]
-          .filter((e) => !e.parentElement?.closest('.table-wrap') && e.getBoundingClientRect().right > window.innerWidth)
+          .filter(
+            (e) => !e.parentElement?.closest('.table-wrap') && e.getBoundingClientRect().right > window.innerWidth,
+          )
           .map((e) => `${e.tagName.toLowerCase()}.${e.className}`)
           .slice(0, 10),
-        sizes: ['main', 'main > *', '.table-wrap', 'form.filters', 'header.top'].map((q) => `${q}:${[...document.querySelectorAll(q)].map((e) => Math.round(e.getBoundingClientRect().width)).join('/')}`),
+        sizes: ['main', 'main > *', '.table-wrap', 'form.filters', 'header.top'].map(
+          (q) =>
+            `${q}:${[...document.querySelectorAll(q)].map((e) => Math.round(e.getBoundingClientRect().width)).join('/')}`,
+        ),
       }));
-      assert.ok(overflow.by <= 0, `${hash} is ${overflow.by}px wider than the phone: ${overflow.culprits.join(', ')} ${overflow.sizes.join(' ')}`);
+      assert.ok(
+        overflow.by <= 0,
+        `${hash} is ${overflow.by}px wider than the phone: ${overflow.culprits.join(', ')} ${overflow.sizes.join(' ')}`,
+      );
     }
     await shot(page, 'phone-listings');
     await page.close();

@@ -22,7 +22,8 @@ interface Key {
 }
 
 /** Resolves once the page has rendered everything it loads (no busy region left). */
-const settled = (page: Page) => page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
+const settled = (page: Page) =>
+  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
 
 /** A dialog as the user sees it: the viewport (a full-page shot leaves the fixed dialog and backdrop where the viewport was). */
 async function dialogShot(page: Page, name: string): Promise<void> {
@@ -42,10 +43,17 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
 
   const keyOf = async (id: string) => (await rig.call<Key>('GET', `/api/v1/keys/${id}`)).body;
   const statusWith = async (secret: string, method = 'GET', path = '/api/v1/products') =>
-    (await fetch(rig.base + path, { method, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{"name":"x","base_price":1,"currency":"EUR"}' : undefined })).status;
+    (
+      await fetch(rig.base + path, {
+        method,
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: method === 'POST' ? '{"name":"x","base_price":1,"currency":"EUR"}' : undefined,
+      })
+    ).status;
 
   it('lists, creates (secret once, copied), renames and revokes keys, at 1400 and 390 px', async () => {
-    const reader = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'Old reader', scope: 'read', plan: 'free' })).body;
+    const reader = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'Old reader', scope: 'read', plan: 'free' }))
+      .body;
     const deploy = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'CI deploy', scope: 'full' })).body;
     assert.ok(reader.secret && deploy.secret);
 
@@ -61,16 +69,28 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     const list = page.getByTestId('keys-list');
     const rows = list.locator('tbody tr');
     assert.equal(await rows.count(), 3);
-    assert.match((await rows.nth(0).innerText()).replace(/\s+/g, ' '), new RegExp(`CI deploy .*full.*starter.*${deploy.prefix}`));
-    assert.match((await rows.nth(1).innerText()).replace(/\s+/g, ' '), new RegExp(`Old reader .*read.*free.*${reader.prefix}`));
+    assert.match(
+      (await rows.nth(0).innerText()).replace(/\s+/g, ' '),
+      new RegExp(`CI deploy .*full.*starter.*${deploy.prefix}`),
+    );
+    assert.match(
+      (await rows.nth(1).innerText()).replace(/\s+/g, ' '),
+      new RegExp(`Old reader .*read.*free.*${reader.prefix}`),
+    );
     assert.match(await rows.nth(2).innerText(), /this key/);
     assert.doesNotMatch(await list.innerText(), /ph_live_[A-Za-z0-9_-]{13}/, 'no secret on the page');
 
     const form = page.getByRole('form', { name: 'New API key' });
     // The choosers offer only what this key may give: both scopes, plans up to its own.
-    const plans = await form.getByLabel('Plan').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const plans = await form
+      .getByLabel('Plan')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     assert.deepEqual(plans, ['free', 'starter']);
-    const scopes = await form.getByLabel('Scope').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const scopes = await form
+      .getByLabel('Scope')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
     assert.deepEqual(scopes.sort(), ['full', 'read']);
     await shot(page, 'keys-1400');
 
@@ -100,7 +120,10 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     assert.equal(await statusWith(secret), 200);
     assert.equal(await statusWith(secret, 'POST'), 403);
     await page.getByTestId('keys-list').getByText('Grafana (read)').waitFor();
-    assert.ok(!(await page.content()).includes(secret.slice(12)), 'the secret is gone from the page once the dialog closes');
+    assert.ok(
+      !(await page.content()).includes(secret.slice(12)),
+      'the secret is gone from the page once the dialog closes',
+    );
     assert.equal(await rows.count(), 4);
 
     // Rename in a dialog.
@@ -123,16 +146,28 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     await rows.filter({ hasText: 'Old reader' }).getByText('revoked').waitFor();
     assert.ok((await keyOf(reader.id)).revoked_at);
     assert.equal(await statusWith(reader.secret!), 401);
-    assert.equal(await rows.filter({ hasText: 'Old reader' }).getByRole('button', { name: /Revoke/ }).count(), 0);
+    assert.equal(
+      await rows
+        .filter({ hasText: 'Old reader' })
+        .getByRole('button', { name: /Revoke/ })
+        .count(),
+      0,
+    );
 
     // The account's last full key: revoke the other full key, then the signed-in one is refused (409).
     await page.getByRole('button', { name: 'Revoke CI deploy (old)' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await rows.filter({ hasText: 'CI deploy (old)' }).getByText('revoked').waitFor();
-    await rows.filter({ hasText: 'this key' }).getByRole('button', { name: /Revoke/ }).click();
+    await rows
+      .filter({ hasText: 'this key' })
+      .getByRole('button', { name: /Revoke/ })
+      .click();
     await page.getByRole('dialog').getByText('you will be signed out').waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-    await page.getByRole('alert').filter({ hasText: /last full key/ }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /last full key/ })
+      .waitFor();
     assert.equal(await statusWith(rig.key), 200, 'the signed-in key still works');
 
     await settled(page);
@@ -140,7 +175,9 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('heading', { level: 1, name: 'API keys' }).scrollIntoViewIfNeeded();
     // Nothing wider than the phone's screen but the table, which scrolls in its own region.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
     await shot(page, 'keys-390');
     await form.getByLabel('Name').fill('Phone key');

@@ -13,7 +13,11 @@ import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
 
 const settled = (page: Page) =>
-  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true], main [data-state=loading]'), undefined, { timeout: 60_000 });
+  page.waitForFunction(
+    () => !document.querySelector('main[aria-busy], main [aria-busy=true], main [data-state=loading]'),
+    undefined,
+    { timeout: 60_000 },
+  );
 
 /**
  * Words of the page's visible text laid out on more than one line: a word broken inside itself.
@@ -25,7 +29,10 @@ function brokenWords(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const out: string[] = [];
     const skip = (el: Element | null): boolean =>
-      !el || !!el.closest('.sr-only, select, option, textarea, script, style, canvas, dialog:not([open]), [hidden], .u-legend, .chart-tip');
+      !el ||
+      !!el.closest(
+        '.sr-only, select, option, textarea, script, style, canvas, dialog:not([open]), [hidden], .u-legend, .chart-tip',
+      );
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -55,7 +62,8 @@ function brokenWords(page: Page): Promise<string[]> {
         range.setEnd(n, index + word.length);
         const rects = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
         const lines = new Set(rects.map((r) => Math.round(r.bottom)));
-        if (lines.size > 1) out.push(`${word} (in ${n.parentElement!.tagName.toLowerCase()}.${n.parentElement!.className})`);
+        if (lines.size > 1)
+          out.push(`${word} (in ${n.parentElement!.tagName.toLowerCase()}.${n.parentElement!.className})`);
       }
     }
     return out;
@@ -68,7 +76,13 @@ function breakAnywhere(page: Page): Promise<string[]> {
     [...document.querySelectorAll('body *')]
       .filter((el) => {
         const s = getComputedStyle(el);
-        return s.overflowWrap === 'anywhere' || s.overflowWrap === 'break-word' || s.wordBreak === 'break-all' || s.wordBreak === 'break-word' || s.hyphens === 'auto';
+        return (
+          s.overflowWrap === 'anywhere' ||
+          s.overflowWrap === 'break-word' ||
+          s.wordBreak === 'break-all' ||
+          s.wordBreak === 'break-word' ||
+          s.hyphens === 'auto'
+        );
       })
       .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
   );
@@ -82,7 +96,8 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
   let productId = '';
   before(async () => {
     rig = await startRig();
-    const comp = async (name: string, website: string) => (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name, website })).body.id;
+    const comp = async (name: string, website: string) =>
+      (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name, website })).body.id;
     const mm = await comp('MediaMarkt Überland', 'https://mediamarkt.example');
     const ebay = await comp('eBay', 'https://ebay.example');
     const names = [
@@ -92,13 +107,23 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
     ];
     const ids: string[] = [];
     for (const [i, name] of names.entries()) {
-      const r = await rig.call<{ id: string }>('POST', '/api/v1/products', { name, sku: `KT-${1000 + i}-BLACK-XL`, brand: 'Brandname', category: 'Kitchen appliances', base_price: 49.99, currency: 'EUR' });
+      const r = await rig.call<{ id: string }>('POST', '/api/v1/products', {
+        name,
+        sku: `KT-${1000 + i}-BLACK-XL`,
+        brand: 'Brandname',
+        category: 'Kitchen appliances',
+        base_price: 49.99,
+        currency: 'EUR',
+      });
       assert.equal(r.status, 201);
       ids.push(r.body.id);
     }
     productId = ids[0]!;
     // A rule that fires on the competitors' prices below: its messages name them as written.
-    const rule = await rig.call('POST', '/api/v1/alerts', { name: 'Acknowledge undercuts', condition: { type: 'undercut' } });
+    const rule = await rig.call('POST', '/api/v1/alerts', {
+      name: 'Acknowledge undercuts',
+      condition: { type: 'undercut' },
+    });
     assert.equal(rule.status, 201);
     const ago = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
     const obs = ids.flatMap((id, i) => [
@@ -110,8 +135,16 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
     ]);
     const r = await rig.call<{ created: number }>('POST', '/api/v1/prices', { observations: obs });
     assert.equal(r.body.created, obs.length);
-    await rig.call('POST', '/api/v1/listings', { product_id: productId, competitor_id: mm, url: 'http://127.0.0.1:9/a-very-long-path/acknowledgeable-kettle-stainless-steel.html', enabled: false });
-    await rig.call('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hooks/pricehound-receiver-endpoint', description: 'Acknowledgement receiver' });
+    await rig.call('POST', '/api/v1/listings', {
+      product_id: productId,
+      competitor_id: mm,
+      url: 'http://127.0.0.1:9/a-very-long-path/acknowledgeable-kettle-stainless-steel.html',
+      enabled: false,
+    });
+    await rig.call('POST', '/api/v1/webhooks', {
+      url: 'http://127.0.0.1:9/hooks/pricehound-receiver-endpoint',
+      description: 'Acknowledgement receiver',
+    });
   });
   after(async () => {
     await rig?.close();
@@ -122,7 +155,11 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
     ['products', () => '#/products', 'Products'],
     ['product', () => `#/products/${productId}`, 'Acknowledgeable'],
     ['listings', () => '#/listings', 'Competitors'],
-    ['changes', () => `#/changes?kind=down&since=${encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString())}`, 'Prices down'],
+    [
+      'changes',
+      () => `#/changes?kind=down&since=${encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString())}`,
+      'Prices down',
+    ],
     ['alerts', () => '#/alerts', 'Alerts'],
     ['webhooks', () => '#/webhooks', 'Webhooks'],
     ['keys', () => '#/keys', 'API keys'],
@@ -139,11 +176,16 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
         await page.getByRole('heading', { level: 1, name: new RegExp(heading) }).waitFor();
         await settled(page);
         await shot(page, `layout-${name}-${width}`);
-        const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-        if (scrollWidth > innerWidth + 1) problems.push(`${name}: the page is ${scrollWidth} px wide in a ${innerWidth} px window`);
+        const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+          scrollWidth: document.documentElement.scrollWidth,
+          innerWidth: window.innerWidth,
+        }));
+        if (scrollWidth > innerWidth + 1)
+          problems.push(`${name}: the page is ${scrollWidth} px wide in a ${innerWidth} px window`);
         for (const w of await brokenWords(page)) problems.push(`${name}: "${w}" broken across lines`);
         for (const e of await breakAnywhere(page)) problems.push(`${name}: ${e} may break words anywhere`);
-        for (const m of overPrecise(await page.locator('main').innerText())) problems.push(`${name}: amount "${m}" has more decimals than its currency`);
+        for (const m of overPrecise(await page.locator('main').innerText()))
+          problems.push(`${name}: amount "${m}" has more decimals than its currency`);
       }
       assert.deepEqual(problems, []);
       assert.deepEqual(errors, []);
@@ -152,15 +194,24 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
     });
   }
 
-  it('alert messages keep the competitors\' names as written and amounts with their decimals', async () => {
+  it("alert messages keep the competitors' names as written and amounts with their decimals", async () => {
     const events = (await rig.call<{ data: { message: string }[] }>('GET', '/api/v1/alert-events?limit=100')).body.data;
     assert.ok(events.length > 0);
-    assert.ok(events.some((e) => /MediaMarkt Überland sells .* at \d+\.\d0 EUR, under our price of \d+\.\d{2,4} EUR\./.test(e.message)), events.map((e) => e.message).join('\n'));
+    assert.ok(
+      events.some((e) =>
+        /MediaMarkt Überland sells .* at \d+\.\d0 EUR, under our price of \d+\.\d{2,4} EUR\./.test(e.message),
+      ),
+      events.map((e) => e.message).join('\n'),
+    );
     assert.ok(events.some((e) => /^eBay sells /.test(e.message)));
     const { page } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
     await page.goto(`${rig.base}/dashboard/#/alerts`);
-    await page.getByTestId('alert-events').getByText(/^MediaMarkt Überland sells/).first().waitFor();
+    await page
+      .getByTestId('alert-events')
+      .getByText(/^MediaMarkt Überland sells/)
+      .first()
+      .waitFor();
     // The event's price column: the currency's two decimals (52.50, not 52.5).
     assert.match(await page.getByTestId('alert-events').innerText(), /€\d+\.\d0\b/);
     await page.close();
@@ -210,7 +261,12 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
         status: 500,
         contentType: 'application/json',
         headers: { 'x-request-id': 'req_layouttest1' },
-        body: JSON.stringify({ error: 'Internal server error', status: 500, code: 'internal_error', request_id: 'req_layouttest1' }),
+        body: JSON.stringify({
+          error: 'Internal server error',
+          status: 500,
+          code: 'internal_error',
+          request_id: 'req_layouttest1',
+        }),
       });
     });
     await page.goto(`${rig.base}/dashboard/#/webhooks`);
@@ -232,7 +288,12 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
       route.fulfill({
         status: 429,
         contentType: 'application/json',
-        headers: { 'retry-after': '1800', 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+        headers: {
+          'retry-after': '1800',
+          'x-ratelimit-limit': '1000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(reset),
+        },
         body: JSON.stringify({ error: 'Rate limit exceeded', retry_after: 1800, limit: 1000, remaining: 0, reset }),
       }),
     );
@@ -242,7 +303,12 @@ describe('every page at 1400 and 390 px', { skip: skipReason, timeout: 600_000 }
     const text = await box.innerText();
     const at = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(new Date(reset * 1000));
     assert.match(text, /requests for the hour are used up/);
-    assert.ok(text.includes(`resets at ${await page.evaluate((r) => new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(new Date(r * 1000)), reset)}`), `${text} (${at})`);
+    assert.ok(
+      text.includes(
+        `resets at ${await page.evaluate((r) => new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(new Date(r * 1000)), reset)}`,
+      ),
+      `${text} (${at})`,
+    );
     assert.ok(await box.getByRole('button', { name: 'Try again' }).isVisible());
     await page.close();
   });

@@ -11,7 +11,11 @@ import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
 
 const settled = (page: Page) =>
-  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true], main [data-state=loading]'), undefined, { timeout: 60_000 });
+  page.waitForFunction(
+    () => !document.querySelector('main[aria-busy], main [aria-busy=true], main [data-state=loading]'),
+    undefined,
+    { timeout: 60_000 },
+  );
 
 interface Position {
   product_id: string;
@@ -25,7 +29,13 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
     rig = await startRig();
     const probe = await rig.call('GET', '/api/v1/positions');
     assert.equal(probe.status, 200, 'GET /api/v1/positions answers');
-    const comp = async (name: string) => (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name, website: `https://${name.toLowerCase()}.example` })).body.id;
+    const comp = async (name: string) =>
+      (
+        await rig.call<{ id: string }>('POST', '/api/v1/competitors', {
+          name,
+          website: `https://${name.toLowerCase()}.example`,
+        })
+      ).body.id;
     const [a, b] = [await comp('Alpha'), await comp('Bravo')];
     const obs: unknown[] = [];
     // Ours 50 against 40 and 45 (dearest), 50 against 45 and 55 (in between), 30 against 40 and 45 (cheapest).
@@ -34,10 +44,18 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
       ['Middle toaster', 50, 45, 55],
       ['Cheapest grinder', 30, 40, 45],
     ] as const) {
-      const p = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name, base_price: own, currency: 'EUR' })).body.id;
-      obs.push({ product_id: p, competitor_id: null, price: own, currency: 'EUR' }, { product_id: p, competitor_id: a, price: pa, currency: 'EUR' }, { product_id: p, competitor_id: b, price: pb, currency: 'EUR' });
+      const p = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name, base_price: own, currency: 'EUR' }))
+        .body.id;
+      obs.push(
+        { product_id: p, competitor_id: null, price: own, currency: 'EUR' },
+        { product_id: p, competitor_id: a, price: pa, currency: 'EUR' },
+        { product_id: p, competitor_id: b, price: pb, currency: 'EUR' },
+      );
     }
-    assert.equal((await rig.call<{ created: number }>('POST', '/api/v1/prices', { observations: obs })).body.created, 9);
+    assert.equal(
+      (await rig.call<{ created: number }>('POST', '/api/v1/prices', { observations: obs })).body.created,
+      9,
+    );
   });
   after(async () => {
     await rig?.close();
@@ -45,7 +63,8 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
 
   it('Overview: where we stand, each number a link to the products it counts', async () => {
     const summary = (await rig.call<Record<string, number>>('GET', '/api/v1/positions/summary')).body;
-    const undercut = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?undercut=true&sort=-gap_percent')).body.data;
+    const undercut = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?undercut=true&sort=-gap_percent'))
+      .body.data;
     assert.equal(summary.undercut, 2);
     const { page, errors, failed } = await newPage(rig);
     for (const width of [1400, 390]) {
@@ -55,16 +74,25 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
       await tiles.locator('.tile').first().waitFor();
       await settled(page);
       await shot(page, `market-overview-${width}`);
-      const value = async (label: string) => Number((await tiles.locator('.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''));
+      const value = async (label: string) =>
+        Number(
+          (await tiles.locator('.tile', { hasText: label }).locator('.tile-value').textContent())?.replace(/\D/g, ''),
+        );
       assert.equal(await value('Undercut now'), summary.undercut);
       assert.equal(await value('Cheapest'), summary.cheapest);
       // The most undercut first, with the cheapest competitor named.
-      assert.match(await page.getByTestId('where-we-stand').locator('tbody tr').first().innerText(), /Dearest kettle[\s\S]*Alpha/);
+      assert.match(
+        await page.getByTestId('where-we-stand').locator('tbody tr').first().innerText(),
+        /Dearest kettle[\s\S]*Alpha/,
+      );
       await tiles.locator('a.tile', { hasText: 'Undercut now' }).click();
       await page.getByRole('heading', { level: 1, name: 'Products' }).waitFor();
       await settled(page);
       const names = await page.getByTestId('product-link').allTextContents();
-      assert.deepEqual(names, undercut.map((p) => p.name));
+      assert.deepEqual(
+        names,
+        undercut.map((p) => p.name),
+      );
       await shot(page, `market-products-undercut-${width}`);
       await page.evaluate(() => sessionStorage.clear());
     }
@@ -80,7 +108,9 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
     await signIn(page, rig.base, rig.key);
     await page.goto(`${rig.base}/dashboard/#/products?sort=-gap_percent`);
     await settled(page);
-    const byGap = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?sort=-gap_percent')).body.data.map((p) => p.name);
+    const byGap = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?sort=-gap_percent')).body.data.map(
+      (p) => p.name,
+    );
     assert.deepEqual(await page.getByTestId('product-link').allTextContents(), byGap);
     await page.goto(`${rig.base}/dashboard/#/products?rank_max=1`);
     await settled(page);

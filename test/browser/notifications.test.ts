@@ -11,7 +11,8 @@ import type { Page } from 'playwright-core';
 import { codeOf, smtpServer } from '../email/support.js';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
 
-const settled = (page: Page) => page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
+const settled = (page: Page) =>
+  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
 
 describe('the Notifications page in a browser', { skip: skipReason, timeout: 300_000 }, () => {
   const env: Record<string, string> = { MAIL_FROM: 'alerts@pricehound.test' };
@@ -60,7 +61,9 @@ describe('the Notifications page in a browser', { skip: skipReason, timeout: 300
     await settled(page);
     await shot(page, 'notifications-1400');
 
-    const subs = (await rig.call<{ data: { id: string; confirmed_at: string | null }[] }>('GET', '/api/v1/email-subscriptions')).body.data;
+    const subs = (
+      await rig.call<{ data: { id: string; confirmed_at: string | null }[] }>('GET', '/api/v1/email-subscriptions')
+    ).body.data;
     assert.equal(subs.length, 1);
     assert.ok(subs[0]!.confirmed_at, 'confirmed through the page');
 
@@ -78,7 +81,9 @@ describe('the Notifications page in a browser', { skip: skipReason, timeout: 300
     await page.setViewportSize({ width: 390, height: 844 });
     await settled(page);
     await shot(page, 'notifications-390');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow} px at 390`);
     await page.setViewportSize({ width: 1400, height: 900 });
 

@@ -24,7 +24,8 @@ interface Check {
   candidates: Candidate[];
 }
 
-const settled = (page: Page) => page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
+const settled = (page: Page) =>
+  page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
 
 describe('pinning the evidence of a check as the listing selector', { skip: skipReason, timeout: 180_000 }, () => {
   let rig: Rig;
@@ -36,17 +37,27 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     await Promise.all([rig?.close(), site?.close()]);
   });
 
-  it('one click on the chart point\'s evidence pins its CSS path; the next check reads the same price through it', async () => {
-    const prod = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Merino hiking socks', base_price: 25, currency: 'USD' })).body;
-    const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Sockshop', website: site.url })).body;
+  it("one click on the chart point's evidence pins its CSS path; the next check reads the same price through it", async () => {
+    const prod = (
+      await rig.call<{ id: string }>('POST', '/api/v1/products', {
+        name: 'Merino hiking socks',
+        base_price: 25,
+        currency: 'USD',
+      })
+    ).body;
+    const shop = (
+      await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Sockshop', website: site.url })
+    ).body;
     // The page has no structured price and a cart drawer with other prices before the product:
     // only the visible-price finder reads it. The listing is disabled so the worker leaves it to us.
-    const listing = (await rig.call<{ id: string; selector: string | null }>('POST', '/api/v1/listings', {
-      product_id: prod.id,
-      competitor_id: shop.id,
-      url: `${site.url}/pages/v-cart-drawer-first.html`,
-      enabled: false,
-    })).body;
+    const listing = (
+      await rig.call<{ id: string; selector: string | null }>('POST', '/api/v1/listings', {
+        product_id: prod.id,
+        competitor_id: shop.id,
+        url: `${site.url}/pages/v-cart-drawer-first.html`,
+        enabled: false,
+      })
+    ).body;
     assert.equal(listing.selector, null);
     const first = await rig.call<Check>('POST', `/api/v1/listings/${listing.id}/check`);
     assert.deepEqual([first.body.ok, first.body.price, first.body.source], [true, 24, 'visible']);
@@ -98,14 +109,20 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
   });
 
   it('a check the finder refused (two sizes, two prices) offers each price to pin; pinning one makes the next check read it', async () => {
-    const prod = (await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Two sizes', base_price: 50, currency: 'EUR' })).body;
-    const shop = (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Groessenladen', website: site.url })).body;
-    const listing = (await rig.call<{ id: string }>('POST', '/api/v1/listings', {
-      product_id: prod.id,
-      competitor_id: shop.id,
-      url: `${site.url}/pages/v-two-sizes-equal.html`,
-      enabled: false,
-    })).body;
+    const prod = (
+      await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Two sizes', base_price: 50, currency: 'EUR' })
+    ).body;
+    const shop = (
+      await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name: 'Groessenladen', website: site.url })
+    ).body;
+    const listing = (
+      await rig.call<{ id: string }>('POST', '/api/v1/listings', {
+        product_id: prod.id,
+        competitor_id: shop.id,
+        url: `${site.url}/pages/v-two-sizes-equal.html`,
+        enabled: false,
+      })
+    ).body;
     const { page, dialogs, errors, failed } = await newPage(rig);
     await signIn(page, rig.base, rig.key);
     await page.goto(`${rig.base}/dashboard/#/listings?product_id=${prod.id}`);
@@ -116,7 +133,12 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     assert.match((await result.textContent()) ?? '', /two visible prices are equally likely/);
     const pins = result.getByRole('button', { name: /^Pin / });
     assert.equal(await pins.count(), 2, 'one button per price the finder could not choose between');
-    const refused = (await rig.call<{ data: Array<{ ok: boolean; candidates: Candidate[] }> }>('GET', `/api/v1/listings/${listing.id}/checks`)).body.data[0]!;
+    const refused = (
+      await rig.call<{ data: Array<{ ok: boolean; candidates: Candidate[] }> }>(
+        'GET',
+        `/api/v1/listings/${listing.id}/checks`,
+      )
+    ).body.data[0]!;
     assert.equal(refused.ok, false);
     const larger = refused.candidates.find((c) => c.price === 59);
     assert.ok(larger, JSON.stringify(refused.candidates));

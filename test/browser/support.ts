@@ -55,7 +55,10 @@ export interface Rig {
 }
 
 /** A server with one key of `plan` (made before it starts: PGlite has one owner) and a browser. */
-export type Seed = (sql: (text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>, accountId: string) => Promise<void>;
+export type Seed = (
+  sql: (text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>,
+  accountId: string,
+) => Promise<void>;
 
 export async function startRig(opts: { plan?: Plan; env?: Record<string, string>; seed?: Seed } = {}): Promise<Rig> {
   const storage = await testStorage();
@@ -70,7 +73,12 @@ export async function startRig(opts: { plan?: Plan; env?: Record<string, string>
   } finally {
     await db.close();
   }
-  const server = await spawnServer({ ...storage.env, AUTH_FAILURE_LIMIT: '100000', ALLOW_LOOPBACK_TARGETS: 'true', ...opts.env });
+  const server = await spawnServer({
+    ...storage.env,
+    AUTH_FAILURE_LIMIT: '100000',
+    ALLOW_LOOPBACK_TARGETS: 'true',
+    ...opts.env,
+  });
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-chromium-'));
   const { chromium } = await import('playwright-core');
   let context: BrowserContext;
@@ -100,7 +108,10 @@ export async function startRig(opts: { plan?: Plan; env?: Record<string, string>
     async call<T>(method: string, p: string, body?: unknown) {
       const res = await fetch(base + p, {
         method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
@@ -152,7 +163,8 @@ export async function newPage(rig: Rig): Promise<Watched> {
 }
 
 /** Failed answers other than the expected ones (a dry run the test makes fail on purpose). */
-export const unexpected = (failed: string[], allowed: RegExp[] = []) => failed.filter((e) => !allowed.some((r) => r.test(e)));
+export const unexpected = (failed: string[], allowed: RegExp[] = []) =>
+  failed.filter((e) => !allowed.some((r) => r.test(e)));
 
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
   await page.goto(`${base}/dashboard/`);
@@ -179,7 +191,8 @@ export async function seedPrices(rig: Rig, observations: unknown[]): Promise<voi
       while (next < batches.length) {
         const batch = batches[next++]!;
         const r = await rig.call<{ failed: number }>('POST', '/api/v1/prices', { observations: batch });
-        if (r.status !== 200 || r.body.failed !== 0) throw new Error(`POST /prices: ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
+        if (r.status !== 200 || r.body.failed !== 0)
+          throw new Error(`POST /prices: ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
       }
     }),
   );

@@ -27,7 +27,11 @@ const checkNow = (id: string, headers = t.account.headers, prefix = '/api/v1') =
 describe('POST /listings/{id}/check', () => {
   it('checks now and returns the recorded check, the same item GET /checks lists', T, async () => {
     const competitorId = await createCompetitor(t, 'Check-now shop');
-    const id = await createListing({ competitor_id: competitorId, url: t.site.pageUrl('jsonld-related-products.html'), check_interval_seconds: 7200 });
+    const id = await createListing({
+      competitor_id: competitorId,
+      url: t.site.pageUrl('jsonld-related-products.html'),
+      check_interval_seconds: 7200,
+    });
     const res = await checkNow(id);
     assert.equal(res.statusCode, 200, res.body);
     assert.ok(res.headers['x-ratelimit-limit'], 'rate-limited like every API route');
@@ -45,10 +49,17 @@ describe('POST /listings/{id}/check', () => {
     assert.equal(chosen.length, 1);
     assert.equal(chosen[0]!.price, check.price);
     assert.equal(chosen[0]!.source, check.source);
-    assert.ok(check.candidates.some((c) => c.ignored !== null), 'the related products\' prices are listed as ignored');
+    assert.ok(
+      check.candidates.some((c) => c.ignored !== null),
+      "the related products' prices are listed as ignored",
+    );
 
     // The same check as GET /listings/{id}/checks lists it.
-    const list = await t.app.inject({ method: 'GET', url: `/api/v1/listings/${id}/checks`, headers: t.account.headers });
+    const list = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/listings/${id}/checks`,
+      headers: t.account.headers,
+    });
     assert.equal(list.statusCode, 200, list.body);
     assert.deepEqual(list.json<{ data: CheckResult[] }>().data[0], check);
 
@@ -103,7 +114,9 @@ describe('POST /listings/{id}/check', () => {
     assert.equal((await listingState(t.rt.db, id)).locked_by, 'busy-worker');
     // Once the lease has expired, "check now" may take it; the retry it was told to make, with
     // the same Idempotency-Key, checks (the 409 was not stored as the key's answer).
-    await t.rt.db.query(`update listings set locked_until = now() - interval '1 second' where locked_by = 'busy-worker'`);
+    await t.rt.db.query(
+      `update listings set locked_until = now() - interval '1 second' where locked_by = 'busy-worker'`,
+    );
     const after = await checkNow(id, keyed);
     assert.equal(after.statusCode, 200, after.body);
     assert.equal(after.headers['idempotent-replayed'], undefined);
@@ -122,7 +135,7 @@ describe('POST /listings/{id}/check', () => {
     assert.equal(t.site.hits('/hold/check-now-race'), 1);
   });
 
-  it('404 for an unknown listing and for another account\'s', T, async () => {
+  it("404 for an unknown listing and for another account's", T, async () => {
     const id = await createListing({ url: `${t.site.pageUrl('jsonld-basic.html')}?mine` });
     const other = await t.newKey('free');
     for (const [lid, headers] of [
@@ -158,14 +171,25 @@ describe('POST /listings/{id}/check', () => {
     assert.match(chosen.reason ?? '', /^score \d+: /);
     assert.ok((chosen.confidence ?? 0) > 0.5);
     // The structured price it overruled is kept with the reason: the check's record of the disagreement.
-    assert.match(check.candidates.find((c) => c.source === 'json-ld')?.ignored ?? '', /old price the page shows struck through/);
+    assert.match(
+      check.candidates.find((c) => c.source === 'json-ld')?.ignored ?? '',
+      /old price the page shows struck through/,
+    );
 
-    const off = await t.app.inject({ method: 'PUT', url: `/api/v1/listings/${id}`, headers: t.account.headers, payload: { visible_fallback: false } });
+    const off = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/listings/${id}`,
+      headers: t.account.headers,
+      payload: { visible_fallback: false },
+    });
     assert.equal(off.statusCode, 200, off.body);
     assert.equal(off.json<{ visible_fallback: boolean }>().visible_fallback, false);
     const again = (await checkNow(id)).json<CheckResult>();
     assert.equal(again.source, 'json-ld');
     assert.equal(again.price, 149.99);
-    assert.equal(again.candidates.some((c) => c.source === 'visible'), false);
+    assert.equal(
+      again.candidates.some((c) => c.source === 'visible'),
+      false,
+    );
   });
 });

@@ -9,7 +9,8 @@ import { MONITORING_ENV, useMonitoringTest } from '../jobs/support.js';
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 
-const extract = (payload: unknown, headers = t.account.headers) => t.app.inject({ method: 'POST', url: '/api/v1/extract', headers, payload: payload as object });
+const extract = (payload: unknown, headers = t.account.headers) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/extract', headers, payload: payload as object });
 
 /** Rows in every table a check writes to or a listing lives in. */
 async function tableCounts() {
@@ -32,7 +33,10 @@ describe('POST /extract', () => {
     assert.deepEqual([x.price, x.currency, x.source, x.in_stock], [79, 'USD', 'json-ld', true]);
     assert.equal(x.chosen?.price, 79);
     assert.equal(x.chosen?.chosen, true);
-    assert.ok(x.candidates.some((c) => c.ignored !== null && !c.chosen), 'the list price is listed as ignored');
+    assert.ok(
+      x.candidates.some((c) => c.ignored !== null && !c.chosen),
+      'the list price is listed as ignored',
+    );
     assert.equal(x.failure, null);
     assert.ok(x.fetch);
     assert.equal(x.fetch.status, 200);
@@ -46,7 +50,11 @@ describe('POST /extract', () => {
   it('a selector pins the price; currency_override replaces the currency', T, async () => {
     const auto = (await extract({ url: t.site.pageUrl('selector-member-price.html') })).json<ExtractResult>();
     assert.equal(auto.price, 49.99);
-    const res = await extract({ url: t.site.pageUrl('selector-member-price.html'), selector: '.member-price', currency_override: 'gbp' });
+    const res = await extract({
+      url: t.site.pageUrl('selector-member-price.html'),
+      selector: '.member-price',
+      currency_override: 'gbp',
+    });
     assert.equal(res.statusCode, 200, res.body);
     const pinned = res.json<ExtractResult>();
     assert.deepEqual([pinned.price, pinned.currency, pinned.source], [44.99, 'GBP', 'selector']);
@@ -62,7 +70,7 @@ describe('POST /extract', () => {
     assert.ok(once.candidates.every((c) => c.period === null));
   });
 
-  it('a page without a price: 200, ok false, the extractor\'s reason, every candidate still listed', T, async () => {
+  it("a page without a price: 200, ok false, the extractor's reason, every candidate still listed", T, async () => {
     const x = (await extract({ url: t.site.pageUrl('jsonld-zero-placeholder.html') })).json<ExtractResult>();
     assert.equal(x.ok, false);
     assert.equal(x.error_code, 'no_price');
@@ -119,13 +127,20 @@ describe('POST /extract', () => {
       assert.equal(res.statusCode, 422, `${JSON.stringify(payload)}: ${res.body}`);
       const body = res.json<{ code: string; details: { field: string }[] }>();
       assert.equal(body.code, 'validation_failed');
-      assert.ok(body.details.some((d) => d.field === field), `${JSON.stringify(payload)}: ${res.body}`);
+      assert.ok(
+        body.details.some((d) => d.field === field),
+        `${JSON.stringify(payload)}: ${res.body}`,
+      );
     }
     assert.equal(t.site.requests.length, seen, 'bad input is refused before anything is fetched');
   });
 
   it('401 without a key', T, async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/extract', payload: { url: t.site.pageUrl('jsonld-basic.html') } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/extract',
+      payload: { url: t.site.pageUrl('jsonld-basic.html') },
+    });
     assert.equal(res.statusCode, 401);
   });
 });
@@ -136,8 +151,19 @@ describe('POST /extract with loopback targets not allowed (the default)', () => 
   it('422 for private, loopback, link-local and metadata addresses, without sending anything there', T, async () => {
     const k = await strict.newKey('business');
     const hitsBefore = t.site.requests.length;
-    for (const url of [t.site.pageUrl('jsonld-basic.html'), 'http://10.0.0.1/p', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:9/p', 'http://localhost:9/p']) {
-      const res = await strict.app.inject({ method: 'POST', url: '/api/v1/extract', headers: k.headers, payload: { url } });
+    for (const url of [
+      t.site.pageUrl('jsonld-basic.html'),
+      'http://10.0.0.1/p',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]:9/p',
+      'http://localhost:9/p',
+    ]) {
+      const res = await strict.app.inject({
+        method: 'POST',
+        url: '/api/v1/extract',
+        headers: k.headers,
+        payload: { url },
+      });
       assert.equal(res.statusCode, 422, `${url}: ${res.body}`);
       const body = res.json<{ details: { field: string; message: string }[] }>();
       assert.equal(body.details[0]?.field, 'url');

@@ -11,7 +11,9 @@ describe('extraction thread', () => {
   after(() => threaded.close());
 
   it('reads every fixture page as extractPrices does, many pages at once', { timeout: 60_000 }, async () => {
-    const cases = manifest().concat(manifest().map((c) => ({ ...c, options: { ...c.options, currencyOverride: 'CHF' } })));
+    const cases = manifest().concat(
+      manifest().map((c) => ({ ...c, options: { ...c.options, currencyOverride: 'CHF' } })),
+    );
     const results = await Promise.all(cases.map((c) => threaded.extract(page(c.file), c.options ?? {})));
     cases.forEach((c, i) => {
       const expected = extractPrices(page(c.file), c.options ?? {});
@@ -39,7 +41,7 @@ describe('extraction thread', () => {
     assert.ok(err instanceof Error);
     assert.equal(err.name, 'ExtractionError');
     assert.equal(err.message, inline.message);
-    assert.match(err.stack ?? '', /at .*extractPrices/, 'the stack is the thread\'s, where the engine threw');
+    assert.match(err.stack ?? '', /at .*extractPrices/, "the stack is the thread's, where the engine threw");
     assert.deepEqual(await threaded.extract(html, {}), extractPrices(html, {}));
   });
 

@@ -32,8 +32,14 @@ describe('holdReason', () => {
   });
 
   it('says why for a person: how far, which way, and the factor', () => {
-    assert.match(holdReason('4999', 'EUR', '49.9900', 'EUR', 4)!.reason, /^The price read, 4999 EUR, is 100 times the listing's last recorded price, 49\.99 EUR \(a rise of 9900 %\); readings 4 or more/);
-    assert.match(holdReason('0.4999', 'EUR', '49.99', 'EUR', 4)!.reason, /0\.4999 EUR, is 100 times lower than .* \(a fall of 99 %\)/);
+    assert.match(
+      holdReason('4999', 'EUR', '49.9900', 'EUR', 4)!.reason,
+      /^The price read, 4999 EUR, is 100 times the listing's last recorded price, 49\.99 EUR \(a rise of 9900 %\); readings 4 or more/,
+    );
+    assert.match(
+      holdReason('0.4999', 'EUR', '49.99', 'EUR', 4)!.reason,
+      /0\.4999 EUR, is 100 times lower than .* \(a fall of 99 %\)/,
+    );
     assert.equal(holdReason('24.99', 'EUR', '49.99', 'EUR', 4), null, 'a half-price sale');
   });
 
@@ -52,14 +58,22 @@ describe('decideHold', () => {
     assert.deepEqual(decideHold('4999', 'EUR', state({ last_price: null, last_currency: null })), { kind: 'record' });
     assert.deepEqual(decideHold('4999', 'USD', state({ hold_factor: 0 })), { kind: 'record' });
     assert.deepEqual(decideHold('24.99', 'EUR', state()), { kind: 'record' });
-    assert.equal(decideHold('199.96', 'EUR', state({ hold_factor: 5 })).kind, 'record', 'the listing\'s own factor');
+    assert.equal(decideHold('199.96', 'EUR', state({ hold_factor: 5 })).kind, 'record', "the listing's own factor");
   });
 
   it('holds with a recheck, and confirms the held reading read again (same amount and currency)', () => {
     const held = decideHold('4999', 'EUR', state());
     assert.equal(held.kind, 'hold');
     assert.equal(held.kind === 'hold' && held.recheck, true);
-    const waiting = state({ held_id: '7', held_price: '4999.0000', held_currency: 'EUR', held_reason: 'r', held_previous_price: '49.9900', held_previous_currency: 'EUR', held_factor: 100 });
+    const waiting = state({
+      held_id: '7',
+      held_price: '4999.0000',
+      held_currency: 'EUR',
+      held_reason: 'r',
+      held_previous_price: '49.9900',
+      held_previous_currency: 'EUR',
+      held_factor: 100,
+    });
     assert.deepEqual(decideHold('4999.00', 'EUR', waiting), {
       kind: 'confirm',
       heldId: '7',

@@ -16,7 +16,10 @@ import { createCompetitor, useMonitoringTest } from '../jobs/support.js';
 
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
-const lagging = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/pages/v-meta-lags-visible.html'), 'utf8');
+const lagging = fs.readFileSync(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/pages/v-meta-lags-visible.html'),
+  'utf8',
+);
 const caughtUp = lagging.replace('content="67.84"', 'content="71.91"');
 
 describe('a structured price that catches up with the page', () => {
@@ -25,7 +28,9 @@ describe('a structured price that catches up with the page', () => {
   let url: string;
   before(async () => {
     assert.notEqual(caughtUp, lagging, 'the fixture still holds the lagging meta price');
-    server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body));
+    server = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hose-reel`;
   });
@@ -33,11 +38,20 @@ describe('a structured price that catches up with the page', () => {
 
   it('records the shown price both times and reports one price, not a change', T, async () => {
     const competitorId = await createCompetitor(t, 'Lagging markup shop');
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/listings', headers: t.account.headers, payload: { product_id: t.account.productId, competitor_id: competitorId, url } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/listings',
+      headers: t.account.headers,
+      payload: { product_id: t.account.productId, competitor_id: competitorId, url },
+    });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json<{ id: string }>().id;
     const check = async () => {
-      const res = await t.app.inject({ method: 'POST', url: `/api/v1/listings/${id}/check`, headers: t.account.headers });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/listings/${id}/check`,
+        headers: t.account.headers,
+      });
       assert.equal(res.statusCode, 200, res.body);
       return res.json<CheckResult>();
     };
@@ -46,16 +60,28 @@ describe('a structured price that catches up with the page', () => {
     assert.equal(first.ok, true, first.error ?? '');
     assert.equal(first.price, 71.91);
     assert.equal(first.currency, 'GBP');
-    assert.match(JSON.stringify(first.candidates), /the page shows 71\.91 as the current price/, 'the disagreement is recorded with the check');
+    assert.match(
+      JSON.stringify(first.candidates),
+      /the page shows 71\.91 as the current price/,
+      'the disagreement is recorded with the check',
+    );
 
     body = caughtUp;
     const second = await check();
     assert.equal(second.ok, true, second.error ?? '');
     assert.equal(second.price, 71.91);
-    assert.doesNotMatch(JSON.stringify(second.candidates), /the page shows 71\.91 as the current price/, 'nothing disagrees any more');
+    assert.doesNotMatch(
+      JSON.stringify(second.candidates),
+      /the page shows 71\.91 as the current price/,
+      'nothing disagrees any more',
+    );
 
     const changesOf = async () => {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?product_id=${t.account.productId}&competitor_id=${competitorId}`, headers: t.account.headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/price-changes?product_id=${t.account.productId}&competitor_id=${competitorId}`,
+        headers: t.account.headers,
+      });
       assert.equal(res.statusCode, 200, res.body);
       return res.json<{ data: unknown[] }>().data;
     };

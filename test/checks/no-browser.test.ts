@@ -29,17 +29,27 @@ describe('without a browser', () => {
 
   it('a render_js dry run fails with browser_unavailable and the reason; a plain one works', T, async () => {
     const url = t.site.pageUrl('jsonld-basic.html');
-    const js = await t.app.inject({ method: 'POST', url: '/api/v1/extract', headers: t.account.headers, payload: { url, render_js: true } });
+    const js = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/extract',
+      headers: t.account.headers,
+      payload: { url, render_js: true },
+    });
     assert.equal(js.statusCode, 200, js.body);
     const x = js.json<ExtractResult>();
     assert.deepEqual([x.ok, x.error_code, x.price], [false, 'browser_unavailable', null]);
     assert.ok(x.error?.includes(NO_CHROMIUM_MESSAGE), x.error ?? '');
 
-    const plain = await t.app.inject({ method: 'POST', url: '/api/v1/extract', headers: t.account.headers, payload: { url } });
+    const plain = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/extract',
+      headers: t.account.headers,
+      payload: { url },
+    });
     assert.equal(plain.json<ExtractResult>().price, 19.99);
   });
 
-  it('a render_js listing\'s check is recorded as failed with browser_unavailable', T, async () => {
+  it("a render_js listing's check is recorded as failed with browser_unavailable", T, async () => {
     const created = await t.app.inject({
       method: 'POST',
       url: '/api/v1/listings',
@@ -63,9 +73,13 @@ describe('with the system Chromium', () => {
   const present = fs.existsSync(chromium);
   const t = useTestApp({ ...MONITORING_ENV, CHROMIUM_PATH: chromium });
 
-  it('/readyz says the browser is available, without starting it', { ...T, skip: present ? false : `${chromium} is not installed` }, async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/readyz' });
-    assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json<{ browser: unknown }>().browser, { available: true });
-  });
+  it(
+    '/readyz says the browser is available, without starting it',
+    { ...T, skip: present ? false : `${chromium} is not installed` },
+    async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json<{ browser: unknown }>().browser, { available: true });
+    },
+  );
 });

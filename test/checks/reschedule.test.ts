@@ -32,7 +32,12 @@ async function createListing(key: string, body: Record<string, unknown> = {}): P
 }
 
 const patch = async (id: string, payload: Record<string, unknown>) => {
-  const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${id}`, headers: t.account.headers, payload });
+  const res = await t.app.inject({
+    method: 'PATCH',
+    url: `/api/v1/listings/${id}`,
+    headers: t.account.headers,
+    payload,
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<Listing>();
 };
@@ -79,13 +84,16 @@ async function assertDueInOneInterval(id: string, seconds: number) {
 }
 
 describe('a check finishing while the user changes the listing', () => {
-  it('a new interval during a worker\'s check: the listing stays due now, the check is still recorded', T, async () => {
+  it("a new interval during a worker's check: the listing stays due now, the check is still recorded", T, async () => {
     const { id } = await createListing('interval');
     const target = await claim(id);
     const running = await checkHeld(target, 'interval');
 
     const patched = await patch(id, { check_interval_seconds: 600 });
-    assert.ok(patched.next_check_at !== null && Date.parse(patched.next_check_at) <= Date.now(), 'the change makes it due now');
+    assert.ok(
+      patched.next_check_at !== null && Date.parse(patched.next_check_at) <= Date.now(),
+      'the change makes it due now',
+    );
     // The worker's lease renewal while the check runs leaves the user's time alone.
     assert.deepEqual(await renewLeases(t.rt.db, WORKER, [id], 60), [id]);
     assert.equal((await getListing(id)).next_check_at, patched.next_check_at);
@@ -96,7 +104,11 @@ describe('a check finishing while the user changes the listing', () => {
     const after = await getListing(id);
     assert.equal(after.status, 'ok');
     assert.equal(after.last_price, 5);
-    assert.equal(after.next_check_at, patched.next_check_at, 'the user\'s reschedule is not overwritten by the finished check');
+    assert.equal(
+      after.next_check_at,
+      patched.next_check_at,
+      "the user's reschedule is not overwritten by the finished check",
+    );
     assert.equal(after.check_interval_seconds, 600);
     assert.equal((await listingState(t.rt.db, id)).locked_by, null);
 
@@ -109,7 +121,7 @@ describe('a check finishing while the user changes the listing', () => {
     await patch(id, { enabled: false });
   });
 
-  it('disabled during a worker\'s check: recorded, but not rescheduled and not claimed again', T, async () => {
+  it("disabled during a worker's check: recorded, but not rescheduled and not claimed again", T, async () => {
     const { id } = await createListing('disable');
     const target = await claim(id);
     const running = await checkHeld(target, 'disable');
@@ -134,7 +146,7 @@ describe('a check finishing while the user changes the listing', () => {
     await patch(id, { enabled: false });
   });
 
-  it('a change that reschedules nothing during the check leaves the check\'s schedule in place', T, async () => {
+  it("a change that reschedules nothing during the check leaves the check's schedule in place", T, async () => {
     const { id } = await createListing('same', { check_interval_seconds: 3600 });
     const target = await claim(id);
     const running = await checkHeld(target, 'same');
@@ -145,7 +157,7 @@ describe('a check finishing while the user changes the listing', () => {
     await patch(id, { enabled: false });
   });
 
-  it('POST /listings/{id}/check: a new interval sent during the check wins over the check\'s schedule', T, async () => {
+  it("POST /listings/{id}/check: a new interval sent during the check wins over the check's schedule", T, async () => {
     const { id } = await createListing('manual');
     // Not due: only the manual check runs it.
     await t.rt.db.query(`update listings set next_check_at = now() + interval '1 day' where id = $1`, [id]);

@@ -30,7 +30,7 @@ describe('candidate JSON', () => {
     assert.ok(Value.Check(CandidateSchema, once));
   });
 
-  it('documents the period as a nullable enum of the extractor\'s periods', () => {
+  it("documents the period as a nullable enum of the extractor's periods", () => {
     const schema = CandidateSchema.properties.period as unknown as { enum: unknown[]; description: string };
     assert.deepEqual(schema.enum, ['day', 'week', 'month', 'year', null]);
     assert.match(schema.description, /per this period/);

@@ -27,7 +27,10 @@ async function check(file: string): Promise<{ id: string; check: CheckResult }> 
 }
 
 async function observed(id: string): Promise<string[]> {
-  const r = await t.rt.db.query<{ price: string; currency: string }>(`select price::text as price, currency from price_observations where listing_id = $1`, [id]);
+  const r = await t.rt.db.query<{ price: string; currency: string }>(
+    `select price::text as price, currency from price_observations where listing_id = $1`,
+    [id],
+  );
   return r.rows.map((o) => `${o.price} ${o.currency}`);
 }
 
@@ -42,7 +45,10 @@ describe('a check records what the shopper pays', () => {
   it('the consumer price with VAT where the page shows both', T, async () => {
     const { id, check: c } = await check('pay-vat-both-sk.html');
     assert.deepEqual([c.price, c.currency], [5263.2, 'EUR']);
-    assert.ok(c.candidates.some((x) => x.price === 4386 && x.ignored === 'the price without VAT'), JSON.stringify(c.candidates));
+    assert.ok(
+      c.candidates.some((x) => x.price === 4386 && x.ignored === 'the price without VAT'),
+      JSON.stringify(c.candidates),
+    );
     assert.deepEqual(await observed(id), ['5263.2000 EUR']);
   });
 
@@ -67,11 +73,15 @@ describe('a check records the stock state the page shows', () => {
     assert.equal((await listingState(t.rt.db, id)).in_stock, false);
   });
 
-  it('structured data says in stock, the page says sold out: the page, in the check and on the listing', T, async () => {
-    const { id, check: c } = await check('v-jsonld-instock-sold-out.html');
-    assert.equal(c.in_stock, false);
-    assert.equal((await listingState(t.rt.db, id)).in_stock, false);
-  });
+  it(
+    'structured data says in stock, the page says sold out: the page, in the check and on the listing',
+    T,
+    async () => {
+      const { id, check: c } = await check('v-jsonld-instock-sold-out.html');
+      assert.equal(c.in_stock, false);
+      assert.equal((await listingState(t.rt.db, id)).in_stock, false);
+    },
+  );
 
   it('a page that says nothing: unknown stays null', T, async () => {
     const { check: c } = await check('stock-unknown-es.html');

@@ -45,11 +45,17 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     server = await spawnServer(storage.env, args());
     const key = await keyOf(server);
     assert.match(key, /^ph_live_/);
-    assert.ok(server.logs.some((l) => l.msg === `Dashboard: ${server!.url}/dashboard (sign in with the API key below)`));
+    assert.ok(
+      server.logs.some((l) => l.msg === `Dashboard: ${server!.url}/dashboard (sign in with the API key below)`),
+    );
 
     const products = (await api(server, key, '/products?limit=100&sort=sku')).data;
     assert.equal(products.length, 6);
-    assert.ok(products.every((p) => /^(KIT|ELC)-\d{3}$/.test(String(p.sku)) && p.currency === 'EUR' && Number(p.base_price) > 0));
+    assert.ok(
+      products.every(
+        (p) => /^(KIT|ELC)-\d{3}$/.test(String(p.sku)) && p.currency === 'EUR' && Number(p.base_price) > 0,
+      ),
+    );
     assert.equal((await api(server, key, '/competitors?limit=100')).data.length, 4);
     assert.equal((await api(server, key, '/alerts?limit=100')).data.length, 2);
     assert.ok((await api(server, key, '/alert-events?limit=100')).data.length >= 2);
@@ -59,7 +65,11 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
 
     // Ten days of one observation a day per series: ours and each competitor's, plus at most the
     // worker's first check of the demo shop, which may land before this read (CI saw 11 once).
-    const history = await api(server, key, `/products/${String(products[0]!.id)}/prices?interval=day&from=${new Date(Date.now() - 12 * 86_400_000).toISOString()}`);
+    const history = await api(
+      server,
+      key,
+      `/products/${String(products[0]!.id)}/prices?interval=day&from=${new Date(Date.now() - 12 * 86_400_000).toISOString()}`,
+    );
     const series = history.series as { competitor_id: string | null; buckets: { count: number }[] }[];
     assert.ok(series.length >= 4, `${series.length} series`);
     for (const s of series) {
@@ -85,7 +95,10 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     const post = (path: string, body?: unknown) =>
       fetch(`${server!.url}/api/v1${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     const apiPort = new URL(server!.url).port;
@@ -93,7 +106,11 @@ describe('pricehound demo (short form: 6 products, 10 days)', () => {
     const refused = await post('/webhooks', { url: `http://127.0.0.1:${apiPort}/api/v1/products` });
     assert.equal(refused.status, 422, await refused.clone().text());
     assert.match(JSON.stringify(await refused.json()), /loopback/);
-    for (const url of [`http://localhost:${shopPort}/hook`, `http://[::1]:${shopPort}/hook`, `http://127.0.0.2:${shopPort}/hook`]) {
+    for (const url of [
+      `http://localhost:${shopPort}/hook`,
+      `http://[::1]:${shopPort}/hook`,
+      `http://127.0.0.2:${shopPort}/hook`,
+    ]) {
       assert.equal((await post('/webhooks', { url })).status, 422, url);
     }
     assert.equal((await post('/webhooks', { url: `http://127.0.0.1:${shopPort}/hook` })).status, 201);

@@ -37,19 +37,31 @@ describe('pricehound export prices of a 2 000-product free account', () => {
 
   it('is one request, however many products, where a request per product could not finish in the hour', T, async () => {
     const ph = createClient({ baseUrl: server.url, apiKey: key });
-    const created = await ph.createProducts(Array.from({ length: PRODUCTS }, (_, i) => ({ name: `Product ${i}`, sku: `S-${String(i).padStart(4, '0')}`, base_price: 10 + (i % 90), currency: 'EUR' })));
+    const created = await ph.createProducts(
+      Array.from({ length: PRODUCTS }, (_, i) => ({
+        name: `Product ${i}`,
+        sku: `S-${String(i).padStart(4, '0')}`,
+        base_price: 10 + (i % 90),
+        currency: 'EUR',
+      })),
+    );
     assert.equal(created.created, PRODUCTS);
     const ids = created.data.flatMap((d) => (d.status === 201 ? [d.product.id] : []));
     const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
-    await ph.ingestPrices(ids.flatMap((id, i) => [
-      { product_id: id, price: 10 + (i % 50), currency: 'EUR', observed_at: day(3) },
-      { product_id: id, price: 9 + (i % 50), currency: 'EUR', observed_at: day(1) },
-    ]));
+    await ph.ingestPrices(
+      ids.flatMap((id, i) => [
+        { product_id: id, price: 10 + (i % 50), currency: 'EUR', observed_at: day(3) },
+        { product_id: id, price: 9 + (i % 50), currency: 'EUR', observed_at: day(1) },
+      ]),
+    );
 
     const remaining = async () => {
       const res = await fetch(`${server.url}/api/v1/products?limit=1`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(res.status, 200);
-      return { remaining: Number(res.headers.get('x-ratelimit-remaining')), limit: Number(res.headers.get('x-ratelimit-limit')) };
+      return {
+        remaining: Number(res.headers.get('x-ratelimit-remaining')),
+        limit: Number(res.headers.get('x-ratelimit-limit')),
+      };
     };
     const before = await remaining();
     assert.equal(before.limit, 1000, 'a free key');
@@ -57,20 +69,28 @@ describe('pricehound export prices of a 2 000-product free account', () => {
 
     const out = path.join(dir, 'prices.csv');
     const started = Date.now();
-    const r = await cli(['--url', server.url, 'export', 'prices', '--out', out], { PRICEHOUND_KEY: key, PRICEHOUND_URL: '' });
+    const r = await cli(['--url', server.url, 'export', 'prices', '--out', out], {
+      PRICEHOUND_KEY: key,
+      PRICEHOUND_URL: '',
+    });
     const seconds = (Date.now() - started) / 1000;
     assert.equal(r.code, 0, r.stderr);
     const after = await remaining();
     const requests = before.remaining - after.remaining - 1; // the second probe counts too
     assert.ok(requests >= 1 && requests <= 3, `${requests} requests`);
     assert.equal(requests, 1);
-    assert.match(r.stderr, /Exported 4000 rows to .*prices\.csv from http:\/\/127\.0\.0\.1:\d+\. Cost: 1 request \(\d+ of 1000 left/);
+    assert.match(
+      r.stderr,
+      /Exported 4000 rows to .*prices\.csv from http:\/\/127\.0\.0\.1:\d+\. Cost: 1 request \(\d+ of 1000 left/,
+    );
 
     const rows = parse(fs.readFileSync(out), { columns: true }) as Record<string, string>[];
     assert.equal(rows.length, PRODUCTS * 2);
     assert.equal(new Set(rows.map((x) => x.product_id)).size, PRODUCTS);
     assert.equal(new Set(rows.map((x) => x.id)).size, PRODUCTS * 2);
     // Measured, for the report (docs/OPERATIONS.md quotes it): the whole export, process start included.
-    console.log(`# export prices: ${PRODUCTS} products, ${rows.length} rows, ${requests} request(s), ${seconds.toFixed(1)} s`);
+    console.log(
+      `# export prices: ${PRODUCTS} products, ${rows.length} rows, ${requests} request(s), ${seconds.toFixed(1)} s`,
+    );
   });
 });

@@ -12,7 +12,10 @@ const env = { DATA_DIR: dir, DATABASE_URL: '', REDIS_URL: '', PRICEHOUND_KEY: ''
 /** The commands the top-level help lists: "  keys create     Create an API key". */
 function listedCommands(help: string): string[] {
   const section = help.split(/^Commands:$/m)[1]!.split(/^\S/m)[0]!;
-  return section.split('\n').map((l) => /^ {2}(\S+(?: [a-z]+)?) {2,}/.exec(l)?.[1]).filter((n): n is string => n !== undefined && n !== 'help');
+  return section
+    .split('\n')
+    .map((l) => /^ {2}(\S+(?: [a-z]+)?) {2,}/.exec(l)?.[1])
+    .filter((n): n is string => n !== undefined && n !== 'help');
 }
 
 describe('pricehound --help, on every command', () => {
@@ -26,11 +29,29 @@ describe('pricehound --help, on every command', () => {
     assert.equal(top.code, 0);
     const commands = listedCommands(top.stdout);
     // Every command of the CLI, so a new one is walked too; these must be among them.
-    for (const c of ['start', 'serve', 'worker', 'migrate', 'keys create', 'keys list', 'keys revoke', 'prices rollup', 'import products', 'import listings', 'export products', 'export prices', 'demo']) {
+    for (const c of [
+      'start',
+      'serve',
+      'worker',
+      'migrate',
+      'keys create',
+      'keys list',
+      'keys revoke',
+      'prices rollup',
+      'import products',
+      'import listings',
+      'export products',
+      'export prices',
+      'demo',
+    ]) {
       assert.ok(commands.includes(c), `${c} is listed: ${commands.join(', ')}`);
     }
     const groups = [...new Set(commands.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]!))];
-    const asks = [...commands.map((c) => [...c.split(' '), '--help']), ...groups.map((g) => [g, '--help']), ...groups.map((g) => ['help', g])];
+    const asks = [
+      ...commands.map((c) => [...c.split(' '), '--help']),
+      ...groups.map((g) => [g, '--help']),
+      ...groups.map((g) => ['help', g]),
+    ];
     const results = await Promise.all(asks.map((args) => cli(args, env)));
     results.forEach((r, i) => {
       const args = asks[i]!;
@@ -40,7 +61,8 @@ describe('pricehound --help, on every command', () => {
       assert.match(r.stdout, new RegExp(`^Usage: pricehound ${name}\\b`), args.join(' '));
       if (args.length === 2 && groups.includes(args[0]!)) {
         // A group's help lists its commands.
-        for (const c of commands.filter((x) => x.startsWith(`${name} `))) assert.match(r.stdout, new RegExp(`^ {2}${c} `, 'm'));
+        for (const c of commands.filter((x) => x.startsWith(`${name} `)))
+          assert.match(r.stdout, new RegExp(`^ {2}${c} `, 'm'));
       }
     });
   });
@@ -50,7 +72,10 @@ describe('pricehound --help, on every command', () => {
       [['prices'], /^Usage: pricehound prices rollup/],
       [['prices', 'frob'], /^pricehound prices: unknown command "prices frob" \(see `pricehound prices --help`\)$/],
       [['import', 'competitors', 'x.csv'], /^pricehound import: unknown command "import competitors"/],
-      [['export', 'products', '--colour'], /^pricehound export products: Unknown option '--colour' \(see `pricehound export products --help`\)$/],
+      [
+        ['export', 'products', '--colour'],
+        /^pricehound export products: Unknown option '--colour' \(see `pricehound export products --help`\)$/,
+      ],
       [['import', 'products', 'a.csv', 'b.csv'], /^pricehound import products: unexpected argument "b.csv"/],
       [['demo', '--bogus'], /^pricehound demo: Unknown option '--bogus'/],
     ];

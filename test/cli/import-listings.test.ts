@@ -36,7 +36,10 @@ describe('pricehound import listings, against a server by URL', () => {
   const call = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${server.url}/api/v1${p}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     assert.ok(res.status < 300, `${method} ${p}: ${res.status}`);
@@ -50,8 +53,14 @@ describe('pricehound import listings, against a server by URL', () => {
         { name: 'Toaster', sku: 'TS-2', base_price: 29.99, currency: 'EUR' },
       ],
     });
-    const rival = await call<{ id: string }>('POST', '/competitors', { name: 'Rival Shop', website: 'https://rival.example/' });
-    const other = await call<{ id: string }>('POST', '/competitors', { name: 'Other', website: 'https://other.example/' });
+    const rival = await call<{ id: string }>('POST', '/competitors', {
+      name: 'Rival Shop',
+      website: 'https://rival.example/',
+    });
+    const other = await call<{ id: string }>('POST', '/competitors', {
+      name: 'Other',
+      website: 'https://other.example/',
+    });
     const file = path.join(dir, 'listings.csv');
     fs.writeFileSync(
       file,
@@ -78,12 +87,19 @@ describe('pricehound import listings, against a server by URL', () => {
     const report = parse(fs.readFileSync(`${file}.errors.csv`), { columns: true }) as Record<string, string>[];
     assert.deepEqual(
       report.map((e) => [e.row, e.line, e.sku, e.field]),
-      [['5', '6', 'NOPE-9', 'sku'], ['6', '7', 'KT-1', 'url'], ['7', '8', 'KT-1', 'competitor'], ['8', '9', '', 'sku'], ['9', '10', 'KT-1', 'url']],
+      [
+        ['5', '6', 'NOPE-9', 'sku'],
+        ['6', '7', 'KT-1', 'url'],
+        ['7', '8', 'KT-1', 'competitor'],
+        ['8', '9', '', 'sku'],
+        ['9', '10', 'KT-1', 'url'],
+      ],
     );
     assert.match(report[1]!.message!, /private network address/);
     assert.match(report[2]!.message!, /not the name of a competitor/);
 
-    const listings = (await call<{ data: { url: string; competitor_id: string }[] }>('GET', '/listings?limit=100')).data;
+    const listings = (await call<{ data: { url: string; competitor_id: string }[] }>('GET', '/listings?limit=100'))
+      .data;
     const byUrl = new Map(listings.map((l) => [l.url, l.competitor_id]));
     assert.equal(listings.length, 4);
     assert.equal(byUrl.get('https://rival.example/k'), rival.id);
@@ -97,7 +113,14 @@ describe('pricehound import listings, against a server by URL', () => {
     const again = await cli(['import', 'listings', file, '--restart', '--json'], env);
     assert.equal(again.code, 1, again.stderr);
     assert.deepEqual(JSON.parse(again.stdout), {
-      rows: 9, created: 0, present: 4, failed: 5, skipped: 0, errors_file: `${file}.errors.csv`, ignored_columns: ['note'], requests: 2,
+      rows: 9,
+      created: 0,
+      present: 4,
+      failed: 5,
+      skipped: 0,
+      errors_file: `${file}.errors.csv`,
+      ignored_columns: ['note'],
+      requests: 2,
     });
     assert.equal((await call<{ data: unknown[] }>('GET', '/listings?limit=100')).data.length, 4);
     assert.equal((await call<{ data: unknown[] }>('GET', '/competitors?limit=100')).data.length, 3);
@@ -106,10 +129,22 @@ describe('pricehound import listings, against a server by URL', () => {
   it('sends batches of --batch-size, resumes after the rows an earlier run did, and leaves no report when all went in', async () => {
     await call('POST', '/products', { name: 'Many', sku: 'MANY', base_price: 1, currency: 'EUR' });
     const file = path.join(dir, 'many.csv');
-    fs.writeFileSync(file, ['url,sku', ...Array.from({ length: 7 }, (_, i) => `https://many${i % 2}.example/p/${i},MANY`)].join('\r\n'));
+    fs.writeFileSync(
+      file,
+      ['url,sku', ...Array.from({ length: 7 }, (_, i) => `https://many${i % 2}.example/p/${i},MANY`)].join('\r\n'),
+    );
     const first = await cli(['import', 'listings', file, '--batch-size', '3', '--json'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(JSON.parse(first.stdout), { rows: 7, created: 7, present: 0, failed: 0, skipped: 0, errors_file: null, ignored_columns: [], requests: 3 });
+    assert.deepEqual(JSON.parse(first.stdout), {
+      rows: 7,
+      created: 7,
+      present: 0,
+      failed: 0,
+      skipped: 0,
+      errors_file: null,
+      ignored_columns: [],
+      requests: 3,
+    });
     const statePath = `${file}.listings-import-state.json`;
     const state = JSON.parse(fs.readFileSync(statePath, 'utf8')) as Record<string, unknown>;
     assert.equal(state.complete, true);
@@ -138,7 +173,12 @@ describe('pricehound import listings, against a server by URL', () => {
       [['import', 'listings', path.join(dir, 'nope.csv')], env, 1, /cannot read .*nope\.csv: no such file/],
       [['import', 'listings', good], { ...env, PRICEHOUND_KEY: 'ph_live_nope' }, 1, /the API key was refused \(401\)/],
       [['import', 'listings'], env, 2, /missing FILE/],
-      [['import', 'listings', good, '--batch-size', '1001'], env, 2, /--batch-size must be a whole number from 1 to 1000/],
+      [
+        ['import', 'listings', good, '--batch-size', '1001'],
+        env,
+        2,
+        /--batch-size must be a whole number from 1 to 1000/,
+      ],
     ];
     for (const [args, e, code, message] of cases) {
       const res = await cli(args, e);

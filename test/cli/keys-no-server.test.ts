@@ -23,7 +23,15 @@ describe('pricehound keys, with no server running', () => {
 
   it('creates, lists and revokes keys on the database directly; the server then honours them', async () => {
     const first = await createKeyWithCli(storage.env, ['--plan', 'starter', '--name', 'ci deploy']);
-    assert.deepEqual(Object.keys(first).sort(), ['account_id', 'created_at', 'id', 'key', 'key_prefix', 'name', 'plan']);
+    assert.deepEqual(Object.keys(first).sort(), [
+      'account_id',
+      'created_at',
+      'id',
+      'key',
+      'key_prefix',
+      'name',
+      'plan',
+    ]);
     assert.match(first.key, KEY);
     assert.match(first.id, /^key_/);
     assert.match(first.account_id, /^acct_/);
@@ -48,7 +56,10 @@ describe('pricehound keys, with no server running', () => {
     const byAccount = await cli(['keys', 'list', '--json', '--account', first.account_id], storage.env);
     assert.equal(byAccount.code, 0, byAccount.stderr);
     const keys = JSON.parse(byAccount.stdout) as KeyView[];
-    assert.deepEqual(keys.map((k) => k.id), [first.id, second.id]);
+    assert.deepEqual(
+      keys.map((k) => k.id),
+      [first.id, second.id],
+    );
     // Everything but the key itself.
     const { key: _key, ...shown } = first;
     assert.deepEqual(keys[0], { ...shown, revoked_at: null });
@@ -57,7 +68,10 @@ describe('pricehound keys, with no server running', () => {
     assert.equal(table.code, 0, table.stderr);
     const rows = table.stdout.trimEnd().split('\n');
     assert.match(rows[0]!, /^ID\s+ACCOUNT\s+PLAN\s+NAME\s+PREFIX\s+CREATED\s+REVOKED$/);
-    assert.deepEqual(rows.slice(1).map((r) => r.split(/\s+/)[0]), [first.id, second.id, third.id]);
+    assert.deepEqual(
+      rows.slice(1).map((r) => r.split(/\s+/)[0]),
+      [first.id, second.id, third.id],
+    );
     for (const k of [first.key, second.key, third.key]) {
       assert.ok(!table.stdout.includes(k) && !byAccount.stdout.includes(k), 'keys list must never print a key');
     }

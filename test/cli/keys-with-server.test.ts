@@ -40,12 +40,17 @@ describe('pricehound keys, while the server runs', () => {
     const listed = await cli(['keys', 'list', '--json', '--account', k.account_id], storage.env);
     assert.equal(listed.code, 0, listed.stderr);
     const keys = JSON.parse(listed.stdout) as KeyView[];
-    assert.deepEqual(keys.map((x) => [x.id, x.name, x.revoked_at]), [[k.id, 'live', null]]);
+    assert.deepEqual(
+      keys.map((x) => [x.id, x.name, x.revoked_at]),
+      [[k.id, 'live', null]],
+    );
     assert.ok(!listed.stdout.includes(k.key));
 
     const revoked = await cli(['keys', 'revoke', k.id], storage.env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    const revokedAt = new RegExp(`^Revoked ${k.id} \\(account ${k.account_id}\\) at (\\S+)\\.$`, 'm').exec(revoked.stdout)?.[1];
+    const revokedAt = new RegExp(`^Revoked ${k.id} \\(account ${k.account_id}\\) at (\\S+)\\.$`, 'm').exec(
+      revoked.stdout,
+    )?.[1];
     assert.match(revokedAt ?? '', RFC3339);
     const refused = await get(server, k.key);
     assert.equal(refused.status, 401);

@@ -13,7 +13,8 @@ describe('pricehound migrate', () => {
     storage = await testStorage();
     // Start from an empty database: the PGlite template copy is migrated already (PostgreSQL
     // test schemas start empty).
-    if (storage.kind === 'pglite') fs.rmSync(path.join(storage.env.DATA_DIR!, 'pgdata'), { recursive: true, force: true });
+    if (storage.kind === 'pglite')
+      fs.rmSync(path.join(storage.env.DATA_DIR!, 'pgdata'), { recursive: true, force: true });
   });
   after(async () => {
     await storage.cleanup();

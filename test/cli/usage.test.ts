@@ -27,10 +27,18 @@ describe('pricehound usage and help', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
     }
-    for (const name of ['start', 'serve', 'migrate', 'keys create', 'keys list', 'keys revoke']) assert.match(top.stdout, new RegExp(`^  ${name} `, 'm'));
-    assert.match(create.stdout, /^Usage: pricehound keys create --plan free\|starter\|business \[--name NAME\] \[--account ACCOUNT_ID\] \[--json\]$/m);
+    for (const name of ['start', 'serve', 'migrate', 'keys create', 'keys list', 'keys revoke'])
+      assert.match(top.stdout, new RegExp(`^  ${name} `, 'm'));
+    assert.match(
+      create.stdout,
+      /^Usage: pricehound keys create --plan free\|starter\|business \[--name NAME\] \[--account ACCOUNT_ID\] \[--json\]$/m,
+    );
     assert.equal(helpCreate.stdout, create.stdout);
-    assert.match(create.stdout, /^ {2}--plan PLAN .*\bfree 1000, starter 10000, business 100000\b/m, 'each plan with its hourly limit');
+    assert.match(
+      create.stdout,
+      /^ {2}--plan PLAN .*\bfree 1000, starter 10000, business 100000\b/m,
+      'each plan with its hourly limit',
+    );
     assert.match(start.stdout, /SHUTDOWN_TIMEOUT_MS/);
     assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
   });
@@ -39,8 +47,14 @@ describe('pricehound usage and help', () => {
     const cases: [string[], RegExp][] = [
       [['frobnicate'], /^pricehound: unknown command "frobnicate" \(see `pricehound --help`\)$/],
       [['keys', 'rotate'], /^pricehound keys: unknown command "keys rotate"/],
-      [['keys', 'create', '--plan', 'free', '--colour'], /^pricehound keys create: Unknown option '--colour' \(see `pricehound keys create --help`\)$/],
-      [['keys', 'create', '--plan', 'free', '--name', ''], /^pricehound keys create: --name must be 1 to 200 characters/],
+      [
+        ['keys', 'create', '--plan', 'free', '--colour'],
+        /^pricehound keys create: Unknown option '--colour' \(see `pricehound keys create --help`\)$/,
+      ],
+      [
+        ['keys', 'create', '--plan', 'free', '--name', ''],
+        /^pricehound keys create: --name must be 1 to 200 characters/,
+      ],
       [['keys', 'revoke'], /^pricehound keys revoke: missing ID/],
       [['keys', 'revoke', 'key_a', 'key_b'], /^pricehound keys revoke: unexpected argument "key_b"/],
     ];

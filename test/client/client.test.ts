@@ -36,15 +36,22 @@ describe('the typed client against the service', () => {
   it('calls any path with typed bodies, and throws typed errors with the request id, retrying none of them', async () => {
     const retries: RetryInfo[] = [];
     const client = createClient({ baseUrl: server.url, apiKey: keys[0]!, onRetry: (r) => retries.push(r) });
-    const created = await client.POST('/api/v1/products', { body: { name: 'Kettle <b>', base_price: 24.5, currency: 'EUR', sku: 'K-1' } });
+    const created = await client.POST('/api/v1/products', {
+      body: { name: 'Kettle <b>', base_price: 24.5, currency: 'EUR', sku: 'K-1' },
+    });
     assert.equal(created.object, 'product');
     assert.equal(created.name, 'Kettle <b>');
     const got = await client.GET('/api/v1/products/{id}', { params: { path: { id: created.id } } });
     assert.deepEqual(got, created);
-    const patched = await client.PATCH('/api/v1/products/{id}', { params: { path: { id: created.id } }, body: { name: 'Kettle' } });
+    const patched = await client.PATCH('/api/v1/products/{id}', {
+      params: { path: { id: created.id } },
+      body: { name: 'Kettle' },
+    });
     assert.equal(patched.name, 'Kettle');
 
-    const missing = await client.GET('/api/v1/products/{id}', { params: { path: { id: 'prod_doesnotexist0000000000' } } }).catch((e: unknown) => e);
+    const missing = await client
+      .GET('/api/v1/products/{id}', { params: { path: { id: 'prod_doesnotexist0000000000' } } })
+      .catch((e: unknown) => e);
     assert.ok(missing instanceof ApiError, String(missing));
     assert.equal(missing.status, 404);
     assert.ok(['not_found', 'validation_failed'].includes(missing.code), missing.code);
@@ -57,14 +64,21 @@ describe('the typed client against the service', () => {
     assert.ok(invalid instanceof ApiError);
     assert.equal(invalid.status, 422);
     assert.equal(invalid.code, 'validation_failed');
-    assert.ok(invalid.details.some((d) => d.field === 'base_price'), JSON.stringify(invalid.details));
+    assert.ok(
+      invalid.details.some((d) => d.field === 'base_price'),
+      JSON.stringify(invalid.details),
+    );
 
     // The same SKU again: a 409, answered once (a retry could never change it).
-    const taken = await client.POST('/api/v1/products', { body: { name: 'Again', base_price: 1, currency: 'EUR', sku: 'K-1' } }).catch((e: unknown) => e);
+    const taken = await client
+      .POST('/api/v1/products', { body: { name: 'Again', base_price: 1, currency: 'EUR', sku: 'K-1' } })
+      .catch((e: unknown) => e);
     assert.ok(taken instanceof ApiError);
     assert.equal(taken.status, 409);
 
-    const unauthorized = await createClient({ baseUrl: server.url, apiKey: 'ph_live_nope' }).GET('/api/v1/products').catch((e: unknown) => e);
+    const unauthorized = await createClient({ baseUrl: server.url, apiKey: 'ph_live_nope' })
+      .GET('/api/v1/products')
+      .catch((e: unknown) => e);
     assert.ok(unauthorized instanceof ApiError);
     assert.equal(unauthorized.status, 401);
     assert.equal(unauthorized.code, 'unauthorized');
@@ -91,72 +105,88 @@ describe('the typed client against the service', () => {
     assert.equal(client.etagCache!.hits, 2, 'a changed resource is a 200, not the cached copy');
   });
 
-  it('splits products and prices into batches of 1000 and merges the per-item results', { timeout: 120_000 }, async () => {
-    const client = createClient({ baseUrl: server.url, apiKey: keys[2]! });
-    const progress: number[] = [];
-    const products: ProductInput[] = Array.from({ length: 2500 }, (_, i) => ({
-      name: `Item ${i}`,
-      sku: i === 2400 ? 'SKU-10' : `SKU-${i}`, // 2400 repeats 10's SKU: a 409 in another batch
-      base_price: i === 1500 ? -1 : 5 + (i % 50), // 1500 is invalid: a 422
-      currency: 'EUR',
-    }));
-    const result = await client.createProducts(products, { onProgress: (done) => progress.push(done) });
-    assert.deepEqual(progress, [1000, 2000, 2500]);
-    assert.equal(result.data.length, 2500);
-    assert.deepEqual(result.data.map((d) => d.index), Array.from({ length: 2500 }, (_, i) => i));
-    assert.equal(result.created, 2498);
-    assert.equal(result.failed, 2);
-    // Each outcome is a union on `status`: the resource once it is 201, the error otherwise (no casts).
-    const invalid = result.data[1500]!;
-    assert.ok(invalid.status !== 201);
-    assert.equal(invalid.status, 422);
-    assert.equal(invalid.error.code, 'validation_failed');
-    assert.equal(result.data[2400]!.status, 409);
-    const done = result.data[2399]!;
-    assert.ok(done.status === 201);
-    assert.equal(done.product.sku, 'SKU-2399');
+  it(
+    'splits products and prices into batches of 1000 and merges the per-item results',
+    { timeout: 120_000 },
+    async () => {
+      const client = createClient({ baseUrl: server.url, apiKey: keys[2]! });
+      const progress: number[] = [];
+      const products: ProductInput[] = Array.from({ length: 2500 }, (_, i) => ({
+        name: `Item ${i}`,
+        sku: i === 2400 ? 'SKU-10' : `SKU-${i}`, // 2400 repeats 10's SKU: a 409 in another batch
+        base_price: i === 1500 ? -1 : 5 + (i % 50), // 1500 is invalid: a 422
+        currency: 'EUR',
+      }));
+      const result = await client.createProducts(products, { onProgress: (done) => progress.push(done) });
+      assert.deepEqual(progress, [1000, 2000, 2500]);
+      assert.equal(result.data.length, 2500);
+      assert.deepEqual(
+        result.data.map((d) => d.index),
+        Array.from({ length: 2500 }, (_, i) => i),
+      );
+      assert.equal(result.created, 2498);
+      assert.equal(result.failed, 2);
+      // Each outcome is a union on `status`: the resource once it is 201, the error otherwise (no casts).
+      const invalid = result.data[1500]!;
+      assert.ok(invalid.status !== 201);
+      assert.equal(invalid.status, 422);
+      assert.equal(invalid.error.code, 'validation_failed');
+      assert.equal(result.data[2400]!.status, 409);
+      const done = result.data[2399]!;
+      assert.ok(done.status === 201);
+      assert.equal(done.product.sku, 'SKU-2399');
 
-    // Every page, followed by cursor, through `for await`.
-    let count = 0;
-    const skus = new Set<string>();
-    for await (const p of client.paginate('/api/v1/products', { params: { query: { limit: 100, sort: 'sku' } } })) {
-      count++;
-      skus.add(p.sku ?? '');
-    }
-    assert.equal(count, 2498);
-    assert.equal(skus.size, 2498);
+      // Every page, followed by cursor, through `for await`.
+      let count = 0;
+      const skus = new Set<string>();
+      for await (const p of client.paginate('/api/v1/products', { params: { query: { limit: 100, sort: 'sku' } } })) {
+        count++;
+        skus.add(p.sku ?? '');
+      }
+      assert.equal(count, 2498);
+      assert.equal(skus.size, 2498);
 
-    const first = result.data[0]!;
-    assert.ok(first.status === 201);
-    const product = first.product;
-    const observations = Array.from({ length: 1200 }, (_, i) => ({
-      product_id: i === 1100 ? 'prod_00000000000000000000000000' : product.id,
-      price: (1000 + i) / 100,
-      currency: 'EUR',
-      observed_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
-    }));
-    const ingested = await client.ingestPrices(observations);
-    assert.equal(ingested.data.length, 1200);
-    assert.equal(ingested.created, 1199);
-    assert.equal(ingested.failed, 1);
-    assert.equal(ingested.data[1100]!.index, 1100);
-    assert.ok([404, 422].includes(ingested.data[1100]!.status));
-    const recorded = ingested.data[1199]!;
-    assert.ok(recorded.status === 201);
-    assert.equal(recorded.observation.product_id, product.id);
+      const first = result.data[0]!;
+      assert.ok(first.status === 201);
+      const product = first.product;
+      const observations = Array.from({ length: 1200 }, (_, i) => ({
+        product_id: i === 1100 ? 'prod_00000000000000000000000000' : product.id,
+        price: (1000 + i) / 100,
+        currency: 'EUR',
+        observed_at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+      }));
+      const ingested = await client.ingestPrices(observations);
+      assert.equal(ingested.data.length, 1200);
+      assert.equal(ingested.created, 1199);
+      assert.equal(ingested.failed, 1);
+      assert.equal(ingested.data[1100]!.index, 1100);
+      assert.ok([404, 422].includes(ingested.data[1100]!.status));
+      const recorded = ingested.data[1199]!;
+      assert.ok(recorded.status === 201);
+      assert.equal(recorded.observation.product_id, product.id);
 
-    await assert.rejects(client.createProducts(products, { atomic: true }), RangeError);
-    assert.equal(BATCH_MAX, 1000);
-  });
+      await assert.rejects(client.createProducts(products, { atomic: true }), RangeError);
+      assert.equal(BATCH_MAX, 1000);
+    },
+  );
 
   it('answers an atomic batch as one error and creates nothing', async () => {
     const client = createClient({ baseUrl: server.url, apiKey: keys[3]! });
     const err = await client
-      .createProducts([{ name: 'ok', base_price: 1, currency: 'EUR' }, { name: 'bad', base_price: 1, currency: 'EURO' }], { atomic: true })
+      .createProducts(
+        [
+          { name: 'ok', base_price: 1, currency: 'EUR' },
+          { name: 'bad', base_price: 1, currency: 'EURO' },
+        ],
+        { atomic: true },
+      )
       .catch((e: unknown) => e);
     assert.ok(err instanceof ApiError);
     assert.equal(err.status, 422);
-    assert.ok(err.details.some((d) => d.field.startsWith('products[1]')), JSON.stringify(err.details));
+    assert.ok(
+      err.details.some((d) => d.field.startsWith('products[1]')),
+      JSON.stringify(err.details),
+    );
     let listed = 0;
     for await (const _ of client.paginate('/api/v1/products')) listed++;
     assert.equal(listed, 0, 'nothing was created');
@@ -170,9 +200,13 @@ describe('the client’s transport', () => {
       seen.push(req.headers);
       req.resume();
       if (req.url === '/bad') {
-        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"no","status":400,"code":"invalid_request","request_id":"req_x"}');
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"error":"no","status":400,"code":"invalid_request","request_id":"req_x"}');
       } else if (seen.length === 1) {
-        res.writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":"busy","status":503,"code":"unavailable"}');
+        res
+          .writeHead(503, { 'retry-after': '1', 'content-type': 'application/json' })
+          .end('{"error":"busy","status":503,"code":"unavailable"}');
       } else {
         res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
       }
@@ -251,7 +285,10 @@ describe('the client’s transport', () => {
       requests++;
       req.resume();
       if (requests < 3) res.socket?.destroy();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"pagination":{"limit":20,"has_more":false,"next_cursor":null}}');
+      else
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"data":[],"pagination":{"limit":20,"has_more":false,"next_cursor":null}}');
     });
     try {
       const retries: RetryInfo[] = [];
@@ -259,11 +296,22 @@ describe('the client’s transport', () => {
       const page = await client.GET('/api/v1/products');
       assert.deepEqual(page.data, []);
       assert.equal(requests, 3);
-      assert.deepEqual(retries.map((r) => [r.attempt, r.error.name]), [[1, 'NetworkError'], [2, 'NetworkError']]);
-      assert.ok(retries.every((r) => r.waitMs <= 10 * 2 ** (r.attempt - 1)), 'full jitter under the exponential bound');
+      assert.deepEqual(
+        retries.map((r) => [r.attempt, r.error.name]),
+        [
+          [1, 'NetworkError'],
+          [2, 'NetworkError'],
+        ],
+      );
+      assert.ok(
+        retries.every((r) => r.waitMs <= 10 * 2 ** (r.attempt - 1)),
+        'full jitter under the exponential bound',
+      );
 
       requests = -100; // never answers from here on
-      const err = await createClient({ baseUrl: stub.url, retry: { maxAttempts: 3, baseDelayMs: 5 } }).GET('/api/v1/products').catch((e: unknown) => e);
+      const err = await createClient({ baseUrl: stub.url, retry: { maxAttempts: 3, baseDelayMs: 5 } })
+        .GET('/api/v1/products')
+        .catch((e: unknown) => e);
       assert.ok(err instanceof NetworkError && !(err instanceof TimeoutError), String(err));
       assert.equal(requests, -97);
     } finally {

@@ -78,7 +78,16 @@ receiver.close();
 `;
 
 const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, outDir: 'out', types: ['node'], skipLibCheck: false },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    outDir: 'out',
+    types: ['node'],
+    skipLibCheck: false,
+  },
   include: ['main.ts'],
 };
 
@@ -89,7 +98,8 @@ describe('@pricehound/client from npm pack, in a project outside the repository'
   let key: string;
   let project: string;
   let tarball: string;
-  const npm = (args: string[], cwd = project) => run('npm', args, { cwd, env: { ...process.env, ...registry.env }, maxBuffer: 16 * 1024 * 1024 });
+  const npm = (args: string[], cwd = project) =>
+    run('npm', args, { cwd, env: { ...process.env, ...registry.env }, maxBuffer: 16 * 1024 * 1024 });
 
   before(async () => {
     project = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-client-project-'));
@@ -97,7 +107,12 @@ describe('@pricehound/client from npm pack, in a project outside the repository'
     registry = await startLocalRegistry(['openapi-fetch', 'typescript', '@types/node']);
     storage = await testStorage();
     key = (await makeKeys(storage, ['free']))[0]!;
-    server = await spawnServer({ ...storage.env, ALLOW_LOOPBACK_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '100,100,100', WEBHOOK_RETRY_JITTER_PERCENT: '0' });
+    server = await spawnServer({
+      ...storage.env,
+      ALLOW_LOOPBACK_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '100,100,100',
+      WEBHOOK_RETRY_JITTER_PERCENT: '0',
+    });
   });
   after(async () => {
     await server?.stop();
@@ -109,40 +124,71 @@ describe('@pricehound/client from npm pack, in a project outside the repository'
   it('packs its compiled code and types (built by prepack), and nothing of its sources', T, async () => {
     tarball = await packClient(project);
     const { stdout } = await run('tar', ['-tzf', tarball]);
-    const files = stdout.trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/events.d.ts', 'dist/openapi.d.ts', 'dist/csv.js']) assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
-    assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.endsWith('.ts.map') || f.endsWith('.js.map')), []);
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    for (const f of [
+      'package.json',
+      'README.md',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/events.d.ts',
+      'dist/openapi.d.ts',
+      'dist/csv.js',
+    ])
+      assert.ok(files.includes(f), `${f} in ${files.join(', ')}`);
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('src/') || f.endsWith('.ts.map') || f.endsWith('.js.map')),
+      [],
+    );
   });
 
-  it('installs from the tarball, type-checks the integrator\'s code without casts, and gets a verified alert.triggered', T, async () => {
-    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'integrator', private: true, type: 'module' }));
-    await npm(['install', tarball, 'typescript', '@types/node@20']);
-    const installed = JSON.parse(fs.readFileSync(path.join(project, 'node_modules/@pricehound/client/package.json'), 'utf8')) as { version: string };
-    assert.equal(installed.version, '0.1.0');
-    fs.writeFileSync(path.join(project, 'main.ts'), MAIN);
-    fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    const casts = MAIN.split('\n').filter((l) => /\bas\b|<any>|: any\b/.test(l) && /event|data|item|product/i.test(l));
-    assert.deepEqual(casts, [], 'no casts of event data, batch items or products');
-    await npm(['exec', '--', 'tsc', '-p', '.']);
+  it(
+    "installs from the tarball, type-checks the integrator's code without casts, and gets a verified alert.triggered",
+    T,
+    async () => {
+      fs.writeFileSync(
+        path.join(project, 'package.json'),
+        JSON.stringify({ name: 'integrator', private: true, type: 'module' }),
+      );
+      await npm(['install', tarball, 'typescript', '@types/node@20']);
+      const installed = JSON.parse(
+        fs.readFileSync(path.join(project, 'node_modules/@pricehound/client/package.json'), 'utf8'),
+      ) as { version: string };
+      assert.equal(installed.version, '0.1.0');
+      fs.writeFileSync(path.join(project, 'main.ts'), MAIN);
+      fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+      const casts = MAIN.split('\n').filter(
+        (l) => /\bas\b|<any>|: any\b/.test(l) && /event|data|item|product/i.test(l),
+      );
+      assert.deepEqual(casts, [], 'no casts of event data, batch items or products');
+      await npm(['exec', '--', 'tsc', '-p', '.']);
 
-    const { stdout } = await run(process.execPath, ['out/main.js'], {
-      cwd: project,
-      env: { PATH: process.env.PATH, BASE: server.url, PRICEHOUND_KEY: key! },
-      timeout: 60_000,
-    });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
-    assert.equal(result.type, 'alert.triggered');
-    assert.match(String(result.alertId), /^alrt_/);
-    assert.equal(result.alertId, result.ruleId);
-    assert.equal(result.price, 33.5);
-    assert.equal(result.products, 2);
-    assert.equal(result.pages, 2, 'pagination with the page size the caller chose (1)');
-    assert.match(String(result.listingId), /^lst_/);
-  });
+      const { stdout } = await run(process.execPath, ['out/main.js'], {
+        cwd: project,
+        env: { PATH: process.env.PATH, BASE: server.url, PRICEHOUND_KEY: key! },
+        timeout: 60_000,
+      });
+      const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      assert.equal(result.type, 'alert.triggered');
+      assert.match(String(result.alertId), /^alrt_/);
+      assert.equal(result.alertId, result.ruleId);
+      assert.equal(result.price, 33.5);
+      assert.equal(result.products, 2);
+      assert.equal(result.pages, 2, 'pagination with the page size the caller chose (1)');
+      assert.match(String(result.listingId), /^lst_/);
+    },
+  );
 
   it('fails to type-check when event data is used as the wrong type: the check is real', T, async () => {
-    fs.writeFileSync(path.join(project, 'main.ts'), MAIN.replace('const alertId: string = event.data.alert_id;', 'const alertId: number = event.data.alert_id;'));
-    await assert.rejects(npm(['exec', '--', 'tsc', '-p', '.']), (err: { stdout?: string }) => /TS2322/.test(err.stdout ?? ''));
+    fs.writeFileSync(
+      path.join(project, 'main.ts'),
+      MAIN.replace('const alertId: string = event.data.alert_id;', 'const alertId: number = event.data.alert_id;'),
+    );
+    await assert.rejects(npm(['exec', '--', 'tsc', '-p', '.']), (err: { stdout?: string }) =>
+      /TS2322/.test(err.stdout ?? ''),
+    );
   });
 
   it('runs in browsers: its code bundles for the browser without a Node module', T, async () => {

@@ -74,21 +74,24 @@ export async function lossyProxy(port: number, every: number): Promise<LossyProx
     req.on('end', () => {
       const key = String(req.headers['idempotency-key'] ?? '');
       const drop = req.method === 'POST' && key !== '' && !dropped.has(key) && ++posts % every === 0;
-      const up = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent: false }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (c: Buffer) => body.push(c));
-        answer.on('end', () => {
-          if (drop && answer.statusCode === 201) {
-            dropped.add(key);
-            res.socket?.destroy();
-            return;
-          }
-          if (answer.headers['idempotent-replayed'] === 'true') replayed.add(key);
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(Buffer.concat(body));
-        });
-        answer.on('error', () => res.socket?.destroy());
-      });
+      const up = http.request(
+        { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent: false },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (c: Buffer) => body.push(c));
+          answer.on('end', () => {
+            if (drop && answer.statusCode === 201) {
+              dropped.add(key);
+              res.socket?.destroy();
+              return;
+            }
+            if (answer.headers['idempotent-replayed'] === 'true') replayed.add(key);
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            res.end(Buffer.concat(body));
+          });
+          answer.on('error', () => res.socket?.destroy());
+        },
+      );
       up.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'ECONNREFUSED') counts.refused++;
         res.socket?.destroy();

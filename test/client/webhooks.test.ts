@@ -8,11 +8,20 @@ import { verifyWebhook, WebhookVerificationError } from '../../clients/typescrip
 // Standard Webhooks (the standardwebhooks package), not by our own signing code.
 
 const secret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
-const body = JSON.stringify({ id: 'evt_1', type: 'price.changed', created_at: '2026-01-01T00:00:00.000Z', data: { price: '9.99', name: 'Ünïcode ✓' } });
+const body = JSON.stringify({
+  id: 'evt_1',
+  type: 'price.changed',
+  created_at: '2026-01-01T00:00:00.000Z',
+  data: { price: '9.99', name: 'Ünïcode ✓' },
+});
 
 function signed(key: string, at = new Date(), id = 'evt_1', payload = body) {
   const signature = new Webhook(key).sign(id, at, payload);
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
 }
 
 describe('verifyWebhook', () => {
@@ -30,7 +39,10 @@ describe('verifyWebhook', () => {
   it('accepts any one of several space-separated signatures (a rotation’s overlap)', async () => {
     const [old, current] = [secret(), secret()];
     const at = new Date();
-    const both = { ...signed(current, at), 'webhook-signature': `${signed(old, at)['webhook-signature']} ${signed(current, at)['webhook-signature']}` };
+    const both = {
+      ...signed(current, at),
+      'webhook-signature': `${signed(old, at)['webhook-signature']} ${signed(current, at)['webhook-signature']}`,
+    };
     assert.ok(await verifyWebhook(old, body, both));
     assert.ok(await verifyWebhook(current, body, both));
     await assert.rejects(verifyWebhook(secret(), body, both), WebhookVerificationError);
@@ -40,12 +52,25 @@ describe('verifyWebhook', () => {
     const key = secret();
     const headers = signed(key);
     const refused = async (k: string, b: string, h: Record<string, string>, why: RegExp) =>
-      assert.rejects(verifyWebhook(k, b, h), (e: unknown) => e instanceof WebhookVerificationError && why.test(e.message));
+      assert.rejects(
+        verifyWebhook(k, b, h),
+        (e: unknown) => e instanceof WebhookVerificationError && why.test(e.message),
+      );
     await refused(key, body.replace('9.99', '0.01'), headers, /no signature matches/);
     await refused(key, body, { ...headers, 'webhook-id': 'evt_2' }, /no signature matches/);
-    await refused(key, body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1) }, /no signature matches/);
+    await refused(
+      key,
+      body,
+      { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1) },
+      /no signature matches/,
+    );
     await refused(secret(), body, headers, /no signature matches/);
-    await refused(key, body, { ...headers, 'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,') }, /no signature matches/);
+    await refused(
+      key,
+      body,
+      { ...headers, 'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,') },
+      /no signature matches/,
+    );
     await refused(key, body, { ...headers, 'webhook-signature': 'v1,not base64!' }, /no signature matches/);
     const { 'webhook-signature': _, ...unsigned } = headers;
     await refused(key, body, unsigned, /missing webhook-signature/);

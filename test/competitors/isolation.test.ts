@@ -10,9 +10,18 @@ describe('competitors: tenant isolation', () => {
   async function twoAccounts() {
     const owner = await t.newKey();
     const other = await t.newKey();
-    const secret = await createCompetitor(t, owner.headers, { name: 'Secret rival', website: 'https://hidden.example', notes: 'confidential', proxy_url: 'http://u:pw@proxy.example:1' });
+    const secret = await createCompetitor(t, owner.headers, {
+      name: 'Secret rival',
+      website: 'https://hidden.example',
+      notes: 'confidential',
+      proxy_url: 'http://u:pw@proxy.example:1',
+    });
     const p = await createProduct(t, owner.headers);
-    await createListing(t, owner.headers, { product_id: p.id, competitor_id: secret.id, url: 'https://hidden.example/p' });
+    await createListing(t, owner.headers, {
+      product_id: p.id,
+      competitor_id: secret.id,
+      url: 'https://hidden.example/p',
+    });
     const mine = await createCompetitor(t, other.headers, { name: 'Mine' });
     return { owner, other, secret, mine };
   }
@@ -21,7 +30,15 @@ describe('competitors: tenant isolation', () => {
     it(`answers another account's competitor exactly like a missing one under ${prefix}`, async () => {
       const { owner, other, secret } = await twoAccounts();
       const before = await rowsOf(t, 'competitors', owner.accountId);
-      const missing = expectError(await t.app.inject({ method: 'GET', url: `${prefix}/competitors/comp_0000000000nonexistent000`, headers: other.headers }), 404, 'not_found');
+      const missing = expectError(
+        await t.app.inject({
+          method: 'GET',
+          url: `${prefix}/competitors/comp_0000000000nonexistent000`,
+          headers: other.headers,
+        }),
+        404,
+        'not_found',
+      );
       const base = `${prefix}/competitors/${secret.id}`;
       for (const [method, url, payload] of [
         ['GET', base, undefined],
@@ -41,12 +58,15 @@ describe('competitors: tenant isolation', () => {
     });
   }
 
-  it('never lists or filters in another account\'s competitors', async () => {
+  it("never lists or filters in another account's competitors", async () => {
     const { other, mine } = await twoAccounts();
     for (const q of ['', 'limit=100', 'domain=hidden.example', 'q=secret', 'q=confidential', 'sort=name']) {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?${q}`, headers: other.headers });
       assert.equal(res.statusCode, 200);
-      assert.ok(res.json<{ data: CompetitorJson[] }>().data.every((c) => c.id === mine.id), q);
+      assert.ok(
+        res.json<{ data: CompetitorJson[] }>().data.every((c) => c.id === mine.id),
+        q,
+      );
       assert.doesNotMatch(res.body, /Secret|hidden/);
     }
   });
@@ -63,7 +83,12 @@ describe('competitors: tenant isolation', () => {
       ['GET', `/api/v1/competitors/${secret.id}/analysis`],
       ['GET', `/api/v1/competitors/${secret.id}/listings`],
     ] as const) {
-      const res = await t.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+      const res = await t.app.inject({
+        method,
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+      });
       expectError(res, 401, 'unauthorized');
     }
   });

@@ -33,11 +33,16 @@ describe('competitors: list', () => {
 
   it('answers the list envelope, newest first, and walks every sort exactly once', async () => {
     const { headers } = await t.newKey();
-    assert.deepEqual(await page(t, headers, ''), { data: [], pagination: { limit: 20, has_more: false, next_cursor: null } });
+    assert.deepEqual(await page(t, headers, ''), {
+      data: [],
+      pagination: { limit: 20, has_more: false, next_cursor: null },
+    });
     const made: CompetitorJson[] = [];
     const names = ['beta', 'Alpha', 'alpha', 'Ärger', '🦊', 'beta'];
     for (let i = 0; i < 13; i++) {
-      made.push(await createCompetitor(t, headers, { name: names[i % names.length], website: `https://www.s${i % 4}.example` }));
+      made.push(
+        await createCompetitor(t, headers, { name: names[i % names.length], website: `https://www.s${i % 4}.example` }),
+      );
     }
     const first = await page(t, headers, 'limit=5');
     assert.equal(first.data[0]!.id, made[12]!.id, 'newest first');
@@ -54,18 +59,28 @@ describe('competitors: list', () => {
           assert.ok(sort.startsWith('-') ? c >= 0 : c <= 0, `${sort} out of order at ${i}`);
         }
         const walked = await walk(t, headers, `sort=${sort}`, 4);
-        assert.deepEqual(walked.map((c) => c.id), all.map((c) => c.id), sort);
+        assert.deepEqual(
+          walked.map((c) => c.id),
+          all.map((c) => c.id),
+          sort,
+        );
       }
     }
   });
 
   it('filters by domain (read like the derived one), text and creation time', async () => {
     const { headers } = await t.newKey();
-    const a = await createCompetitor(t, headers, { name: 'Alpha Shop', website: 'https://www.alpha.example/de', notes: 'ships 50%_off' });
+    const a = await createCompetitor(t, headers, {
+      name: 'Alpha Shop',
+      website: 'https://www.alpha.example/de',
+      notes: 'ships 50%_off',
+    });
     const b = await createCompetitor(t, headers, { name: 'Bücherwurm', website: 'https://xn--bcher-kva.example' });
     const ids = async (q: string) => (await page(t, headers, q)).data.map((c) => c.id);
-    for (const d of ['alpha.example', 'ALPHA.example', 'www.alpha.example']) assert.deepEqual(await ids(`domain=${encodeURIComponent(d)}`), [a.id], d);
-    for (const d of ['bücher.example', 'xn--bcher-kva.example']) assert.deepEqual(await ids(`domain=${encodeURIComponent(d)}`), [b.id], d);
+    for (const d of ['alpha.example', 'ALPHA.example', 'www.alpha.example'])
+      assert.deepEqual(await ids(`domain=${encodeURIComponent(d)}`), [a.id], d);
+    for (const d of ['bücher.example', 'xn--bcher-kva.example'])
+      assert.deepEqual(await ids(`domain=${encodeURIComponent(d)}`), [b.id], d);
     assert.deepEqual(await ids('domain=alpha'), []);
     assert.deepEqual(await ids('q=ALPHA'), [a.id], 'name, any case');
     assert.deepEqual(await ids('q=BCHER-kva'), [b.id], 'website');
@@ -112,7 +127,11 @@ describe('competitors: list', () => {
       ['sort=domain', forge(['domain', null, 'comp_x'])],
       ['sort=name', forge(['name', 'a\u0000', 'comp_x'])],
     ] as const) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?${q}&cursor=${encodeURIComponent(cursor)}`, headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/competitors?${q}&cursor=${encodeURIComponent(cursor)}`,
+        headers,
+      });
       assert.deepEqual(fieldsOf(expectError(res, 400, 'invalid_request')), ['cursor'], `${q} ${cursor}`);
     }
   });
@@ -120,14 +139,30 @@ describe('competitors: list', () => {
   it('a website on an IPv6 address has the bracketed address as domain, valid against the document and as a filter (found by the fuzzing suite)', async () => {
     const { headers } = await t.newKey();
     const contract = new Contract(await fetchDocument(t.app));
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/competitors', headers, payload: { name: 'Six', website: 'http://[::1]:9/' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/competitors',
+      headers,
+      payload: { name: 'Six', website: 'http://[::1]:9/' },
+    });
     assert.equal(created.statusCode, 201, created.body);
     contract.check('POST', '/api/v1/competitors', created);
     assert.equal(created.json<CompetitorJson>().domain, '[::1]');
     await createCompetitor(t, headers);
-    const found = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?domain=${encodeURIComponent('[::1]')}`, headers });
+    const found = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/competitors?domain=${encodeURIComponent('[::1]')}`,
+      headers,
+    });
     contract.check('GET', '/api/v1/competitors', found);
-    assert.deepEqual(found.json<Page<CompetitorJson>>().data.map((c) => c.id), [created.json<CompetitorJson>().id]);
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/competitors?domain=a:b', headers }), 422, 'validation_failed');
+    assert.deepEqual(
+      found.json<Page<CompetitorJson>>().data.map((c) => c.id),
+      [created.json<CompetitorJson>().id],
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/competitors?domain=a:b', headers }),
+      422,
+      'validation_failed',
+    );
   });
 });

@@ -40,7 +40,14 @@ export interface ListingJson {
   last_error: string | null;
   consecutive_failures: number;
   next_check_at: string | null;
-  held: { check_id: string; price: number; currency: string; in_stock: boolean | null; reason: string; checked_at: string } | null;
+  held: {
+    check_id: string;
+    price: number;
+    currency: string;
+    in_stock: boolean | null;
+    reason: string;
+    checked_at: string;
+  } | null;
   warnings: { code: string; message: string }[];
   created_at: string;
   updated_at: string;
@@ -51,7 +58,12 @@ export interface Page<T> {
   pagination: { limit: number; has_more: boolean; next_cursor: string | null };
 }
 
-export async function createCompetitor(t: TestApp, headers: Headers, body: Record<string, unknown> = {}, prefix = '/api/v1') {
+export async function createCompetitor(
+  t: TestApp,
+  headers: Headers,
+  body: Record<string, unknown> = {},
+  prefix = '/api/v1',
+) {
   const res = await t.app.inject({
     method: 'POST',
     url: `${prefix}/competitors`,
@@ -82,7 +94,15 @@ export async function getJson<T>(t: TestApp, headers: Headers, url: string): Pro
 export async function setListingState(
   t: TestApp,
   listingId: string,
-  state: { price?: number | null; currency?: string | null; in_stock?: boolean | null; status?: string; checked_at?: Date; error?: string | null; failures?: number },
+  state: {
+    price?: number | null;
+    currency?: string | null;
+    in_stock?: boolean | null;
+    status?: string;
+    checked_at?: Date;
+    error?: string | null;
+    failures?: number;
+  },
 ) {
   await t.rt.db.query(
     `update listings set last_price = $2::numeric, last_currency = $3, in_stock = $4, status = $5,
@@ -103,7 +123,11 @@ export async function setListingState(
 }
 
 /** Rows of a table that belong to an account, as the database holds them, for before/after comparisons. */
-export async function rowsOf(t: TestApp, table: 'competitors' | 'listings' | 'price_observations', accountId: string): Promise<unknown[]> {
+export async function rowsOf(
+  t: TestApp,
+  table: 'competitors' | 'listings' | 'price_observations',
+  accountId: string,
+): Promise<unknown[]> {
   const r = await t.rt.db.query(`select * from ${table} where account_id = $1 order by id`, [accountId]);
   return r.rows.map((row) => JSON.parse(JSON.stringify(row)) as unknown);
 }

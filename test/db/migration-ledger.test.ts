@@ -16,7 +16,12 @@ describe('the migration ledger checks names as well as numbers', () => {
   let storage: TestStorage;
   let db: Database;
   const all = readMigrations();
-  const ledger = async () => (await db.query<{ id: number; name: string }>('/* readLedger */ select id, name from pricehound_migrations order by id')).rows.map((r) => `${Number(r.id)} ${r.name}`);
+  const ledger = async () =>
+    (
+      await db.query<{ id: number; name: string }>(
+        '/* readLedger */ select id, name from pricehound_migrations order by id',
+      )
+    ).rows.map((r) => `${Number(r.id)} ${r.name}`);
 
   before(async () => {
     storage = await testStorage();
@@ -35,9 +40,14 @@ describe('the migration ledger checks names as well as numbers', () => {
 
   it('refuses a renamed file with the same number, naming both, and changes nothing', T, async () => {
     const before = await ledger();
-    const renamed: Migration[] = all.map((m) => (m.id === 3 ? { ...m, name: m.name.replace(/\.sql$/, '_renamed.sql') } : m));
+    const renamed: Migration[] = all.map((m) =>
+      m.id === 3 ? { ...m, name: m.name.replace(/\.sql$/, '_renamed.sql') } : m,
+    );
     await assert.rejects(migrate(db, renamed), (err: Error) => {
-      assert.match(err.message, /migration 0003 was applied as 0003_\w+\.sql but this version of pricehound has 0003_\w+_renamed\.sql/);
+      assert.match(
+        err.message,
+        /migration 0003 was applied as 0003_\w+\.sql but this version of pricehound has 0003_\w+_renamed\.sql/,
+      );
       return true;
     });
     assert.deepEqual(await ledger(), before);
@@ -45,19 +55,35 @@ describe('the migration ledger checks names as well as numbers', () => {
 
   it('refuses two files that swapped numbers', T, async () => {
     const [a, b] = [all[1]!, all[2]!];
-    const swapped = all.map((m) => (m === a ? { ...b, id: a.id, name: `${a.name.slice(0, 4)}${b.name.slice(4)}` } : m === b ? { ...a, id: b.id, name: `${b.name.slice(0, 4)}${a.name.slice(4)}` } : m));
+    const swapped = all.map((m) =>
+      m === a
+        ? { ...b, id: a.id, name: `${a.name.slice(0, 4)}${b.name.slice(4)}` }
+        : m === b
+          ? { ...a, id: b.id, name: `${b.name.slice(0, 4)}${a.name.slice(4)}` }
+          : m,
+    );
     await assert.rejects(migrate(db, swapped), new RegExp(`migration ${a.name.slice(0, 4)} was applied as ${a.name}`));
   });
 
   it('refuses a pending migration list that lacks an applied number, and one newer than it knows', T, async () => {
     const gap = all.filter((m) => m.id !== 2);
-    await assert.rejects(migrate(db, gap), /has migration 0002_\w+\.sql, which this version of pricehound does not have/);
+    await assert.rejects(
+      migrate(db, gap),
+      /has migration 0002_\w+\.sql, which this version of pricehound does not have/,
+    );
     const older = all.slice(0, -1);
-    await assert.rejects(migrate(db, older), new RegExp(`has migration ${all.at(-1)!.id} \\(${all.at(-1)!.name}\\), newer than this version`));
+    await assert.rejects(
+      migrate(db, older),
+      new RegExp(`has migration ${all.at(-1)!.id} \\(${all.at(-1)!.name}\\), newer than this version`),
+    );
   });
 
   it('still applies a new file with a new number', T, async () => {
-    const next: Migration = { id: all.at(-1)!.id + 1, name: `${String(all.at(-1)!.id + 1).padStart(4, '0')}_ledger_probe.sql`, sql: '/* createLedgerProbe */ create table ledger_probe (id int)' };
+    const next: Migration = {
+      id: all.at(-1)!.id + 1,
+      name: `${String(all.at(-1)!.id + 1).padStart(4, '0')}_ledger_probe.sql`,
+      sql: '/* createLedgerProbe */ create table ledger_probe (id int)',
+    };
     assert.deepEqual(await migrate(db, [...all, next]), [next.name]);
     assert.equal((await ledger()).at(-1), `${next.id} ${next.name}`);
   });

@@ -17,7 +17,9 @@ describe('embedded database maintenance', () => {
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-maint-'));
     db = await openPglite(dir);
-    await db.exec(`create table series (id bigint generated always as identity primary key, k int not null, v text not null)`);
+    await db.exec(
+      `create table series (id bigint generated always as identity primary key, k int not null, v text not null)`,
+    );
   });
   after(async () => {
     await db?.close();
@@ -28,7 +30,9 @@ describe('embedded database maintenance', () => {
   const seqScansDuring = async (fn: () => Promise<unknown>) => {
     const scans = async () => {
       await db.query('select pg_stat_force_next_flush()');
-      return (await db.query<{ n: number }>(`select seq_scan::int as n from pg_stat_user_tables where relname = 'series'`)).rows[0]!.n;
+      return (
+        await db.query<{ n: number }>(`select seq_scan::int as n from pg_stat_user_tables where relname = 'series'`)
+      ).rows[0]!.n;
     };
     const before = await scans();
     await fn();
@@ -42,8 +46,13 @@ describe('embedded database maintenance', () => {
     await db.query(`insert into series (k, v) select g, 'v' || g from generate_series(1, 5) g`);
     for (let i = 0; i < 8; i++) await db.query(byIds, [[1, 2]]);
     await db.query(`insert into series (k, v) select g, 'v' || g from generate_series(6, 20000) g`);
-    const read = async () => assert.deepEqual((await db.query<{ v: string }>(byIds, [[777, 19999]])).rows, [{ v: 'v777' }, { v: 'v19999' }]);
-    assert.equal(await seqScansDuring(read), 1, 'without maintenance the plan made on the small table scans the whole table');
+    const read = async () =>
+      assert.deepEqual((await db.query<{ v: string }>(byIds, [[777, 19999]])).rows, [{ v: 'v777' }, { v: 'v19999' }]);
+    assert.equal(
+      await seqScansDuring(read),
+      1,
+      'without maintenance the plan made on the small table scans the whole table',
+    );
 
     const done = await maintain(db);
     assert.deepEqual(
@@ -55,11 +64,21 @@ describe('embedded database maintenance', () => {
   });
 
   test('a table maintained is left alone until it changes again; updates leave dead rows to vacuum', async () => {
-    assert.deepEqual((await maintain(db)).filter((d) => d.table === 'public.series'), []);
+    assert.deepEqual(
+      (await maintain(db)).filter((d) => d.table === 'public.series'),
+      [],
+    );
     await db.query(`update series set v = v || '!' where k <= 10000`);
     const done = (await maintain(db)).filter((d) => d.table === 'public.series');
-    assert.deepEqual(done.map((d) => d.vacuum), [true]);
-    const stats = (await db.query<{ dead: number; analyzed: boolean }>(`select n_dead_tup::int as dead, last_analyze is not null as analyzed from pg_stat_user_tables where relname = 'series'`)).rows[0]!;
+    assert.deepEqual(
+      done.map((d) => d.vacuum),
+      [true],
+    );
+    const stats = (
+      await db.query<{ dead: number; analyzed: boolean }>(
+        `select n_dead_tup::int as dead, last_analyze is not null as analyzed from pg_stat_user_tables where relname = 'series'`,
+      )
+    ).rows[0]!;
     assert.deepEqual(stats, { dead: 0, analyzed: true });
   });
 
@@ -70,8 +89,15 @@ describe('embedded database maintenance', () => {
     const stop = new AbortController();
     const done: MaintenanceDone[] = [];
     const returned = await maintain(db, { signal: stop.signal, onDone: (d) => (done.push(d), stop.abort()) });
-    assert.deepEqual(returned.map((d) => d.table), ['public.a1']);
+    assert.deepEqual(
+      returned.map((d) => d.table),
+      ['public.a1'],
+    );
     assert.deepEqual(done, returned);
-    assert.deepEqual((await maintain(db)).map((d) => d.table), ['public.a2'], 'the next round does what was left');
+    assert.deepEqual(
+      (await maintain(db)).map((d) => d.table),
+      ['public.a2'],
+      'the next round does what was left',
+    );
   });
 });

@@ -9,8 +9,12 @@ describe('PGlite prepared statements', () => {
   let pg: PGlite;
   let ps: PreparedStatements;
   before(async () => {
-    pg = await PGlite.create({ parsers: { [types.INT8]: (v: string) => Number(v), [types.NUMERIC]: (v: string) => v } });
-    await pg.exec(`create table t (id int primary key, name text, price numeric(19,4), at timestamptz, tags text[], doc jsonb, n bigint)`);
+    pg = await PGlite.create({
+      parsers: { [types.INT8]: (v: string) => Number(v), [types.NUMERIC]: (v: string) => v },
+    });
+    await pg.exec(
+      `create table t (id int primary key, name text, price numeric(19,4), at timestamptz, tags text[], doc jsonb, n bigint)`,
+    );
     ps = new PreparedStatements(pg, 3);
   });
   after(() => pg.close());
@@ -23,14 +27,28 @@ describe('PGlite prepared statements', () => {
     const viaPrepared = await ps.query(insert, values, false);
     const viaQuery = await pg.query('select * from t where id = $1', [1]);
     assert.deepEqual(viaPrepared.rows, viaQuery.rows);
-    assert.deepEqual(viaPrepared.rows[0], { id: 1, name: "O'Brien <b>", price: '19.9900', at, tags: ['a', 'b,c', null], doc: { k: [1, 'x'] }, n: 9007199254740991 });
+    assert.deepEqual(viaPrepared.rows[0], {
+      id: 1,
+      name: "O'Brien <b>",
+      price: '19.9900',
+      at,
+      tags: ['a', 'b,c', null],
+      doc: { k: [1, 'x'] },
+      n: 9007199254740991,
+    });
     assert.equal(viaPrepared.affectedRows, 1);
     assert.deepEqual((await ps.query(insert, [2, null, null, null, null, null, null], false)).rows[0], {
-      id: 2, name: null, price: null, at: null, tags: null, doc: null, n: null,
+      id: 2,
+      name: null,
+      price: null,
+      at: null,
+      tags: null,
+      doc: null,
+      n: null,
     });
   });
 
-  test('a failing statement reports PostgreSQL\'s error and leaves the engine usable', async () => {
+  test("a failing statement reports PostgreSQL's error and leaves the engine usable", async () => {
     await assert.rejects(ps.query(insert, [1, 'dup', null, null, null, null, null], false), { code: '23505' });
     await assert.rejects(ps.query('select * from nowhere where id = $1', [1], false), { code: '42P01' });
     assert.equal((await ps.query('select count(*)::int as c from t where id > $1', [0], false)).rows[0]!.c, 2);
@@ -53,7 +71,9 @@ describe('PGlite prepared statements', () => {
     await fresh.query('select $1::int + 2 as v', [1], false);
     assert.equal(fresh.accepts('select $1::int + 1 as v'), true);
     assert.equal(fresh.accepts('select $1::int + 3 as v'), false);
-    const names = (await pg.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map((r) => r.name);
+    const names = (await pg.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map(
+      (r) => r.name,
+    );
     assert.ok(names.length >= 2, `prepared: ${names.join(', ')}`);
   });
 

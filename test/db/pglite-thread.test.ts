@@ -9,7 +9,10 @@ import { DatabaseUnavailableError, type Database } from '../../src/db/types.js';
 // The embedded engine on its thread, through openPglite as the service opens it: what crosses
 // the thread boundary (results, PostgreSQL's errors, transactions, notifications, close).
 const template = process.env.PRICEHOUND_TEST_TEMPLATE;
-const skip = template && fs.existsSync(template) ? false : 'needs the PGlite template scripts/run-tests.mjs makes (not made with DATABASE_URL)';
+const skip =
+  template && fs.existsSync(template)
+    ? false
+    : 'needs the PGlite template scripts/run-tests.mjs makes (not made with DATABASE_URL)';
 
 describe('PGlite on its thread', { skip }, () => {
   let dir: string;
@@ -26,7 +29,9 @@ describe('PGlite on its thread', { skip }, () => {
   });
 
   test("results keep the parsers' types, and PostgreSQL's errors keep their fields", async () => {
-    const r = await db.query<{ n: number; d: string; at: Date }>(`select 9007199254740991::int8 as n, 1.50::numeric as d, now() as at`);
+    const r = await db.query<{ n: number; d: string; at: Date }>(
+      `select 9007199254740991::int8 as n, 1.50::numeric as d, now() as at`,
+    );
     assert.equal(r.rows[0]!.n, 9007199254740991);
     assert.equal(r.rows[0]!.d, '1.50');
     assert.ok(r.rows[0]!.at instanceof Date);

@@ -36,7 +36,11 @@ describe('a read replica (DATABASE_READ_URL)', { skip: unavailable ? `skipped: $
     }
   };
   const history = async () => {
-    const res = await app.inject({ method: 'GET', url: `/api/v1/products/${product}/prices?interval=raw&from=2026-01-01T00:00:00Z`, headers });
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/products/${product}/prices?interval=raw&from=2026-01-01T00:00:00Z`,
+      headers,
+    });
     assert.equal(res.statusCode, 200, res.body);
     return (JSON.parse(res.body) as { data: { price: number | string }[] }).data.map((o) => String(o.price));
   };
@@ -81,15 +85,22 @@ describe('a read replica (DATABASE_READ_URL)', { skip: unavailable ? `skipped: $
     cluster?.stop();
   });
 
-  it('measures the replica as caught up, and a client\'s reads right after its own write stay on the primary', async () => {
-    const created = await app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: 'Kettle', base_price: 20, currency: 'EUR' } });
+  it("measures the replica as caught up, and a client's reads right after its own write stay on the primary", async () => {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers,
+      payload: { name: 'Kettle', base_price: 20, currency: 'EUR' },
+    });
     assert.equal(created.statusCode, 201, created.body);
     product = (JSON.parse(created.body) as { id: string }).id;
     const posted = await app.inject({
       method: 'POST',
       url: '/api/v1/prices',
       headers,
-      payload: { observations: [{ product_id: product, price: 19.5, currency: 'EUR', observed_at: new Date().toISOString() }] },
+      payload: {
+        observations: [{ product_id: product, price: 19.5, currency: 'EUR', observed_at: new Date().toISOString() }],
+      },
     });
     assert.equal(posted.statusCode, 200, posted.body);
     // The write is this account's, just now: whatever the replica has replayed, the primary answers.
@@ -98,7 +109,10 @@ describe('a read replica (DATABASE_READ_URL)', { skip: unavailable ? `skipped: $
     assert.equal(replicaReads(), before, 'the read right after the write went to the replica');
 
     // Once the replica has replayed past the write, the account's history reads it, the same answer.
-    await until('the replica to replay the write', () => rt.reads.state().usable && rt.reads.forAccount(accountId) !== rt.db);
+    await until(
+      'the replica to replay the write',
+      () => rt.reads.state().usable && rt.reads.forAccount(accountId) !== rt.db,
+    );
     assert.ok(rt.reads.state().lagMs! <= LAG_MS);
     assert.deepEqual(await history(), ['19.5']);
     assert.equal(replicaReads(), before + 1, 'a caught-up replica was not read');
@@ -130,7 +144,10 @@ describe('a read replica (DATABASE_READ_URL)', { skip: unavailable ? `skipped: $
     await standby.end();
     cluster.stopReplica();
     const fallbacks = rt.reads.state().fallbacks;
-    const r = await routed.query<{ n: number }>('/* testReplicaGone */ select count(*)::int8 as n from price_observations where product_id = $1', [product]);
+    const r = await routed.query<{ n: number }>(
+      '/* testReplicaGone */ select count(*)::int8 as n from price_observations where product_id = $1',
+      [product],
+    );
     assert.equal(r.rows[0]!.n, 2);
     assert.equal(rt.reads.state().fallbacks, fallbacks + 1, 'the query did not try the replica and fall back');
     assert.equal(rt.reads.state().usable, false);

@@ -37,7 +37,12 @@ export function testedBlocks(markdown: string): Block[] {
     const body: string[] = [];
     let j = i + 1;
     for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++) body.push(lines[j]!.slice(open[1]!.length));
-    blocks.push({ line: i + 1, status: open[2] ? Number(open[2]) : undefined, code: body.join('\n'), ...(open[3] ? { file: open[3] } : {}) });
+    blocks.push({
+      line: i + 1,
+      status: open[2] ? Number(open[2]) : undefined,
+      code: body.join('\n'),
+      ...(open[3] ? { file: open[3] } : {}),
+    });
     i = j;
   }
   return blocks;
@@ -71,7 +76,14 @@ function script(blocks: Block[]): string {
   );
 }
 
-const guides = ['README.md', 'clients/typescript/README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const guides = [
+  'README.md',
+  'clients/typescript/README.md',
+  ...fs
+    .readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
   .map((file) => ({ file, blocks: testedBlocks(fs.readFileSync(path.join(ROOT, file), 'utf8')) }))
   .filter((g) => g.blocks.length > 0);
 
@@ -85,11 +97,15 @@ describe('the curl examples of the guides run against a real server', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('finds tested examples in the guides', () => {
-    assert.ok(guides.some((g) => g.file === 'README.md'), 'the README quick start is tested');
+    assert.ok(
+      guides.some((g) => g.file === 'README.md'),
+      'the README quick start is tested',
+    );
   });
 
   it('parses blocks, their status and indentation, and files to write', () => {
-    const md = 'x\n```sh test\ncurl a\n```\n  ```sh test status=404\n  curl b\n  ```\n```sh\nnot tested\n```\n```js test file=a.mjs\nconsole.log(1)\n```\n```ts\nnot tested\n```\n';
+    const md =
+      'x\n```sh test\ncurl a\n```\n  ```sh test status=404\n  curl b\n  ```\n```sh\nnot tested\n```\n```js test file=a.mjs\nconsole.log(1)\n```\n```ts\nnot tested\n```\n';
     assert.deepEqual(testedBlocks(md), [
       { line: 2, status: undefined, code: 'curl a' },
       { line: 5, status: 404, code: 'curl b' },
@@ -122,15 +138,30 @@ describe('the curl examples of the guides run against a real server', () => {
       // Asynchronous: the server answering the examples runs in this process.
       const r = await promisify(execFile)('bash', ['-c', script(guide.blocks)], {
         cwd,
-        env: { PATH: process.env.PATH, HOME: cwd, BASE: base, PRICEHOUND_KEY: key, STATUS_FILE: path.join(cwd, 'status'), ...extra },
+        env: {
+          PATH: process.env.PATH,
+          HOME: cwd,
+          BASE: base,
+          PRICEHOUND_KEY: key,
+          STATUS_FILE: path.join(cwd, 'status'),
+          ...extra,
+        },
         encoding: 'utf8',
         timeout: npm ? 180_000 : 60_000,
       }).then(
         (ok) => ({ status: 0, stdout: ok.stdout, stderr: ok.stderr }),
-        (err: { code?: number; stdout?: string; stderr?: string }) => ({ status: err.code ?? 1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+        (err: { code?: number; stdout?: string; stderr?: string }) => ({
+          status: err.code ?? 1,
+          stdout: err.stdout ?? '',
+          stderr: err.stderr ?? '',
+        }),
       );
       const failedAt = [...r.stderr.matchAll(/^@@block (\d+)$/gm)].at(-1)?.[1];
-      assert.equal(r.status, 0, `${guide.file}, the block at line ${failedAt}:\n${r.stderr.replace(/^@@block \d+\n/gm, '')}\n${r.stdout}`);
+      assert.equal(
+        r.status,
+        0,
+        `${guide.file}, the block at line ${failedAt}:\n${r.stderr.replace(/^@@block \d+\n/gm, '')}\n${r.stdout}`,
+      );
     });
   }
 });

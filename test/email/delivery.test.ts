@@ -5,7 +5,19 @@ import { startEmailWork } from '../../src/email/start.js';
 import { messagesOf } from '../../src/email/sql.js';
 import { composeDigests, composeImmediate, sendDue, smtpTransport } from '../../src/email/worker.js';
 import type { TestApp } from '../helpers/app.js';
-import { call, codeOf, emailCtx, type Headers, headerLine, sendNow, type Smtp, subscribe, type SubscriptionJson, unsubscribeLink, useEmailApp } from './support.js';
+import {
+  call,
+  codeOf,
+  emailCtx,
+  type Headers,
+  headerLine,
+  sendNow,
+  type Smtp,
+  subscribe,
+  type SubscriptionJson,
+  unsubscribeLink,
+  useEmailApp,
+} from './support.js';
 
 /**
  * Immediate mails grouped per minute, digests at their hour in the subscriber's time zone,
@@ -17,7 +29,12 @@ const { t, smtp } = useEmailApp({ MAIL_FROM: 'alerts@pricehound.test', PUBLIC_UR
 
 const MINUTE = 60_000;
 
-async function confirmed(t: TestApp, smtp: Smtp, headers: Headers, body: Record<string, unknown>): Promise<SubscriptionJson> {
+async function confirmed(
+  t: TestApp,
+  smtp: Smtp,
+  headers: Headers,
+  body: Record<string, unknown>,
+): Promise<SubscriptionJson> {
   const sub = await subscribe(t, headers, body);
   await sendNow(t);
   const mail = smtp.to(body.address as string).at(-1)!;
@@ -34,12 +51,14 @@ async function product(headers: Headers, name: string) {
 
 /** The latest created_at of the account's events (the database's clock). */
 async function lastEventAt(accountId: string): Promise<Date> {
-  const r = await t.rt.db.query<{ at: Date }>('select max(created_at) as at from events where account_id = $1', [accountId]);
+  const r = await t.rt.db.query<{ at: Date }>('select max(created_at) as at from events where account_id = $1', [
+    accountId,
+  ]);
   return new Date(r.rows[0]!.at);
 }
 
 describe('immediate mails', () => {
-  it('mails nothing before confirmation, then groups one minute\'s events into one message with escaped user text', async () => {
+  it("mails nothing before confirmation, then groups one minute's events into one message with escaped user text", async () => {
     const { headers, accountId } = await t.newKey();
     const pending = await subscribe(t, headers, { address: 'early@example.com', event_types: ['product.created'] });
     await product(headers, 'before confirmation');
@@ -71,7 +90,10 @@ describe('immediate mails', () => {
     const html = mails.map((m) => String(m.mail.html)).join('\n');
     for (const name of ['Toaster', 'Blender']) assert.ok(text.includes(name), `${name} in the text part`);
     assert.ok(text.includes('Kettle <script>alert(1)</script> & "friends"'), 'the text part has the name as written');
-    assert.ok(html.includes('Kettle &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;friends&quot;'), 'the HTML part escapes it');
+    assert.ok(
+      html.includes('Kettle &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;friends&quot;'),
+      'the HTML part escapes it',
+    );
     assert.ok(!html.includes('<script>'));
     for (const m of mails) {
       assert.equal(m.mail.from?.value[0]?.address, 'alerts@pricehound.test');
@@ -81,7 +103,10 @@ describe('immediate mails', () => {
       assert.ok(m.mail.text && m.mail.html, 'both parts');
     }
     // The early subscription still had its one mail only.
-    assert.deepEqual((await messagesOf(t.rt.db, pending.id)).map((m) => m.kind), ['confirmation']);
+    assert.deepEqual(
+      (await messagesOf(t.rt.db, pending.id)).map((m) => m.kind),
+      ['confirmation'],
+    );
     assert.ok((await messagesOf(t.rt.db, sub.id)).every((m) => m.kind !== 'events' || m.status === 'sent'));
   });
 
@@ -94,7 +119,10 @@ describe('immediate mails', () => {
       `update events set created_at = created_at - interval '1 minute' where account_id = $1 and type = 'product.created'`,
       [accountId],
     );
-    await t.rt.db.query(`update email_pending_events set minute = minute - interval '1 minute' where subscription_id = $1`, [sub.id]);
+    await t.rt.db.query(
+      `update email_pending_events set minute = minute - interval '1 minute' where subscription_id = $1`,
+      [sub.id],
+    );
     await product(headers, 'Second minute');
     const res = await call(t, headers, 'POST', '/competitors', { name: 'Rival', website: 'https://rival.example' });
     assert.equal(res.statusCode, 201, res.body);
@@ -106,7 +134,10 @@ describe('immediate mails', () => {
     assert.equal(mails.length, 2);
     assert.ok(mails.some((m) => m.mail.text?.includes('First minute') && !m.mail.text.includes('Second minute')));
     assert.ok(mails.some((m) => m.mail.text?.includes('Second minute') && !m.mail.text.includes('First minute')));
-    assert.ok(mails.every((m) => !m.mail.text?.includes('Rival')), 'competitor.created is not a subscribed type');
+    assert.ok(
+      mails.every((m) => !m.mail.text?.includes('Rival')),
+      'competitor.created is not a subscribed type',
+    );
   });
 
   it('retries a mail the SMTP server refused, and sends it once when it accepts', async () => {
@@ -131,7 +162,10 @@ describe('immediate mails', () => {
     const third = await sendNow(t, [0, 0, 0]);
     assert.ok(third.some((o) => o.id === mine[0]!.id && o.sent));
     assert.equal(smtp.to('retry@example.com').length, 1, 'delivered exactly once');
-    const done = await t.rt.db.query<{ status: string; attempts: number }>(`select status, attempts from email_messages where id = $1`, [mine[0]!.id]);
+    const done = await t.rt.db.query<{ status: string; attempts: number }>(
+      `select status, attempts from email_messages where id = $1`,
+      [mine[0]!.id],
+    );
     assert.equal(done.rows[0]!.status, 'sent');
     assert.equal(Number(done.rows[0]!.attempts), 3);
   });
@@ -159,30 +193,46 @@ function nextKolkataHour(from: Date, hour: number): Date {
 }
 
 describe('digests', () => {
-  it('mails a daily digest at digest_hour in the subscriber\'s time zone, once, with alerts, price changes and failing listings', async () => {
+  it("mails a daily digest at digest_hour in the subscriber's time zone, once, with alerts, price changes and failing listings", async () => {
     const { headers, accountId } = await t.newKey();
     const now = new Date();
     const kolkataHour = new Date(now.getTime() + 330 * MINUTE).getUTCHours();
     const hour = (kolkataHour + 2) % 24;
-    const sub = await confirmed(t, smtp, headers, { address: 'digest@example.com', digest: 'daily', digest_hour: hour, time_zone: 'Asia/Kolkata' });
+    const sub = await confirmed(t, smtp, headers, {
+      address: 'digest@example.com',
+      digest: 'daily',
+      digest_hour: hour,
+      time_zone: 'Asia/Kolkata',
+    });
     assert.equal(sub.time_zone, 'Asia/Kolkata');
 
     // What happened in the period: a price change and an alert event.
     const p = await product(headers, 'Digest kettle');
     for (const price of [20, 18.5]) {
-      const r = await call(t, headers, 'POST', '/prices', { observations: [{ product_id: p.id, price, currency: 'EUR' }] });
+      const r = await call(t, headers, 'POST', '/prices', {
+        observations: [{ product_id: p.id, price, currency: 'EUR' }],
+      });
       assert.ok(r.statusCode < 300, r.body);
     }
-    const alert = await call(t, headers, 'POST', '/alerts', { name: 'Digest rule', condition: { type: 'price_below', threshold: 45, currency: 'EUR' } });
+    const alert = await call(t, headers, 'POST', '/alerts', {
+      name: 'Digest rule',
+      condition: { type: 'price_below', threshold: 45, currency: 'EUR' },
+    });
     assert.equal(alert.statusCode, 201, alert.body);
     const fired = await call(t, headers, 'POST', `/alerts/${alert.json<{ id: string }>().id}/test`);
     assert.ok(fired.statusCode < 300, fired.body);
-    const changes = await t.rt.db.query<{ n: number }>(`select count(*)::int as n from events where account_id = $1 and type = 'price.changed'`, [accountId]);
+    const changes = await t.rt.db.query<{ n: number }>(
+      `select count(*)::int as n from events where account_id = $1 and type = 'price.changed'`,
+      [accountId],
+    );
 
     const boundary = nextKolkataHour(now, hour);
     // Digest subscriptions get no immediate mails.
     await composeImmediate(emailCtx(t), new Date(Date.now() + 2 * MINUTE));
-    assert.deepEqual((await messagesOf(t.rt.db, sub.id)).map((m) => m.kind), ['confirmation']);
+    assert.deepEqual(
+      (await messagesOf(t.rt.db, sub.id)).map((m) => m.kind),
+      ['confirmation'],
+    );
     // A minute before its hour: not due.
     assert.equal(await countDigests(sub.id, new Date(boundary.getTime() - MINUTE)), 0);
     // A minute after: one digest, and only one however often the job runs.
@@ -210,9 +260,20 @@ describe('digests', () => {
 
   it('a weekly digest goes out on Monday at its hour in its zone (America/New_York)', async () => {
     const { headers } = await t.newKey();
-    const sub = await confirmed(t, smtp, headers, { address: 'weekly@example.com', digest: 'weekly', digest_hour: 9, time_zone: 'America/New_York' });
+    const sub = await confirmed(t, smtp, headers, {
+      address: 'weekly@example.com',
+      digest: 'weekly',
+      digest_hour: 9,
+      time_zone: 'America/New_York',
+    });
     // Find the next Monday 09:00 in New York with Intl (daylight saving or not).
-    const fmt = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', weekday: 'short', hour: 'numeric', minute: 'numeric', hourCycle: 'h23' });
+    const fmt = new Intl.DateTimeFormat('en-US', {
+      timeZone: 'America/New_York',
+      weekday: 'short',
+      hour: 'numeric',
+      minute: 'numeric',
+      hourCycle: 'h23',
+    });
     let at = Math.ceil(Date.now() / (60 * MINUTE)) * 60 * MINUTE;
     for (;;) {
       const parts = Object.fromEntries(fmt.formatToParts(new Date(at)).map((p) => [p.type, p.value]));

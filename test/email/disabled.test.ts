@@ -17,7 +17,10 @@ describe('email off (no SMTP_URL)', () => {
     const res = await call(t, headers, 'POST', '/email-subscriptions', { address: 'off@example.com' });
     const err = expectError(res, 409, 'email_disabled');
     assert.match(err.error, /SMTP_URL/);
-    const rows = await t.rt.db.query<{ n: number }>('select count(*)::int as n from email_subscriptions where account_id = $1', [accountId]);
+    const rows = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from email_subscriptions where account_id = $1',
+      [accountId],
+    );
     assert.equal(Number(rows.rows[0]!.n), 0);
     const list = await call(t, headers, 'GET', '/email-subscriptions');
     assert.equal(list.statusCode, 200);
@@ -31,7 +34,11 @@ describe('email off (no SMTP_URL)', () => {
   });
 
   it('reads SMTP_URL, MAIL_FROM and PUBLIC_URL once, refusing bad values with the variable named', () => {
-    const c = loadConfig({ SMTP_URL: 'smtp://user:pw@mail.example:587', MAIL_FROM: 'Shop <shop@example.com>', PUBLIC_URL: 'https://ph.example/' });
+    const c = loadConfig({
+      SMTP_URL: 'smtp://user:pw@mail.example:587',
+      MAIL_FROM: 'Shop <shop@example.com>',
+      PUBLIC_URL: 'https://ph.example/',
+    });
     assert.equal(c.smtpUrl, 'smtp://user:pw@mail.example:587');
     assert.equal(c.mailFrom, 'Shop <shop@example.com>');
     assert.equal(c.publicUrl, 'https://ph.example');
@@ -43,7 +50,11 @@ describe('email off (no SMTP_URL)', () => {
       ['MAIL_FROM', 'a@example.com\r\nBcc: b@example.com'],
       ['PUBLIC_URL', 'ftp://x'],
     ]) {
-      assert.throws(() => loadConfig({ [name!]: value }), (e: unknown) => e instanceof ConfigError && e.variable === name, `${name}=${value}`);
+      assert.throws(
+        () => loadConfig({ [name!]: value }),
+        (e: unknown) => e instanceof ConfigError && e.variable === name,
+        `${name}=${value}`,
+      );
     }
   });
 });

@@ -2,11 +2,25 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { expectError } from '../products/support.js';
 import { createKey } from '../../src/auth/keys.js';
-import { call, codeOf, headerLine, pathOf, sendNow, subscribe, SUBSCRIPTION_KEYS, type SubscriptionJson, unsubscribeLink, useEmailApp } from './support.js';
+import {
+  call,
+  codeOf,
+  headerLine,
+  pathOf,
+  sendNow,
+  subscribe,
+  SUBSCRIPTION_KEYS,
+  type SubscriptionJson,
+  unsubscribeLink,
+  useEmailApp,
+} from './support.js';
 
 /** /email-subscriptions: create, confirm with the mailed code, update, delete, unsubscribe (docs/EMAIL.md). */
 
-const env: Record<string, string> = { MAIL_FROM: 'Pricehound Alerts <alerts@pricehound.test>', PUBLIC_URL: 'https://ph.example.test' };
+const env: Record<string, string> = {
+  MAIL_FROM: 'Pricehound Alerts <alerts@pricehound.test>',
+  PUBLIC_URL: 'https://ph.example.test',
+};
 const { t, smtp } = useEmailApp(env);
 
 describe('email subscriptions', () => {
@@ -45,7 +59,9 @@ describe('email subscriptions', () => {
     assert.match(String(mail.mail.messageId), /^<emsg_[0-9a-z]+@pricehound\.test>$/);
 
     // The code is stored hashed: it appears nowhere in the subscription's row.
-    const row = await t.rt.db.query<Record<string, unknown>>('select * from email_subscriptions where id = $1', [sub.id]);
+    const row = await t.rt.db.query<Record<string, unknown>>('select * from email_subscriptions where id = $1', [
+      sub.id,
+    ]);
     assert.ok(!JSON.stringify(row.rows[0]).includes(codeOf(mail)));
   });
 
@@ -63,17 +79,38 @@ describe('email subscriptions', () => {
     const wrong = await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: wrongA });
     const err = expectError(wrong, 422, 'validation_failed');
     assert.match(JSON.stringify(err.details), /4 attempts left/);
-    expectError(await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: 'abc' }), 422, 'validation_failed');
-    expectError(await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: 123456 }), 422, 'validation_failed');
-    expectError(await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA, extra: 1 }), 422, 'validation_failed');
+    expectError(
+      await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: 'abc' }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: 123456 }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA, extra: 1 }),
+      422,
+      'validation_failed',
+    );
     // B's code does not confirm A.
-    if (codeB !== codeA) expectError(await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeB }), 422, 'validation_failed');
+    if (codeB !== codeA)
+      expectError(
+        await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeB }),
+        422,
+        'validation_failed',
+      );
 
     const ok = await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA });
     assert.equal(ok.statusCode, 200, ok.body);
     const confirmed = ok.json<SubscriptionJson>();
     assert.ok(confirmed.confirmed_at && Date.parse(confirmed.confirmed_at) > 0);
-    expectError(await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA }), 409, 'conflict');
+    expectError(
+      await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA }),
+      409,
+      'conflict',
+    );
 
     const wrongB = codeB === '999999' ? '999998' : '999999';
     for (let i = 1; i <= 4; i++) {
@@ -95,13 +132,26 @@ describe('email subscriptions', () => {
     for (let i = 0; i < 3; i++) made.push(await subscribe(t, headers, { address: `list${i}@example.com` }));
     const page1 = await call(t, headers, 'GET', '/email-subscriptions?limit=2');
     assert.equal(page1.statusCode, 200);
-    const p1 = page1.json<{ data: SubscriptionJson[]; pagination: { has_more: boolean; next_cursor: string | null; limit: number } }>();
-    assert.deepEqual(p1.data.map((s) => s.id), [made[2]!.id, made[1]!.id]);
+    const p1 = page1.json<{
+      data: SubscriptionJson[];
+      pagination: { has_more: boolean; next_cursor: string | null; limit: number };
+    }>();
+    assert.deepEqual(
+      p1.data.map((s) => s.id),
+      [made[2]!.id, made[1]!.id],
+    );
     assert.equal(p1.pagination.has_more, true);
     const page2 = await call(t, headers, 'GET', `/email-subscriptions?limit=2&cursor=${p1.pagination.next_cursor}`);
-    assert.deepEqual(page2.json<{ data: SubscriptionJson[] }>().data.map((s) => s.id), [made[0]!.id]);
+    assert.deepEqual(
+      page2.json<{ data: SubscriptionJson[] }>().data.map((s) => s.id),
+      [made[0]!.id],
+    );
 
-    const patched = await call(t, headers, 'PATCH', `/email-subscriptions/${made[0]!.id}`, { digest: 'weekly', digest_hour: 23, time_zone: 'america/new_york' });
+    const patched = await call(t, headers, 'PATCH', `/email-subscriptions/${made[0]!.id}`, {
+      digest: 'weekly',
+      digest_hour: 23,
+      time_zone: 'america/new_york',
+    });
     assert.equal(patched.statusCode, 200, patched.body);
     const p = patched.json<SubscriptionJson>();
     assert.equal(p.digest, 'weekly');
@@ -137,16 +187,38 @@ describe('email subscriptions', () => {
       const e = expectError(res, 422, 'validation_failed');
       assert.ok(JSON.stringify(e.details ?? []).includes(field), `${what}: ${res.body}`);
     }
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/email-subscriptions', headers, payload: '{"address":' }), 400, 'invalid_json');
-    const count = await t.rt.db.query<{ n: number }>('select count(*)::int as n from email_subscriptions where account_id = $1', [accountId]);
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/email-subscriptions', headers, payload: '{"address":' }),
+      400,
+      'invalid_json',
+    );
+    const count = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from email_subscriptions where account_id = $1',
+      [accountId],
+    );
     assert.equal(Number(count.rows[0]!.n), 0);
-    const mails = await t.rt.db.query<{ n: number }>('select count(*)::int as n from email_messages where account_id = $1', [accountId]);
+    const mails = await t.rt.db.query<{ n: number }>(
+      'select count(*)::int as n from email_messages where account_id = $1',
+      [accountId],
+    );
     assert.equal(Number(mails.rows[0]!.n), 0);
 
     const sub = await subscribe(t, headers, { address: 'ok@example.com' });
-    expectError(await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { digest_hour: 24 }), 422, 'validation_failed');
-    expectError(await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { time_zone: 'Nowhere/Else' }), 422, 'validation_failed');
-    expectError(await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { address: 'new@example.com' }), 422, 'validation_failed');
+    expectError(
+      await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { digest_hour: 24 }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { time_zone: 'Nowhere/Else' }),
+      422,
+      'validation_failed',
+    );
+    expectError(
+      await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { address: 'new@example.com' }),
+      422,
+      'validation_failed',
+    );
   });
 
   it("answers another account's subscription 404 everywhere, and a read key 403 on writes", async () => {
@@ -166,15 +238,30 @@ describe('email subscriptions', () => {
     const list = await call(t, other.headers, 'GET', '/email-subscriptions');
     assert.deepEqual(list.json<{ data: unknown[] }>().data, []);
     // The owner's subscription is as it was: the wrong-account confirm counted no failure.
-    const failures = await t.rt.db.query<{ code_failures: number }>('select code_failures from email_subscriptions where id = $1', [sub.id]);
+    const failures = await t.rt.db.query<{ code_failures: number }>(
+      'select code_failures from email_subscriptions where id = $1',
+      [sub.id],
+    );
     assert.equal(Number(failures.rows[0]!.code_failures), 0);
 
     const readKey = await createKey(t.rt.db, { plan: 'free', scope: 'read', accountId: owner.accountId });
     const reader = { authorization: `Bearer ${readKey.key}`, 'content-type': 'application/json' };
-    expectError(await call(t, reader, 'POST', '/email-subscriptions', { address: 'r@example.com' }), 403, 'insufficient_scope');
-    expectError(await call(t, reader, 'PATCH', `/email-subscriptions/${sub.id}`, { enabled: false }), 403, 'insufficient_scope');
+    expectError(
+      await call(t, reader, 'POST', '/email-subscriptions', { address: 'r@example.com' }),
+      403,
+      'insufficient_scope',
+    );
+    expectError(
+      await call(t, reader, 'PATCH', `/email-subscriptions/${sub.id}`, { enabled: false }),
+      403,
+      'insufficient_scope',
+    );
     expectError(await call(t, reader, 'DELETE', `/email-subscriptions/${sub.id}`), 403, 'insufficient_scope');
-    expectError(await call(t, reader, 'POST', `/email-subscriptions/${sub.id}/confirm`, { code: '123456' }), 403, 'insufficient_scope');
+    expectError(
+      await call(t, reader, 'POST', `/email-subscriptions/${sub.id}/confirm`, { code: '123456' }),
+      403,
+      'insufficient_scope',
+    );
     assert.equal((await call(t, reader, 'GET', '/email-subscriptions')).statusCode, 200);
   });
 
@@ -195,7 +282,10 @@ describe('email subscriptions', () => {
       assert.match(e.error, /not valid/);
       assert.ok(!res.body.includes('unsub@example.com') && !res.body.includes(sub.id));
     }
-    assert.equal((await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled, true);
+    assert.equal(
+      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled,
+      true,
+    );
 
     const ok = await t.app.inject({ method: 'GET', url: path, headers: { accept: 'text/html' } });
     assert.equal(ok.statusCode, 200, ok.body);
@@ -231,6 +321,9 @@ describe('email subscriptions', () => {
     });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(Object.keys(res.json()).sort(), ['message', 'unsubscribed']);
-    assert.equal((await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled, false);
+    assert.equal(
+      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled,
+      false,
+    );
   });
 });

@@ -121,7 +121,12 @@ export function useEmailApp(env: Record<string, string> = {}): { t: TestApp; smt
     await t.app.ready();
     t.newKey = async (plan = 'free', accountId) => {
       const k = await createKey(t.rt.db, { plan, accountId: accountId ?? null });
-      return { key: k.key, keyId: k.id, accountId: k.account_id, headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' } };
+      return {
+        key: k.key,
+        keyId: k.id,
+        accountId: k.account_id,
+        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+      };
     };
   });
   after(async () => {
@@ -133,8 +138,19 @@ export function useEmailApp(env: Record<string, string> = {}): { t: TestApp; smt
   return { t, smtp };
 }
 
-export function call(t: TestApp, headers: Headers, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({ method, url: /^\/(api\/)?v1\//.test(url) ? url : `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+export function call(
+  t: TestApp,
+  headers: Headers,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: unknown,
+) {
+  return t.app.inject({
+    method,
+    url: /^\/(api\/)?v1\//.test(url) ? url : `/api/v1${url}`,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 }
 
 export interface SubscriptionJson {
@@ -151,9 +167,25 @@ export interface SubscriptionJson {
   updated_at: string;
 }
 
-export const SUBSCRIPTION_KEYS = ['address', 'confirmed_at', 'created_at', 'digest', 'digest_hour', 'enabled', 'event_types', 'id', 'object', 'time_zone', 'updated_at'];
+export const SUBSCRIPTION_KEYS = [
+  'address',
+  'confirmed_at',
+  'created_at',
+  'digest',
+  'digest_hour',
+  'enabled',
+  'event_types',
+  'id',
+  'object',
+  'time_zone',
+  'updated_at',
+];
 
-export async function subscribe(t: TestApp, headers: Headers, body: Record<string, unknown>): Promise<SubscriptionJson> {
+export async function subscribe(
+  t: TestApp,
+  headers: Headers,
+  body: Record<string, unknown>,
+): Promise<SubscriptionJson> {
   const res = await call(t, headers, 'POST', '/email-subscriptions', body);
   assert.equal(res.statusCode, 201, res.body);
   return res.json<SubscriptionJson>();
@@ -168,7 +200,12 @@ export function emailCtx(t: TestApp): EmailContext {
 export async function sendNow(t: TestApp, schedule: number[] = [0, 0, 0]): Promise<SendOutcome[]> {
   const transport = smtpTransport(t.rt.config.smtpUrl!, 5000);
   try {
-    return await sendDue(t.rt.db, transport, { from: t.rt.config.mailFrom, workerId: 'test-worker', leaseMs: 60_000, rules: { schedule, jitter: 0 } });
+    return await sendDue(t.rt.db, transport, {
+      from: t.rt.config.mailFrom,
+      workerId: 'test-worker',
+      leaseMs: 60_000,
+      rules: { schedule, jitter: 0 },
+    });
   } finally {
     transport.close();
   }

@@ -16,44 +16,61 @@ interface EventJson {
 }
 
 async function eventsOf(type: string): Promise<EventJson[]> {
-  const res = await t.app.inject({ method: 'GET', url: `/api/v1/events?type=${type}&sort=created_at&limit=100`, headers: t.account.headers });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/events?type=${type}&sort=created_at&limit=100`,
+    headers: t.account.headers,
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<{ data: EventJson[] }>().data;
 }
 
 async function listing(body: Record<string, unknown>): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/listings', headers: t.account.headers, payload: { product_id: t.account.productId, ...body } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/listings',
+    headers: t.account.headers,
+    payload: { product_id: t.account.productId, ...body },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json<{ id: string }>().id;
 }
 
-const checkNow = (id: string) => t.app.inject({ method: 'POST', url: `/api/v1/listings/${id}/check`, headers: t.account.headers });
+const checkNow = (id: string) =>
+  t.app.inject({ method: 'POST', url: `/api/v1/listings/${id}/check`, headers: t.account.headers });
 
 describe('events from checks', () => {
-  it('a failed check records listing.check_failed with the check; a successful one a price.changed once the price moves', T, async () => {
-    const competitorId = await createCompetitor(t, 'Events shop');
-    const failing = await listing({ competitor_id: competitorId, url: `${t.site.url}/status/500` });
-    const failed = await checkNow(failing);
-    assert.equal(failed.statusCode, 200, failed.body);
-    const [event, ...more] = await eventsOf('listing.check_failed');
-    assert.equal(more.length, 0);
-    assert.deepEqual(event!.data, failed.json(), 'the data is the check as the API returned it');
-    assert.equal(event!.data.listing_id, failing);
+  it(
+    'a failed check records listing.check_failed with the check; a successful one a price.changed once the price moves',
+    T,
+    async () => {
+      const competitorId = await createCompetitor(t, 'Events shop');
+      const failing = await listing({ competitor_id: competitorId, url: `${t.site.url}/status/500` });
+      const failed = await checkNow(failing);
+      assert.equal(failed.statusCode, 200, failed.body);
+      const [event, ...more] = await eventsOf('listing.check_failed');
+      assert.equal(more.length, 0);
+      assert.deepEqual(event!.data, failed.json(), 'the data is the check as the API returned it');
+      assert.equal(event!.data.listing_id, failing);
 
-    // Two successful checks of pages with different prices, on one listing: one change.
-    const ok = await listing({ competitor_id: competitorId, url: t.site.pageUrl('jsonld-basic.html') });
-    assert.equal((await checkNow(ok)).json<{ ok: boolean }>().ok, true);
-    assert.deepEqual(await eventsOf('price.changed'), [], 'the first price of a series is not a change');
-    await t.rt.db.query(`update listings set url = $2 where id = $1`, [ok, t.site.pageUrl('jsonld-sale-list-price.html')]);
-    const second = await checkNow(ok);
-    assert.equal(second.json<{ ok: boolean }>().ok, true, second.body);
-    const changed = await eventsOf('price.changed');
-    assert.equal(changed.length, 1);
-    assert.equal(changed[0]!.data.competitor_id, competitorId);
-    assert.equal(changed[0]!.data.source, 'scrape');
-    assert.equal(changed[0]!.data.sequence, 1);
-    assert.equal((changed[0]!.data.new as { price: number }).price, second.json<{ price: number }>().price);
-  });
+      // Two successful checks of pages with different prices, on one listing: one change.
+      const ok = await listing({ competitor_id: competitorId, url: t.site.pageUrl('jsonld-basic.html') });
+      assert.equal((await checkNow(ok)).json<{ ok: boolean }>().ok, true);
+      assert.deepEqual(await eventsOf('price.changed'), [], 'the first price of a series is not a change');
+      await t.rt.db.query(`update listings set url = $2 where id = $1`, [
+        ok,
+        t.site.pageUrl('jsonld-sale-list-price.html'),
+      ]);
+      const second = await checkNow(ok);
+      assert.equal(second.json<{ ok: boolean }>().ok, true, second.body);
+      const changed = await eventsOf('price.changed');
+      assert.equal(changed.length, 1);
+      assert.equal(changed[0]!.data.competitor_id, competitorId);
+      assert.equal(changed[0]!.data.source, 'scrape');
+      assert.equal(changed[0]!.data.sequence, 1);
+      assert.equal((changed[0]!.data.new as { price: number }).price, second.json<{ price: number }>().price);
+    },
+  );
 });
 
 describe('event retention', () => {
@@ -75,23 +92,29 @@ describe('event retention', () => {
       [t.account.accountId],
     );
     const endpoint = 'wh_prunetest';
-    await t.rt.db.query(`insert into webhook_endpoints (id, account_id, url, secret) values ($1, $2, 'https://example.com/h', 'whsec_x')`, [
-      endpoint,
-      t.account.accountId,
-    ]);
+    await t.rt.db.query(
+      `insert into webhook_endpoints (id, account_id, url, secret) values ($1, $2, 'https://example.com/h', 'whsec_x')`,
+      [endpoint, t.account.accountId],
+    );
     await t.rt.db.query(
       `insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt)
        select 'whdl_' || e.id, e.account_id, $1, e.id, e.seq, 1 from events e where e.id in ('evt_old', 'evt_young')`,
       [endpoint],
     );
     assert.equal(await pruneEvents(t.rt.db, 30), 1);
-    const left = await t.rt.db.query<{ id: string }>(`select id from events where account_id = $1 and id in ('evt_old', 'evt_young', $2) order by id`, [
-      t.account.accountId,
-      recent.id,
-    ]);
+    const left = await t.rt.db.query<{ id: string }>(
+      `select id from events where account_id = $1 and id in ('evt_old', 'evt_young', $2) order by id`,
+      [t.account.accountId, recent.id],
+    );
     assert.deepEqual(left.rows.map((r) => r.id).sort(), ['evt_young', recent.id].sort());
-    const deliveries = await t.rt.db.query<{ event_id: string }>(`select event_id from webhook_deliveries where endpoint_id = $1`, [endpoint]);
-    assert.deepEqual(deliveries.rows.map((r) => r.event_id), ['evt_young']);
+    const deliveries = await t.rt.db.query<{ event_id: string }>(
+      `select event_id from webhook_deliveries where endpoint_id = $1`,
+      [endpoint],
+    );
+    assert.deepEqual(
+      deliveries.rows.map((r) => r.event_id),
+      ['evt_young'],
+    );
     assert.equal(await pruneEvents(t.rt.db, 30), 0, 'a second run finds nothing');
   });
 });

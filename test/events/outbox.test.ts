@@ -32,12 +32,21 @@ describe('events: the outbox', () => {
   for (const prefix of PREFIXES) {
     it(`products, competitors and listings tell each change once, with the resource as the API returns it, under ${prefix}`, async () => {
       const { headers } = await t.newKey();
-      const p = await send(headers, 'POST', '/products', { name: 'Kettle', base_price: 40, currency: 'EUR', sku: 'K-1' });
+      const p = await send(headers, 'POST', '/products', {
+        name: 'Kettle',
+        base_price: 40,
+        currency: 'EUR',
+        sku: 'K-1',
+      });
       assert.equal(p.statusCode, 201, p.body);
       const product = p.json<{ id: string }>();
       const c = await send(headers, 'POST', '/competitors', { name: 'Rival', website: 'https://rival.example' });
       const competitor = c.json<{ id: string }>();
-      const l = await send(headers, 'POST', '/listings', { product_id: product.id, competitor_id: competitor.id, url: 'https://rival.example/k' });
+      const l = await send(headers, 'POST', '/listings', {
+        product_id: product.id,
+        competitor_id: competitor.id,
+        url: 'https://rival.example/k',
+      });
       const listing = l.json<{ id: string }>();
       const u = await send(headers, 'PATCH', `/products/${product.id}`, { name: 'Kettle 2' });
       assert.equal(u.statusCode, 200);
@@ -49,7 +58,7 @@ describe('events: the outbox', () => {
       assert.equal((await send(headers, 'DELETE', `/competitors/${competitor.id}`)).statusCode, 204);
       assert.equal((await send(headers, 'DELETE', `/products/${product.id}`)).statusCode, 204);
 
-      const list = (await events(headers, '&sort=created_at', prefix));
+      const list = await events(headers, '&sort=created_at', prefix);
       assert.deepEqual(
         list.map((e) => [e.type, e.data.id]),
         [
@@ -84,8 +93,15 @@ describe('events: the outbox', () => {
 
   it('a change that fails records no event; a batch records one per product created', async () => {
     const { headers } = await t.newKey();
-    assert.equal((await send(headers, 'POST', '/products', { name: 'A', base_price: 1, currency: 'EUR', sku: 'DUP' })).statusCode, 201);
-    expectError(await send(headers, 'POST', '/products', { name: 'B', base_price: 1, currency: 'EUR', sku: 'DUP' }), 409, 'conflict');
+    assert.equal(
+      (await send(headers, 'POST', '/products', { name: 'A', base_price: 1, currency: 'EUR', sku: 'DUP' })).statusCode,
+      201,
+    );
+    expectError(
+      await send(headers, 'POST', '/products', { name: 'B', base_price: 1, currency: 'EUR', sku: 'DUP' }),
+      409,
+      'conflict',
+    );
     expectError(await send(headers, 'PATCH', '/products/prod_doesnotexist', { name: 'x' }), 404, 'not_found');
     const batch = await send(headers, 'POST', '/products/batch', {
       products: [
@@ -145,7 +161,10 @@ describe('events: the outbox', () => {
       ],
     );
     const own = list.filter((e) => e.data.competitor_id === null);
-    assert.deepEqual(own.map((e) => [e.type, e.data.sequence]), [['price.changed', 1]]);
+    assert.deepEqual(
+      own.map((e) => [e.type, e.data.sequence]),
+      [['price.changed', 1]],
+    );
     // The data is the change as GET /price-changes shows it.
     const changes = await t.app.inject({ method: 'GET', url: '/api/v1/price-changes?limit=100', headers: c.headers });
     const byId = new Map(changes.json<{ data: { id: string }[] }>().data.map((ch) => [ch.id, ch]));
@@ -154,7 +173,9 @@ describe('events: the outbox', () => {
 
   it('an ingestion that fails as a whole records no events', async () => {
     const c = await catalogue(t);
-    await ingestOk(t, c.headers, [{ product_id: c.productId, competitor_id: c.competitorId, price: 10, currency: 'EUR', observed_at: at(0) }]);
+    await ingestOk(t, c.headers, [
+      { product_id: c.productId, competitor_id: c.competitorId, price: 10, currency: 'EUR', observed_at: at(0) },
+    ]);
     const res = await ingest(t, c.headers, {
       atomic: true,
       observations: [
@@ -169,13 +190,26 @@ describe('events: the outbox', () => {
   it('filters by type and time, pages with a cursor, and keeps accounts apart', async () => {
     const a = await t.newKey();
     const b = await t.newKey();
-    for (let i = 0; i < 5; i++) assert.equal((await send(a.headers, 'POST', '/products', { name: `P${i}`, base_price: 1, currency: 'EUR' })).statusCode, 201);
-    assert.equal((await send(a.headers, 'POST', '/competitors', { name: 'R', website: 'https://r.example' })).statusCode, 201);
-    assert.equal((await send(b.headers, 'POST', '/products', { name: 'Other', base_price: 1, currency: 'EUR' })).statusCode, 201);
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (await send(a.headers, 'POST', '/products', { name: `P${i}`, base_price: 1, currency: 'EUR' })).statusCode,
+        201,
+      );
+    assert.equal(
+      (await send(a.headers, 'POST', '/competitors', { name: 'R', website: 'https://r.example' })).statusCode,
+      201,
+    );
+    assert.equal(
+      (await send(b.headers, 'POST', '/products', { name: 'Other', base_price: 1, currency: 'EUR' })).statusCode,
+      201,
+    );
 
     const all = await events(a.headers);
     assert.equal(all.length, 6);
-    assert.deepEqual((await events(a.headers, '&type=competitor.created')).map((e) => e.type), ['competitor.created']);
+    assert.deepEqual(
+      (await events(a.headers, '&type=competitor.created')).map((e) => e.type),
+      ['competitor.created'],
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -184,15 +218,26 @@ describe('events: the outbox', () => {
       seen.push(...page.data.map((e) => e.id));
       cursor = page.pagination.next_cursor;
     } while (cursor);
-    assert.deepEqual(seen, all.map((e) => e.id));
+    assert.deepEqual(
+      seen,
+      all.map((e) => e.id),
+    );
     const future = new Date(Date.now() + 60_000).toISOString();
     assert.deepEqual(await events(a.headers, `&created_after=${encodeURIComponent(future)}`), []);
     assert.equal((await events(a.headers, `&created_before=${encodeURIComponent(future)}`)).length, 6);
 
     // Another account's event is a 404, as is an unknown one.
     const theirs = (await events(b.headers))[0]!;
-    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/events/${theirs.id}`, headers: a.headers }), 404, 'not_found');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/events/evt_unknown', headers: a.headers }), 404, 'not_found');
+    expectError(
+      await t.app.inject({ method: 'GET', url: `/api/v1/events/${theirs.id}`, headers: a.headers }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/events/evt_unknown', headers: a.headers }),
+      404,
+      'not_found',
+    );
     assert.equal((await events(b.headers)).length, 1);
   });
 
@@ -210,10 +255,18 @@ describe('events: the outbox', () => {
       ['colour=red', 'colour'],
     ];
     for (const [query, field] of bad) {
-      const body = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/events?${query}`, headers }), 422, 'validation_failed');
+      const body = expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/events?${query}`, headers }),
+        422,
+        'validation_failed',
+      );
       assert.ok(JSON.stringify(body.details ?? []).includes(field), `${query}: ${JSON.stringify(body)}`);
     }
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/events?cursor=not-a-cursor', headers }), 400, 'invalid_request');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/events?cursor=not-a-cursor', headers }),
+      400,
+      'invalid_request',
+    );
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/events/%3Cscript%3E', headers }), 404, 'not_found');
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/events' }), 401, 'unauthorized');
   });

@@ -17,7 +17,8 @@ describe('/exchange-rates', () => {
 
   const put = (headers: Headers, pair: string, payload: unknown, prefix = '/api/v1') =>
     t.app.inject({ method: 'PUT', url: `${prefix}/exchange-rates/${pair}`, headers, payload: payload as object });
-  const get = (headers: Headers, path: string) => t.app.inject({ method: 'GET', url: `/api/v1/exchange-rates${path}`, headers });
+  const get = (headers: Headers, path: string) =>
+    t.app.inject({ method: 'GET', url: `/api/v1/exchange-rates${path}`, headers });
 
   it('PUT creates (201 with Location) then replaces (200); GET reads it; DELETE removes it', async () => {
     const { headers } = await t.newKey();
@@ -48,7 +49,11 @@ describe('/exchange-rates', () => {
     const del = await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/Eur/Usd', headers });
     assert.equal(del.statusCode, 204);
     expectError(await get(headers, '/EUR/USD'), 404, 'not_found');
-    expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/EUR/USD', headers }), 404, 'not_found');
+    expectError(
+      await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/EUR/USD', headers }),
+      404,
+      'not_found',
+    );
   });
 
   it('keeps rates exactly as sent: 12 decimal places, 15 significant digits', async () => {
@@ -85,7 +90,12 @@ describe('/exchange-rates', () => {
       [`${encodeURIComponent('€€€')}/USD`, 'base'],
     ] as const) {
       for (const method of ['PUT', 'GET', 'DELETE'] as const) {
-        const res = await t.app.inject({ method, url: `/api/v1/exchange-rates/${pair}`, headers, ...(method === 'PUT' ? { payload: { rate: 1 } } : {}) });
+        const res = await t.app.inject({
+          method,
+          url: `/api/v1/exchange-rates/${pair}`,
+          headers,
+          ...(method === 'PUT' ? { payload: { rate: 1 } } : {}),
+        });
         const err = expectError(res, 422, 'validation_failed');
         assert.deepEqual(fieldsOf(err), [field], `${method} ${pair}`);
       }
@@ -108,16 +118,21 @@ describe('/exchange-rates', () => {
       assert.deepEqual(fieldsOf(err), [field], JSON.stringify(payload));
     }
     expectError(await put(headers, 'EUR/USD', '{"rate": 1.'), 400, 'invalid_json');
-    expectError(await put(headers, 'EUR/USD', JSON.stringify({ rate: 1, pad: 'x'.repeat(2 * 1024 * 1024) })), 413, 'payload_too_large');
+    expectError(
+      await put(headers, 'EUR/USD', JSON.stringify({ rate: 1, pad: 'x'.repeat(2 * 1024 * 1024) })),
+      413,
+      'payload_too_large',
+    );
     const list = await get(headers, '');
     assert.deepEqual(list.json<{ data: unknown[] }>().data, [], 'nothing was written');
   });
 
-  it('lists the account\'s rates by base then quote, filtered and paged; other accounts see none', async () => {
+  it("lists the account's rates by base then quote, filtered and paged; other accounts see none", async () => {
     const { headers } = await t.newKey();
     const other = await t.newKey();
     const pairs = ['USD/EUR', 'EUR/USD', 'EUR/GBP', 'CHF/EUR', 'GBP/JPY', 'EUR/CHF', 'AUD/NZD'];
-    for (const [i, pair] of pairs.entries()) assert.equal((await put(headers, pair, { rate: 1 + i / 10 })).statusCode, 201);
+    for (const [i, pair] of pairs.entries())
+      assert.equal((await put(headers, pair, { rate: 1 + i / 10 })).statusCode, 201);
     await put(other.headers, 'EUR/USD', { rate: 2 });
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -130,16 +145,35 @@ describe('/exchange-rates', () => {
     } while (cursor);
     assert.deepEqual(seen, [...pairs].sort());
     const eur = await get(headers, '?base=eur');
-    assert.deepEqual(eur.json<{ data: RateJson[] }>().data.map((r) => r.quote), ['CHF', 'GBP', 'USD']);
+    assert.deepEqual(
+      eur.json<{ data: RateJson[] }>().data.map((r) => r.quote),
+      ['CHF', 'GBP', 'USD'],
+    );
     const intoEur = await get(headers, '?quote=EUR&base=CHF');
-    assert.deepEqual(intoEur.json<{ data: RateJson[] }>().data.map((r) => r.rate), [1.3]);
+    assert.deepEqual(
+      intoEur.json<{ data: RateJson[] }>().data.map((r) => r.rate),
+      [1.3],
+    );
     // Another account's rate is its own: this account's is unchanged, and it cannot read or delete this one.
     assert.equal((await get(other.headers, '')).json<{ data: RateJson[] }>().data.length, 1);
     assert.equal((await get(headers, '/EUR/USD')).json<RateJson>().rate, 1.1);
     expectError(await get(other.headers, '/CHF/EUR'), 404, 'not_found');
-    expectError(await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/CHF/EUR', headers: other.headers }), 404, 'not_found');
-    for (const [query, field] of [['limit=0', 'limit'], ['base=EURO', 'base'], ['quote=xx', 'quote'], ['rate=1', 'rate']] as const) {
-      assert.deepEqual(fieldsOf(expectError(await get(headers, `?${query}`), 422, 'validation_failed')), [field], query);
+    expectError(
+      await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/CHF/EUR', headers: other.headers }),
+      404,
+      'not_found',
+    );
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['base=EURO', 'base'],
+      ['quote=xx', 'quote'],
+      ['rate=1', 'rate'],
+    ] as const) {
+      assert.deepEqual(
+        fieldsOf(expectError(await get(headers, `?${query}`), 422, 'validation_failed')),
+        [field],
+        query,
+      );
     }
     const forged = Buffer.from(JSON.stringify(['base,quote', "EUR/US' or 1=1", 'x'])).toString('base64url');
     expectError(await get(headers, `?cursor=${forged}`), 400, 'invalid_request');

@@ -46,7 +46,11 @@ describe('extractPrices: the listing selector', () => {
 
   it('uses the first readable match and lists the others as ignored', () => {
     const r = extractPrices(page('de-de-visible-only.html'), { selector: '.preis' });
-    assert.deepEqual(r.candidates.map(summary), ['selector 29.95 EUR', 'selector 49.00 EUR ignored', 'selector 12.99 EUR ignored']);
+    assert.deepEqual(r.candidates.map(summary), [
+      'selector 29.95 EUR',
+      'selector 49.00 EUR ignored',
+      'selector 12.99 EUR ignored',
+    ]);
     assert.equal(r.candidates[0]?.detail, '.preis match 1 of 3 (text)');
   });
 
@@ -68,7 +72,8 @@ describe('extractPrices: the listing selector', () => {
   });
 
   it('joins cents set in a span of their own, as the scanner does', () => {
-    const html = '<html><body><div class="p">$229<span class="cents">99</span></div><div class="q">1.299<span>99</span> €</div></body></html>';
+    const html =
+      '<html><body><div class="p">$229<span class="cents">99</span></div><div class="q">1.299<span>99</span> €</div></body></html>';
     assert.equal(chosen(extractPrices(html, { selector: '.p' })).price, '229.99');
     assert.equal(chosen(extractPrices(html, { selector: '.q' })).price, '1299.99');
   });
@@ -117,7 +122,11 @@ describe('extractPrices: JSON-LD', () => {
     assert.equal(chosen(spec).price, '17.9');
     assert.deepEqual(
       spec.candidates.map((c) => c.ignored),
-      [undefined, 'a list/strikethrough price, not the current price', 'a unit price (per reference quantity), not the item price'],
+      [
+        undefined,
+        'a list/strikethrough price, not the current price',
+        'a unit price (per reference quantity), not the item price',
+      ],
     );
     const list = extractPrices(page('jsonld-sale-list-price.html'));
     assert.equal(chosen(list).price, '79');
@@ -126,7 +135,18 @@ describe('extractPrices: JSON-LD', () => {
 
   it('uses a ListPrice when the offer has no other price', () => {
     const r = extractPrices(
-      html(ld({ '@type': 'Product', name: 'P', offers: { '@type': 'Offer', priceCurrency: 'EUR', priceSpecification: { priceType: 'https://schema.org/ListPrice', price: '12.50' } } }), ''),
+      html(
+        ld({
+          '@type': 'Product',
+          name: 'P',
+          offers: {
+            '@type': 'Offer',
+            priceCurrency: 'EUR',
+            priceSpecification: { priceType: 'https://schema.org/ListPrice', price: '12.50' },
+          },
+        }),
+        '',
+      ),
     );
     assert.equal(chosen(r).price, '12.50');
   });
@@ -159,8 +179,18 @@ describe('extractPrices: JSON-LD', () => {
   it('treats a second description of the same product as the same product', () => {
     const r = extractPrices(
       html(
-        ld({ '@type': 'Product', name: 'Kettle', sku: 'K1', offers: { price: '30.00', priceCurrency: 'EUR', availability: 'https://schema.org/OutOfStock' } }) +
-          ld({ '@type': 'Product', name: 'Kettle (shop plugin)', sku: 'K1', offers: { price: '30.00', priceCurrency: 'EUR' } }),
+        ld({
+          '@type': 'Product',
+          name: 'Kettle',
+          sku: 'K1',
+          offers: { price: '30.00', priceCurrency: 'EUR', availability: 'https://schema.org/OutOfStock' },
+        }) +
+          ld({
+            '@type': 'Product',
+            name: 'Kettle (shop plugin)',
+            sku: 'K1',
+            offers: { price: '30.00', priceCurrency: 'EUR' },
+          }),
         '',
       ),
     );
@@ -176,7 +206,7 @@ describe('extractPrices: JSON-LD', () => {
     assert.match(seen.failure ?? '', /prices in the same place of repeated blocks: a list of products/);
     assert.equal(
       r.failure,
-      'no price for this page\'s product: found 3 prices, none usable: 3 × another product\'s price (JSON-LD lists products (ItemList) but describes no single product); set a CSS selector for the price',
+      "no price for this page's product: found 3 prices, none usable: 3 × another product's price (JSON-LD lists products (ItemList) but describes no single product); set a CSS selector for the price",
     );
   });
 
@@ -206,10 +236,16 @@ describe('extractPrices: JSON-LD', () => {
   });
 
   it('picks the variant the page URL names and marks the others', () => {
-    const r = extractPrices(page('jsonld-productgroup-variants.html'), { baseUrl: 'https://summit.example/products/trail-running-shoe?variant=9003' });
+    const r = extractPrices(page('jsonld-productgroup-variants.html'), {
+      baseUrl: 'https://summit.example/products/trail-running-shoe?variant=9003',
+    });
     assert.equal(chosen(r).price, '124.99');
     assert.equal(r.candidates[1]?.ignored, 'another variant; the page URL names variant 9003');
-    assert.equal(chosen(extractPrices(page('jsonld-productgroup-variants.html'))).price, '119.99', 'first in stock without a variant');
+    assert.equal(
+      chosen(extractPrices(page('jsonld-productgroup-variants.html'))).price,
+      '119.99',
+      'first in stock without a variant',
+    );
   });
 
   it('reads price strings in shop formats and numbers exactly', () => {
@@ -268,7 +304,10 @@ describe('extractPrices: microdata, RDFa and meta tags', () => {
   it('only trusts prices outside any product when they agree', () => {
     const agree = html('', '<span itemprop="price" content="5.00"></span><span itemprop="price" content="5.0"></span>');
     assert.equal(chosen(extractPrices(agree)).price, '5.00');
-    const differ = html('', '<span itemprop="price" content="5.00"></span><span itemprop="price" content="7.00"></span>');
+    const differ = html(
+      '',
+      '<span itemprop="price" content="5.00"></span><span itemprop="price" content="7.00"></span>',
+    );
     assert.equal(extractPrices(differ).chosen, undefined);
   });
 
@@ -289,11 +328,15 @@ describe('extractPrices: shop platforms', () => {
     const ignored = r.candidates.filter((x) => x.ignored).map((x) => x.ignored);
     assert.ok(ignored.includes('the compare-at (list) price'));
     assert.ok(ignored.includes('another variant; add ?variant=41003 to the listing URL to track it'));
-    assert.ok(r.candidates.some((x) => x.detail === 'main product .price--on-sale .price-item--sale' && x.price === '159.00'));
+    assert.ok(
+      r.candidates.some((x) => x.detail === 'main product .price--on-sale .price-item--sale' && x.price === '159.00'),
+    );
   });
 
   it('Shopify: the URL variant wins', () => {
-    const r = extractPrices(page('shopify-dawn-sale.html'), { baseUrl: 'https://harbor-supply.example/products/canvas-weekender-bag?variant=41003' });
+    const r = extractPrices(page('shopify-dawn-sale.html'), {
+      baseUrl: 'https://harbor-supply.example/products/canvas-weekender-bag?variant=41003',
+    });
     assert.equal(chosen(r).price, '179.00');
   });
 
@@ -319,7 +362,9 @@ describe('extractPrices: shop platforms', () => {
   });
 
   it('WooCommerce markup counts only on WooCommerce pages', () => {
-    const r = extractPrices(html('', '<div class="summary"><p class="price">£15.00</p></div>'), { visibleFallback: false });
+    const r = extractPrices(html('', '<div class="summary"><p class="price">£15.00</p></div>'), {
+      visibleFallback: false,
+    });
     assert.equal(r.chosen, undefined);
   });
 
@@ -337,23 +382,32 @@ describe('extractPrices: shop platforms', () => {
           '<span data-price-amount="100" data-price-type="basePrice"><span class="price">100,00 €</span></span></div>',
       ),
     );
-    assert.deepEqual(r.candidates.map((c) => [c.price, c.currency, c.ignored]), [
-      ['119', 'EUR', undefined],
-      ['100', 'EUR', 'the price excluding tax'],
-    ]);
+    assert.deepEqual(
+      r.candidates.map((c) => [c.price, c.currency, c.ignored]),
+      [
+        ['119', 'EUR', undefined],
+        ['100', 'EUR', 'the price excluding tax'],
+      ],
+    );
   });
 
   it('Shopify: a data-product-json script counts without other Shopify markers', () => {
     const r = extractPrices(
-      html('', '<script type="application/json" data-product-json>{"product":{"variants":[{"id":1,"price":2500,"available":true}]}}</script>'),
+      html(
+        '',
+        '<script type="application/json" data-product-json>{"product":{"variants":[{"id":1,"price":2500,"available":true}]}}</script>',
+      ),
       { currencyOverride: 'GBP' },
     );
     assert.deepEqual([chosen(r).price, chosen(r).currency, r.availability], ['25.00', 'GBP', 'in_stock']);
   });
 
   it('Magento: prices outside a product block are not trusted when they disagree', () => {
-    const box = (n: string) => `<span data-price-amount="${n}" data-price-type="finalPrice"><span class="price">$${n}.00</span></span>`;
-    const r = extractPrices(html('', `<div class="product-item">${box('36')}</div><div class="product-item">${box('45')}</div>`));
+    const box = (n: string) =>
+      `<span data-price-amount="${n}" data-price-type="finalPrice"><span class="price">$${n}.00</span></span>`;
+    const r = extractPrices(
+      html('', `<div class="product-item">${box('36')}</div><div class="product-item">${box('45')}</div>`),
+    );
     assert.equal(r.chosen, undefined);
     assert.match(r.failure ?? '', /2 × one of several different Magento prices outside \.product-info-main/);
   });
@@ -361,14 +415,17 @@ describe('extractPrices: shop platforms', () => {
   it('BigCommerce: BCData price with tax, RRP ignored, carousel cards left out', () => {
     const r = extractPrices(page('bigcommerce-cornerstone.html'));
     const c = chosen(r);
-    assert.deepEqual([c.price, c.currency, c.detail], ['119.99', 'USD', 'BCData.product_attributes.price.with_tax.value']);
+    assert.deepEqual(
+      [c.price, c.currency, c.detail],
+      ['119.99', 'USD', 'BCData.product_attributes.price.with_tax.value'],
+    );
     assert.ok(!r.candidates.some((x) => x.price === '59.99' || x.price === '24.50'));
     assert.ok(r.candidates.filter((x) => x.ignored).every((x) => x.ignored === 'the recommended retail price'));
   });
 });
 
 describe('extractPrices: currency', () => {
-  it('lets the currency override replace every candidate\'s currency and says so', () => {
+  it("lets the currency override replace every candidate's currency and says so", () => {
     const r = extractPrices(page('jsonld-basic.html'), { currencyOverride: 'CAD' });
     assert.equal(chosen(r).currency, 'CAD');
     assert.match(r.notes.join('\n'), /the currency override CAD replaces USD found on the page/);
@@ -386,7 +443,7 @@ describe('extractPrices: currency', () => {
     assert.equal(chosen(extractPrices(page1, { selector: '.p', locale: 'de-DE' })).price, '1.299');
   });
 
-  it('reads $ in text with the page\'s structured currency', () => {
+  it("reads $ in text with the page's structured currency", () => {
     const r = extractPrices(page('jsonld-malformed-meta-fallback.html'), { selector: '.money' });
     assert.deepEqual([chosen(r).price, chosen(r).currency], ['349.00', 'CAD']);
   });
@@ -400,13 +457,21 @@ describe('extractPrices: availability', () => {
   });
 
   it('reads BackOrder as orderable but not in stock', () => {
-    const r = extractPrices(html(ld({ '@type': 'Product', offers: { price: '5.00', priceCurrency: 'EUR', availability: 'schema:BackOrder' } }), ''));
+    const r = extractPrices(
+      html(
+        ld({ '@type': 'Product', offers: { price: '5.00', priceCurrency: 'EUR', availability: 'schema:BackOrder' } }),
+        '',
+      ),
+    );
     assert.equal(r.availability, 'preorder');
     assert.equal(chosen(r).inStock, false);
   });
 
   it('falls back to the add-to-cart button when no source states it', () => {
-    const sold = html('', '<form action="/cart/add"><button type="submit" name="add" disabled>Ausverkauft</button></form>');
+    const sold = html(
+      '',
+      '<form action="/cart/add"><button type="submit" name="add" disabled>Ausverkauft</button></form>',
+    );
     assert.equal(extractPrices(sold).availability, 'out_of_stock');
     const pre = html('', '<button class="add-to-cart">Pre-order</button>');
     assert.equal(extractPrices(pre).availability, 'preorder');
@@ -416,7 +481,12 @@ describe('extractPrices: availability', () => {
   });
 
   it('reports stock even when there is no price', () => {
-    const r = extractPrices(html('', '<div itemscope itemtype="https://schema.org/Product"><link itemprop="availability" href="https://schema.org/SoldOut"></div>'));
+    const r = extractPrices(
+      html(
+        '',
+        '<div itemscope itemtype="https://schema.org/Product"><link itemprop="availability" href="https://schema.org/SoldOut"></div>',
+      ),
+    );
     assert.equal(r.chosen, undefined);
     assert.equal(r.availability, 'out_of_stock');
   });
@@ -425,7 +495,10 @@ describe('extractPrices: availability', () => {
 describe('extractPrices: pages that are not product pages', () => {
   it('handles non-HTML responses', () => {
     assert.equal(extractPrices(page('not-html.json')).failure, 'the response is JSON, not an HTML page');
-    assert.equal(extractPrices(page('plain-text.txt')).failure, 'the response is plain text, not an HTML page (no markup found)');
+    assert.equal(
+      extractPrices(page('plain-text.txt')).failure,
+      'the response is plain text, not an HTML page (no markup found)',
+    );
     assert.equal(extractPrices('').failure, 'the page is empty');
     assert.equal(extractPrices('%PDF-1.7\n...').failure, 'the response is a PDF document, not an HTML page');
     assert.equal(extractPrices('\u0000\u0001<html>').failure, 'the response is binary data, not an HTML page');
@@ -436,7 +509,10 @@ describe('extractPrices: pages that are not product pages', () => {
     const r = extractPrices(page('de-de-visible-only.html'), { visibleFallback: false });
     assert.equal(r.chosen, undefined);
     assert.deepEqual(r.candidates, []);
-    assert.equal(r.failure, 'no price found: no JSON-LD, no itemprop=price, no price meta tags, no known shop platform markup; set a CSS selector for the price');
+    assert.equal(
+      r.failure,
+      'no price found: no JSON-LD, no itemprop=price, no price meta tags, no known shop platform markup; set a CSS selector for the price',
+    );
     // The visible-price finder takes the marked price after the title, not the recommendations'.
     const seen = extractPrices(page('de-de-visible-only.html'));
     assert.equal(chosen(seen).source, 'visible');
@@ -447,7 +523,8 @@ describe('extractPrices: pages that are not product pages', () => {
   it('copes with truncated and hostile markup', () => {
     const truncated = page('jsonld-basic.html').slice(0, 900);
     assert.doesNotThrow(() => extractPrices(truncated));
-    const nested = (n: number): string => html('', '<div>'.repeat(n) + '<span itemprop="price" content="3.00">3</span>' + '</div>'.repeat(n));
+    const nested = (n: number): string =>
+      html('', '<div>'.repeat(n) + '<span itemprop="price" content="3.00">3</span>' + '</div>'.repeat(n));
     assert.equal(chosen(extractPrices(nested(900))).price, '3.00');
     assert.equal(chosen(extractPrices(nested(900), { selector: 'span' })).price, '3');
     // htmlparser2 is quadratic in nesting depth (100 000 levels took 18 s): reading stops at

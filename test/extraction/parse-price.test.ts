@@ -167,7 +167,7 @@ describe('parsePrice: several numbers in one text', () => {
     assert.equal(ok('De R$ 300,00 por R$ 260,00').amount, '260.00');
     assert.equal(ok('Original price was: £20.00. Current price is: £15.00.').amount, '15.00');
     assert.equal(ok('通常価格 4,400円 販売価格 3,980円').amount, '3980');
-    assert.equal(ok('statt CHF 1\'499.– CHF 1\'299.–').amount, '1299');
+    assert.equal(ok("statt CHF 1'499.– CHF 1'299.–").amount, '1299');
   });
 
   it('marks a starting price', () => {
@@ -358,13 +358,16 @@ describe('parsePrice: classes found by the 500-string corpus', () => {
   it('leaves "¥" open beside Chinese text, unless the page or kana settle it', () => {
     const open = ok('制作费用：¥100');
     assert.deepEqual([open.amount, open.currency], ['100', undefined]);
-    assert.ok(open.notes.some((n) => n.includes('JPY, CNY')), open.notes.join('; '));
+    assert.ok(
+      open.notes.some((n) => n.includes('JPY, CNY')),
+      open.notes.join('; '),
+    );
     assert.equal(ok('制作费用：¥100', { currency: 'CNY' }).currency, 'CNY');
     assert.equal(ok('¥1,980（税込）です').currency, 'JPY');
     assert.equal(ok('¥1,980').currency, 'JPY');
   });
 
-  it('applies the unit after a range\'s high end to its low end too', () => {
+  it("applies the unit after a range's high end to its low end too", () => {
     const r = parsePrice('HK$ 20,000 - 35,000 / 呎');
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.reason, /unit price/);
@@ -380,7 +383,10 @@ describe('parsePrice: classes found by the 500-string corpus', () => {
   it('gives "Rs." no currency of its own: India, Pakistan, Nepal and Sri Lanka all write it', () => {
     const r = ok('Rs. 450');
     assert.deepEqual([r.amount, r.currency], ['450', undefined]);
-    assert.ok(r.notes.some((n) => n.includes('INR, PKR, LKR, NPR')), r.notes.join('; '));
+    assert.ok(
+      r.notes.some((n) => n.includes('INR, PKR, LKR, NPR')),
+      r.notes.join('; '),
+    );
     assert.equal(ok('Rs. 450', { currency: 'NPR' }).currency, 'NPR');
     assert.equal(ok('Rs. 1,159', { currency: 'INR' }).currency, 'INR');
     assert.equal(ok('₹1,299').currency, 'INR');

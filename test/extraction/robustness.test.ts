@@ -11,10 +11,34 @@ function rng(seed: number): () => number {
 }
 
 const DECIMAL = /^\d+(\.\d+)?$/;
-const JUNK = ['<', '>', '"', '{', '}', ',', '<div>', '</div>', '<script type="application/ld+json">', '</script>', '<!--', '&#', '\u0000', '€', '1.299,00', 'itemprop="price"', 'itemscope', '<del>', '<sup>'];
+const JUNK = [
+  '<',
+  '>',
+  '"',
+  '{',
+  '}',
+  ',',
+  '<div>',
+  '</div>',
+  '<script type="application/ld+json">',
+  '</script>',
+  '<!--',
+  '&#',
+  '\u0000',
+  '€',
+  '1.299,00',
+  'itemprop="price"',
+  'itemscope',
+  '<del>',
+  '<sup>',
+];
 
 function checkInvariants(r: Extraction, what: string): void {
-  assert.equal(r.chosen, r.candidates.find((c) => !c.ignored), `${what}: chosen is the first eligible candidate`);
+  assert.equal(
+    r.chosen,
+    r.candidates.find((c) => !c.ignored),
+    `${what}: chosen is the first eligible candidate`,
+  );
   assert.ok(r.chosen || r.failure, `${what}: no price means a failure reason`);
   assert.ok(!(r.chosen && r.failure), `${what}: a price and a failure at once`);
   for (const c of r.candidates) assert.match(c.price, DECIMAL, `${what}: ${c.detail}`);
@@ -35,7 +59,8 @@ describe('extraction on damaged pages', () => {
         else if (op < 0.85) html = html.slice(0, at) + JUNK[Math.floor(random() * JUNK.length)] + html.slice(at);
         else html = html.slice(0, at);
       }
-      const options = random() < 0.3 ? { selector: ['.price', 'span', 'div > p', '[itemprop=price]', 'a:has(b)'][i % 5] } : {};
+      const options =
+        random() < 0.3 ? { selector: ['.price', 'span', 'div > p', '[itemprop=price]', 'a:has(b)'][i % 5] } : {};
       checkInvariants(extractPrices(html, options), `${file} mutation ${i}`);
     }
   });
@@ -44,7 +69,10 @@ describe('extraction on damaged pages', () => {
     const random = rng(7);
     const alphabet = "0123456789.,' -–$€£¥krzłCHF()/%wasNow";
     for (let i = 0; i < 5000; i++) {
-      const text = Array.from({ length: Math.floor(random() * 20) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      const text = Array.from(
+        { length: Math.floor(random() * 20) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
       const r = parsePrice(text);
       if (r.ok) assert.match(r.amount, DECIMAL, JSON.stringify(text));
       else assert.ok(r.reason.length > 0);

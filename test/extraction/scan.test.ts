@@ -23,7 +23,7 @@ describe('page scanner', () => {
     assert.equal(scan.props[0]?.el?.text, '£1 299', 'narrow NBSP folded to a space like all whitespace');
   });
 
-  it('leaves struck and screen-reader text out but keeps an element\'s own text when it is struck', () => {
+  it("leaves struck and screen-reader text out but keeps an element's own text when it is struck", () => {
     const scan = scanPage(
       '<body class="woocommerce"><div class="summary"><p class="price"><del>£20</del> <span class="screen-reader-text">was £20</span><ins>£15</ins></p></div>' +
         '<div itemscope itemtype="https://schema.org/Offer"><s itemprop="price">£9</s></div></body>',

@@ -24,7 +24,10 @@ describe('the price the shopper pays', () => {
   it('overrules structured data that gives the price without VAT the page shows beside the consumer price', () => {
     const r = read('pay-vat-jsonld-net-gb.html');
     assert.deepEqual([r.chosen?.price, r.chosen?.source], ['298.80', 'visible']);
-    assert.match(find(r.candidates, '249.00', 'json-ld')?.ignored ?? '', /without VAT beside the consumer price 298\.80/);
+    assert.match(
+      find(r.candidates, '249.00', 'json-ld')?.ignored ?? '',
+      /without VAT beside the consumer price 298\.80/,
+    );
   });
 
   it('takes the current price over UVP, "statt" and the price per kg', () => {
@@ -37,7 +40,10 @@ describe('the price the shopper pays', () => {
     const r = read('pay-split-cents.html');
     assert.equal(r.chosen?.price, '229.99');
     assert.ok(!r.candidates.some((c) => c.price === '22999'));
-    const pinned = extractPrices(page('pay-split-cents.html'), { selector: r.chosen?.evidence?.path ?? '', visibleFallback: false });
+    const pinned = extractPrices(page('pay-split-cents.html'), {
+      selector: r.chosen?.evidence?.path ?? '',
+      visibleFallback: false,
+    });
     assert.equal(pinned.chosen?.price, '229.99');
   });
 
@@ -45,7 +51,10 @@ describe('the price the shopper pays', () => {
     const r = read('pay-split-number-currency-ru.html');
     assert.deepEqual([r.chosen?.price, r.chosen?.currency], ['1249', 'RUB']);
     assert.equal(r.chosen?.raw, '1 249 ₽');
-    const pinned = extractPrices(page('pay-split-number-currency-ru.html'), { selector: r.chosen?.evidence?.path ?? '', visibleFallback: false });
+    const pinned = extractPrices(page('pay-split-number-currency-ru.html'), {
+      selector: r.chosen?.evidence?.path ?? '',
+      visibleFallback: false,
+    });
     assert.deepEqual([pinned.chosen?.price, pinned.chosen?.currency], ['1249', 'RUB']);
   });
 
@@ -53,11 +62,17 @@ describe('the price the shopper pays', () => {
     const r = read('pay-auction-current-bid.html');
     assert.deepEqual([r.chosen?.price, r.chosen?.source], ['200', 'meta']);
     assert.match(find(r.candidates, '150', 'json-ld')?.ignored ?? '', /the page shows 200, as meta says/);
-    assert.ok(r.notes.some((n) => /structured prices disagree: json-ld says 150, meta says 200/.test(n)), r.notes.join('\n'));
-    assert.ok(!r.candidates.some((c) => (c.price === '300' || c.price === '500') && !c.ignored), 'the estimate is never a price');
+    assert.ok(
+      r.notes.some((n) => /structured prices disagree: json-ld says 150, meta says 200/.test(n)),
+      r.notes.join('\n'),
+    );
+    assert.ok(
+      !r.candidates.some((c) => (c.price === '300' || c.price === '500') && !c.ignored),
+      'the estimate is never a price',
+    );
   });
 
-  it("refuses an auction that shows only its estimate and starting price", () => {
+  it('refuses an auction that shows only its estimate and starting price', () => {
     const r = read('pay-auction-estimate-only-de.html');
     assert.equal(r.chosen, undefined);
     assert.ok(!r.candidates.some((c) => ['1200', '1800'].includes(c.price) && !c.ignored));
@@ -67,7 +82,8 @@ describe('the price the shopper pays', () => {
   it("takes the product's own price, not a subscription's, a bundle's or an accessory's", () => {
     const r = read('pay-bundle-subscription-accessory.html');
     assert.equal(r.chosen?.price, '49.00');
-    for (const other of ['44.10', '79.00', '9.99', '24.99']) assert.ok(find(r.candidates, other)?.ignored ?? !find(r.candidates, other), other);
+    for (const other of ['44.10', '79.00', '9.99', '24.99'])
+      assert.ok(find(r.candidates, other)?.ignored ?? !find(r.candidates, other), other);
   });
 
   it('prefers the visible sale price to the microdata of the struck one (18 vs 17.10)', () => {
@@ -120,7 +136,10 @@ describe('the stock state the page shows', () => {
   it("does not take a seller's row for the page's stock state", () => {
     const r = read('stock-seller-rows.html');
     assert.equal(r.availability, 'in_stock');
-    assert.deepEqual(r.notes.filter((n) => /the page says/.test(n)), []);
+    assert.deepEqual(
+      r.notes.filter((n) => /the page says/.test(n)),
+      [],
+    );
   });
 
   it('takes the in-stock size among JSON-LD descriptions of the same product, one per size', () => {

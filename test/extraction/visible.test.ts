@@ -73,24 +73,35 @@ describe('visible-price finder (test/fixtures/visible-truth.json)', () => {
     assert.match(ld?.ignored ?? '', /equals the old price the page shows struck through/);
     assert.match(r.notes.join('\n'), /json-ld says 149\.99, the page shows 119\.01/);
     const lag = extractPrices(page('v-meta-lags-visible.html'));
-    assert.match(lag.candidates.find((c) => c.source === 'meta')?.ignored ?? '', /the page shows 71\.91 as the current price/);
+    assert.match(
+      lag.candidates.find((c) => c.source === 'meta')?.ignored ?? '',
+      /the page shows 71\.91 as the current price/,
+    );
   });
 
   it('attaches the visible evidence to a structured price it confirms', () => {
     const r = extractPrices(page('v-jsonld-agrees.html'));
     assert.equal(r.chosen?.source, 'json-ld');
     assert.match(r.chosen?.evidence?.path ?? '', /span\.price/);
-    assert.equal(r.candidates.some((c) => c.source === 'visible'), false);
+    assert.equal(
+      r.candidates.some((c) => c.source === 'visible'),
+      false,
+    );
   });
 
   it('keeps a URL-named variant over the default variant the page shows', () => {
-    const r = extractPrices(page('shopify-dawn-sale.html'), { baseUrl: 'https://demo.example/products/jacket?variant=40000000000002' });
+    const r = extractPrices(page('shopify-dawn-sale.html'), {
+      baseUrl: 'https://demo.example/products/jacket?variant=40000000000002',
+    });
     assert.notEqual(r.chosen?.source, 'visible');
   });
 
   it('says the page contradicts a structured stock state', () => {
     const r = extractPrices(page('v-jsonld-instock-sold-out.html'));
     assert.equal(r.availability, 'out_of_stock');
-    assert.match(r.notes.join('\n'), /the page says out of stock \(the buy button reads "Sold out"\) although the structured data says in stock/);
+    assert.match(
+      r.notes.join('\n'),
+      /the page says out of stock \(the buy button reads "Sold out"\) although the structured data says in stock/,
+    );
   });
 });

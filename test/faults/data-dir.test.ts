@@ -64,7 +64,10 @@ describe('a DATA_DIR that cannot be written', { skip: !pglite && 'the embedded d
     fs.writeFileSync(file, '');
     const r = await cli(['start'], { DATA_DIR: path.join(file, 'data') });
     assert.equal(r.code, 1);
-    assert.match(r.stderr.trim(), /^pricehound: cannot write DATA_DIR .*a-file\/data: part of the path is a file, not a directory \(ENOTDIR/);
+    assert.match(
+      r.stderr.trim(),
+      /^pricehound: cannot write DATA_DIR .*a-file\/data: part of the path is a file, not a directory \(ENOTDIR/,
+    );
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
 
@@ -102,8 +105,16 @@ describe('a DATA_DIR that cannot be written', { skip: !pglite && 'the embedded d
       })();
       const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
       const post = async (n: number) => {
-        const products = Array.from({ length: n }, (_, i) => ({ name: `Filler ${i} ${'x'.repeat(150)}`, base_price: 1, currency: 'EUR' }));
-        const res = await fetch(`${server.url}/api/v1/products/batch`, { method: 'POST', headers, body: JSON.stringify({ products }) });
+        const products = Array.from({ length: n }, (_, i) => ({
+          name: `Filler ${i} ${'x'.repeat(150)}`,
+          base_price: 1,
+          currency: 'EUR',
+        }));
+        const res = await fetch(`${server.url}/api/v1/products/batch`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ products }),
+        });
         return { status: res.status, body: (await res.json()) as { code?: string; request_id?: string } };
       };
       assert.equal((await post(10)).status, 200);
@@ -124,7 +135,10 @@ describe('a DATA_DIR that cannot be written', { skip: !pglite && 'the embedded d
         assert.match(String(a.body.request_id), /^req_/);
       }
       assert.equal(server.proc.exitCode, null, 'still running');
-      assert.ok(server.logs.some((l) => /No space left on device/.test(JSON.stringify(l.err ?? ''))), 'the log says why');
+      assert.ok(
+        server.logs.some((l) => /No space left on device/.test(JSON.stringify(l.err ?? ''))),
+        'the log says why',
+      );
       fs.rmSync(filler);
       assert.equal((await post(10)).status, 200, 'writes again once there is room');
     } finally {

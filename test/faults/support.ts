@@ -33,9 +33,19 @@ export function apiCaller(base: () => string, key: string): Call {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   return async (method, path, body) => {
     const t0 = Date.now();
-    const res = await fetch(`${base()}/api/v1${path}`, { method, headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${base()}/api/v1${path}`, {
+      method,
+      headers,
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     const text = await res.text();
-    return { status: res.status, ms: Date.now() - t0, at: t0, headers: res.headers, body: text ? (JSON.parse(text) as Answer['body']) : null };
+    return {
+      status: res.status,
+      ms: Date.now() - t0,
+      at: t0,
+      headers: res.headers,
+      body: text ? (JSON.parse(text) as Answer['body']) : null,
+    };
   };
 }
 
@@ -52,7 +62,8 @@ export function startWriters(n: number, call: Call, name: string): Writers {
   let writing = true;
   let i = 0;
   const loops = Array.from({ length: n }, async () => {
-    while (writing) answers.push(await call('POST', '/products', { name: `${name} ${i++}`, base_price: 10, currency: 'EUR' }));
+    while (writing)
+      answers.push(await call('POST', '/products', { name: `${name} ${i++}`, base_price: 10, currency: 'EUR' }));
   });
   return {
     answers,
@@ -87,8 +98,12 @@ export function assertOutageAnswers(answers: Answer[], downAt: number, upAt: num
   }
   const slowest = Math.max(...during.map((a) => a.ms));
   assert.ok(slowest <= 6_000, `503s within the pool's 5 s connect timeout: slowest ${slowest} ms`);
-  assert.ok(answers.every((a) => a.status === 201 || a.status === 503), `statuses: ${[...new Set(answers.map((a) => a.status))].join(', ')}`);
-  const recoveredIn = Math.min(...answers.filter((a) => a.at > upAt && a.status === 201).map((a) => a.at + a.ms)) - upAt;
+  assert.ok(
+    answers.every((a) => a.status === 201 || a.status === 503),
+    `statuses: ${[...new Set(answers.map((a) => a.status))].join(', ')}`,
+  );
+  const recoveredIn =
+    Math.min(...answers.filter((a) => a.at > upAt && a.status === 201).map((a) => a.at + a.ms)) - upAt;
   assert.ok(recoveredIn < 30_000, `recovered in ${recoveredIn} ms`);
   return { during: during.length, slowest, recoveredIn };
 }
@@ -112,9 +127,14 @@ export async function checkAcknowledged(databaseUrl: string, answers: Answer[], 
   await c.connect();
   let want: string[];
   try {
-    const found = await c.query<{ n: number }>('select count(*)::int as n from products where id = any($1::text[])', [acknowledged]);
+    const found = await c.query<{ n: number }>('select count(*)::int as n from products where id = any($1::text[])', [
+      acknowledged,
+    ]);
     assert.equal(found.rows[0]!.n, acknowledged.length, 'every acknowledged product exists');
-    const events = await c.query<{ id: string }>(`select id from events where type = 'product.created' and data->>'id' = any($1::text[])`, [acknowledged]);
+    const events = await c.query<{ id: string }>(
+      `select id from events where type = 'product.created' and data->>'id' = any($1::text[])`,
+      [acknowledged],
+    );
     assert.equal(events.rows.length, acknowledged.length, 'one product.created per acknowledged product');
     want = events.rows.map((e) => e.id);
   } finally {
@@ -135,13 +155,23 @@ export async function checkAcknowledged(databaseUrl: string, answers: Answer[], 
           )
         ).rows;
       let rows = await succeeded();
-      for (const deadline = Date.now() + 10_000; rows.length < want.length && Date.now() < deadline; rows = await succeeded()) {
+      for (
+        const deadline = Date.now() + 10_000;
+        rows.length < want.length && Date.now() < deadline;
+        rows = await succeeded()
+      ) {
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.equal(rows.length, want.length, 'every event has a succeeded attempt in the delivery log');
-      assert.deepEqual(rows.filter((r) => r.n !== 1), [], 'each of them succeeded once');
+      assert.deepEqual(
+        rows.filter((r) => r.n !== 1),
+        [],
+        'each of them succeeded once',
+      );
       // Nor any other event (those of products whose 201 was lost to the outage included).
-      const twice = await log.query(`select event_id from webhook_deliveries where status = 'succeeded' group by event_id having count(*) > 1`);
+      const twice = await log.query(
+        `select event_id from webhook_deliveries where status = 'succeeded' group by event_id having count(*) > 1`,
+      );
       assert.deepEqual(twice.rows, [], 'no event succeeded twice');
     } finally {
       await log.end();
@@ -150,7 +180,11 @@ export async function checkAcknowledged(databaseUrl: string, answers: Answer[], 
     () => undefined,
     (err: unknown) => String(err),
   );
-  return { acknowledged: acknowledged.length, delivered, lastArrivedAt: () => Math.max(...want.map((id) => arrived(id) ?? Infinity)) };
+  return {
+    acknowledged: acknowledged.length,
+    delivered,
+    lastArrivedAt: () => Math.max(...want.map((id) => arrived(id) ?? Infinity)),
+  };
 }
 
 export interface OutageRun {
@@ -170,7 +204,12 @@ export interface OutageRun {
  * OUTAGE_MS, brings it back (`fault.start`) and writes on until a 201 comes after that; then
  * checks the answers (assertOutageAnswers).
  */
-export async function writeThroughOutage(call: Call, rx: Receiver, writers: number, fault: { stop(): Promise<void>; start(): Promise<void> }): Promise<OutageRun> {
+export async function writeThroughOutage(
+  call: Call,
+  rx: Receiver,
+  writers: number,
+  fault: { stop(): Promise<void>; start(): Promise<void> },
+): Promise<OutageRun> {
   const ep = await call('POST', '/webhooks', { url: rx.url, event_types: ['product.created'] });
   assert.equal(ep.status, 201, JSON.stringify(ep.body));
   const w = startWriters(writers, call, 'Outage');

@@ -111,7 +111,12 @@ describe('literal IPs in URLs', () => {
   }
 
   test('metadata in decimal and hex spellings', async () => {
-    for (const raw of ['http://2852039166/', 'http://0xa9fea9fe/', 'http://0251.0376.0251.0376/', 'http://[::ffff:a9fe:a9fe]/']) {
+    for (const raw of [
+      'http://2852039166/',
+      'http://0xa9fea9fe/',
+      'http://0251.0376.0251.0376/',
+      'http://[::ffff:a9fe:a9fe]/',
+    ]) {
       const err = await fetchError(resolveAllowedAddresses(new URL(raw).hostname, { allowLoopback: true }));
       assert.equal(err.code, 'blocked_address', raw);
       assert.match(err.message, /metadata/, raw);
@@ -131,8 +136,14 @@ describe('resolveAllowedAddresses', () => {
 
   test('returns every address of a public name, the first as the preferred one', async () => {
     const all = await resolveAllowedAddresses('shop.test', { allowLoopback: false, lookup });
-    assert.deepEqual(all.map((a) => a.address), ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']);
-    assert.deepEqual(await resolveAllowedAddress('shop.test', { allowLoopback: false, lookup }), { address: '93.184.215.14', family: 4 });
+    assert.deepEqual(
+      all.map((a) => a.address),
+      ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+    );
+    assert.deepEqual(await resolveAllowedAddress('shop.test', { allowLoopback: false, lookup }), {
+      address: '93.184.215.14',
+      family: 4,
+    });
   });
 
   test('a name with one private address among public ones is refused', async () => {
@@ -143,7 +154,10 @@ describe('resolveAllowedAddresses', () => {
 
   test('messages name the host and the rule broken; a literal address, what it is; never what a name resolved to', async () => {
     const e1 = await fetchError(resolveAllowedAddresses('internal.test', { allowLoopback: true, lookup }));
-    assert.equal(e1.message, 'internal.test resolves to a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses');
+    assert.equal(
+      e1.message,
+      'internal.test resolves to a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses',
+    );
     const e2 = await fetchError(resolveAllowedAddresses('meta.test', { allowLoopback: true, lookup }));
     assert.match(e2.message, /^meta\.test resolves to a cloud metadata address;/);
     assert.doesNotMatch(e2.message, /169\.254/);
@@ -156,7 +170,10 @@ describe('resolveAllowedAddresses', () => {
 
   test('loopback names pass only with allowLoopback', async () => {
     assert.equal((await resolveAllowedAddresses('loop.test', { allowLoopback: true, lookup })).length, 2);
-    assert.equal((await fetchError(resolveAllowedAddresses('loop.test', { allowLoopback: false, lookup }))).code, 'blocked_address');
+    assert.equal(
+      (await fetchError(resolveAllowedAddresses('loop.test', { allowLoopback: false, lookup }))).code,
+      'blocked_address',
+    );
   });
 
   test('a real name resolving to 127.0.0.1 (localhost, from /etc/hosts) is refused without allowLoopback', async () => {
@@ -169,14 +186,20 @@ describe('resolveAllowedAddresses', () => {
     const e1 = await fetchError(resolveAllowedAddresses('nowhere.test', { allowLoopback: false, lookup }));
     assert.equal(e1.code, 'dns_failed');
     assert.equal(e1.message, 'nowhere.test does not resolve (no such host)');
-    assert.equal((await fetchError(resolveAllowedAddresses('empty.test', { allowLoopback: false, lookup }))).code, 'dns_failed');
+    assert.equal(
+      (await fetchError(resolveAllowedAddresses('empty.test', { allowLoopback: false, lookup }))).code,
+      'dns_failed',
+    );
   });
 
   test('a trailing dot is the plain name; localhost names are loopback without a lookup; empty labels are invalid', async () => {
     const calls = tableLookup({ 'internal.test': ['10.0.0.1'], 'shop.test': ['93.184.215.14'] });
     const e1 = await fetchError(resolveAllowedAddresses('internal.test.', { allowLoopback: false, lookup: calls }));
     assert.match(e1.message, /^internal\.test resolves to a private network address/);
-    assert.deepEqual((await resolveAllowedAddresses('SHOP.test.', { allowLoopback: false, lookup: calls })).map((a) => a.address), ['93.184.215.14']);
+    assert.deepEqual(
+      (await resolveAllowedAddresses('SHOP.test.', { allowLoopback: false, lookup: calls })).map((a) => a.address),
+      ['93.184.215.14'],
+    );
     assert.deepEqual([...calls.calls.keys()].sort(), ['internal.test', 'shop.test']);
     for (const host of ['localhost', 'localhost.', 'LocalHost', 'api.localhost', 'api.localhost.']) {
       const err = await fetchError(resolveAllowedAddresses(host, { allowLoopback: false, lookup: calls }));
@@ -184,7 +207,11 @@ describe('resolveAllowedAddresses', () => {
       assert.match(err.message, /resolves to a loopback address/);
     }
     for (const host of ['a..b', 'localhost..', '.', '..', '.localhost']) {
-      assert.equal((await fetchError(resolveAllowedAddresses(host, { allowLoopback: true, lookup: calls }))).code, 'invalid_url', host);
+      assert.equal(
+        (await fetchError(resolveAllowedAddresses(host, { allowLoopback: true, lookup: calls }))).code,
+        'invalid_url',
+        host,
+      );
     }
     assert.deepEqual([...calls.calls.keys()].sort(), ['internal.test', 'shop.test'], 'no other lookup');
     // The guard caches the plain name: `shop.test.` and `shop.test` are one entry.
@@ -195,7 +222,11 @@ describe('resolveAllowedAddresses', () => {
   });
 
   test('allowTargets open one literal loopback address:port and nothing else', async () => {
-    const policy = { allowLoopback: false, allowTargets: ['127.0.0.1:4791', '[::1]:4791', '10.0.0.1:80'], lookup: tableLookup({ 'loop.test': ['127.0.0.1'] }) };
+    const policy = {
+      allowLoopback: false,
+      allowTargets: ['127.0.0.1:4791', '[::1]:4791', '10.0.0.1:80'],
+      lookup: tableLookup({ 'loop.test': ['127.0.0.1'] }),
+    };
     assert.equal((await resolveAllowedAddresses('127.0.0.1', policy, 4791)).length, 1);
     assert.equal((await resolveAllowedAddresses('[::1]', policy, 4791)).length, 1);
     const refused: [string, number | undefined][] = [
@@ -208,7 +239,11 @@ describe('resolveAllowedAddresses', () => {
       ['[::ffff:127.0.0.1]', 4791],
     ];
     for (const [host, port] of refused) {
-      assert.equal((await fetchError(resolveAllowedAddresses(host, policy, port))).code, 'blocked_address', `${host}:${String(port)}`);
+      assert.equal(
+        (await fetchError(resolveAllowedAddresses(host, policy, port))).code,
+        'blocked_address',
+        `${host}:${String(port)}`,
+      );
     }
     const guard = new AddressGuard(policy);
     assert.equal((await guard.resolve('127.0.0.1', 4791)).length, 1);
@@ -241,11 +276,17 @@ describe('AddressGuard', () => {
     const guard = new AddressGuard({ allowLoopback: false, lookup });
     assert.equal((await fetchError(guard.resolve('flip.test'))).code, 'blocked_address');
     answer = ['93.184.215.14'];
-    assert.deepEqual((await guard.resolve('flip.test')).map((a) => a.address), ['93.184.215.14']);
+    assert.deepEqual(
+      (await guard.resolve('flip.test')).map((a) => a.address),
+      ['93.184.215.14'],
+    );
   });
 
   test('its socket lookup serves approved addresses only, in the shape net.connect asks for', async () => {
-    const lookup = tableLookup({ 'shop.test': ['93.184.215.14', '2606:4700:4700::1111'], 'bad.test': ['192.168.0.10'] });
+    const lookup = tableLookup({
+      'shop.test': ['93.184.215.14', '2606:4700:4700::1111'],
+      'bad.test': ['192.168.0.10'],
+    });
     const guard = new AddressGuard({ allowLoopback: false, lookup });
     const call = (host: string, options: object): Promise<unknown[]> =>
       new Promise((resolve) => guard.lookup(host, options, (err, address, family) => resolve([err, address, family])));

@@ -54,7 +54,10 @@ describe('browser guard proxy', () => {
     site.listen(0, '127.0.0.1');
     await once(site, 'listening');
     sitePort = (site.address() as net.AddressInfo).port;
-    proxy = new GuardProxy({ guard: new AddressGuard({ allowLoopback: true, lookup }), onEvent: (e) => events.push(e) });
+    proxy = new GuardProxy({
+      guard: new AddressGuard({ allowLoopback: true, lookup }),
+      onEvent: (e) => events.push(e),
+    });
     port = Number(new URL(await proxy.listen()).port);
   });
   after(async () => {
@@ -66,14 +69,21 @@ describe('browser guard proxy', () => {
   test('without valid credentials: 407, and nothing is connected', async () => {
     events.length = 0;
     const s = proxy.openSession({ maxBytes: 1e6 });
-    for (const auth of ['', `Proxy-Authorization: ${basic(s.username, 'wrong')}\r\n`, `Proxy-Authorization: ${basic('nobody', s.password)}\r\n`]) {
+    for (const auth of [
+      '',
+      `Proxy-Authorization: ${basic(s.username, 'wrong')}\r\n`,
+      `Proxy-Authorization: ${basic('nobody', s.password)}\r\n`,
+    ]) {
       const { text, socket } = await raw(port, `CONNECT 127.0.0.1:${sitePort} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
       assert.match(text, /^HTTP\/1\.1 407 /);
       assert.match(text, /Proxy-Authenticate: Basic/i);
       socket.destroy();
     }
     proxy.closeSession(s);
-    const { text, socket } = await raw(port, `GET http://127.0.0.1:${sitePort}/ HTTP/1.1\r\nHost: x\r\nProxy-Authorization: ${basic(s.username, s.password)}\r\n\r\n`);
+    const { text, socket } = await raw(
+      port,
+      `GET http://127.0.0.1:${sitePort}/ HTTP/1.1\r\nHost: x\r\nProxy-Authorization: ${basic(s.username, s.password)}\r\n\r\n`,
+    );
     assert.match(text, /^HTTP\/1\.1 407 /, 'a closed session no longer works');
     socket.destroy();
     assert.deepEqual(events, []);
@@ -90,12 +100,18 @@ describe('browser guard proxy', () => {
       socket.destroy();
     }
     // A refused plain request gets no response at all (a cut connection), not a fake 403 page.
-    const { text, socket } = await raw(port, `GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n${auth}\r\n`);
+    const { text, socket } = await raw(
+      port,
+      `GET http://169.254.169.254/latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n${auth}\r\n`,
+    );
     assert.equal(text, '');
     socket.destroy();
     assert.equal(events.length, 5);
     assert.ok(events.every((e) => !e.allowed && e.address === undefined && e.session === s.username));
-    assert.deepEqual(s.refused.map((e) => e.code), ['blocked_address', 'blocked_address', 'blocked_address', 'blocked_address', 'blocked_address']);
+    assert.deepEqual(
+      s.refused.map((e) => e.code),
+      ['blocked_address', 'blocked_address', 'blocked_address', 'blocked_address', 'blocked_address'],
+    );
     proxy.closeSession(s);
   });
 
@@ -112,14 +128,21 @@ describe('browser guard proxy', () => {
     tunnel.socket.write(`GET /t HTTP/1.1\r\nHost: loop.test:${sitePort}\r\nConnection: close\r\n\r\n`);
     await once(tunnel.socket, 'close');
     assert.match(body, /hello$/);
-    const plain = await raw(port, `GET http://127.0.0.1:${sitePort}/p HTTP/1.1\r\nHost: 127.0.0.1:${sitePort}\r\n${auth}Connection: close\r\n\r\n`, /hello/);
+    const plain = await raw(
+      port,
+      `GET http://127.0.0.1:${sitePort}/p HTTP/1.1\r\nHost: 127.0.0.1:${sitePort}\r\n${auth}Connection: close\r\n\r\n`,
+      /hello/,
+    );
     assert.match(plain.text, /^HTTP\/1\.1 200 [\s\S]*hello$/);
     plain.socket.destroy();
     assert.deepEqual(siteHits, [`loop.test:${sitePort} /t`, `127.0.0.1:${sitePort} /p`]);
-    assert.deepEqual(events.map((e) => [e.kind, e.host, e.allowed, e.address]), [
-      ['connect', 'loop.test', true, '127.0.0.1'],
-      ['http', '127.0.0.1', true, '127.0.0.1'],
-    ]);
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.host, e.allowed, e.address]),
+      [
+        ['connect', 'loop.test', true, '127.0.0.1'],
+        ['http', '127.0.0.1', true, '127.0.0.1'],
+      ],
+    );
     assert.ok(s.bytes > 0);
     proxy.closeSession(s);
   });
@@ -146,7 +169,11 @@ describe('browser guard proxy', () => {
       siteHits.length = 0;
       const s = proxy.openSession({ maxBytes: 1e6, upstream: `http://user:p%40ss@127.0.0.1:${upPort}` });
       const auth = `Proxy-Authorization: ${basic(s.username, s.password)}\r\n`;
-      const plain = await raw(port, `GET http://loop.test:${sitePort}/via HTTP/1.1\r\nHost: loop.test:${sitePort}\r\n${auth}Connection: close\r\n\r\n`, /hello/);
+      const plain = await raw(
+        port,
+        `GET http://loop.test:${sitePort}/via HTTP/1.1\r\nHost: loop.test:${sitePort}\r\n${auth}Connection: close\r\n\r\n`,
+        /hello/,
+      );
       assert.match(plain.text, /^HTTP\/1\.1 200 [\s\S]*hello$/);
       plain.socket.destroy();
       const refused = await raw(port, `CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
@@ -164,7 +191,11 @@ describe('browser guard proxy', () => {
   test('a session past its traffic budget has its connections cut', async () => {
     const s = proxy.openSession({ maxBytes: 10_000 });
     const auth = `Proxy-Authorization: ${basic(s.username, s.password)}\r\n`;
-    const { text, socket } = await raw(port, `GET http://127.0.0.1:${sitePort}/big HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, /$^/);
+    const { text, socket } = await raw(
+      port,
+      `GET http://127.0.0.1:${sitePort}/big HTTP/1.1\r\nHost: x\r\n${auth}\r\n`,
+      /$^/,
+    );
     assert.ok(text.length < 100_000, `received ${text.length} bytes`);
     assert.equal(s.overBudget, true);
     socket.destroy();

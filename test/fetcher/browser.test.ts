@@ -27,7 +27,9 @@ import { observeConnections, testConfig } from './helpers/fetcher.js';
 
 const chromiumPath = process.env.CHROMIUM_PATH?.trim() || undefined;
 const found = await findChromium(chromiumPath);
-const skip = found.available ? false : `no Chromium on this machine (${found.reason ?? ''}): apt-get install chromium, or set CHROMIUM_PATH`;
+const skip = found.available
+  ? false
+  : `no Chromium on this machine (${found.reason ?? ''}): apt-get install chromium, or set CHROMIUM_PATH`;
 if (skip) console.log(`# browser fetcher tests skipped: ${skip}`);
 
 const UA = 'pricehound-test/1.0 (browser fetcher tests)';
@@ -68,7 +70,12 @@ function make(config: Partial<BrowserFetcherConfig> = {}, opts: BrowserFetcherOp
   return { fetcher, routed, proxied };
 }
 
-const req = (url: string, extra: Partial<FetchRequest> = {}): FetchRequest => ({ url, respectRobots: false, renderJs: true, ...extra });
+const req = (url: string, extra: Partial<FetchRequest> = {}): FetchRequest => ({
+  url,
+  respectRobots: false,
+  renderJs: true,
+  ...extra,
+});
 
 async function rejection(p: Promise<unknown>): Promise<FetchError> {
   try {
@@ -122,7 +129,11 @@ describe('browser fetcher (Chromium)', { skip }, () => {
     // Same User-Agent as the HTTP fetcher; images are never loaded.
     assert.ok(site.requests.length > 0 && site.requests.every((q) => q.userAgent === UA));
     assert.equal(site.hits('/img/shoe.png'), 0);
-    assert.ok(shared.routed.some((e) => e.url.endsWith('/img/shoe.png') && e.action === 'abort' && e.reason === 'resource_type'));
+    assert.ok(
+      shared.routed.some(
+        (e) => e.url.endsWith('/img/shoe.png') && e.action === 'abort' && e.reason === 'resource_type',
+      ),
+    );
     assert.equal(shared.fetcher.stats().activePages, 0);
   });
 
@@ -153,7 +164,10 @@ describe('browser fetcher (Chromium)', { skip }, () => {
     await shared.fetcher.fetch(req(`${site.url}/api-price.html`));
     const pages = site.requests.filter((q) => q.path === '/api-price.html');
     assert.equal(pages.length, 2);
-    assert.deepEqual(pages.map((q) => q.cookie), [undefined, undefined]);
+    assert.deepEqual(
+      pages.map((q) => q.cookie),
+      [undefined, undefined],
+    );
     // Within one fetch the page's own cookie works (the API call carried it).
     assert.ok(site.requests.some((q) => q.path.startsWith('/api/price') && q.cookie === 'visited=1'));
   });
@@ -193,7 +207,8 @@ describe('browser fetcher (Chromium)', { skip }, () => {
       // The proxy is Chromium's only way out, and it connected to loopback alone.
       const opened = proxied.filter((e) => e.allowed);
       assert.ok(opened.length > 0);
-      for (const e of opened) assert.ok(isLoopback(e.address), `the proxy connected to ${e.address ?? '?'} for ${e.host}`);
+      for (const e of opened)
+        assert.ok(isLoopback(e.address), `the proxy connected to ${e.address ?? '?'} for ${e.host}`);
       assert.equal(site.hits('/x'), 0);
       assert.ok(site.requests.every((q) => q.host === `127.0.0.1:${site.port}`));
     }
@@ -210,7 +225,11 @@ describe('browser fetcher (Chromium)', { skip }, () => {
     site.reset();
     const refused = make({ allowLoopbackTargets: false });
     try {
-      for (const url of [`${site.url}/js-rendered.html`, `http://loop.test:${site.port}/js-rendered.html`, `http://[::1]:${site.port}/`]) {
+      for (const url of [
+        `${site.url}/js-rendered.html`,
+        `http://loop.test:${site.port}/js-rendered.html`,
+        `http://[::1]:${site.port}/`,
+      ]) {
         const err = await rejection(refused.fetcher.fetch(req(url)));
         assert.equal(err.code, 'blocked_address', `${url}: ${err.message}`);
       }
@@ -267,7 +286,9 @@ describe('browser fetcher (Chromium)', { skip }, () => {
       // that let only one page render at a time would be slow and show 1, and one that let
       // more through would show 3 or 4; timing on a loaded machine cannot change the answer.
       const results = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => fetcher.fetch(req(`${site.url}/slow-render.html?ms=5000&together=2&n=${i}`))),
+        Array.from({ length: 4 }, (_, i) =>
+          fetcher.fetch(req(`${site.url}/slow-render.html?ms=5000&together=2&n=${i}`)),
+        ),
       );
       for (const r of results) assert.match(r.body, /<span class="price">1\.299,00 €<\/span>/);
       assert.equal(site.maxSlowInFlight(), 2);
@@ -315,7 +336,9 @@ describe('browser fetcher (Chromium)', { skip }, () => {
     await fetcher.fetch(req(`${site.url}/api-price.html`));
     const mem = await fetcher.memory();
     assert.ok(mem.running && mem.processes >= 2 && mem.rssBytes > 10 * 1024 * 1024);
-    t.diagnostic(`browser after one page: ${mem.processes} processes, RSS ${Math.round(mem.rssBytes / 1048576)} MiB, PSS ${mem.pssBytes === null ? '?' : Math.round(mem.pssBytes / 1048576)} MiB`);
+    t.diagnostic(
+      `browser after one page: ${mem.processes} processes, RSS ${Math.round(mem.rssBytes / 1048576)} MiB, PSS ${mem.pssBytes === null ? '?' : Math.round(mem.pssBytes / 1048576)} MiB`,
+    );
 
     // Crash: the next fetch starts a new browser.
     const first = fetcher.stats().pid;
@@ -379,14 +402,22 @@ describe('browser fetcher with the HTTP fetcher (shared guard, robots.txt, per-h
 
   test("robots.txt: the HTTP fetcher's check and cache decide, before the page and after redirects", async () => {
     site.clearLog();
-    const err = await rejection(browser.fetch(req(`${site.url}/no-pricehound/jsonld-basic.html`, { respectRobots: true })));
+    const err = await rejection(
+      browser.fetch(req(`${site.url}/no-pricehound/jsonld-basic.html`, { respectRobots: true })),
+    );
     assert.equal(err.code, 'robots_disallowed', err.message);
     assert.equal(site.hits('/no-pricehound/jsonld-basic.html'), 0, 'a disallowed page is never requested');
     const ok = await browser.fetch(req(site.pageUrl('jsonld-basic.html'), { respectRobots: true }));
     assert.equal(ok.status, 200);
     assert.ok(extractPrices(ok.body).chosen);
     // A redirect into a disallowed path: the content is not returned.
-    const via = await rejection(browser.fetch(req(`${site.url}/redirect/to?location=${encodeURIComponent('/no-pricehound/jsonld-basic.html')}`, { respectRobots: true })));
+    const via = await rejection(
+      browser.fetch(
+        req(`${site.url}/redirect/to?location=${encodeURIComponent('/no-pricehound/jsonld-basic.html')}`, {
+          respectRobots: true,
+        }),
+      ),
+    );
     assert.equal(via.code, 'robots_disallowed', via.message);
     // The HTTP fetcher's own fetch shares the cache: robots.txt was read once.
     await http.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: true });
@@ -404,7 +435,13 @@ describe('browser fetcher with the HTTP fetcher (shared guard, robots.txt, per-h
         const err = await rejection(browser.fetch(req(`${site.url}${path}`)));
         assert.equal(err.code, 'blocked_address', `${path}: ${err.message}`);
       }
-      assert.deepEqual(proxied.filter((e) => !e.allowed).map((e) => e.host).sort(), ['10.0.0.1', '169.254.169.254']);
+      assert.deepEqual(
+        proxied
+          .filter((e) => !e.allowed)
+          .map((e) => e.host)
+          .sort(),
+        ['10.0.0.1', '169.254.169.254'],
+      );
       assert.ok(conns.connectedTo.length > 0);
       for (const a of conns.connectedTo) assert.ok(isLoopback(a), `a socket connected to ${a}`);
     } finally {
@@ -506,9 +543,15 @@ describe('browser fetcher without a browser', () => {
         const fromBrowser = await rejection(fetcher.fetch(req(url)));
         const fromHttp = await rejection(http.fetch({ url, respectRobots: false }));
         assert.equal(fromBrowser.code, 'invalid_url', `${url}: ${fromBrowser.message}`);
-        assert.deepEqual({ code: fromBrowser.code, message: fromBrowser.message }, { code: fromHttp.code, message: fromHttp.message }, url);
+        assert.deepEqual(
+          { code: fromBrowser.code, message: fromBrowser.message },
+          { code: fromHttp.code, message: fromHttp.message },
+          url,
+        );
       }
-      const withCredentials = await rejection(fetcher.fetch(req(`http://user:secret@127.0.0.1:${site.port}/js-rendered.html`)));
+      const withCredentials = await rejection(
+        fetcher.fetch(req(`http://user:secret@127.0.0.1:${site.port}/js-rendered.html`)),
+      );
       assert.equal(withCredentials.message, 'URLs with a user name or password are not fetched');
       assert.equal(site.requests.length, 0);
       assert.equal(fetcher.stats().launches, 0);
@@ -523,7 +566,16 @@ describe('browser fetcher without a browser', () => {
     const stub = (name: string): Fetcher => ({
       fetch: async (r: FetchRequest): Promise<FetchResult> => {
         calls.push(`${name} ${r.url}`);
-        return { url: r.url, finalUrl: r.url, status: 200, contentType: 'text/html', body: '', bytes: 0, redirects: [], ms: 0 };
+        return {
+          url: r.url,
+          finalUrl: r.url,
+          status: 200,
+          contentType: 'text/html',
+          body: '',
+          bytes: 0,
+          redirects: [],
+          ms: 0,
+        };
       },
       close: async () => {
         calls.push(`${name} closed`);

@@ -210,7 +210,9 @@ describe('timeouts', () => {
 
   test('the timeout covers the whole redirect chain', async () => {
     const target = encodeURIComponent('/slow');
-    const err = await fetchError(quick.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }));
+    const err = await fetchError(
+      quick.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }),
+    );
     assert.equal(err.code, 'timeout');
   });
 
@@ -243,7 +245,10 @@ describe('size caps', () => {
   });
 
   test('a page just under the cap passes; just over fails', async () => {
-    assert.equal((await capped.fetch({ url: `${site.url}/huge?bytes=65536&length=0`, respectRobots: false })).bytes, 65_536);
+    assert.equal(
+      (await capped.fetch({ url: `${site.url}/huge?bytes=65536&length=0`, respectRobots: false })).bytes,
+      65_536,
+    );
     const err = await fetchError(capped.fetch({ url: `${site.url}/huge?bytes=65537&length=0`, respectRobots: false }));
     assert.equal(err.code, 'too_large');
     assert.equal(err.message, 'the page is larger than 64 KB (FETCH_MAX_BYTES)');
@@ -267,8 +272,14 @@ describe('redirects', () => {
   test('a chain within the limit is followed and reported', async () => {
     const page = await fetcher.fetch({ url: `${site.url}/redirect/chain/3`, respectRobots: true });
     assert.equal(page.status, 200);
-    assert.equal(page.finalUrl, site.pageUrl('jsonld-basic.html').replace('/pages/jsonld-basic.html', '/redirect/chain/0'));
-    assert.deepEqual(page.redirects, [2, 1, 0].map((n) => `${site.url}/redirect/chain/${n}`));
+    assert.equal(
+      page.finalUrl,
+      site.pageUrl('jsonld-basic.html').replace('/pages/jsonld-basic.html', '/redirect/chain/0'),
+    );
+    assert.deepEqual(
+      page.redirects,
+      [2, 1, 0].map((n) => `${site.url}/redirect/chain/${n}`),
+    );
     assert.equal(page.url, `${site.url}/redirect/chain/3`);
   });
 
@@ -277,7 +288,10 @@ describe('redirects', () => {
     assert.equal(page.redirects.length, 5);
     const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/chain/6`, respectRobots: false }));
     assert.equal(err.code, 'too_many_redirects');
-    assert.match(err.message, /^the page redirected more than 5 times \(FETCH_MAX_REDIRECTS\); last to http:\/\/127\.0\.0\.1:\d+\/redirect\/chain\/0$/);
+    assert.match(
+      err.message,
+      /^the page redirected more than 5 times \(FETCH_MAX_REDIRECTS\); last to http:\/\/127\.0\.0\.1:\d+\/redirect\/chain\/0$/,
+    );
   });
 
   test('FETCH_MAX_REDIRECTS=0 follows none', async () => {
@@ -294,20 +308,28 @@ describe('redirects', () => {
     site.clearLog();
     const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/loop/a`, respectRobots: false }));
     assert.equal(err.code, 'too_many_redirects');
-    assert.equal(err.message, `the page redirects in a loop: ${site.url}/redirect/loop/a → ${site.url}/redirect/loop/b → ${site.url}/redirect/loop/a`);
+    assert.equal(
+      err.message,
+      `the page redirects in a loop: ${site.url}/redirect/loop/a → ${site.url}/redirect/loop/b → ${site.url}/redirect/loop/a`,
+    );
     assert.equal(site.hits('/redirect/loop/a'), 1);
     assert.equal(site.hits('/redirect/loop/b'), 1);
   });
 
   test('relative and 301/307/308 redirects', async () => {
     for (const status of [301, 303, 307, 308]) {
-      const page = await fetcher.fetch({ url: `${site.url}/redirect/to?status=${status}&location=../pages/og-sale-price.html`, respectRobots: false });
+      const page = await fetcher.fetch({
+        url: `${site.url}/redirect/to?status=${status}&location=../pages/og-sale-price.html`,
+        respectRobots: false,
+      });
       assert.equal(page.finalUrl, site.pageUrl('og-sale-price.html'), String(status));
     }
   });
 
   test('redirect hops honour robots.txt', async () => {
-    const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/to?location=/private/jsonld-basic.html`, respectRobots: true }));
+    const err = await fetchError(
+      fetcher.fetch({ url: `${site.url}/redirect/to?location=/private/jsonld-basic.html`, respectRobots: true }),
+    );
     assert.equal(err.code, 'robots_disallowed');
   });
 });
@@ -367,8 +389,14 @@ describe('decodeText (unit)', () => {
   });
 
   test('other legacy encodings come from TextDecoder', () => {
-    assert.deepEqual(decodeText(Buffer.from([0x83, 0x65]), 'text/html; charset=Shift_JIS'), { text: 'テ', charset: 'shift_jis' });
-    assert.deepEqual(decodeText(Buffer.from([0x8a, 0x9a]), 'text/html; charset="windows-1250"'), { text: 'Šš', charset: 'windows-1250' });
+    assert.deepEqual(decodeText(Buffer.from([0x83, 0x65]), 'text/html; charset=Shift_JIS'), {
+      text: 'テ',
+      charset: 'shift_jis',
+    });
+    assert.deepEqual(decodeText(Buffer.from([0x8a, 0x9a]), 'text/html; charset="windows-1250"'), {
+      text: 'Šš',
+      charset: 'windows-1250',
+    });
   });
 
   test('an unknown label falls back to the next source, then UTF-8', () => {
@@ -379,10 +407,16 @@ describe('decodeText (unit)', () => {
 
   test('a document cannot declare itself UTF-16; an XML declaration counts', () => {
     assert.equal(decodeText(Buffer.from('<meta charset="utf-16"><p>x</p>'), 'text/html').charset, 'utf-8');
-    assert.equal(decodeText(Buffer.from('<?xml version="1.0" encoding="ISO-8859-2"?><a/>'), 'application/xml').charset, 'iso-8859-2');
+    assert.equal(
+      decodeText(Buffer.from('<?xml version="1.0" encoding="ISO-8859-2"?><a/>'), 'application/xml').charset,
+      'iso-8859-2',
+    );
   });
 
   test('JSON is not sniffed for <meta>', () => {
-    assert.equal(decodeText(Buffer.from('{"html":"<meta charset=\\"koi8-r\\">"}'), 'application/json').charset, 'utf-8');
+    assert.equal(
+      decodeText(Buffer.from('{"html":"<meta charset=\\"koi8-r\\">"}'), 'application/json').charset,
+      'utf-8',
+    );
   });
 });

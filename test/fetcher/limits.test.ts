@@ -39,7 +39,9 @@ describe('per-host concurrency', () => {
     const isHold = (r: LoggedRequest): boolean => r.path.startsWith('/hold/c2');
     try {
       let arrived = site.waitForRequests(2, isHold);
-      const all = Promise.all(Array.from({ length: 6 }, () => fetcher.fetch({ url: `${site.url}/hold/c2`, respectRobots: false })));
+      const all = Promise.all(
+        Array.from({ length: 6 }, () => fetcher.fetch({ url: `${site.url}/hold/c2`, respectRobots: false })),
+      );
       for (let round = 0; round < 3; round++) {
         await arrived;
         assert.equal(site.inFlight(isHold), 2);
@@ -62,7 +64,10 @@ describe('per-host concurrency', () => {
       const held = fetcher.fetch({ url: `http://a.test:${site.port}/hold/a`, respectRobots: false });
       await arrived;
       // a.test is at its limit; b.test (same server, other name) goes straight through.
-      const other = await fetcher.fetch({ url: `http://b.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false });
+      const other = await fetcher.fetch({
+        url: `http://b.test:${site.port}/pages/jsonld-basic.html`,
+        respectRobots: false,
+      });
       assert.equal(other.status, 200);
       assert.deepEqual(fetcher.limiter.stats('a.test'), { active: 1, queued: 0 });
       site.release('a');
@@ -78,7 +83,10 @@ describe('per-host delay', () => {
     // The limiter spaces request STARTS; arrival times at the site also carry the loaded
     // machine's scheduling jitter, so the gaps are measured where the fetcher starts a request.
     const starts: number[] = [];
-    const fetcher = createHttpFetcher(testConfig({ fetchDomainDelayMs: 150 }), { lookup, onRequest: () => starts.push(performance.now()) });
+    const fetcher = createHttpFetcher(testConfig({ fetchDomainDelayMs: 150 }), {
+      lookup,
+      onRequest: () => starts.push(performance.now()),
+    });
     const url = `http://a.test:${site.port}/pages/jsonld-basic.html`;
     try {
       // One fetch first, so the measured ones all reuse its connection: a new connection's
@@ -89,7 +97,8 @@ describe('per-host delay', () => {
       await Promise.all([0, 1, 2].map(() => fetcher.fetch({ url, respectRobots: false })));
       assert.equal(site.requests.length, 3);
       assert.equal(starts.length, 3);
-      for (let i = 1; i < 3; i++) assert.ok(starts[i]! - starts[i - 1]! >= 149, `gap ${Math.round(starts[i]! - starts[i - 1]!)} ms`);
+      for (let i = 1; i < 3; i++)
+        assert.ok(starts[i]! - starts[i - 1]! >= 149, `gap ${Math.round(starts[i]! - starts[i - 1]!)} ms`);
     } finally {
       await fetcher.close();
     }
@@ -97,7 +106,9 @@ describe('per-host delay', () => {
 
   test('a redirect hop to the same host waits its turn too', async () => {
     const starts: number[] = [];
-    const fetcher = createHttpFetcher(testConfig({ fetchDomainDelayMs: 150 }), { onRequest: () => starts.push(performance.now()) });
+    const fetcher = createHttpFetcher(testConfig({ fetchDomainDelayMs: 150 }), {
+      onRequest: () => starts.push(performance.now()),
+    });
     try {
       await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: false }); // warm connection
       site.clearLog();
@@ -116,20 +127,28 @@ describe('Retry-After', () => {
   test('a 429 with Retry-After: 120 pauses the host; the next fetch fails at once without a request', async () => {
     const fetcher = createHttpFetcher(testConfig(), { lookup });
     try {
-      const err = await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/status/429?retry-after=120`, respectRobots: false }));
+      const err = await fetchError(
+        fetcher.fetch({ url: `http://a.test:${site.port}/status/429?retry-after=120`, respectRobots: false }),
+      );
       assert.equal(err.code, 'http_error');
       assert.equal(err.status, 429);
       assert.equal(err.retryAfterMs, 120_000);
       assert.equal(err.message, 'the page answered 429 Too Many Requests; it asks us to wait 120 s (Retry-After)');
       site.clearLog();
-      const again = await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/pages/jsonld-basic.html`, respectRobots: true }));
+      const again = await fetchError(
+        fetcher.fetch({ url: `http://a.test:${site.port}/pages/jsonld-basic.html`, respectRobots: true }),
+      );
       assert.equal(again.code, 'http_error');
       assert.equal(again.status, 429);
       assert.ok(again.retryAfterMs! > 119_000 && again.retryAfterMs! <= 120_000);
       assert.match(again.message, /^a\.test asked us to wait \(429, Retry-After\) until \d{4}-\d\d-\d\dT/);
       assert.equal(site.requests.length, 0, 'nothing was sent, not even robots.txt');
       // Another host is not affected.
-      assert.equal((await fetcher.fetch({ url: `http://b.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false })).status, 200);
+      assert.equal(
+        (await fetcher.fetch({ url: `http://b.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false }))
+          .status,
+        200,
+      );
     } finally {
       await fetcher.close();
     }
@@ -140,7 +159,9 @@ describe('Retry-After', () => {
     try {
       await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: false }); // warm connection
       site.clearLog();
-      const err = await fetchError(fetcher.fetch({ url: `${site.url}/status/503?retry-after=1`, respectRobots: false }));
+      const err = await fetchError(
+        fetcher.fetch({ url: `${site.url}/status/503?retry-after=1`, respectRobots: false }),
+      );
       assert.equal(err.status, 503);
       assert.equal(err.retryAfterMs, 1000);
       await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: false });
@@ -154,7 +175,9 @@ describe('Retry-After', () => {
   test('a Retry-After longer than MAX_RETRY_AFTER_MS (6 h) is honoured for 6 h only', async () => {
     const fetcher = createHttpFetcher(testConfig(), { lookup });
     try {
-      const err = await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/status/429?retry-after=86400`, respectRobots: false }));
+      const err = await fetchError(
+        fetcher.fetch({ url: `http://a.test:${site.port}/status/429?retry-after=86400`, respectRobots: false }),
+      );
       assert.equal(MAX_RETRY_AFTER_MS, 6 * 3_600_000);
       assert.equal(err.retryAfterMs, MAX_RETRY_AFTER_MS);
       assert.equal(err.message, 'the page answered 429 Too Many Requests; it asks us to wait 21600 s (Retry-After)');
@@ -168,9 +191,17 @@ describe('Retry-After', () => {
   test('a 503 without Retry-After does not pause; a 429 without one pauses for the default', async () => {
     const fetcher = createHttpFetcher(testConfig(), { lookup, defaultRetryAfterMs: 30_000 });
     try {
-      assert.equal((await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/status/503`, respectRobots: false }))).retryAfterMs, undefined);
+      assert.equal(
+        (await fetchError(fetcher.fetch({ url: `http://a.test:${site.port}/status/503`, respectRobots: false })))
+          .retryAfterMs,
+        undefined,
+      );
       assert.equal(fetcher.limiter.pausedFor('a.test'), 0);
-      assert.equal((await fetchError(fetcher.fetch({ url: `http://b.test:${site.port}/status/429`, respectRobots: false }))).retryAfterMs, 30_000);
+      assert.equal(
+        (await fetchError(fetcher.fetch({ url: `http://b.test:${site.port}/status/429`, respectRobots: false })))
+          .retryAfterMs,
+        30_000,
+      );
       assert.ok(fetcher.limiter.pausedFor('b.test') > 29_000);
     } finally {
       await fetcher.close();

@@ -8,7 +8,14 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import { createHttpFetcher, type HttpFetcher } from '../../src/fetcher/http.js';
 import { startFixtureProxy, type FixtureProxy } from '../fixtures/site/proxy.js';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
-import { TEST_UA, fetchError, observeConnections, tableLookup, testConfig, type ConnectionLog } from './helpers/fetcher.js';
+import {
+  TEST_UA,
+  fetchError,
+  observeConnections,
+  tableLookup,
+  testConfig,
+  type ConnectionLog,
+} from './helpers/fetcher.js';
 
 let site: FixtureSite;
 let proxy: FixtureProxy;
@@ -22,7 +29,9 @@ after(async () => {
   await site.close();
 });
 beforeEach(() => {
-  fetcher = createHttpFetcher(testConfig(), { lookup: tableLookup({ 'internal.test': ['10.0.0.1'], 'proxy.internal.test': ['192.168.10.10'] }) });
+  fetcher = createHttpFetcher(testConfig(), {
+    lookup: tableLookup({ 'internal.test': ['10.0.0.1'], 'proxy.internal.test': ['192.168.10.10'] }),
+  });
   site.clearLog();
 });
 afterEach(() => fetcher.close());
@@ -30,26 +39,44 @@ afterEach(() => fetcher.close());
 describe('through a proxy', () => {
   test('the page and its robots.txt go through a CONNECT tunnel to the site', async () => {
     const before = proxy.requests.length;
-    const page = await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: true, proxyUrl: proxy.url });
+    const page = await fetcher.fetch({
+      url: site.pageUrl('jsonld-basic.html'),
+      respectRobots: true,
+      proxyUrl: proxy.url,
+    });
     assert.equal(page.status, 200);
     const mine = proxy.requests.slice(before);
     assert.ok(mine.length >= 1);
-    assert.ok(mine.every((r) => r.method === 'CONNECT' && r.target === `127.0.0.1:${site.port}` && r.outcome === 'tunnelled'));
-    assert.deepEqual(site.requests.map((r) => r.path), ['/robots.txt', '/pages/jsonld-basic.html']);
+    assert.ok(
+      mine.every((r) => r.method === 'CONNECT' && r.target === `127.0.0.1:${site.port}` && r.outcome === 'tunnelled'),
+    );
+    assert.deepEqual(
+      site.requests.map((r) => r.path),
+      ['/robots.txt', '/pages/jsonld-basic.html'],
+    );
     assert.ok(site.requests.every((r) => r.userAgent === TEST_UA));
   });
 
   test('robots.txt is honoured through the proxy', async () => {
-    const err = await fetchError(fetcher.fetch({ url: `${site.url}/private/jsonld-basic.html`, respectRobots: true, proxyUrl: proxy.url }));
+    const err = await fetchError(
+      fetcher.fetch({ url: `${site.url}/private/jsonld-basic.html`, respectRobots: true, proxyUrl: proxy.url }),
+    );
     assert.equal(err.code, 'robots_disallowed');
   });
 
   test('credentials in the proxy URL are sent as Proxy-Authorization', async () => {
     const authed = await startFixtureProxy({ auth: 'shop user:s3cr3t' });
     try {
-      const page = await fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: false, proxyUrl: authed.url });
+      const page = await fetcher.fetch({
+        url: site.pageUrl('og-sale-price.html'),
+        respectRobots: false,
+        proxyUrl: authed.url,
+      });
       assert.equal(page.status, 200);
-      assert.equal(authed.requests[0]?.proxyAuthorization, `Basic ${Buffer.from('shop user:s3cr3t').toString('base64')}`);
+      assert.equal(
+        authed.requests[0]?.proxyAuthorization,
+        `Basic ${Buffer.from('shop user:s3cr3t').toString('base64')}`,
+      );
       assert.equal(authed.requests[0]?.outcome, 'tunnelled');
     } finally {
       await authed.close();
@@ -59,9 +86,18 @@ describe('through a proxy', () => {
   test('wrong credentials: the proxy refuses and the check says so', async () => {
     const authed = await startFixtureProxy({ auth: 'u:right' });
     try {
-      const err = await fetchError(fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: false, proxyUrl: `http://u:wrong@127.0.0.1:${authed.port}` }));
+      const err = await fetchError(
+        fetcher.fetch({
+          url: site.pageUrl('og-sale-price.html'),
+          respectRobots: false,
+          proxyUrl: `http://u:wrong@127.0.0.1:${authed.port}`,
+        }),
+      );
       assert.equal(err.code, 'network');
-      assert.equal(err.message, `the proxy refused to connect to 127.0.0.1:${site.port} (407 Proxy Authentication Required)`);
+      assert.equal(
+        err.message,
+        `the proxy refused to connect to 127.0.0.1:${site.port} (407 Proxy Authentication Required)`,
+      );
       assert.equal(site.requests.length, 0);
     } finally {
       await authed.close();
@@ -70,14 +106,22 @@ describe('through a proxy', () => {
 
   test('a proxy that is down', async () => {
     const port = await freePort();
-    const err = await fetchError(fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: false, proxyUrl: `http://127.0.0.1:${port}` }));
+    const err = await fetchError(
+      fetcher.fetch({
+        url: site.pageUrl('og-sale-price.html'),
+        respectRobots: false,
+        proxyUrl: `http://127.0.0.1:${port}`,
+      }),
+    );
     assert.equal(err.code, 'network');
     assert.equal(err.message, 'the proxy refused the connection (ECONNREFUSED)');
   });
 
   test('proxy URLs must be http or https', async () => {
     for (const proxyUrl of ['socks5://127.0.0.1:1080', 'not a url']) {
-      const err = await fetchError(fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: false, proxyUrl }));
+      const err = await fetchError(
+        fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: false, proxyUrl }),
+      );
       assert.equal(err.code, 'invalid_url', proxyUrl);
     }
   });
@@ -102,14 +146,18 @@ describe('address rules with a proxy', () => {
 
   test('a redirect through the proxy to a private address is refused before the next CONNECT', async () => {
     const before = proxy.requests.length;
-    const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/private`, respectRobots: false, proxyUrl: proxy.url }));
+    const err = await fetchError(
+      fetcher.fetch({ url: `${site.url}/redirect/private`, respectRobots: false, proxyUrl: proxy.url }),
+    );
     assert.equal(err.code, 'blocked_address');
     assert.ok(proxy.requests.slice(before).every((r) => r.target === `127.0.0.1:${site.port}`));
   });
 
   test('a proxy at a private address is refused (proxy URLs are user input too)', async () => {
     for (const proxyUrl of ['http://10.0.0.5:3128', 'http://proxy.internal.test:8080', 'http://169.254.169.254:80']) {
-      const err = await fetchError(fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: true, proxyUrl }));
+      const err = await fetchError(
+        fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: true, proxyUrl }),
+      );
       assert.equal(err.code, 'blocked_address', proxyUrl);
       assert.match(err.message, /^proxy [^ ]+: /);
     }
@@ -121,7 +169,9 @@ describe('address rules with a proxy', () => {
     const strict = createHttpFetcher(testConfig({ allowLoopbackTargets: false }));
     try {
       const before = proxy.requests.length;
-      const err = await fetchError(strict.fetch({ url: 'http://93.184.215.14/', respectRobots: false, proxyUrl: proxy.url }));
+      const err = await fetchError(
+        strict.fetch({ url: 'http://93.184.215.14/', respectRobots: false, proxyUrl: proxy.url }),
+      );
       assert.equal(err.code, 'blocked_address');
       assert.match(err.message, /^proxy 127\.0\.0\.1:\d+: 127\.0\.0\.1 is a loopback address/);
       assert.equal(proxy.requests.length, before);

@@ -38,8 +38,15 @@ describe('robots.txt through the fetcher', () => {
 
   test('our group replaces "*": /no-pricehound/ is refused, /no-others/ is allowed', async () => {
     fresh();
-    assert.equal((await fetchError(fetcher.fetch({ url: `${site.url}/no-pricehound/og-sale-price.html`, respectRobots: true }))).code, 'robots_disallowed');
-    assert.equal((await fetcher.fetch({ url: `${site.url}/no-others/og-sale-price.html`, respectRobots: true })).status, 200);
+    assert.equal(
+      (await fetchError(fetcher.fetch({ url: `${site.url}/no-pricehound/og-sale-price.html`, respectRobots: true })))
+        .code,
+      'robots_disallowed',
+    );
+    assert.equal(
+      (await fetcher.fetch({ url: `${site.url}/no-others/og-sale-price.html`, respectRobots: true })).status,
+      200,
+    );
   });
 
   test('opting out fetches the page and never asks for robots.txt', async () => {
@@ -60,13 +67,19 @@ describe('robots.txt through the fetcher', () => {
   test('the robots.txt request comes first', async () => {
     fresh();
     await fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: true });
-    assert.deepEqual(site.requests.map((r) => r.path), ['/robots.txt', '/pages/jsonld-basic.html']);
+    assert.deepEqual(
+      site.requests.map((r) => r.path),
+      ['/robots.txt', '/pages/jsonld-basic.html'],
+    );
   });
 
   test('a missing robots.txt (404) allows everything', async () => {
     fresh();
     site.setRobots({ status: 404, body: 'no' });
-    assert.equal((await fetcher.fetch({ url: `${site.url}/private/jsonld-basic.html`, respectRobots: true })).status, 200);
+    assert.equal(
+      (await fetcher.fetch({ url: `${site.url}/private/jsonld-basic.html`, respectRobots: true })).status,
+      200,
+    );
   });
 
   test('a robots.txt that fails (500) disallows everything for now', async () => {
@@ -74,7 +87,10 @@ describe('robots.txt through the fetcher', () => {
     site.setRobots({ status: 500, body: 'oops' });
     const err = await fetchError(fetcher.fetch({ url: site.pageUrl('jsonld-basic.html'), respectRobots: true }));
     assert.equal(err.code, 'robots_disallowed');
-    assert.match(err.message, /^robots\.txt of 127\.0\.0\.1:\d+ could not be read \(the site answered 500\), so nothing there is fetched for now/);
+    assert.match(
+      err.message,
+      /^robots\.txt of 127\.0\.0\.1:\d+ could not be read \(the site answered 500\), so nothing there is fetched for now/,
+    );
     assert.equal(site.hits('/pages/jsonld-basic.html'), 0);
   });
 
@@ -100,8 +116,14 @@ describe('robots.txt through the fetcher', () => {
   test('wildcards and $ anchors', async () => {
     fresh();
     site.setRobots('User-agent: *\nDisallow: /*.json$\nDisallow: /pages/*sale\nAllow: /pages/og-sale-price.html\n');
-    assert.equal((await fetchError(fetcher.fetch({ url: `${site.url}/files/data.json`, respectRobots: true }))).code, 'robots_disallowed');
-    assert.equal((await fetchError(fetcher.fetch({ url: site.pageUrl('woocommerce-sale.html'), respectRobots: true }))).code, 'robots_disallowed');
+    assert.equal(
+      (await fetchError(fetcher.fetch({ url: `${site.url}/files/data.json`, respectRobots: true }))).code,
+      'robots_disallowed',
+    );
+    assert.equal(
+      (await fetchError(fetcher.fetch({ url: site.pageUrl('woocommerce-sale.html'), respectRobots: true }))).code,
+      'robots_disallowed',
+    );
     assert.equal((await fetcher.fetch({ url: site.pageUrl('og-sale-price.html'), respectRobots: true })).status, 200);
     assert.equal((await fetcher.fetch({ url: `${site.url}/files/data.json?x=1`, respectRobots: true })).status, 200);
   });
@@ -109,7 +131,11 @@ describe('robots.txt through the fetcher', () => {
   test('Crawl-delay for our token spaces request starts', async () => {
     fresh();
     site.setRobots('User-agent: pricehound\nCrawl-delay: 0.3\nDisallow: /private/\n');
-    await Promise.all(['jsonld-basic.html', 'og-sale-price.html'].map((f) => fetcher.fetch({ url: site.pageUrl(f), respectRobots: true })));
+    await Promise.all(
+      ['jsonld-basic.html', 'og-sale-price.html'].map((f) =>
+        fetcher.fetch({ url: site.pageUrl(f), respectRobots: true }),
+      ),
+    );
     const robots = site.requests.filter((r) => r.path === '/robots.txt').map((r) => r.receivedAt);
     const [, b] = site.requests.filter((r) => r.path.startsWith('/pages/')).map((r) => r.receivedAt);
     // The first page starts only after robots.txt was answered, and the second 300 ms after the
@@ -181,7 +207,9 @@ describe('RobotsCache rules (unit)', () => {
   }
 
   test('unreachable (a network error): disallowed', async () => {
-    const err = await fetchError(cache(() => ({ error: new FetchError('network', 'shop.test refused the connection (ECONNREFUSED)') })).check(url));
+    const err = await fetchError(
+      cache(() => ({ error: new FetchError('network', 'shop.test refused the connection (ECONNREFUSED)') })).check(url),
+    );
     assert.equal(err.code, 'robots_disallowed');
     assert.match(err.message, /could not be read \(shop\.test refused the connection/);
   });

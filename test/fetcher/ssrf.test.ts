@@ -39,7 +39,10 @@ describe('refused targets without ALLOW_LOOPBACK_TARGETS: nothing is sent', () =
   let fetcher: HttpFetcher;
   const requested: string[] = [];
   before(() => {
-    fetcher = createHttpFetcher(testConfig({ allowLoopbackTargets: false }), { lookup: withLocalhost, onRequest: (e) => requested.push(e.url) });
+    fetcher = createHttpFetcher(testConfig({ allowLoopbackTargets: false }), {
+      lookup: withLocalhost,
+      onRequest: (e) => requested.push(e.url),
+    });
   });
   after(() => fetcher.close());
 
@@ -99,7 +102,13 @@ describe('with ALLOW_LOOPBACK_TARGETS: loopback only', () => {
     assert.deepEqual([...new Set(conns.connectedTo)], ['127.0.0.1']);
   });
 
-  for (const url of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://internal.test/', 'http://[fd00::1]/', 'http://192.168.0.1/']) {
+  for (const url of [
+    'http://10.0.0.1/',
+    'http://169.254.169.254/',
+    'http://internal.test/',
+    'http://[fd00::1]/',
+    'http://192.168.0.1/',
+  ]) {
     test(`${url} stays refused`, async () => {
       const err = await fetchError(fetcher.fetch({ url, respectRobots: false }));
       assert.equal(err.code, 'blocked_address');
@@ -111,33 +120,49 @@ describe('with ALLOW_LOOPBACK_TARGETS: loopback only', () => {
     site.clearLog();
     const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/private`, respectRobots: false }));
     assert.equal(err.code, 'blocked_address');
-    assert.equal(err.message, 'the page redirects to http://10.0.0.1/, but 10.0.0.1 is a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses');
+    assert.equal(
+      err.message,
+      'the page redirects to http://10.0.0.1/, but 10.0.0.1 is a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses',
+    );
     assert.equal(site.hits('/redirect/private'), 1);
     assert.ok(!conns.undiciHosts.includes('10.0.0.1'));
-    assert.ok(conns.connectedTo.every((a) => a === '127.0.0.1'), conns.connectedTo.join());
+    assert.ok(
+      conns.connectedTo.every((a) => a === '127.0.0.1'),
+      conns.connectedTo.join(),
+    );
   });
 
   test('a redirect to the metadata service is refused, with robots.txt honoured too', async () => {
     const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/metadata`, respectRobots: true }));
     assert.equal(err.code, 'blocked_address');
-    assert.match(err.message, /^the page redirects to http:\/\/169\.254\.169\.254\/latest\/meta-data\/, but 169\.254\.169\.254 is a cloud metadata address/);
+    assert.match(
+      err.message,
+      /^the page redirects to http:\/\/169\.254\.169\.254\/latest\/meta-data\/, but 169\.254\.169\.254 is a cloud metadata address/,
+    );
     assert.ok(!conns.undiciHosts.includes('169.254.169.254'));
     assert.ok(conns.connectedTo.every((a) => a === '127.0.0.1'));
   });
 
   test('a redirect to a name resolving privately is refused', async () => {
     const target = encodeURIComponent('http://internal.test/admin');
-    const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }));
+    const err = await fetchError(
+      fetcher.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }),
+    );
     assert.equal(err.code, 'blocked_address');
-    assert.equal(err.message, 'the page redirects to http://internal.test/admin, but internal.test resolves to a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses');
+    assert.equal(
+      err.message,
+      'the page redirects to http://internal.test/admin, but internal.test resolves to a private network address; pricehound does not fetch private, loopback, link-local or cloud metadata addresses',
+    );
     assert.ok(!conns.undiciHosts.includes('internal.test'));
   });
 });
 
-describe('the demo\'s allowance: one loopback address:port, not all of loopback', () => {
+describe("the demo's allowance: one loopback address:port, not all of loopback", () => {
   let fetcher: HttpFetcher;
   before(() => {
-    fetcher = createHttpFetcher(testConfig({ allowLoopbackTargets: false, allowTargets: [`127.0.0.1:${site.port}`] }), { lookup });
+    fetcher = createHttpFetcher(testConfig({ allowLoopbackTargets: false, allowTargets: [`127.0.0.1:${site.port}`] }), {
+      lookup,
+    });
   });
   after(() => fetcher.close());
 
@@ -147,7 +172,14 @@ describe('the demo\'s allowance: one loopback address:port, not all of loopback'
     assert.deepEqual([...new Set(conns.connectedTo)], ['127.0.0.1']);
   });
 
-  for (const url of [`http://127.0.0.1:${1}/`, 'http://127.0.0.1/', 'http://[::1]/', 'http://127.0.0.2/', 'http://loop.test/', 'http://10.0.0.1/']) {
+  for (const url of [
+    `http://127.0.0.1:${1}/`,
+    'http://127.0.0.1/',
+    'http://[::1]/',
+    'http://127.0.0.2/',
+    'http://loop.test/',
+    'http://10.0.0.1/',
+  ]) {
     test(`${url} stays refused`, async () => {
       const err = await fetchError(fetcher.fetch({ url, respectRobots: false }));
       assert.equal(err.code, 'blocked_address');
@@ -156,7 +188,11 @@ describe('the demo\'s allowance: one loopback address:port, not all of loopback'
   }
 
   test('another port of the allowed address, or a name resolving to it, stays refused', async () => {
-    for (const url of [`http://127.0.0.1:${site.port + 1}/`, `http://loop.test:${site.port}/pages/jsonld-basic.html`, `http://localhost:${site.port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${site.port + 1}/`,
+      `http://loop.test:${site.port}/pages/jsonld-basic.html`,
+      `http://localhost:${site.port}/`,
+    ]) {
       assert.equal((await fetchError(fetcher.fetch({ url, respectRobots: false }))).code, 'blocked_address', url);
     }
     assert.deepEqual(conns.sockets, []);
@@ -165,10 +201,15 @@ describe('the demo\'s allowance: one loopback address:port, not all of loopback'
   test('a redirect from the allowed shop to another local port is refused before connecting', async () => {
     site.clearLog();
     const target = encodeURIComponent(`http://127.0.0.1:${site.port + 1}/admin`);
-    const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }));
+    const err = await fetchError(
+      fetcher.fetch({ url: `${site.url}/redirect/to?location=${target}`, respectRobots: false }),
+    );
     assert.equal(err.code, 'blocked_address');
     assert.equal(site.hits('/redirect/to'), 1);
-    assert.match(err.message, /^the page redirects to http:\/\/127\.0\.0\.1:\d+\/admin, but 127\.0\.0\.1 is a loopback address/);
+    assert.match(
+      err.message,
+      /^the page redirects to http:\/\/127\.0\.0\.1:\d+\/admin, but 127\.0\.0\.1 is a loopback address/,
+    );
   });
 });
 
@@ -179,7 +220,10 @@ describe('DNS rebinding: the socket connects to the address that was checked', (
     const guard = new AddressGuard({ allowLoopback: true, lookup: rebinding });
     const fetcher = createHttpFetcher(testConfig(), { guard });
     try {
-      const page = await fetcher.fetch({ url: `http://rebind.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false });
+      const page = await fetcher.fetch({
+        url: `http://rebind.test:${site.port}/pages/jsonld-basic.html`,
+        respectRobots: false,
+      });
       assert.equal(page.status, 200);
       assert.equal(rebinding.calls.get('rebind.test'), 1, 'connect re-used the approved resolution');
       assert.deepEqual(conns.connectedTo, ['127.0.0.1']);
@@ -194,7 +238,9 @@ describe('DNS rebinding: the socket connects to the address that was checked', (
     const guard = new AddressGuard({ allowLoopback: true, lookup: rebinding, cacheTtlMs: 0 });
     const fetcher = createHttpFetcher(testConfig(), { guard });
     try {
-      const err = await fetchError(fetcher.fetch({ url: `http://rebind.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false }));
+      const err = await fetchError(
+        fetcher.fetch({ url: `http://rebind.test:${site.port}/pages/jsonld-basic.html`, respectRobots: false }),
+      );
       assert.equal(err.code, 'blocked_address');
       assert.match(err.message, /rebind\.test resolves to a private network address/);
       assert.equal(rebinding.calls.get('rebind.test'), 2, 'pre-flight check, then the connect step');
@@ -231,7 +277,10 @@ describe('URLs that are not fetched at all', () => {
   test('a redirect to another scheme is refused', async () => {
     const err = await fetchError(fetcher.fetch({ url: `${site.url}/redirect/ftp`, respectRobots: false }));
     assert.equal(err.code, 'invalid_url');
-    assert.equal(err.message, 'the page redirects to ftp://127.0.0.1/price.html; only http and https addresses are fetched');
+    assert.equal(
+      err.message,
+      'the page redirects to ftp://127.0.0.1/price.html; only http and https addresses are fetched',
+    );
   });
 
   test('a name that does not resolve fails with dns_failed, without traffic', async () => {

@@ -12,7 +12,12 @@ function expectShape(res: RawResponse, status: number, code: string) {
   assert.equal(res.status, status, res.raw);
   assert.match(res.headers['content-type'] ?? '', /^application\/json/, res.raw);
   const body = JSON.parse(res.body) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body).filter((k) => k !== 'details').sort(), ['code', 'error', 'request_id', 'status']);
+  assert.deepEqual(
+    Object.keys(body)
+      .filter((k) => k !== 'details')
+      .sort(),
+    ['code', 'error', 'request_id', 'status'],
+  );
   assert.equal(body.status, status);
   assert.equal(body.code, code);
   assert.equal(res.headers['x-request-id'], body.request_id);
@@ -25,17 +30,28 @@ describe('hardening: low-level HTTP errors answer our one error shape', () => {
   const send = (...parts: string[]) => rawExchange(l.port, parts, { timeoutMs: 10_000 });
 
   it('a malformed request line is 400 invalid_request', async () => {
-    for (const line of ['GARBAGE\r\n\r\n', 'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n', 'G@T / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET / HTTP/1.1\r\nBad Header\r\n\r\n']) {
+    for (const line of [
+      'GARBAGE\r\n\r\n',
+      'GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n',
+      'G@T / HTTP/1.1\r\nHost: x\r\n\r\n',
+      'GET / HTTP/1.1\r\nBad Header\r\n\r\n',
+    ]) {
       expectShape(await send(line), 400, 'invalid_request');
     }
   });
 
   it('a header block over the limit is 431 headers_too_large', async () => {
-    expectShape(await send(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'headers_too_large');
+    expectShape(
+      await send(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      431,
+      'headers_too_large',
+    );
   });
 
   it('Content-Length together with Transfer-Encoding is 400 invalid_request', async () => {
-    const res = await send('POST /api/v1/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    const res = await send(
+      'POST /api/v1/products HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
     expectShape(res, 400, 'invalid_request');
     assert.match(JSON.parse(res.body).error as string, /Content-Length and Transfer-Encoding/);
   });

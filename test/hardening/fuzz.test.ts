@@ -45,60 +45,91 @@ interface Defect {
 }
 
 describe('hardening: fuzzing every operation of the OpenAPI document', () => {
-  const t = useTestApp({ ALLOW_LOOPBACK_TARGETS: 'true', FETCH_TIMEOUT_MS: '500', FETCH_DOMAIN_DELAY_MS: '0', CHROMIUM_PATH: '/nonexistent/pricehound-fuzz/chromium' });
-
-  it(`${RUNS} generated requests: no 5xx, nothing undocumented, nothing of another account`, { timeout: 120_000 + RUNS * 200 }, async () => {
-    const doc: Doc = await fetchDocument(t.app);
-    const contract = new Contract(doc);
-    const pools: IdPools = { own: new Map(), other: new Map(), cursors: [] };
-    const a = await t.newKey('business');
-    const b = await t.newKey('business');
-    await seedAccount(t, a.headers, pools.own, 2);
-    await seedAccount(t, b.headers, pools.other, 1);
-    const others = new Set([...pools.other.values()].flat());
-    const values = new Values(doc, pools);
-    const requests = new Requests(doc, values, pools);
-    const ops = [...operations(doc)];
-    const arb = fc.integer({ min: 0, max: ops.length - 1 }).chain((i) => requests.forOperation(ops[i]!.path, ops[i]!.method, ops[i]!.op));
-
-    const defects: Defect[] = [];
-    const statuses = new Map<number, number>();
-    const covered = new Set<string>();
-    let withOtherIds = 0;
-    const started = Date.now();
-    await fc.assert(
-      fc.asyncProperty(arb, async (req) => {
-        const res = await t.app.inject({
-          method: req.method as 'GET',
-          url: req.url,
-          headers: { ...(req.withKey ? { authorization: a.headers.authorization! } : {}), ...req.headers },
-          ...(req.payload !== undefined ? { payload: req.payload } : {}),
-        });
-        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-        covered.add(`${req.method} ${req.path}`);
-        if ([...others].some((id) => req.url.includes(id))) withOtherIds++;
-        if (process.env.FUZZ_VERBOSE) console.log(res.statusCode, req.method, req.url.slice(0, 120), JSON.stringify(req.headers), String(req.payload ?? '').slice(0, 150), res.body.slice(0, 200));
-        for (const [kind, detail] of judge(contract, req, res, others)) defects.push({ kind, request: req, status: res.statusCode, detail });
-        if (req.withKey && res.statusCode < 300 && String(res.headers['content-type']).startsWith('application/json')) harvest(res.json(), pools.own, pools.cursors, others);
-      }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
-    );
-    const seconds = (Date.now() - started) / 1000;
-    const summary = `seed ${SEED}: ${RUNS} requests in ${seconds.toFixed(1)} s over ${covered.size} of ${ops.length} operations, ${withOtherIds} with another account's ids, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`;
-    console.log(`fuzz ${summary}`);
-    const distinct = new Map<string, Defect>();
-    for (const d of defects) distinct.set(`${d.kind} ${d.request.method} ${d.request.path} ${d.status}`, d);
-    assert.equal(
-      distinct.size,
-      0,
-      `${summary}\n${defects.length} defects (FUZZ_SEED=${SEED} replays them):\n` +
-        [...distinct.entries()].map(([k, d]) => `- ${k}: ${d.detail.slice(0, 600)}\n  ${JSON.stringify({ url: d.request.url.slice(0, 300), headers: d.request.headers, payload: String(d.request.payload ?? '').slice(0, 300) })}`).join('\n'),
-    );
+  const t = useTestApp({
+    ALLOW_LOOPBACK_TARGETS: 'true',
+    FETCH_TIMEOUT_MS: '500',
+    FETCH_DOMAIN_DELAY_MS: '0',
+    CHROMIUM_PATH: '/nonexistent/pricehound-fuzz/chromium',
   });
+
+  it(
+    `${RUNS} generated requests: no 5xx, nothing undocumented, nothing of another account`,
+    { timeout: 120_000 + RUNS * 200 },
+    async () => {
+      const doc: Doc = await fetchDocument(t.app);
+      const contract = new Contract(doc);
+      const pools: IdPools = { own: new Map(), other: new Map(), cursors: [] };
+      const a = await t.newKey('business');
+      const b = await t.newKey('business');
+      await seedAccount(t, a.headers, pools.own, 2);
+      await seedAccount(t, b.headers, pools.other, 1);
+      const others = new Set([...pools.other.values()].flat());
+      const values = new Values(doc, pools);
+      const requests = new Requests(doc, values, pools);
+      const ops = [...operations(doc)];
+      const arb = fc
+        .integer({ min: 0, max: ops.length - 1 })
+        .chain((i) => requests.forOperation(ops[i]!.path, ops[i]!.method, ops[i]!.op));
+
+      const defects: Defect[] = [];
+      const statuses = new Map<number, number>();
+      const covered = new Set<string>();
+      let withOtherIds = 0;
+      const started = Date.now();
+      await fc.assert(
+        fc.asyncProperty(arb, async (req) => {
+          const res = await t.app.inject({
+            method: req.method as 'GET',
+            url: req.url,
+            headers: { ...(req.withKey ? { authorization: a.headers.authorization! } : {}), ...req.headers },
+            ...(req.payload !== undefined ? { payload: req.payload } : {}),
+          });
+          statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+          covered.add(`${req.method} ${req.path}`);
+          if ([...others].some((id) => req.url.includes(id))) withOtherIds++;
+          if (process.env.FUZZ_VERBOSE)
+            console.log(
+              res.statusCode,
+              req.method,
+              req.url.slice(0, 120),
+              JSON.stringify(req.headers),
+              String(req.payload ?? '').slice(0, 150),
+              res.body.slice(0, 200),
+            );
+          for (const [kind, detail] of judge(contract, req, res, others))
+            defects.push({ kind, request: req, status: res.statusCode, detail });
+          if (req.withKey && res.statusCode < 300 && String(res.headers['content-type']).startsWith('application/json'))
+            harvest(res.json(), pools.own, pools.cursors, others);
+        }),
+        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      );
+      const seconds = (Date.now() - started) / 1000;
+      const summary = `seed ${SEED}: ${RUNS} requests in ${seconds.toFixed(1)} s over ${covered.size} of ${ops.length} operations, ${withOtherIds} with another account's ids, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}`;
+      console.log(`fuzz ${summary}`);
+      const distinct = new Map<string, Defect>();
+      for (const d of defects) distinct.set(`${d.kind} ${d.request.method} ${d.request.path} ${d.status}`, d);
+      assert.equal(
+        distinct.size,
+        0,
+        `${summary}\n${defects.length} defects (FUZZ_SEED=${SEED} replays them):\n` +
+          [...distinct.entries()]
+            .map(
+              ([k, d]) =>
+                `- ${k}: ${d.detail.slice(0, 600)}\n  ${JSON.stringify({ url: d.request.url.slice(0, 300), headers: d.request.headers, payload: String(d.request.payload ?? '').slice(0, 300) })}`,
+            )
+            .join('\n'),
+      );
+    },
+  );
 });
 
 /** Every broken promise of one response, as [kind, detail]. */
-function judge(contract: Contract, req: FuzzRequest, res: LightMyRequestResponse, others: Set<string>): [string, string][] {
+function judge(
+  contract: Contract,
+  req: FuzzRequest,
+  res: LightMyRequestResponse,
+  others: Set<string>,
+): [string, string][] {
   const found: [string, string][] = [];
   const status = res.statusCode;
   if (status >= 500) found.push(['5xx', res.body]);
@@ -122,9 +153,14 @@ function judge(contract: Contract, req: FuzzRequest, res: LightMyRequestResponse
     attempt('not our error shape', () => {
       assert.match(String(res.headers['content-type']), /^application\/json/);
       const body = res.json<{ request_id?: string }>();
-      contract.validate({ $ref: status === 429 ? '#/components/schemas/RateLimitExceeded' : '#/components/schemas/Error' }, body, 'error body');
+      contract.validate(
+        { $ref: status === 429 ? '#/components/schemas/RateLimitExceeded' : '#/components/schemas/Error' },
+        body,
+        'error body',
+      );
       // A replay (Idempotency-Key) is the first response again, request id included.
-      if (status !== 429 && res.headers['idempotent-replayed'] !== 'true') assert.equal(body.request_id, res.headers['x-request-id']);
+      if (status !== 429 && res.headers['idempotent-replayed'] !== 'true')
+        assert.equal(body.request_id, res.headers['x-request-id']);
     });
   }
   const path = req.url.split('?')[0]!;
@@ -137,8 +173,10 @@ function judge(contract: Contract, req: FuzzRequest, res: LightMyRequestResponse
     if (!req.withKey) continue;
     // A reused Idempotency-Key is refused before the resource is looked up: it tells nothing of it.
     const keyReused = status === 409 && res.body.includes('"field":"Idempotency-Key"');
-    if (path.includes(id) && !OTHER_ACCOUNT_PATH.has(status) && !keyReused) found.push(['reaches another account', `${id} in the path answered ${status}`]);
-    if (!path.includes(id) && (status === 201 || (status === 200 && (req.method === 'PUT' || req.method === 'PATCH')))) found.push(['uses another account', `${id} in the request answered ${status}`]);
+    if (path.includes(id) && !OTHER_ACCOUNT_PATH.has(status) && !keyReused)
+      found.push(['reaches another account', `${id} in the path answered ${status}`]);
+    if (!path.includes(id) && (status === 201 || (status === 200 && (req.method === 'PUT' || req.method === 'PATCH'))))
+      found.push(['uses another account', `${id} in the request answered ${status}`]);
   }
   return found;
 }

@@ -24,13 +24,23 @@ const tamper = (id: string) => id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
 
 async function account() {
   const k = await t.newKey('business');
-  const product = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: k.headers, payload: { name: 'Kettle', base_price: 50, currency: 'EUR' } });
+  const product = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/products',
+    headers: k.headers,
+    payload: { name: 'Kettle', base_price: 50, currency: 'EUR' },
+  });
   assert.equal(product.statusCode, 201, product.body);
   return { headers: k.headers, productId: product.json<{ id: string }>().id };
 }
 
 async function ingest(headers: Record<string, string>, productId: string, prices: number[]) {
-  const observations = prices.map((price, i) => ({ product_id: productId, price, currency: 'EUR', observed_at: new Date(Date.UTC(2025, 1, 1, i)).toISOString() }));
+  const observations = prices.map((price, i) => ({
+    product_id: productId,
+    price,
+    currency: 'EUR',
+    observed_at: new Date(Date.UTC(2025, 1, 1, i)).toISOString(),
+  }));
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/prices', headers, payload: { observations } });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<IngestResult>().data.map((r) => r.observation!.id);
@@ -50,8 +60,21 @@ describe('public ids of sequences', () => {
       assert.equal(a.decode('obs', tamper(id)), null);
     }
     const ids = [1, 2, 3, 4, 5, 6, 7].map((n) => a.encode('chk', n));
-    assert.equal(new Set(ids.map((id) => id.slice(4, 8))).size > 1, true, 'consecutive numbers share no visible prefix');
-    for (const bad of ['obs_7', 'obs_', 'obs_' + 'z'.repeat(26), 'obs_' + '0'.repeat(27), 'OBS_' + a.encode('obs', 1).slice(4).toUpperCase(), '', 7, null]) {
+    assert.equal(
+      new Set(ids.map((id) => id.slice(4, 8))).size > 1,
+      true,
+      'consecutive numbers share no visible prefix',
+    );
+    for (const bad of [
+      'obs_7',
+      'obs_',
+      'obs_' + 'z'.repeat(26),
+      'obs_' + '0'.repeat(27),
+      'OBS_' + a.encode('obs', 1).slice(4).toUpperCase(),
+      '',
+      7,
+      null,
+    ]) {
       assert.equal(a.decode('obs', bad), null, String(bad));
     }
   });
@@ -96,7 +119,11 @@ describe('public ids of sequences', () => {
     const seen: ChangeJson[] = [];
     let cursor: string | null = null;
     do {
-      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?limit=1${cursor ? `&cursor=${cursor}` : ''}`, headers: a.headers });
+      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/price-changes?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: a.headers,
+      });
       assert.equal(res.statusCode, 200, res.body);
       const page = res.json<{ data: ChangeJson[]; pagination: { next_cursor: string | null } }>();
       seen.push(...page.data);
@@ -105,18 +132,33 @@ describe('public ids of sequences', () => {
         const [, value, id] = cursorJson(cursor);
         assert.match(String(value), PUBLIC('pchg'), 'the cursor holds no bare number');
         assert.match(String(id), PUBLIC('pchg'));
-        const bad = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?cursor=${forge(['-id', tamper(String(value)), id])}`, headers: a.headers });
+        const bad = await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/price-changes?cursor=${forge(['-id', tamper(String(value)), id])}`,
+          headers: a.headers,
+        });
         assert.equal(bad.statusCode, 400, bad.body);
-        const bare = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?cursor=${forge(['-id', '3', id])}`, headers: a.headers });
+        const bare = await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/price-changes?cursor=${forge(['-id', '3', id])}`,
+          headers: a.headers,
+        });
         assert.equal(bare.statusCode, 400, bare.body);
       }
     } while (cursor);
     assert.equal(seen.length, 3);
     assert.equal(new Set(seen.map((c) => c.id)).size, 3);
-    assert.deepEqual(seen.map((c) => c.observation_id), [obs[3], obs[2], obs[1]]);
+    assert.deepEqual(
+      seen.map((c) => c.observation_id),
+      [obs[3], obs[2], obs[1]],
+    );
     for (const c of seen) assert.match(c.id, PUBLIC('pchg'));
 
-    const events = await t.app.inject({ method: 'GET', url: '/api/v1/events?type=price.changed&limit=100', headers: a.headers });
+    const events = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/events?type=price.changed&limit=100',
+      headers: a.headers,
+    });
     assert.equal(events.statusCode, 200, events.body);
     const data = events.json<{ data: { data: { id: string; observation_id: string } }[] }>().data.map((e) => e.data);
     assert.deepEqual(new Set(data.map((d) => d.id)), new Set(seen.map((c) => c.id)));
@@ -130,7 +172,11 @@ describe('public ids of sequences', () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({ method: 'GET', url: `${url}&limit=1${cursor ? `&cursor=${cursor}` : ''}`, headers: a.headers });
+      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({
+        method: 'GET',
+        url: `${url}&limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: a.headers,
+      });
       assert.equal(res.statusCode, 200, res.body);
       const page = res.json<{ data: { id: string }[]; pagination: { next_cursor: string | null } }>();
       ids.push(...page.data.map((o) => o.id));
@@ -139,53 +185,90 @@ describe('public ids of sequences', () => {
         const [sort, value, id] = cursorJson(cursor);
         assert.match(String(id), PUBLIC('obs'));
         for (const forged of [tamper(String(id)), '1', `pchg_${String(id).slice(4)}`]) {
-          const bad = await t.app.inject({ method: 'GET', url: `${url}&cursor=${forge([sort, value, forged])}`, headers: a.headers });
+          const bad = await t.app.inject({
+            method: 'GET',
+            url: `${url}&cursor=${forge([sort, value, forged])}`,
+            headers: a.headers,
+          });
           assert.equal(bad.statusCode, 400, bad.body);
         }
       }
     } while (cursor);
     assert.deepEqual(ids, obs);
-    const csv = await t.app.inject({ method: 'GET', url: `/api/v1/products/${a.productId}/prices.csv?interval=raw&from=2025-02-01T00:00:00Z&to=2025-02-02T00:00:00Z`, headers: a.headers });
+    const csv = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/products/${a.productId}/prices.csv?interval=raw&from=2025-02-01T00:00:00Z&to=2025-02-02T00:00:00Z`,
+      headers: a.headers,
+    });
     assert.equal(csv.statusCode, 200, csv.body);
-    const csvIds = csv.body.trim().split(/\r?\n/).slice(1).map((line) => line.split(',').at(-1));
+    const csvIds = csv.body
+      .trim()
+      .split(/\r?\n/)
+      .slice(1)
+      .map((line) => line.split(',').at(-1));
     assert.deepEqual(csvIds, obs);
   });
 
-  it('checks: the check-now answer, the check log with its cursor and listing.check_failed carry chk_ ids', T, async () => {
-    const a = await account();
-    const listing = await t.app.inject({ method: 'POST', url: '/api/v1/listings', headers: a.headers, payload: { product_id: a.productId, url: `${t.site.url}/status/404` } });
-    assert.equal(listing.statusCode, 201, listing.body);
-    const listingId = listing.json<{ id: string }>().id;
-    const made: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const res = await t.app.inject({ method: 'POST', url: `/api/v1/listings/${listingId}/check`, headers: a.headers });
-      assert.equal(res.statusCode, 200, res.body);
-      const check = res.json<CheckResult>();
-      assert.match(check.id, PUBLIC('chk'));
-      assert.equal(check.ok, false);
-      made.push(check.id);
-    }
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({ method: 'GET', url: `/api/v1/listings/${listingId}/checks?limit=1${cursor ? `&cursor=${cursor}` : ''}`, headers: a.headers });
-      assert.equal(res.statusCode, 200, res.body);
-      const page = res.json<{ data: CheckResult[]; pagination: { next_cursor: string | null } }>();
-      seen.push(...page.data.map((c) => c.id));
-      cursor = page.pagination.next_cursor;
-      if (cursor) {
-        const [sort, value, id] = cursorJson(cursor);
-        assert.match(String(id), PUBLIC('chk'));
-        for (const forged of [tamper(String(id)), '1', '99999999999999999999']) {
-          const bad = await t.app.inject({ method: 'GET', url: `/api/v1/listings/${listingId}/checks?cursor=${forge([sort, value, forged])}`, headers: a.headers });
-          assert.equal(bad.statusCode, 400, bad.body);
-        }
+  it(
+    'checks: the check-now answer, the check log with its cursor and listing.check_failed carry chk_ ids',
+    T,
+    async () => {
+      const a = await account();
+      const listing = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/listings',
+        headers: a.headers,
+        payload: { product_id: a.productId, url: `${t.site.url}/status/404` },
+      });
+      assert.equal(listing.statusCode, 201, listing.body);
+      const listingId = listing.json<{ id: string }>().id;
+      const made: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: `/api/v1/listings/${listingId}/check`,
+          headers: a.headers,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        const check = res.json<CheckResult>();
+        assert.match(check.id, PUBLIC('chk'));
+        assert.equal(check.ok, false);
+        made.push(check.id);
       }
-    } while (cursor);
-    assert.deepEqual(seen, [...made].reverse());
-    const events = await t.app.inject({ method: 'GET', url: '/api/v1/events?type=listing.check_failed&limit=100', headers: a.headers });
-    assert.equal(events.statusCode, 200, events.body);
-    const eventIds = events.json<{ data: { data: { id: string } }[] }>().data.map((e) => e.data.id);
-    assert.deepEqual(new Set(eventIds), new Set(made));
-  });
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/listings/${listingId}/checks?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+          headers: a.headers,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        const page = res.json<{ data: CheckResult[]; pagination: { next_cursor: string | null } }>();
+        seen.push(...page.data.map((c) => c.id));
+        cursor = page.pagination.next_cursor;
+        if (cursor) {
+          const [sort, value, id] = cursorJson(cursor);
+          assert.match(String(id), PUBLIC('chk'));
+          for (const forged of [tamper(String(id)), '1', '99999999999999999999']) {
+            const bad = await t.app.inject({
+              method: 'GET',
+              url: `/api/v1/listings/${listingId}/checks?cursor=${forge([sort, value, forged])}`,
+              headers: a.headers,
+            });
+            assert.equal(bad.statusCode, 400, bad.body);
+          }
+        }
+      } while (cursor);
+      assert.deepEqual(seen, [...made].reverse());
+      const events = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/events?type=listing.check_failed&limit=100',
+        headers: a.headers,
+      });
+      assert.equal(events.statusCode, 200, events.body);
+      const eventIds = events.json<{ data: { data: { id: string } }[] }>().data.map((e) => e.data.id);
+      assert.deepEqual(new Set(eventIds), new Set(made));
+    },
+  );
 });

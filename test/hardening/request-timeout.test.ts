@@ -27,7 +27,9 @@ describe('hardening: a request must arrive within REQUEST_TIMEOUT', () => {
     assert.match(res.headers['content-type'] ?? '', /^application\/json/);
     assert.ok(took >= TIMEOUT_MS - 50, `answered after ${took} ms, before the timeout`);
     assert.ok(took < TIMEOUT_MS * 10, `answered after ${took} ms`);
-    const count = await t.rt.db.query<{ n: number }>('select count(*)::int as n from products where account_id = $1', [accountId]);
+    const count = await t.rt.db.query<{ n: number }>('select count(*)::int as n from products where account_id = $1', [
+      accountId,
+    ]);
     assert.equal(Number(count.rows[0]?.n), 0);
   });
 

@@ -18,7 +18,12 @@ describe('secrets never reach the logs', () => {
   before(async () => {
     storage = await testStorage();
     rx = await startReceiver();
-    server = await spawnServer({ ...storage.env, LOG_LEVEL: 'debug', ALLOW_LOOPBACK_TARGETS: 'true', WEBHOOK_RETRY_SCHEDULE: '1s' });
+    server = await spawnServer({
+      ...storage.env,
+      LOG_LEVEL: 'debug',
+      ALLOW_LOOPBACK_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1s',
+    });
   });
   after(async () => {
     await server?.stop('SIGKILL');
@@ -40,11 +45,20 @@ describe('secrets never reach the logs', () => {
     };
     assert.equal((await call('GET', '/products')).status, 200);
     assert.equal((await call('GET', '/products', undefined, { authorization: `Bearer ${key}x` })).status, 401);
-    assert.equal((await call('GET', '/products', undefined, { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` })).status, 401);
+    assert.equal(
+      (
+        await call('GET', '/products', undefined, {
+          authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}`,
+        })
+      ).status,
+      401,
+    );
     // A key put in the query string by mistake: refused like any unknown parameter, and not logged either.
     assert.equal((await call('GET', `/products?api_key=${key}`)).status, 422);
     assert.equal((await call('GET', `/products?q=${key}`)).status, 200);
-    const pasted = await server.waitForLog((l) => l.msg === 'request' && typeof l.url === 'string' && l.url.startsWith('/api/v1/products?q='));
+    const pasted = await server.waitForLog(
+      (l) => l.msg === 'request' && typeof l.url === 'string' && l.url.startsWith('/api/v1/products?q='),
+    );
     assert.equal(pasted.url, '/api/v1/products?q=[redacted]', 'a key anywhere in the URL is redacted');
     assert.equal((await call('POST', '/products', `{"name": "${key}", `)).status, 400);
 
@@ -58,8 +72,11 @@ describe('secrets never reach the logs', () => {
     assert.equal((await call('POST', '/products', { name: 'Kettle', base_price: 10, currency: 'EUR' })).status, 201);
     // The first attempt fails (500), the retry a second later succeeds: both are logged, signed with both secrets.
     await rx.until((r) => r.length >= 2, 30_000);
-    for (const r of rx.received) for (const sig of String(r.headers['webhook-signature']).split(' ')) secrets.add(sig.slice(sig.indexOf(',') + 1));
-    await server.waitForLog((l) => l.msg === 'request' && l.url === `/api/v1/webhooks/${ep.json.id as string}/rotate-secret`);
+    for (const r of rx.received)
+      for (const sig of String(r.headers['webhook-signature']).split(' ')) secrets.add(sig.slice(sig.indexOf(',') + 1));
+    await server.waitForLog(
+      (l) => l.msg === 'request' && l.url === `/api/v1/webhooks/${ep.json.id as string}/rotate-secret`,
+    );
 
     const logs = JSON.stringify(server.logs);
     assert.ok(server.logs.length > 10, `the server logged (${server.logs.length} lines)`);

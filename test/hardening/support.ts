@@ -35,7 +35,8 @@ export function useListeningApp(t: TestApp): ListeningApp {
   before(async () => {
     const sink = new Writable({
       write(chunk: Buffer, _enc, cb) {
-        for (const line of chunk.toString().split('\n')) if (line) l.logs.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of chunk.toString().split('\n'))
+          if (line) l.logs.push(JSON.parse(line) as Record<string, unknown>);
         for (const w of [...waiters]) w();
         cb();
       },

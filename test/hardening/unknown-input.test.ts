@@ -14,7 +14,9 @@ interface Param {
   in: string;
   schema: { pattern?: string; format?: string };
 }
-type Doc = { paths: Record<string, Record<string, { requestBody?: unknown; parameters?: Param[]; security?: unknown[] }>> };
+type Doc = {
+  paths: Record<string, Record<string, { requestBody?: unknown; parameters?: Param[]; security?: unknown[] }>>;
+};
 
 /** A path parameter that passes its schema and names nothing: `prod_0zzz`, or a currency code. */
 function sampleParam(p: Param | undefined): string {
@@ -37,7 +39,9 @@ function operationsOf(doc: Doc): Operation[] {
       .filter(([m, op]) => METHODS.includes(m) && !(Array.isArray(op.security) && op.security.length === 0))
       .map(([m, op]) => ({
         method: m.toUpperCase(),
-        path: path.replace(/\{([^}]+)\}/g, (_, name: string) => sampleParam(op.parameters?.find((p) => p.in === 'path' && p.name === name))),
+        path: path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+          sampleParam(op.parameters?.find((p) => p.in === 'path' && p.name === name)),
+        ),
         hasBody: op.requestBody !== undefined,
       })),
   );
@@ -52,7 +56,12 @@ describe('hardening: one rule for unknown query parameters and body fields, on e
     const ops = operationsOf(doc);
     assert.ok(ops.length > 30, `only ${ops.length} operations`);
     for (const op of ops) {
-      const res = await t.app.inject({ method: op.method as never, url: `${op.path}?zzz_unknown=1`, headers, ...(op.hasBody ? { payload: '{}' } : {}) });
+      const res = await t.app.inject({
+        method: op.method as never,
+        url: `${op.path}?zzz_unknown=1`,
+        headers,
+        ...(op.hasBody ? { payload: '{}' } : {}),
+      });
       const body = expectError(res, 422, 'validation_failed');
       assert.ok(fieldsOf(body).includes('zzz_unknown'), `${op.method} ${op.path}: ${res.body}`);
     }
@@ -63,9 +72,17 @@ describe('hardening: one rule for unknown query parameters and body fields, on e
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<Doc>();
     for (const op of operationsOf(doc)) {
       if (op.method === 'GET') continue; // a GET body is never read: covered below for one
-      const res = await t.app.inject({ method: op.method as never, url: op.path, headers, payload: '{"zzz_unknown":1}' });
+      const res = await t.app.inject({
+        method: op.method as never,
+        url: op.path,
+        headers,
+        payload: '{"zzz_unknown":1}',
+      });
       const body = expectError(res, 422, 'validation_failed');
-      assert.ok(fieldsOf(body).some((f) => f.endsWith('zzz_unknown')), `${op.method} ${op.path}: ${res.body}`);
+      assert.ok(
+        fieldsOf(body).some((f) => f.endsWith('zzz_unknown')),
+        `${op.method} ${op.path}: ${res.body}`,
+      );
     }
   });
 
@@ -73,7 +90,12 @@ describe('hardening: one rule for unknown query parameters and body fields, on e
     const { headers } = await t.newKey('business');
     const p = await createProduct(t, headers);
     for (const payload of [undefined, '', '{}']) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers, ...(payload === undefined ? {} : { payload }) });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/products/${p.id}`,
+        headers,
+        ...(payload === undefined ? {} : { payload }),
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
     for (const payload of ['[]', '1', '"x"', 'null', '{"name":"x"}']) {

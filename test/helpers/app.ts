@@ -18,7 +18,10 @@ export interface TestApp {
    */
   clock: OffsetClock;
   /** A new key (and, without accountId, a new account). */
-  newKey(plan?: Plan, accountId?: string): Promise<{ key: string; keyId: string; accountId: string; headers: Record<string, string> }>;
+  newKey(
+    plan?: Plan,
+    accountId?: string,
+  ): Promise<{ key: string; keyId: string; accountId: string; headers: Record<string, string> }>;
 }
 
 /**

@@ -20,7 +20,9 @@ export const usingPostgres = () => Boolean(process.env.DATABASE_URL);
 export async function testStorage(): Promise<TestStorage> {
   const base = process.env.DATABASE_URL;
   const suffix = crypto.randomBytes(5).toString('hex');
-  const redis: Record<string, string> = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: `phtest:${suffix}:` } : {};
+  const redis: Record<string, string> = process.env.REDIS_URL
+    ? { REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: `phtest:${suffix}:` }
+    : {};
   if (base) {
     const schema = `t_${suffix}`;
     const admin = new pg.Client({ connectionString: base });

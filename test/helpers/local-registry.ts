@@ -40,11 +40,15 @@ interface Packed {
 
 /** `npm pack` of a directory into `dir` (scripts off: node_modules holds built packages). */
 export async function pack(directory: string, dir: string, opts: { scripts?: boolean } = {}): Promise<string> {
-  const { stdout } = await run('npm', ['pack', directory, '--pack-destination', dir, '--json', ...(opts.scripts ? [] : ['--ignore-scripts'])], {
-    cwd: dir,
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  });
+  const { stdout } = await run(
+    'npm',
+    ['pack', directory, '--pack-destination', dir, '--json', ...(opts.scripts ? [] : ['--ignore-scripts'])],
+    {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    },
+  );
   const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[];
   return path.join(dir, info!.filename);
 }
@@ -58,7 +62,8 @@ export async function packClient(dir: string): Promise<string> {
   const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-client-clone-'));
   try {
     const real = path.dirname(fs.realpathSync(path.join(ROOT, 'clients/typescript/package.json')));
-    for (const f of ['package.json', 'tsconfig.json', 'README.md', 'src']) fs.cpSync(path.join(real, f), path.join(clone, f), { recursive: true, dereference: true });
+    for (const f of ['package.json', 'tsconfig.json', 'README.md', 'src'])
+      fs.cpSync(path.join(real, f), path.join(clone, f), { recursive: true, dereference: true });
     // The compiler and the dependencies' types, as `npm install` at the repository root provides them.
     fs.symlinkSync(path.join(path.dirname(real), '../node_modules'), path.join(clone, 'node_modules'));
     return await pack(clone, dir, { scripts: true });
@@ -98,7 +103,9 @@ export async function startLocalRegistry(names: string[]): Promise<LocalRegistry
       name,
       version: manifest.version,
       dependencies: manifest.dependencies ?? {},
-      extra: Object.fromEntries(Object.entries({ bin: manifest.bin, engines: manifest.engines }).filter(([, v]) => v !== undefined)),
+      extra: Object.fromEntries(
+        Object.entries({ bin: manifest.bin, engines: manifest.engines }).filter(([, v]) => v !== undefined),
+      ),
       file: path.basename(file),
       integrity: `sha512-${crypto.createHash('sha512').update(bytes).digest('base64')}`,
       shasum: crypto.createHash('sha1').update(bytes).digest('hex'),

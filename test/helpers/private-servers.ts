@@ -25,10 +25,12 @@ const exec = promisify(execFile);
 /** Why the private servers cannot be had here (a binary or the postgres user missing), or undefined. */
 export function privateServersMissing(): string | undefined {
   for (const bin of ['initdb', 'pg_ctl', 'postgres']) {
-    if (!fs.existsSync(path.join(PG_BIN, bin))) return `no ${path.join(PG_BIN, bin)} (PostgreSQL 15 server binaries; set PG_BIN)`;
+    if (!fs.existsSync(path.join(PG_BIN, bin)))
+      return `no ${path.join(PG_BIN, bin)} (PostgreSQL 15 server binaries; set PG_BIN)`;
   }
   if (spawnSync(REDIS_SERVER, ['--version']).status !== 0) return `no ${REDIS_SERVER} on PATH (set REDIS_SERVER)`;
-  if (isRoot() && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root without a postgres OS user to run PostgreSQL as';
+  if (isRoot() && spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return 'running as root without a postgres OS user to run PostgreSQL as';
   return undefined;
 }
 
@@ -150,13 +152,31 @@ export async function startPrivateServers(): Promise<PrivateServers> {
     async start() {
       const p = spawn(
         REDIS_SERVER,
-        ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, '--loglevel', 'notice'],
+        [
+          '--port',
+          String(redisPort),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--daemonize',
+          'no',
+          '--dir',
+          dir,
+          '--loglevel',
+          'notice',
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       redisProc = p;
       const lines: string[] = [];
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`redis-server did not start within 20 s: ${lines.slice(-5).join('\n')}`)), 20_000);
+        const timer = setTimeout(
+          () => reject(new Error(`redis-server did not start within 20 s: ${lines.slice(-5).join('\n')}`)),
+          20_000,
+        );
         const done = (err?: Error) => {
           clearTimeout(timer);
           if (err) reject(err);
@@ -167,7 +187,9 @@ export async function startPrivateServers(): Promise<PrivateServers> {
           if (line.includes('Ready to accept connections')) done();
         });
         p.on('error', done);
-        p.on('exit', (code, sig) => done(new Error(`redis-server exited (${code ?? sig}) before it was ready: ${lines.slice(-5).join('\n')}`)));
+        p.on('exit', (code, sig) =>
+          done(new Error(`redis-server exited (${code ?? sig}) before it was ready: ${lines.slice(-5).join('\n')}`)),
+        );
       });
       p.stderr!.resume();
     },
@@ -206,7 +228,9 @@ export async function startPrivateServers(): Promise<PrivateServers> {
     await Promise.all([postgres.start(), redis.start()]);
   } catch (err) {
     await cleanup();
-    throw new PrivateServersUnavailable(`could not start a private PostgreSQL and Redis: ${(err as Error).message}`, { cause: err });
+    throw new PrivateServersUnavailable(`could not start a private PostgreSQL and Redis: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return { dir, postgres, redis, cleanup };
 }

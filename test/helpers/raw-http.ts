@@ -13,14 +13,22 @@ export interface RawResponse {
  * reads until the server closes it: for what `inject` cannot send (malformed HTTP, stalled
  * bodies). Rejects if the server has not closed the connection within `timeoutMs`.
  */
-export function rawExchange(port: number, parts: (string | Buffer)[], opts: { timeoutMs?: number; gapMs?: number } = {}): Promise<RawResponse> {
+export function rawExchange(
+  port: number,
+  parts: (string | Buffer)[],
+  opts: { timeoutMs?: number; gapMs?: number } = {},
+): Promise<RawResponse> {
   const { timeoutMs = 10_000, gapMs = 0 } = opts;
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port, host: '127.0.0.1' });
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`the server did not close the connection within ${timeoutMs} ms; got: ${Buffer.concat(chunks).toString()}`));
+      reject(
+        new Error(
+          `the server did not close the connection within ${timeoutMs} ms; got: ${Buffer.concat(chunks).toString()}`,
+        ),
+      );
     }, timeoutMs);
     socket.on('data', (d) => chunks.push(d));
     socket.on('error', () => undefined); // a reset after the answer still ends in 'close'

@@ -15,9 +15,11 @@ export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 /** Why the clusters cannot be made here, or undefined when they can. */
 export function replicaUnavailable(): string | undefined {
   for (const b of ['initdb', 'pg_ctl', 'pg_basebackup']) {
-    if (!fs.existsSync(path.join(PG_BIN, b))) return `PostgreSQL 15 server binaries not found (${path.join(PG_BIN, b)}); set PG_BIN to their directory`;
+    if (!fs.existsSync(path.join(PG_BIN, b)))
+      return `PostgreSQL 15 server binaries not found (${path.join(PG_BIN, b)}); set PG_BIN to their directory`;
   }
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root and there is no `postgres` user to run PostgreSQL as';
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return 'running as root and there is no `postgres` user to run PostgreSQL as';
   return undefined;
 }
 
@@ -82,7 +84,20 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
     fs.appendFileSync(path.join(primary, 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
     run('pg_ctl', ['-D', primary, '-l', path.join(root, 'primary.log'), '-w', '-t', '60', 'start']);
     started.push(primary);
-    run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(p1), '-U', 'postgres', '-D', replica, '-R', '-X', 'stream', '--no-sync']);
+    run('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(p1),
+      '-U',
+      'postgres',
+      '-D',
+      replica,
+      '-R',
+      '-X',
+      'stream',
+      '--no-sync',
+    ]);
     fs.appendFileSync(path.join(replica, 'postgresql.conf'), `port = ${p2}\nhot_standby = on\n`);
     run('pg_ctl', ['-D', replica, '-l', path.join(root, 'replica.log'), '-w', '-t', '60', 'start']);
     started.push(replica);

@@ -11,7 +11,9 @@ const ROOT = path.resolve(path.dirname(HERE), '../..');
  * less CPU per server start than through tsx, on a CPU-bound suite). A test file run alone through
  * tsx runs the CLI from source the same way.
  */
-const ENTRY = HERE.endsWith('.js') ? [path.join(ROOT, 'src/cli/main.js')] : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+const ENTRY = HERE.endsWith('.js')
+  ? [path.join(ROOT, 'src/cli/main.js')]
+  : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
 
 export interface LogLine {
   msg?: string;
@@ -57,7 +59,8 @@ export function runCli(args: string[], env: Record<string, string>, opts: { cwd?
 export function spawnLogged(args: string[], env: Record<string, string>): LoggedProcess {
   const proc = runCli(args, env);
   const logs: LogLine[] = [];
-  const waiters: { n: number; match: (l: LogLine) => boolean; found: LogLine[]; resolve: (l: LogLine[]) => void }[] = [];
+  const waiters: { n: number; match: (l: LogLine) => boolean; found: LogLine[]; resolve: (l: LogLine[]) => void }[] =
+    [];
   const listeners = new Set<(l: LogLine) => void>();
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -87,7 +90,9 @@ export function spawnLogged(args: string[], env: Record<string, string>): Logged
     if (found.length >= n) return Promise.resolve(found);
     return new Promise<LogLine[]>((resolve, reject) => {
       waiters.push({ n, match, found, resolve });
-      void exited.then(({ code, signal }) => reject(new Error(`${args.join(' ')} exited (${code ?? signal}) before the log lines; stderr: ${stderr}`)));
+      void exited.then(({ code, signal }) =>
+        reject(new Error(`${args.join(' ')} exited (${code ?? signal}) before the log lines; stderr: ${stderr}`)),
+      );
     });
   };
   return {
@@ -125,7 +130,10 @@ async function started(p: LoggedProcess, ready: (l: LogLine) => boolean): Promis
  */
 export async function spawnServer(env: Record<string, string>, args: string[] = ['start']): Promise<ServerProcess> {
   const p = spawnLogged(args, { PORT: '0', HOST: '127.0.0.1', ...env });
-  const listening = await started(p, (l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'));
+  const listening = await started(
+    p,
+    (l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'),
+  );
   return { ...p, url: String(listening.msg).replace('Server listening at ', '') };
 }
 
@@ -137,7 +145,11 @@ export async function spawnWorker(env: Record<string, string>): Promise<LoggedPr
 }
 
 /** Resolves once `n` log lines (past and future) that match have come from `procs` together; rejects if one exits first. */
-export function waitForLogsAcross(procs: LoggedProcess[], n: number, match: (l: LogLine) => boolean): Promise<LogLine[]> {
+export function waitForLogsAcross(
+  procs: LoggedProcess[],
+  n: number,
+  match: (l: LogLine) => boolean,
+): Promise<LogLine[]> {
   const found = procs.flatMap((p) => p.logs.filter(match));
   if (found.length >= n) return Promise.resolve(found);
   return new Promise((resolve, reject) => {

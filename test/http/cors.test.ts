@@ -25,12 +25,17 @@ const EXPOSED = [
 const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id'];
 const FAILURE_LIMIT = 3;
 
-const list = (v: unknown) => String(v ?? '').split(/\s*,\s*/).filter((x) => x !== '').map((x) => x.toLowerCase());
+const list = (v: unknown) =>
+  String(v ?? '')
+    .split(/\s*,\s*/)
+    .filter((x) => x !== '')
+    .map((x) => x.toLowerCase());
 
 function assertCors(res: LightMyRequestResponse, what: string) {
   assert.equal(res.headers['access-control-allow-origin'], '*', `${what}: Access-Control-Allow-Origin`);
   const exposed = list(res.headers['access-control-expose-headers']);
-  for (const h of EXPOSED) assert.ok(exposed.includes(h.toLowerCase()), `${what}: ${h} exposed (${exposed.join(', ')})`);
+  for (const h of EXPOSED)
+    assert.ok(exposed.includes(h.toLowerCase()), `${what}: ${h} exposed (${exposed.join(', ')})`);
   // No credentials mode: the API authenticates with a header, never cookies.
   assert.equal(res.headers['access-control-allow-credentials'], undefined, `${what}: no credentials`);
 }
@@ -62,7 +67,8 @@ describe('CORS', () => {
       assertCors(res, `preflight ${method}`);
       assert.ok(list(res.headers['access-control-allow-methods']).includes(method.toLowerCase()), `${method} allowed`);
       const allowed = list(res.headers['access-control-allow-headers']);
-      for (const h of REQUEST_HEADERS) assert.ok(allowed.includes(h.toLowerCase()), `${h} allowed (${allowed.join(', ')})`);
+      for (const h of REQUEST_HEADERS)
+        assert.ok(allowed.includes(h.toLowerCase()), `${h} allowed (${allowed.join(', ')})`);
       assert.ok(Number(res.headers['access-control-max-age']) > 0, 'preflight may be cached');
       assert.ok(res.headers['x-request-id'], 'X-Request-Id on preflights too');
       // Not authenticated, so neither a 401 challenge nor anyone's rate-limit headers.
@@ -73,7 +79,14 @@ describe('CORS', () => {
 
   it('answers preflights on every path, before routing and authentication, and does not count them', async () => {
     const address = nextAddress();
-    for (const url of ['/api/v1/products', '/v1/products/batch', '/api/v1/usage', '/healthz', '/api/v1/openapi.json', '/api/v1/no-such-path']) {
+    for (const url of [
+      '/api/v1/products',
+      '/v1/products/batch',
+      '/api/v1/usage',
+      '/healthz',
+      '/api/v1/openapi.json',
+      '/api/v1/no-such-path',
+    ]) {
       for (let i = 0; i < FAILURE_LIMIT + 1; i++) {
         const res = await preflight(url, 'POST', address);
         assert.equal(res.statusCode, 204, `${url}: ${res.body}`);
@@ -93,7 +106,12 @@ describe('CORS', () => {
   it('the actual cross-origin request then works with the key, and its answer can be read', async () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers);
-    const res = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers: { ...headers, origin: ORIGIN }, payload: { name: 'Renamed' } });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/products/${p.id}`,
+      headers: { ...headers, origin: ORIGIN },
+      payload: { name: 'Renamed' },
+    });
     assert.equal(res.statusCode, 200, res.body);
     assertCors(res, 'PUT with Origin');
     assert.equal(res.json<{ name: string }>().name, 'Renamed');
@@ -101,14 +119,23 @@ describe('CORS', () => {
 
   it('is on every success answer', async () => {
     const { headers } = await t.newKey();
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: 'A', base_price: 1, currency: 'EUR' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers,
+      payload: { name: 'A', base_price: 1, currency: 'EUR' },
+    });
     assert.equal(created.statusCode, 201);
     assertCors(created, '201');
     const id = created.json<{ id: string }>().id;
     const got = await t.app.inject({ method: 'GET', url: `/v1/products/${id}`, headers });
     assert.equal(got.statusCode, 200);
     assertCors(got, '200');
-    const notModified = await t.app.inject({ method: 'GET', url: `/v1/products/${id}`, headers: { ...headers, 'if-none-match': String(got.headers.etag) } });
+    const notModified = await t.app.inject({
+      method: 'GET',
+      url: `/v1/products/${id}`,
+      headers: { ...headers, 'if-none-match': String(got.headers.etag) },
+    });
     assert.equal(notModified.statusCode, 304);
     assertCors(notModified, '304');
     const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers });
@@ -128,16 +155,52 @@ describe('CORS', () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers);
     const cases: [number, string, () => Promise<LightMyRequestResponse>][] = [
-      [400, 'invalid_json', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: '{"name":' })],
+      [
+        400,
+        'invalid_json',
+        () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: '{"name":' }),
+      ],
       [400, 'invalid_request', () => t.app.inject({ method: 'GET', url: '/api/v1/products/%E0%A4%A', headers })], // raised before routing
-      [401, 'unauthorized', () => t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress: nextAddress() })],
-      [404, 'not_found', () => t.app.inject({ method: 'GET', url: '/api/v1/products/prod_0000000000000000000000000000', headers })],
+      [
+        401,
+        'unauthorized',
+        () => t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress: nextAddress() }),
+      ],
+      [
+        404,
+        'not_found',
+        () => t.app.inject({ method: 'GET', url: '/api/v1/products/prod_0000000000000000000000000000', headers }),
+      ],
       [404, 'not_found', () => t.app.inject({ method: 'GET', url: '/no-such-path' })],
       [404, 'not_found', () => t.app.inject({ method: 'GET', url: `/api/v1/products/${'x'.repeat(300)}`, headers })], // before routing
       [405, 'method_not_allowed', () => t.app.inject({ method: 'POST', url: `/api/v1/products/${p.id}`, headers })],
-      [413, 'payload_too_large', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit + 1) }) })],
-      [415, 'unsupported_media_type', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { ...headers, 'content-type': 'text/plain' }, payload: 'x' })],
-      [422, 'validation_failed', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: '' } })],
+      [
+        413,
+        'payload_too_large',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: '/api/v1/products',
+            headers,
+            payload: JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit + 1) }),
+          }),
+      ],
+      [
+        415,
+        'unsupported_media_type',
+        () =>
+          t.app.inject({
+            method: 'POST',
+            url: '/api/v1/products',
+            headers: { ...headers, 'content-type': 'text/plain' },
+            payload: 'x',
+          }),
+      ],
+      [
+        422,
+        'validation_failed',
+        () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: '' } }),
+      ],
     ];
     for (const [status, code, send] of cases) {
       const res = await send();
@@ -150,7 +213,12 @@ describe('CORS', () => {
     const address = nextAddress();
     let blocked: LightMyRequestResponse | undefined;
     for (let i = 0; i <= FAILURE_LIMIT; i++) {
-      blocked = await t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress: address, headers: { authorization: `Bearer ${KEY_PREFIX}${'c'.repeat(43)}` } });
+      blocked = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/products',
+        remoteAddress: address,
+        headers: { authorization: `Bearer ${KEY_PREFIX}${'c'.repeat(43)}` },
+      });
     }
     assert.equal(blocked!.statusCode, 429);
     assertCors(blocked!, '429');

@@ -44,7 +44,10 @@ describe('csv helpers', () => {
     async function* pages() {
       yield [['a', 1]];
       yield [];
-      yield [['b', 2], ['=c', 3]];
+      yield [
+        ['b', 2],
+        ['=c', 3],
+      ];
     }
     let text = '';
     for await (const chunk of csvStream(['name', 'n'], pages())) text += String(chunk);
@@ -53,6 +56,9 @@ describe('csv helpers', () => {
 
   it('makes a Content-Disposition attachment header, with filename* for non-ASCII names', () => {
     assert.equal(attachment('prod_1-prices.csv'), 'attachment; filename="prod_1-prices.csv"');
-    assert.equal(attachment('préis "x".csv'), 'attachment; filename="pr_is _x_.csv"; filename*=UTF-8\'\'pr%C3%A9is%20%22x%22.csv');
+    assert.equal(
+      attachment('préis "x".csv'),
+      'attachment; filename="pr_is _x_.csv"; filename*=UTF-8\'\'pr%C3%A9is%20%22x%22.csv',
+    );
   });
 });

@@ -13,7 +13,18 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     const { headers, accountId } = await t.newKey();
     const p = await createProduct(t, headers);
     const before = await snapshot(t, accountId);
-    for (const payload of ['{', '{"name": "x",}', "{'name': 'x'}", 'undefined', '{"a":1}{"b":2}', '\u0000', '{"name":"x"', '[1,2', '{"a": NaN}', '\ufeff{"name":"x"}x']) {
+    for (const payload of [
+      '{',
+      '{"name": "x",}',
+      "{'name': 'x'}",
+      'undefined',
+      '{"a":1}{"b":2}',
+      '\u0000',
+      '{"name":"x"',
+      '[1,2',
+      '{"a": NaN}',
+      '\ufeff{"name":"x"}x',
+    ]) {
       for (const [method, url] of [
         ['POST', '/api/v1/products'],
         ['PUT', `/api/v1/products/${p.id}`],
@@ -45,7 +56,14 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
 
   it('refuses bodies that are not JSON with 415', async () => {
     const { headers, accountId } = await t.newKey();
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'text/json']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/jsonx',
+      'text/json',
+    ]) {
       const res = await t.app.inject({
         method: 'POST',
         url: '/api/v1/products',
@@ -56,20 +74,42 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     }
     // A body with no Content-Type at all.
     const { 'content-type': _omit, ...noType } = headers;
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: noType, payload: Buffer.from(JSON.stringify(valid)) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: noType,
+      payload: Buffer.from(JSON.stringify(valid)),
+    });
     expectError(res, 415, 'unsupported_media_type');
     assert.equal(await countProducts(t, accountId), 0);
   });
 
   it('accepts JSON with a charset, in any case, and +json types', async () => {
     const { headers, accountId } = await t.newKey();
-    for (const type of ['application/json; charset=utf-8', 'application/json;charset=UTF-8', 'application/json; charset="utf-8"', 'Application/JSON', 'application/merge-patch+json', 'application/json ; charset=utf8']) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { ...headers, 'content-type': type }, payload: JSON.stringify(valid) });
+    for (const type of [
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'application/json; charset="utf-8"',
+      'Application/JSON',
+      'application/merge-patch+json',
+      'application/json ; charset=utf8',
+    ]) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers: { ...headers, 'content-type': type },
+        payload: JSON.stringify(valid),
+      });
       assert.equal(res.statusCode, 201, `${type}: ${res.body}`);
     }
     assert.equal(await countProducts(t, accountId), 6);
     for (const type of ['application/json; charset=utf-16', 'application/json; charset=latin1']) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { ...headers, 'content-type': type }, payload: JSON.stringify(valid) });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers: { ...headers, 'content-type': type },
+        payload: JSON.stringify(valid),
+      });
       expectError(res, 415, 'unsupported_media_type');
     }
     assert.equal(await countProducts(t, accountId), 6);
@@ -91,13 +131,25 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     }
     // Just under the limit is parsed (and then refused for its content, not its size).
     const under = JSON.stringify({ ...valid, description: 'x'.repeat(1_048_576 - 200) });
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: under }), 422, 'validation_failed');
+    expectError(
+      await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: under }),
+      422,
+      'validation_failed',
+    );
     assert.deepEqual(await snapshot(t, accountId), before);
   });
 
   it('answers unknown routes 404 as JSON, with or without a key', async () => {
     const { headers } = await t.newKey();
-    for (const url of ['/api/v1/nope', '/api/v2/products', '/v1/product', '/api/v1/products/prod_x/extra', '/', '/api', '/wp-admin.php']) {
+    for (const url of [
+      '/api/v1/nope',
+      '/api/v2/products',
+      '/v1/product',
+      '/api/v1/products/prod_x/extra',
+      '/',
+      '/api',
+      '/wp-admin.php',
+    ]) {
       for (const h of [headers, {}]) {
         const err = expectError(await t.app.inject({ method: 'GET', url, headers: h }), 404, 'not_found');
         assert.ok(err.request_id);
@@ -112,7 +164,11 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
       ['PUT', '/api/v1/products', ['GET', 'HEAD', 'POST']],
       ['PATCH', '/v1/products', ['GET', 'HEAD', 'POST']],
       ['POST', '/api/v1/products/prod_abc', ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT']],
-      ['DELETE', '/api/v1/products/batch', ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT', 'POST'].filter((m) => m !== 'DELETE')],
+      [
+        'DELETE',
+        '/api/v1/products/batch',
+        ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT', 'POST'].filter((m) => m !== 'DELETE'),
+      ],
     ];
     for (const [method, url, allow] of cases) {
       const res = await t.app.inject({ method: method as 'GET', url, headers });
@@ -135,7 +191,7 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products/', headers })).statusCode, 200);
   });
 
-  it('cuts echoed input in details to the Error schema\'s lengths (found by the fuzzing suite)', async () => {
+  it("cuts echoed input in details to the Error schema's lengths (found by the fuzzing suite)", async () => {
     const { headers } = await t.newKey();
     const contract = new Contract(await fetchDocument(t.app));
     const long = 'é'.repeat(5_000);
@@ -147,13 +203,21 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
       expectError(res, 422, 'validation_failed');
       contract.check('POST', url, res);
       const details = res.json<{ details: { field: string; message: string }[] }>().details;
-      assert.ok(details.some((d) => (field ? d.field === field : d.field.startsWith('éé'))), JSON.stringify(details).slice(0, 300));
+      assert.ok(
+        details.some((d) => (field ? d.field === field : d.field.startsWith('éé'))),
+        JSON.stringify(details).slice(0, 300),
+      );
     }
   });
 
   it('echoes the request id in the header and the error body', async () => {
     const { headers } = await t.newKey();
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { ...headers, 'x-request-id': 'client-abc.123' }, payload: '{' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: { ...headers, 'x-request-id': 'client-abc.123' },
+      payload: '{',
+    });
     const err = expectError(res, 400, 'invalid_json');
     assert.equal(err.request_id, 'client-abc.123');
     assert.equal(res.headers['x-request-id'], 'client-abc.123');
@@ -163,9 +227,23 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     const { headers, accountId } = await t.newKey();
     const p = await createProduct(t, headers);
     const payloads: unknown[] = [
-      null, 0, -1, 'x', [], [[]], {}, { name: {} }, { name: [] }, { name: 0.1 },
-      { base_price: {} }, { base_price: [] }, { currency: 1 }, { currency: {} }, { url: {} },
-      { name: 'x'.repeat(100_000) }, { sku: "'; drop table products; --" },
+      null,
+      0,
+      -1,
+      'x',
+      [],
+      [[]],
+      {},
+      { name: {} },
+      { name: [] },
+      { name: 0.1 },
+      { base_price: {} },
+      { base_price: [] },
+      { currency: 1 },
+      { currency: {} },
+      { url: {} },
+      { name: 'x'.repeat(100_000) },
+      { sku: "'; drop table products; --" },
       Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`f${i}`, i])),
       JSON.parse('{"a":'.repeat(2000) + '1' + '}'.repeat(2000)),
     ];
@@ -177,13 +255,29 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
         ['POST', '/api/v1/products/batch'],
       ] as const) {
         const res = await t.app.inject({ method, url, headers, payload: text });
-        assert.ok(res.statusCode < 500, `${method} ${url} ${text.slice(0, 60)}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        assert.ok(
+          res.statusCode < 500,
+          `${method} ${url} ${text.slice(0, 60)}: ${res.statusCode} ${res.body.slice(0, 200)}`,
+        );
         assertNoLeaks(res.body);
         if (method === 'PUT') assert.ok([200, 400, 413, 422].includes(res.statusCode));
       }
     }
-    const queries = ['?limit=%00', '?sort=%00', '?q=%FF', '?q=%E2%82', '?cursor=%00', '?min_price=1e999999', '?created_after=%00',
-      '?' + 'a=1&'.repeat(1000), '?limit[]=5', '?limit[a]=5', '?q[]=x', '?__proto__[x]=1', '?constructor[prototype][x]=1'];
+    const queries = [
+      '?limit=%00',
+      '?sort=%00',
+      '?q=%FF',
+      '?q=%E2%82',
+      '?cursor=%00',
+      '?min_price=1e999999',
+      '?created_after=%00',
+      '?' + 'a=1&'.repeat(1000),
+      '?limit[]=5',
+      '?limit[a]=5',
+      '?q[]=x',
+      '?__proto__[x]=1',
+      '?constructor[prototype][x]=1',
+    ];
     for (const q of queries) {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/products${q}`, headers });
       assert.ok(res.statusCode < 500, `${q}: ${res.statusCode} ${res.body.slice(0, 200)}`);
@@ -192,7 +286,10 @@ describe('http: malformed requests get JSON errors, never a 500', () => {
     // None of those creates anything; the only valid change among them is the SKU.
     assert.equal(await countProducts(t, accountId), 1);
     const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers });
-    assert.deepEqual({ ...got.json<Record<string, unknown>>(), sku: null, updated_at: null }, { ...p, sku: null, updated_at: null });
+    assert.deepEqual(
+      { ...got.json<Record<string, unknown>>(), sku: null, updated_at: null },
+      { ...p, sku: null, updated_at: null },
+    );
     assert.equal(got.json().sku, "'; drop table products; --");
   });
 });

@@ -28,7 +28,10 @@ const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** The runner's log lines, parsed. */
 function capture() {
   const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = pino(
+    { level: 'warn' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { log, lines };
 }
 

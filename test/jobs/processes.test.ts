@@ -8,7 +8,13 @@ import type { Database } from '../../src/db/types.js';
 import { notifyListingsDue } from '../../src/checks/listing-leases.js';
 import { cli } from '../cli/helpers/cli.js';
 import { testStorage, type TestStorage, usingPostgres } from '../helpers/database.js';
-import { type LoggedProcess, type LogLine, spawnLogged, spawnServer, waitForLogsAcross } from '../helpers/server-process.js';
+import {
+  type LoggedProcess,
+  type LogLine,
+  spawnLogged,
+  spawnServer,
+  waitForLogsAcross,
+} from '../helpers/server-process.js';
 import { type FixtureSite, startFixtureSite } from '../fixtures/site/server.js';
 import { insertListings, MONITORING_ENV } from './support.js';
 
@@ -23,7 +29,10 @@ describe('pricehound worker', () => {
   it('refuses to run on the embedded database, saying why, with exit status 2', T, async () => {
     const storage = await testStorage();
     try {
-      const r = await cli(['worker'], { DATABASE_URL: '', DATA_DIR: storage.env.DATA_DIR ?? '/nonexistent/pricehound-test' });
+      const r = await cli(['worker'], {
+        DATABASE_URL: '',
+        DATA_DIR: storage.env.DATA_DIR ?? '/nonexistent/pricehound-test',
+      });
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /worker command needs DATABASE_URL/);
       assert.match(r.stderr, /pricehound start/);
@@ -46,7 +55,10 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
     db = await openDatabase(loadConfig(storage.env), { applicationName: 'pricehound-test' });
     await migrate(db);
     const accountId = await createAccount(db);
-    await db.query(`insert into products (id, account_id, name, base_price, currency) values ('prod_workers', $1, 'Kettle', 40, 'EUR')`, [accountId]);
+    await db.query(
+      `insert into products (id, account_id, name, base_price, currency) values ('prod_workers', $1, 'Kettle', 40, 'EUR')`,
+      [accountId],
+    );
     account = { accountId, productId: 'prod_workers' };
   });
   after(async () => {
@@ -81,13 +93,20 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
       [ids],
     );
     assert.equal(checks.rows.length, 200, 'every listing checked');
-    assert.deepEqual(checks.rows.filter((r) => r.n !== 1), [], 'none checked twice');
+    assert.deepEqual(
+      checks.rows.filter((r) => r.n !== 1),
+      [],
+      'none checked twice',
+    );
     assert.deepEqual(
       paths.filter((p) => site.hits(p) !== 1),
       [],
       'the site saw each page requested exactly once',
     );
-    const obs = await db.query<{ n: number }>(`select count(*)::int as n from price_observations where listing_id = any($1)`, [ids]);
+    const obs = await db.query<{ n: number }>(
+      `select count(*)::int as n from price_observations where listing_id = any($1)`,
+      [ids],
+    );
     assert.equal(obs.rows[0]!.n, 200);
     const held = await db.query<{ n: number }>(`select count(*)::int as n from listings where locked_by is not null`);
     assert.equal(held.rows[0]!.n, 0);
@@ -96,7 +115,10 @@ describe('two worker processes on PostgreSQL', { skip: !usingPostgres() && 'need
       200,
       `checks per worker: ${perWorker.join(' + ')}`,
     );
-    assert.ok(perWorker.every((n) => n > 0), `both workers took a share: ${perWorker.join(' + ')}`);
+    assert.ok(
+      perWorker.every((n) => n > 0),
+      `both workers took a share: ${perWorker.join(' + ')}`,
+    );
 
     for (const w of workers) w.proc.kill('SIGTERM');
     assert.deepEqual(await Promise.all(workers.map(async (w) => (await w.exited).code)), [0, 0]);

@@ -19,12 +19,16 @@ const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 
 /** Seconds until the next check after `failures` failures in a row (docs/MONITORING.md). */
-const retryDelay = (interval: number, failures: number) => Math.min(Math.max(interval, BACKOFF_CAP_SECONDS), interval * 2 ** (failures - 1));
+const retryDelay = (interval: number, failures: number) =>
+  Math.min(Math.max(interval, BACKOFF_CAP_SECONDS), interval * 2 ** (failures - 1));
 
 /** next_check_at - now() must be the delay plus at most its jitter (a second of slack for the test itself). */
 function assertDueIn(dueIn: number, delay: number, what: string) {
   const jitter = Math.min(delay * 0.1, JITTER_MAX_SECONDS);
-  assert.ok(dueIn >= delay - 2 && dueIn <= delay + jitter + 1, `${what}: next check in ${dueIn} s, expected ${delay} s + up to ${jitter} s of jitter`);
+  assert.ok(
+    dueIn >= delay - 2 && dueIn <= delay + jitter + 1,
+    `${what}: next check in ${dueIn} s, expected ${delay} s + up to ${jitter} s of jitter`,
+  );
 }
 
 describe('scheduled checks', () => {
@@ -85,7 +89,10 @@ describe('scheduled checks', () => {
     const res = await t.app.inject({ method: 'GET', url: `/api/v1/listings/${id}`, headers: t.account.headers });
     assert.equal(res.statusCode, 200, res.body);
     const listing = res.json<{ status: string; last_price: number; last_currency: string; in_stock: boolean }>();
-    assert.deepEqual([listing.status, listing.last_price, listing.last_currency, listing.in_stock], ['ok', 19.99, 'USD', true]);
+    assert.deepEqual(
+      [listing.status, listing.last_price, listing.last_currency, listing.in_stock],
+      ['ok', 19.99, 'USD', true],
+    );
   });
 
   for (const [name, path, code] of [
@@ -93,34 +100,38 @@ describe('scheduled checks', () => {
     ['a page robots.txt disallows', '/private/jsonld-basic.html', 'robots_disallowed'],
     ['a page without a price', '/pages/jsonld-no-offers.html', 'no_price'],
   ] as const) {
-    it(`${name}: failing, then flagged after ${FLAG_AFTER_FAILURES} failures, with exponential backoff; nothing recorded as a price`, T, async () => {
-      const worker = startWorker(t);
-      await worker.start();
-      const interval = 300;
-      const id = await insertListing(t, { url: t.site.url + path, intervalSeconds: interval });
-      for (let n = 1; n <= FLAG_AFTER_FAILURES + 2; n++) {
-        if (n > 1) await makeDue(t.rt.db, id);
-        const { row, outcome } = await nextCheck(worker, id);
-        assert.equal(outcome.ok, false);
-        assert.ok(row);
-        assert.equal(row.ok, false);
-        assert.equal(row.error_code, code, row.error ?? '');
-        assert.equal(row.price, null);
-        const s = await listingState(t.rt.db, id);
-        assert.equal(s.consecutive_failures, n);
-        assert.equal(s.status, n >= FLAG_AFTER_FAILURES ? 'flagged' : 'failing', `after ${n} failures`);
-        assert.equal(row.listing_status, s.status);
-        assert.equal(s.last_error, row.error);
-        assert.ok(s.last_error && s.last_error.length > 0);
-        assert.equal(s.locked_by, null);
-        assertDueIn(s.due_in, retryDelay(interval, n), `after ${n} failures`);
-      }
-      await worker.stop(0);
-      assert.equal(await countRows(t.rt.db, 'price_observations', id), 0);
-      assert.equal(await countRows(t.rt.db, 'listing_checks', id), FLAG_AFTER_FAILURES + 2);
-      // A page robots.txt disallows is never requested.
-      assert.equal(t.site.hits(path), code === 'robots_disallowed' ? 0 : FLAG_AFTER_FAILURES + 2);
-    });
+    it(
+      `${name}: failing, then flagged after ${FLAG_AFTER_FAILURES} failures, with exponential backoff; nothing recorded as a price`,
+      T,
+      async () => {
+        const worker = startWorker(t);
+        await worker.start();
+        const interval = 300;
+        const id = await insertListing(t, { url: t.site.url + path, intervalSeconds: interval });
+        for (let n = 1; n <= FLAG_AFTER_FAILURES + 2; n++) {
+          if (n > 1) await makeDue(t.rt.db, id);
+          const { row, outcome } = await nextCheck(worker, id);
+          assert.equal(outcome.ok, false);
+          assert.ok(row);
+          assert.equal(row.ok, false);
+          assert.equal(row.error_code, code, row.error ?? '');
+          assert.equal(row.price, null);
+          const s = await listingState(t.rt.db, id);
+          assert.equal(s.consecutive_failures, n);
+          assert.equal(s.status, n >= FLAG_AFTER_FAILURES ? 'flagged' : 'failing', `after ${n} failures`);
+          assert.equal(row.listing_status, s.status);
+          assert.equal(s.last_error, row.error);
+          assert.ok(s.last_error && s.last_error.length > 0);
+          assert.equal(s.locked_by, null);
+          assertDueIn(s.due_in, retryDelay(interval, n), `after ${n} failures`);
+        }
+        await worker.stop(0);
+        assert.equal(await countRows(t.rt.db, 'price_observations', id), 0);
+        assert.equal(await countRows(t.rt.db, 'listing_checks', id), FLAG_AFTER_FAILURES + 2);
+        // A page robots.txt disallows is never requested.
+        assert.equal(t.site.hits(path), code === 'robots_disallowed' ? 0 : FLAG_AFTER_FAILURES + 2);
+      },
+    );
   }
 
   it('a flagged listing that works again is ok again', T, async () => {
@@ -146,7 +157,10 @@ describe('scheduled checks', () => {
     assert.ok(row);
     assert.equal(row.ok, true, row.error ?? '');
     const s = await listingState(t.rt.db, id);
-    assert.deepEqual([s.status, s.consecutive_failures, s.last_error, s.last_price, s.last_currency], ['ok', 0, null, '1299.0000', 'EUR']);
+    assert.deepEqual(
+      [s.status, s.consecutive_failures, s.last_error, s.last_price, s.last_currency],
+      ['ok', 0, null, '1299.0000', 'EUR'],
+    );
     assertDueIn(s.due_in, 600, 'after the first success');
   });
 
@@ -157,20 +171,27 @@ describe('scheduled checks', () => {
     assert.equal(retryDelay(604_800, 4), 604_800);
   });
 
-  it('a price without a stated currency fails as unknown_currency; with currency_override it is recorded', T, async () => {
-    const worker = startWorker(t);
-    await worker.start();
-    const url = t.site.pageUrl('microdata-kr-ambiguous.html');
-    const [plain, pinned] = [await insertListing(t, { url }), await insertListing(t, { url: `${url}?pinned`, currencyOverride: 'SEK' })];
-    const results = await Promise.all([nextCheck(worker, plain), nextCheck(worker, pinned)]);
-    await worker.stop(0);
-    assert.ok(results[0].row && results[1].row);
-    assert.equal(results[0].row.error_code, 'unknown_currency');
-    assert.match(results[0].row.error ?? '', /currency_override/);
-    assert.equal(await countRows(t.rt.db, 'price_observations', plain), 0);
-    assert.equal(results[1].row.ok, true);
-    assert.deepEqual([results[1].row.price, results[1].row.currency], ['1299.0000', 'SEK']);
-  });
+  it(
+    'a price without a stated currency fails as unknown_currency; with currency_override it is recorded',
+    T,
+    async () => {
+      const worker = startWorker(t);
+      await worker.start();
+      const url = t.site.pageUrl('microdata-kr-ambiguous.html');
+      const [plain, pinned] = [
+        await insertListing(t, { url }),
+        await insertListing(t, { url: `${url}?pinned`, currencyOverride: 'SEK' }),
+      ];
+      const results = await Promise.all([nextCheck(worker, plain), nextCheck(worker, pinned)]);
+      await worker.stop(0);
+      assert.ok(results[0].row && results[1].row);
+      assert.equal(results[0].row.error_code, 'unknown_currency');
+      assert.match(results[0].row.error ?? '', /currency_override/);
+      assert.equal(await countRows(t.rt.db, 'price_observations', plain), 0);
+      assert.equal(results[1].row.ok, true);
+      assert.deepEqual([results[1].row.price, results[1].row.currency], ['1299.0000', 'SEK']);
+    },
+  );
 
   it('records out-of-stock prices with in_stock false', T, async () => {
     const worker = startWorker(t);
@@ -181,13 +202,20 @@ describe('scheduled checks', () => {
     assert.ok(row);
     assert.equal(row.ok, true);
     assert.equal(row.in_stock, false);
-    const obs = await t.rt.db.query<{ in_stock: boolean }>(`select in_stock from price_observations where listing_id = $1`, [id]);
+    const obs = await t.rt.db.query<{ in_stock: boolean }>(
+      `select in_stock from price_observations where listing_id = $1`,
+      [id],
+    );
     assert.deepEqual(obs.rows, [{ in_stock: false }]);
   });
 
   it('a disabled listing is not checked; a listing not yet due is not checked', T, async () => {
     const worker = startWorker(t);
-    const disabled = await insertListing(t, { url: `${t.site.pageUrl('jsonld-basic.html')}?disabled`, enabled: false, dueIn: -60 });
+    const disabled = await insertListing(t, {
+      url: `${t.site.pageUrl('jsonld-basic.html')}?disabled`,
+      enabled: false,
+      dueIn: -60,
+    });
     const later = await insertListing(t, { url: `${t.site.pageUrl('jsonld-basic.html')}?later`, dueIn: 3600 });
     const idle = new Promise<void>((resolve) => worker.once('idle', resolve));
     await worker.start();
@@ -256,14 +284,20 @@ describe('scheduled checks', () => {
     const arrived = t.site.waitForRequests(8, isBatch);
     await worker.start();
     await arrived;
-    assert.deepEqual(claims.map((c) => c.length), [8]);
+    assert.deepEqual(
+      claims.map((c) => c.length),
+      [8],
+    );
     const [a, b] = claims[0]!.map((id) => ids.indexOf(id));
 
     // One slot frees: not worth a claim yet.
     const first = nextCheck(worker, ids[a!]);
     t.site.release(`batch-${a}`);
     await first;
-    assert.deepEqual(claims.map((c) => c.length), [8]);
+    assert.deepEqual(
+      claims.map((c) => c.length),
+      [8],
+    );
 
     // A second one: the two listings left, in one claim.
     const claimedAgain = new Promise<string[]>((resolve) => worker.once('claimed', resolve));
@@ -274,7 +308,10 @@ describe('scheduled checks', () => {
     t.site.release();
     await done;
     await worker.stop(0);
-    assert.deepEqual(claims.map((c) => c.length), [8, 2]);
+    assert.deepEqual(
+      claims.map((c) => c.length),
+      [8, 2],
+    );
     for (const id of ids) assert.equal(await countRows(t.rt.db, 'listing_checks', id), 1);
   });
 });

@@ -18,7 +18,12 @@ import { type FixtureSite, startFixtureSite } from '../fixtures/site/server.js';
  * Checks may reach the fixture site on 127.0.0.1 and nothing else; one domain, so no per-domain
  * delay (it would only slow the tests down).
  */
-export const MONITORING_ENV = { ALLOW_LOOPBACK_TARGETS: 'true', FETCH_DOMAIN_DELAY_MS: '0', FETCH_DOMAIN_CONCURRENCY: '100', FETCH_TIMEOUT_MS: '5000' };
+export const MONITORING_ENV = {
+  ALLOW_LOOPBACK_TARGETS: 'true',
+  FETCH_DOMAIN_DELAY_MS: '0',
+  FETCH_DOMAIN_CONCURRENCY: '100',
+  FETCH_TIMEOUT_MS: '5000',
+};
 
 export interface MonitoringTest extends TestApp {
   site: FixtureSite;
@@ -41,7 +46,12 @@ export function useMonitoringTest(env: Record<string, string> = {}): MonitoringT
     await t.app.ready();
     t.newKey = async (plan = 'free', accountId) => {
       const k = await createKey(t.rt.db, { plan, accountId: accountId ?? null });
-      return { key: k.key, keyId: k.id, accountId: k.account_id, headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' } };
+      return {
+        key: k.key,
+        keyId: k.id,
+        accountId: k.account_id,
+        headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+      };
     };
     t.site = await startFixtureSite();
     const k = await t.newKey('business');
@@ -94,7 +104,12 @@ export async function createCompetitor(t: MonitoringTest, name = 'Fixture shop')
  * times, which the API (rightly) does not let a client set. Every column is the table's own
  * default unless given.
  */
-export async function insertListings(db: Queryable, accountId: string, productId: string, seeds: ListingSeed[]): Promise<string[]> {
+export async function insertListings(
+  db: Queryable,
+  accountId: string,
+  productId: string,
+  seeds: ListingSeed[],
+): Promise<string[]> {
   const ids = seeds.map(() => newId('lst'));
   await db.query(
     `insert into listings (id, account_id, product_id, competitor_id, url, selector, currency_override,
@@ -157,7 +172,11 @@ export async function listingState(db: Queryable, id: string): Promise<ListingSt
   return r.rows[0];
 }
 
-export async function countRows(db: Queryable, table: 'listing_checks' | 'price_observations' | 'listings', listingId?: string): Promise<number> {
+export async function countRows(
+  db: Queryable,
+  table: 'listing_checks' | 'price_observations' | 'listings',
+  listingId?: string,
+): Promise<number> {
   const column = table === 'listings' ? 'id' : 'listing_id';
   const r = await db.query<{ n: number }>(
     `select count(*)::int as n from ${table}${listingId ? ` where ${column} = $1` : ''}`,

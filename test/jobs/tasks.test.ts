@@ -21,7 +21,10 @@ describe('background work by role', () => {
   let rt: CoreRuntime;
   before(async () => {
     storage = await testStorage();
-    rt = await createCoreRuntime(loadConfig({ ...storage.env, PRICE_ROLLUP_AFTER_DAYS: '30', WORKER_CONCURRENCY: '3' }), log);
+    rt = await createCoreRuntime(
+      loadConfig({ ...storage.env, PRICE_ROLLUP_AFTER_DAYS: '30', WORKER_CONCURRENCY: '3' }),
+      log,
+    );
   });
   after(async () => {
     await rt?.close();
@@ -31,9 +34,30 @@ describe('background work by role', () => {
   // The embedded engine's maintenance (it has no autovacuum) runs in any process that owns it.
   const embedded = process.env.DATABASE_URL ? [] : ['embedded-maintenance'];
   const cases = [
-    { roles: { api: false, worker: true }, command: 'worker', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'observation-partitions', ...embedded] },
-    { roles: { api: true, worker: false }, command: 'serve', tasks: ['price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded] },
-    { roles: { api: true, worker: true }, command: 'start', tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded] },
+    {
+      roles: { api: false, worker: true },
+      command: 'worker',
+      tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'observation-partitions', ...embedded],
+    },
+    {
+      roles: { api: true, worker: false },
+      command: 'serve',
+      tasks: ['price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded],
+    },
+    {
+      roles: { api: true, worker: true },
+      command: 'start',
+      tasks: [
+        'checks',
+        'webhook-deliveries',
+        'alert-backlog',
+        'price-rollup',
+        'observation-partitions',
+        'idempotency-key-sweep',
+        'event-prune',
+        ...embedded,
+      ],
+    },
   ];
   for (const { roles, command, tasks } of cases) {
     it(`${command}: ${tasks.join(', ')}`, T, async () => {
@@ -49,17 +73,34 @@ describe('background work by role', () => {
   }
 
   it('without PRICE_ROLLUP_AFTER_DAYS the API runs no roll-up', T, async () => {
-    const work = await startBackgroundWork({ ...rt, config: loadConfig(storage.env) }, { api: true, worker: false }, log);
+    const work = await startBackgroundWork(
+      { ...rt, config: loadConfig(storage.env) },
+      { api: true, worker: false },
+      log,
+    );
     await work.stop(0);
-    assert.deepEqual(work.tasks, ['observation-partitions', 'idempotency-key-sweep', 'event-prune', ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance'])]);
+    assert.deepEqual(work.tasks, [
+      'observation-partitions',
+      'idempotency-key-sweep',
+      'event-prune',
+      ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance']),
+    ]);
   });
 
   it('scheduled checks clear leases left behind on the embedded database only', T, async () => {
     const accountId = await createAccount(rt.db);
-    await rt.db.query(`insert into products (id, account_id, name, base_price, currency) values ('prod_tasks', $1, 'Kettle', 40, 'EUR')`, [accountId]);
+    await rt.db.query(
+      `insert into products (id, account_id, name, base_price, currency) values ('prod_tasks', $1, 'Kettle', 40, 'EUR')`,
+      [accountId],
+    );
     // Disabled, so that no worker claims it: only the start-up release can touch its lease.
-    const [id] = await insertListings(rt.db, accountId, 'prod_tasks', [{ url: 'http://127.0.0.1:9/left-behind', enabled: false }]);
-    await rt.db.query(`update listings set locked_by = 'a-run-that-died', locked_until = now() + interval '1 hour' where id = $1`, [id]);
+    const [id] = await insertListings(rt.db, accountId, 'prod_tasks', [
+      { url: 'http://127.0.0.1:9/left-behind', enabled: false },
+    ]);
+    await rt.db.query(
+      `update listings set locked_by = 'a-run-that-died', locked_until = now() + interval '1 hour' where id = $1`,
+      [id],
+    );
     const work = await startBackgroundWork(rt, { api: false, worker: true }, log);
     await work.stop(0);
     // With PostgreSQL other workers may hold leases now: they are left to expire.

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CompetitorJson, createCompetitor, createListing, getJson, type ListingJson, type Page } from '../competitors/support.js';
+import {
+  type CompetitorJson,
+  createCompetitor,
+  createListing,
+  getJson,
+  type ListingJson,
+  type Page,
+} from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers } from '../products/support.js';
 
@@ -22,7 +29,9 @@ async function counts(t: TestApp, accountId: string) {
     listings: await q('select count(*)::int as n from listings where account_id = $1'),
     competitors: await q('select count(*)::int as n from competitors where account_id = $1'),
     listingEvents: await q(`select count(*)::int as n from events where account_id = $1 and type = 'listing.created'`),
-    competitorEvents: await q(`select count(*)::int as n from events where account_id = $1 and type = 'competitor.created'`),
+    competitorEvents: await q(
+      `select count(*)::int as n from events where account_id = $1 and type = 'competitor.created'`,
+    ),
   };
 }
 
@@ -32,7 +41,12 @@ describe('listings: batch create (POST /listings/batch)', () => {
   const t = useTestApp();
 
   const batch = (headers: Headers, payload: unknown, extra: Record<string, string> = {}, prefix = '/api/v1') =>
-    t.app.inject({ method: 'POST', url: `${prefix}/listings/batch`, headers: { ...headers, ...extra }, payload: payload as object });
+    t.app.inject({
+      method: 'POST',
+      url: `${prefix}/listings/batch`,
+      headers: { ...headers, ...extra },
+      payload: payload as object,
+    });
 
   it('reports each item of a mixed batch, creates the valid ones, and finds or makes competitors by domain', async () => {
     const { headers, accountId } = await t.newKey();
@@ -42,7 +56,11 @@ describe('listings: batch create (POST /listings/batch)', () => {
     const rival = await createCompetitor(t, headers, { name: 'Rival', website: 'https://www.rival.example/' });
     const theirs = await createProduct(t, other.headers, { sku: 'THEIRS' });
     const theirRival = await createCompetitor(t, other.headers, { name: 'Theirs', website: 'https://theirs.example/' });
-    const listed = await createListing(t, headers, { product_id: kettle.id, competitor_id: rival.id, url: 'https://rival.example/kettle' });
+    const listed = await createListing(t, headers, {
+      product_id: kettle.id,
+      competitor_id: rival.id,
+      url: 'https://rival.example/kettle',
+    });
     const before = await counts(t, accountId);
 
     const listings = [
@@ -73,7 +91,10 @@ describe('listings: batch create (POST /listings/batch)', () => {
       out.data.map((r) => r.status),
       [201, 201, 201, 201, 201, 409, 409, 404, 404, 404, 422, 422, 422, 422, 422, 422, 422, 422, 404],
     );
-    assert.deepEqual(out.data.map((r) => r.index), listings.map((_, i) => i));
+    assert.deepEqual(
+      out.data.map((r) => r.index),
+      listings.map((_, i) => i),
+    );
     assert.equal(out.created, 5);
     assert.equal(out.failed, 14);
 
@@ -102,7 +123,11 @@ describe('listings: batch create (POST /listings/batch)', () => {
     assert.deepEqual(fieldsOfItem(out.data[9]!), ['product_sku']);
     for (const i of [7, 8, 9, 18]) {
       assert.equal(out.data[i]!.error!.code, 'not_found');
-      assert.doesNotMatch(JSON.stringify(out.data[i]), /THEIRS|Theirs|theirs\.example/, 'nothing about the other account');
+      assert.doesNotMatch(
+        JSON.stringify(out.data[i]),
+        /THEIRS|Theirs|theirs\.example/,
+        'nothing about the other account',
+      );
     }
     // The same answer for another account's id as for one that never existed.
     assert.deepEqual(out.data[7]!.error, out.data[18]!.error);
@@ -126,7 +151,17 @@ describe('listings: batch create (POST /listings/batch)', () => {
       `select type from events where account_id = $1 and data->>'id' = any($2::text[]) order by id`,
       [accountId, [a!.competitor_id, ...[a, b, c, d, e].map((l) => l!.id)]],
     );
-    assert.deepEqual(events.rows.map((r) => r.type), ['competitor.created', 'listing.created', 'listing.created', 'listing.created', 'listing.created', 'listing.created']);
+    assert.deepEqual(
+      events.rows.map((r) => r.type),
+      [
+        'competitor.created',
+        'listing.created',
+        'listing.created',
+        'listing.created',
+        'listing.created',
+        'listing.created',
+      ],
+    );
     // The other account is untouched.
     assert.equal((await counts(t, other.accountId)).listings, 0);
   });
@@ -160,15 +195,31 @@ describe('listings: batch create (POST /listings/batch)', () => {
     assert.deepEqual(await counts(t, accountId), before);
 
     // Only conflicts: 409.
-    await createListing(t, headers, { product_id: p.id, competitor_id: (await createCompetitor(t, headers)).id, url: 'https://rival.example/a' });
+    await createListing(t, headers, {
+      product_id: p.id,
+      competitor_id: (await createCompetitor(t, headers)).id,
+      url: 'https://rival.example/a',
+    });
     const mid = await counts(t, accountId);
-    const res3 = await batch(headers, { atomic: true, listings: [{ product_id: p.id, url: 'https://atomic.example/c' }, { product_id: p.id, url: 'https://rival.example/a' }] });
+    const res3 = await batch(headers, {
+      atomic: true,
+      listings: [
+        { product_id: p.id, url: 'https://atomic.example/c' },
+        { product_id: p.id, url: 'https://rival.example/a' },
+      ],
+    });
     const err3 = expectError(res3, 409, 'conflict');
     assert.deepEqual(fieldsOf(err3), ['listings[1].url']);
     assert.deepEqual(await counts(t, accountId), mid);
 
     // All good: all created.
-    const ok = await batch(headers, { atomic: true, listings: [{ product_id: p.id, url: 'https://atomic.example/c' }, { product_sku: 'A-1', url: 'https://atomic.example/d' }] });
+    const ok = await batch(headers, {
+      atomic: true,
+      listings: [
+        { product_id: p.id, url: 'https://atomic.example/c' },
+        { product_sku: 'A-1', url: 'https://atomic.example/d' },
+      ],
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     assert.equal(ok.json<BatchResult>().created, 2);
     assert.equal((await counts(t, accountId)).competitors, mid.competitors + 1);
@@ -188,7 +239,12 @@ describe('listings: batch create (POST /listings/batch)', () => {
       const err = expectError(await batch(headers, payload), 422, 'validation_failed');
       assert.deepEqual(fieldsOf(err), [field]);
     }
-    const bad = await t.app.inject({ method: 'POST', url: '/api/v1/listings/batch', headers, payload: '{"listings": [' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/listings/batch',
+      headers,
+      payload: '{"listings": [',
+    });
     expectError(bad, 400, 'invalid_json');
     assert.equal((await counts(t, accountId)).listings, 0);
   });
@@ -199,10 +255,20 @@ describe('listings: batch create (POST /listings/batch)', () => {
       method: 'POST',
       url: '/api/v1/products/batch',
       headers,
-      payload: { products: Array.from({ length: 250 }, (_, i) => ({ name: `P ${i}`, sku: `S-${i}`, base_price: 10, currency: 'EUR' })) },
+      payload: {
+        products: Array.from({ length: 250 }, (_, i) => ({
+          name: `P ${i}`,
+          sku: `S-${i}`,
+          base_price: 10,
+          currency: 'EUR',
+        })),
+      },
     });
     assert.equal(products.statusCode, 200);
-    const listings = Array.from({ length: 1000 }, (_, i) => ({ product_sku: `S-${i % 250}`, url: `https://shop${Math.floor(i / 250)}.example/p/${i}` }));
+    const listings = Array.from({ length: 1000 }, (_, i) => ({
+      product_sku: `S-${i % 250}`,
+      url: `https://shop${Math.floor(i / 250)}.example/p/${i}`,
+    }));
     const started = performance.now();
     const res = await batch(headers, { listings });
     const ms = performance.now() - started;
@@ -210,9 +276,17 @@ describe('listings: batch create (POST /listings/batch)', () => {
     const out = res.json<BatchResult>();
     assert.equal(out.created, 1000);
     assert.equal(new Set(out.data.map((r) => r.listing!.competitor_id)).size, 4);
-    assert.deepEqual(await counts(t, accountId), { listings: 1000, competitors: 4, listingEvents: 1000, competitorEvents: 4 });
+    assert.deepEqual(await counts(t, accountId), {
+      listings: 1000,
+      competitors: 4,
+      listingEvents: 1000,
+      competitorEvents: 4,
+    });
     const page = await getJson<Page<CompetitorJson>>(t, headers, '/api/v1/competitors?sort=name');
-    assert.deepEqual(page.data.map((c) => [c.name, c.listing_count]), [0, 1, 2, 3].map((i) => [`shop${i}.example`, 250]));
+    assert.deepEqual(
+      page.data.map((c) => [c.name, c.listing_count]),
+      [0, 1, 2, 3].map((i) => [`shop${i}.example`, 250]),
+    );
     if (process.env.BATCH_TIMING) console.log(`1000 listings in ${ms.toFixed(0)} ms`);
   });
 
@@ -226,14 +300,25 @@ describe('listings: batch create (POST /listings/batch)', () => {
     assert.equal(again.statusCode, 200);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.equal(again.body, first.body);
-    assert.deepEqual(await counts(t, accountId), { listings: 1, competitors: 1, listingEvents: 1, competitorEvents: 1 });
-    const other = await batch(headers, { listings: [{ product_id: p.id, url: 'https://retry.example/b' }] }, { 'idempotency-key': 'listings-batch-1' });
+    assert.deepEqual(await counts(t, accountId), {
+      listings: 1,
+      competitors: 1,
+      listingEvents: 1,
+      competitorEvents: 1,
+    });
+    const other = await batch(
+      headers,
+      { listings: [{ product_id: p.id, url: 'https://retry.example/b' }] },
+      { 'idempotency-key': 'listings-batch-1' },
+    );
     expectError(other, 409, 'conflict');
   });
 
   it('two batches at once deriving the same new domain make one competitor, without an error', async () => {
     const { headers, accountId } = await t.newKey();
-    const products = await Promise.all(Array.from({ length: 4 }, (_, i) => createProduct(t, headers, { sku: `RACE-${i}` })));
+    const products = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => createProduct(t, headers, { sku: `RACE-${i}` })),
+    );
     for (let round = 0; round < 3; round++) {
       const domain = `race${round}.example`;
       const answers = await Promise.all(
@@ -252,10 +337,18 @@ describe('listings: batch create (POST /listings/batch)', () => {
       const outs = answers.map((r) => r.json<BatchResult>());
       const shared = outs.map((o) => o.data[2]!.status).sort();
       assert.deepEqual(shared, [201, 409, 409, 409]);
-      assert.equal(outs.reduce((n, o) => n + o.created, 0), 9);
-      const competitors = await t.rt.db.query<{ id: string }>('select id from competitors where account_id = $1 and domain = $2', [accountId, domain]);
+      assert.equal(
+        outs.reduce((n, o) => n + o.created, 0),
+        9,
+      );
+      const competitors = await t.rt.db.query<{ id: string }>(
+        'select id from competitors where account_id = $1 and domain = $2',
+        [accountId, domain],
+      );
       assert.equal(competitors.rows.length, 1, `one competitor for ${domain}`);
-      const ids = new Set(outs.flatMap((o) => o.data.filter((r) => r.status === 201).map((r) => r.listing!.competitor_id)));
+      const ids = new Set(
+        outs.flatMap((o) => o.data.filter((r) => r.status === 201).map((r) => r.listing!.competitor_id)),
+      );
       assert.deepEqual([...ids], [competitors.rows[0]!.id]);
     }
     const c = await counts(t, accountId);

@@ -64,25 +64,41 @@ describe('listings: check log', () => {
     const key = await t.newKey();
     const p = await createProduct(t, key.headers);
     const c = await createCompetitor(t, key.headers);
-    const l = await createListing(t, key.headers, { product_id: p.id, competitor_id: c.id, url: 'https://rival.example/p' });
+    const l = await createListing(t, key.headers, {
+      product_id: p.id,
+      competitor_id: c.id,
+      url: 'https://rival.example/p',
+    });
     return { ...key, l };
   }
 
   for (const prefix of PREFIXES) {
     it(`lists a listing's checks newest first with every candidate under ${prefix}`, async () => {
       const { headers, l } = await listing();
-      assert.deepEqual(await getJson(t, headers, `${prefix}/listings/${l.id}/checks`), { data: [], pagination: { limit: 20, has_more: false, next_cursor: null } });
+      assert.deepEqual(await getJson(t, headers, `${prefix}/listings/${l.id}/checks`), {
+        data: [],
+        pagination: { limit: 20, has_more: false, next_cursor: null },
+      });
       await logChecks(t, l.id, 3);
       const page = await getJson<Page<CheckJson>>(t, headers, `${prefix}/listings/${l.id}/checks`);
       assert.equal(page.data.length, 3);
       const [newest, , failed] = page.data;
       assert.equal(newest!.started_at, '2026-05-01T12:00:00.000Z');
-      assert.deepEqual([newest!.object, newest!.listing_id, newest!.ok, newest!.price], ['listing_check', l.id, true, 19.99]);
-      assert.deepEqual(newest!.candidates.map((c) => [c.price, c.source, c.chosen, c.ignored]), [
-        [19.99, 'json-ld', true, null],
-        [24.99, 'meta', false, 'a list price'],
-      ]);
-      assert.deepEqual([failed!.ok, failed!.price, failed!.error_code, failed!.candidates], [false, null, 'http_error', []]);
+      assert.deepEqual(
+        [newest!.object, newest!.listing_id, newest!.ok, newest!.price],
+        ['listing_check', l.id, true, 19.99],
+      );
+      assert.deepEqual(
+        newest!.candidates.map((c) => [c.price, c.source, c.chosen, c.ignored]),
+        [
+          [19.99, 'json-ld', true, null],
+          [24.99, 'meta', false, 'a list price'],
+        ],
+      );
+      assert.deepEqual(
+        [failed!.ok, failed!.price, failed!.error_code, failed!.candidates],
+        [false, null, 'http_error', []],
+      );
     });
   }
 
@@ -102,21 +118,45 @@ describe('listings: check log', () => {
     const walked: CheckJson[] = [];
     let cursor: string | null = null;
     do {
-      const p: Page<CheckJson> = await getJson(t, headers, `/api/v1/listings/${l.id}/checks?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const p: Page<CheckJson> = await getJson(
+        t,
+        headers,
+        `/api/v1/listings/${l.id}/checks?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       walked.push(...p.data);
       cursor = p.pagination.next_cursor;
     } while (cursor);
-    assert.deepEqual(walked.map((c) => c.id), all.map((c) => c.id));
-    const failed = (await getJson<Page<CheckJson>>(t, headers, `/api/v1/listings/${l.id}/checks?ok=false&limit=100`)).data;
-    assert.deepEqual(failed.map((c) => c.id), all.filter((c) => !c.ok).map((c) => c.id));
+    assert.deepEqual(
+      walked.map((c) => c.id),
+      all.map((c) => c.id),
+    );
+    const failed = (await getJson<Page<CheckJson>>(t, headers, `/api/v1/listings/${l.id}/checks?ok=false&limit=100`))
+      .data;
+    assert.deepEqual(
+      failed.map((c) => c.id),
+      all.filter((c) => !c.ok).map((c) => c.id),
+    );
     assert.equal(failed.length, 7);
   });
 
   it('refuses bad parameters with 422 and mangled or forged cursors with 400, never 500', async () => {
     const { headers, l } = await listing();
     await logChecks(t, l.id, 3);
-    for (const [q, field] of [['limit=0', 'limit'], ['ok=perhaps', 'ok'], ['sort=started_at', 'sort']] as const) {
-      assert.deepEqual(fieldsOf(expectError(await t.app.inject({ method: 'GET', url: `/api/v1/listings/${l.id}/checks?${q}`, headers }), 422, 'validation_failed')), [field]);
+    for (const [q, field] of [
+      ['limit=0', 'limit'],
+      ['ok=perhaps', 'ok'],
+      ['sort=started_at', 'sort'],
+    ] as const) {
+      assert.deepEqual(
+        fieldsOf(
+          expectError(
+            await t.app.inject({ method: 'GET', url: `/api/v1/listings/${l.id}/checks?${q}`, headers }),
+            422,
+            'validation_failed',
+          ),
+        ),
+        [field],
+      );
     }
     const forge = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     for (const cursor of [
@@ -126,7 +166,11 @@ describe('listings: check log', () => {
       forge(['-started_at', 'yesterday', '5']),
       forge(['-created_at', '2026-05-01T12:00:00.000Z', '5']), // another list's cursor
     ]) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/listings/${l.id}/checks?cursor=${encodeURIComponent(cursor)}`, headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/listings/${l.id}/checks?cursor=${encodeURIComponent(cursor)}`,
+        headers,
+      });
       assert.deepEqual(fieldsOf(expectError(res, 400, 'invalid_request')), ['cursor'], cursor);
     }
   });

@@ -23,24 +23,51 @@ describe('openapi: competitors and listings answer as documented', () => {
   for (const prefix of ['/api/v1', '/v1']) {
     it(`every operation under ${prefix}`, async () => {
       const { headers } = await t.newKey();
-      const inject = (method: string, url: string, extra: { payload?: unknown; headers?: Record<string, string> } = {}) =>
-        t.app.inject({ method: method as 'GET', url, headers: { ...headers, ...extra.headers }, ...(extra.payload !== undefined ? { payload: extra.payload as string } : {}) });
-      const ok = async (method: string, path: string, url: string, status: number, extra: { payload?: unknown; headers?: Record<string, string> } = {}) => {
+      const inject = (
+        method: string,
+        url: string,
+        extra: { payload?: unknown; headers?: Record<string, string> } = {},
+      ) =>
+        t.app.inject({
+          method: method as 'GET',
+          url,
+          headers: { ...headers, ...extra.headers },
+          ...(extra.payload !== undefined ? { payload: extra.payload as string } : {}),
+        });
+      const ok = async (
+        method: string,
+        path: string,
+        url: string,
+        status: number,
+        extra: { payload?: unknown; headers?: Record<string, string> } = {},
+      ) => {
         const res = await inject(method, url, extra);
         assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
         c.check(method, path, res, COUNTED);
         return res;
       };
 
-      const product = (await inject('POST', `${prefix}/products`, { payload: { name: 'Kettle', base_price: 20, currency: 'EUR', url: 'https://our.example/k' } })).json<{ id: string }>();
+      const product = (
+        await inject('POST', `${prefix}/products`, {
+          payload: { name: 'Kettle', base_price: 20, currency: 'EUR', url: 'https://our.example/k' },
+        })
+      ).json<{ id: string }>();
 
       // Competitors
       const comps = `${prefix}/competitors`;
       const comp = `${comps}/{id}`;
       const body = { name: 'Rival', website: 'https://www.rival.example', proxy_url: 'http://u:p@proxy.example:3128' };
-      const created = await ok('POST', comps, comps, 201, { payload: body, headers: { 'idempotency-key': `c-${prefix}` } });
+      const created = await ok('POST', comps, comps, 201, {
+        payload: body,
+        headers: { 'idempotency-key': `c-${prefix}` },
+      });
       const cid = created.json<{ id: string }>().id;
-      c.check('POST', comps, await inject('POST', comps, { payload: body, headers: { 'idempotency-key': `c-${prefix}` } }), REPLAYED);
+      c.check(
+        'POST',
+        comps,
+        await inject('POST', comps, { payload: body, headers: { 'idempotency-key': `c-${prefix}` } }),
+        REPLAYED,
+      );
       await ok('POST', comps, comps, 422, { payload: { name: 'x' } });
       await ok('POST', comps, comps, 400, { payload: '{"name":' });
       await ok('POST', comps, comps, 415, { payload: 'x', headers: { 'content-type': 'text/plain' } });
@@ -62,22 +89,44 @@ describe('openapi: competitors and listings answer as documented', () => {
       // Listings
       const lists = `${prefix}/listings`;
       const one = `${lists}/{id}`;
-      const lbody = { product_id: product.id, competitor_id: cid, url: 'https://elsewhere.example/k', selector: '.price' };
-      const lres = await ok('POST', lists, lists, 201, { payload: lbody, headers: { 'idempotency-key': `l-${prefix}` } });
+      const lbody = {
+        product_id: product.id,
+        competitor_id: cid,
+        url: 'https://elsewhere.example/k',
+        selector: '.price',
+      };
+      const lres = await ok('POST', lists, lists, 201, {
+        payload: lbody,
+        headers: { 'idempotency-key': `l-${prefix}` },
+      });
       const listing = lres.json<{ id: string; warnings: unknown[] }>();
       assert.equal(listing.warnings.length, 1, 'domain_mismatch is documented too');
-      c.check('POST', lists, await inject('POST', lists, { payload: lbody, headers: { 'idempotency-key': `l-${prefix}` } }), REPLAYED);
+      c.check(
+        'POST',
+        lists,
+        await inject('POST', lists, { payload: lbody, headers: { 'idempotency-key': `l-${prefix}` } }),
+        REPLAYED,
+      );
       await ok('POST', lists, lists, 409, { payload: lbody });
-      await ok('POST', lists, lists, 422, { payload: { ...lbody, selector: 'p::before', url: 'https://rival.example/2' } });
+      await ok('POST', lists, lists, 422, {
+        payload: { ...lbody, selector: 'p::before', url: 'https://rival.example/2' },
+      });
       await ok('POST', lists, lists, 422, { payload: { product_id: 'prod_00000000000000000000000000' } });
       const own = await ok('POST', lists, lists, 201, { payload: { product_id: product.id } });
       await setListingState(t, own.json<{ id: string }>().id, { price: 19.5, currency: 'EUR', in_stock: true });
-      await setListingState(t, listing.id, { price: null, status: 'flagged', error: 'the page answered 404', failures: 5 });
+      await setListingState(t, listing.id, {
+        price: null,
+        status: 'flagged',
+        error: 'the page answered 404',
+        failures: 5,
+      });
       await ok('GET', lists, `${lists}?own=false&limit=1`, 200);
       await ok('GET', lists, `${lists}?own=maybe`, 422);
       await ok('GET', lists, `${lists}?cursor=bm90IGEgY3Vyc29y`, 400);
       const lgot = await ok('GET', one, `${lists}/${listing.id}`, 200);
-      await ok('GET', one, `${lists}/${listing.id}`, 304, { headers: { 'if-none-match': lgot.headers.etag as string } });
+      await ok('GET', one, `${lists}/${listing.id}`, 304, {
+        headers: { 'if-none-match': lgot.headers.etag as string },
+      });
       await ok('GET', one, `${lists}/lst_00000000000000000000000000`, 404);
       for (const method of ['PUT', 'PATCH']) {
         await ok(method, one, `${lists}/${listing.id}`, 200, { payload: { enabled: method === 'PUT' } });

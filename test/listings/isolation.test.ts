@@ -10,18 +10,33 @@ describe('listings: tenant isolation and references', () => {
   async function twoAccounts() {
     const owner = await t.newKey();
     const other = await t.newKey();
-    const theirProduct = await createProduct(t, owner.headers, { name: 'Secret product', url: 'https://secret.example/p' });
-    const theirCompetitor = await createCompetitor(t, owner.headers, { name: 'Secret rival', website: 'https://hidden.example' });
-    const theirListing = await createListing(t, owner.headers, { product_id: theirProduct.id, competitor_id: theirCompetitor.id, url: 'https://hidden.example/p', selector: '.secret' });
+    const theirProduct = await createProduct(t, owner.headers, {
+      name: 'Secret product',
+      url: 'https://secret.example/p',
+    });
+    const theirCompetitor = await createCompetitor(t, owner.headers, {
+      name: 'Secret rival',
+      website: 'https://hidden.example',
+    });
+    const theirListing = await createListing(t, owner.headers, {
+      product_id: theirProduct.id,
+      competitor_id: theirCompetitor.id,
+      url: 'https://hidden.example/p',
+      selector: '.secret',
+    });
     const myProduct = await createProduct(t, other.headers, { url: 'https://mine.example/p' });
-    const myCompetitor = await createCompetitor(t, other.headers, { name: 'Mine', website: 'https://mine-rival.example' });
+    const myCompetitor = await createCompetitor(t, other.headers, {
+      name: 'Mine',
+      website: 'https://mine-rival.example',
+    });
     return { owner, other, theirProduct, theirCompetitor, theirListing, myProduct, myCompetitor };
   }
 
-  it('treats another account\'s product or competitor in a new listing exactly like one that does not exist', async () => {
+  it("treats another account's product or competitor in a new listing exactly like one that does not exist", async () => {
     const { owner, other, theirProduct, theirCompetitor, myProduct, myCompetitor } = await twoAccounts();
     const before = await rowsOf(t, 'listings', owner.accountId);
-    const post = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/listings', headers: other.headers, payload });
+    const post = (payload: object) =>
+      t.app.inject({ method: 'POST', url: '/api/v1/listings', headers: other.headers, payload });
     const pairs: [object, object, string[]][] = [
       [{ product_id: theirProduct.id }, { product_id: 'prod_0000000000nonexistent0000' }, ['product_id']],
       [
@@ -31,16 +46,28 @@ describe('listings: tenant isolation and references', () => {
       ],
       [
         { product_id: theirProduct.id, competitor_id: theirCompetitor.id, url: 'https://hidden.example/x' },
-        { product_id: 'prod_0000000000nonexistent0000', competitor_id: 'comp_0000000000nonexistent0000', url: 'https://hidden.example/x' },
+        {
+          product_id: 'prod_0000000000nonexistent0000',
+          competitor_id: 'comp_0000000000nonexistent0000',
+          url: 'https://hidden.example/x',
+        },
         ['competitor_id', 'product_id'],
       ],
-      [{ product_id: theirProduct.id, competitor_id: myCompetitor.id, url: 'https://mine-rival.example/x' }, { product_id: 'prod_0000000000nonexistent0000', competitor_id: myCompetitor.id, url: 'https://mine-rival.example/x' }, ['product_id']],
+      [
+        { product_id: theirProduct.id, competitor_id: myCompetitor.id, url: 'https://mine-rival.example/x' },
+        {
+          product_id: 'prod_0000000000nonexistent0000',
+          competitor_id: myCompetitor.id,
+          url: 'https://mine-rival.example/x',
+        },
+        ['product_id'],
+      ],
     ];
     for (const [foreign, missing, fields] of pairs) {
       const a = expectError(await post(foreign), 422, 'validation_failed');
       const b = expectError(await post(missing), 422, 'validation_failed');
       assert.deepEqual(fieldsOf(a), fields);
-      assert.deepEqual(a.details, b.details, 'same answer for another account\'s id and a missing one');
+      assert.deepEqual(a.details, b.details, "same answer for another account's id and a missing one");
       assert.equal(a.error, b.error);
     }
     assert.deepEqual(await rowsOf(t, 'listings', owner.accountId), before);
@@ -51,7 +78,15 @@ describe('listings: tenant isolation and references', () => {
     it(`answers another account's listing, product listings and competitor listings 404 under ${prefix}`, async () => {
       const { owner, other, theirListing, theirProduct, theirCompetitor } = await twoAccounts();
       const before = await rowsOf(t, 'listings', owner.accountId);
-      const missing = expectError(await t.app.inject({ method: 'GET', url: `${prefix}/listings/lst_0000000000nonexistent000`, headers: other.headers }), 404, 'not_found');
+      const missing = expectError(
+        await t.app.inject({
+          method: 'GET',
+          url: `${prefix}/listings/lst_0000000000nonexistent000`,
+          headers: other.headers,
+        }),
+        404,
+        'not_found',
+      );
       const url = `${prefix}/listings/${theirListing.id}`;
       for (const [method, path, payload] of [
         ['GET', url, undefined],
@@ -65,7 +100,10 @@ describe('listings: tenant isolation and references', () => {
         assert.equal(body.error, missing.error, `${method} ${path}`);
         assert.doesNotMatch(res.body, /secret|hidden/i);
       }
-      for (const path of [`${prefix}/products/${theirProduct.id}/listings`, `${prefix}/competitors/${theirCompetitor.id}/listings`]) {
+      for (const path of [
+        `${prefix}/products/${theirProduct.id}/listings`,
+        `${prefix}/competitors/${theirCompetitor.id}/listings`,
+      ]) {
         const res = await t.app.inject({ method: 'GET', url: path, headers: other.headers });
         expectError(res, 404, 'not_found');
         assert.doesNotMatch(res.body, /secret|hidden/i);
@@ -74,15 +112,26 @@ describe('listings: tenant isolation and references', () => {
     });
   }
 
-  it('never lists another account\'s listings, whatever the filter', async () => {
+  it("never lists another account's listings, whatever the filter", async () => {
     const { other, theirListing, theirProduct, theirCompetitor, myProduct } = await twoAccounts();
     const mine = await createListing(t, other.headers, { product_id: myProduct.id });
-    for (const q of ['', `product_id=${theirProduct.id}`, `competitor_id=${theirCompetitor.id}`, 'own=false', 'status=pending', 'enabled=true', 'sort=next_check_at']) {
+    for (const q of [
+      '',
+      `product_id=${theirProduct.id}`,
+      `competitor_id=${theirCompetitor.id}`,
+      'own=false',
+      'status=pending',
+      'enabled=true',
+      'sort=next_check_at',
+    ]) {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/listings?${q}`, headers: other.headers });
       assert.equal(res.statusCode, 200, res.body);
       const ids = res.json<{ data: { id: string }[] }>().data.map((l) => l.id);
       assert.ok(!ids.includes(theirListing.id), q);
-      assert.ok(ids.every((id) => id === mine.id), q);
+      assert.ok(
+        ids.every((id) => id === mine.id),
+        q,
+      );
     }
   });
 
@@ -98,18 +147,43 @@ describe('listings: tenant isolation and references', () => {
       ['GET', `/api/v1/listings/${theirListing.id}/checks`],
       ['GET', `/api/v1/products/${theirProduct.id}/listings`],
     ] as const) {
-      const res = await t.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+      const res = await t.app.inject({
+        method,
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+      });
       expectError(res, 401, 'unauthorized');
     }
   });
 
   it('answers 404 for listing ids that cannot exist, never 500', async () => {
     const { headers } = await t.newKey();
-    for (const id of ['lst_doesnotexist', 'prod_abc', 'nope', 'x'.repeat(64), 'lst_%00', "lst_'%3B drop table listings"]) {
-      for (const suffix of ['', '/checks']) expectError(await t.app.inject({ method: 'GET', url: `/api/v1/listings/${id}${suffix}`, headers }), 404, 'not_found');
-      expectError(await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${id}`, headers, payload: { enabled: true } }), 404, 'not_found');
+    for (const id of [
+      'lst_doesnotexist',
+      'prod_abc',
+      'nope',
+      'x'.repeat(64),
+      'lst_%00',
+      "lst_'%3B drop table listings",
+    ]) {
+      for (const suffix of ['', '/checks'])
+        expectError(
+          await t.app.inject({ method: 'GET', url: `/api/v1/listings/${id}${suffix}`, headers }),
+          404,
+          'not_found',
+        );
+      expectError(
+        await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${id}`, headers, payload: { enabled: true } }),
+        404,
+        'not_found',
+      );
       expectError(await t.app.inject({ method: 'DELETE', url: `/api/v1/listings/${id}`, headers }), 404, 'not_found');
-      expectError(await t.app.inject({ method: 'GET', url: `/api/v1/products/${id.replace('lst_', 'prod_')}/listings`, headers }), 404, 'not_found');
+      expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/products/${id.replace('lst_', 'prod_')}/listings`, headers }),
+        404,
+        'not_found',
+      );
     }
   });
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createCompetitor, createListing, getJson, type ListingJson, type Page, setListingState } from '../competitors/support.js';
+import {
+  createCompetitor,
+  createListing,
+  getJson,
+  type ListingJson,
+  type Page,
+  setListingState,
+} from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers, PREFIXES } from '../products/support.js';
 
@@ -34,7 +41,12 @@ describe('listings: lists and filters', () => {
     const c2 = await createCompetitor(t, headers, { name: 'c2', website: 'https://c2.example' });
     const l = {
       p1c1: await createListing(t, headers, { product_id: p1.id, competitor_id: c1.id, url: 'https://c1.example/p1' }),
-      p1c2: await createListing(t, headers, { product_id: p1.id, competitor_id: c2.id, url: 'https://c2.example/p1', enabled: false }),
+      p1c2: await createListing(t, headers, {
+        product_id: p1.id,
+        competitor_id: c2.id,
+        url: 'https://c2.example/p1',
+        enabled: false,
+      }),
       p2c1: await createListing(t, headers, { product_id: p2.id, competitor_id: c1.id, url: 'https://c1.example/p2' }),
       p1own: await createListing(t, headers, { product_id: p1.id }),
       p2own: await createListing(t, headers, { product_id: p2.id }),
@@ -82,25 +94,48 @@ describe('listings: lists and filters', () => {
       assert.deepEqual(await of(`/competitors/${c2.id}/listings?enabled=true`), []);
       // A product or competitor without listings is an empty page, not a 404.
       const lonely = await createProduct(t, headers);
-      assert.deepEqual(await getJson(t, headers, `${prefix}/products/${lonely.id}/listings`), { data: [], pagination: { limit: 20, has_more: false, next_cursor: null } });
+      assert.deepEqual(await getJson(t, headers, `${prefix}/products/${lonely.id}/listings`), {
+        data: [],
+        pagination: { limit: 20, has_more: false, next_cursor: null },
+      });
       const quiet = await createCompetitor(t, headers);
-      assert.deepEqual((await getJson<Page<ListingJson>>(t, headers, `${prefix}/competitors/${quiet.id}/listings`)).data, []);
+      assert.deepEqual(
+        (await getJson<Page<ListingJson>>(t, headers, `${prefix}/competitors/${quiet.id}/listings`)).data,
+        [],
+      );
     });
   }
 
   it('walks every sort exactly once, in order, on every list', async () => {
     const { headers, p1, c1 } = await world();
-    for (let i = 0; i < 9; i++) await createListing(t, headers, { product_id: p1.id, competitor_id: c1.id, url: `https://c1.example/extra/${i}` });
+    for (let i = 0; i < 9; i++)
+      await createListing(t, headers, {
+        product_id: p1.id,
+        competitor_id: c1.id,
+        url: `https://c1.example/extra/${i}`,
+      });
     // Some schedule ties and some updates, so every sort has ties and differs from the others.
-    await t.rt.db.query(`update listings set next_check_at = '2030-01-01T00:00:00Z' where url like '%/extra/1%' or url like '%/extra/3%'`);
+    await t.rt.db.query(
+      `update listings set next_check_at = '2030-01-01T00:00:00Z' where url like '%/extra/1%' or url like '%/extra/3%'`,
+    );
     const touched = await getJson<Page<ListingJson>>(t, headers, `/api/v1/listings?limit=3&sort=created_at`);
-    for (const x of touched.data) await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${x.id}`, headers, payload: { render_js: true } });
-    for (const path of ['/api/v1/listings', `/api/v1/products/${p1.id}/listings`, `/api/v1/competitors/${c1.id}/listings`]) {
+    for (const x of touched.data)
+      await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${x.id}`, headers, payload: { render_js: true } });
+    for (const path of [
+      '/api/v1/listings',
+      `/api/v1/products/${p1.id}/listings`,
+      `/api/v1/competitors/${c1.id}/listings`,
+    ]) {
       for (const field of ['created_at', 'updated_at', 'next_check_at'] as const) {
         for (const sort of [field, `-${field}`]) {
           const all = (await getJson<Page<ListingJson>>(t, headers, `${path}?sort=${sort}&limit=100`)).data;
           const stored = new Map(
-            (await t.rt.db.query<{ id: string; next_check_at: Date }>('select id, next_check_at from listings where id = any($1)', [all.map((x) => x.id)])).rows.map((r) => [r.id, r.next_check_at.getTime()]),
+            (
+              await t.rt.db.query<{ id: string; next_check_at: Date }>(
+                'select id, next_check_at from listings where id = any($1)',
+                [all.map((x) => x.id)],
+              )
+            ).rows.map((r) => [r.id, r.next_check_at.getTime()]),
           );
           const key = (x: ListingJson) => (field === 'next_check_at' ? stored.get(x.id)! : Date.parse(x[field]));
           for (let i = 1; i < all.length; i++) {
@@ -108,7 +143,11 @@ describe('listings: lists and filters', () => {
             assert.ok(sort.startsWith('-') ? c > 0 : c < 0, `${path} ${sort} out of order at ${i}`);
           }
           const walked = await walk(t, headers, path, `sort=${sort}`, 4);
-          assert.deepEqual(walked.map((x) => x.id), all.map((x) => x.id), `${path} ${sort}`);
+          assert.deepEqual(
+            walked.map((x) => x.id),
+            all.map((x) => x.id),
+            `${path} ${sort}`,
+          );
         }
       }
     }
@@ -136,7 +175,8 @@ describe('listings: lists and filters', () => {
       const res = await t.app.inject({ method: 'GET', url: `${path}?${q}`, headers });
       assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), [field], `${path}?${q}`);
     }
-    const next = (await getJson<Page<ListingJson>>(t, headers, '/api/v1/listings?limit=1&sort=next_check_at')).pagination.next_cursor!;
+    const next = (await getJson<Page<ListingJson>>(t, headers, '/api/v1/listings?limit=1&sort=next_check_at'))
+      .pagination.next_cursor!;
     const forge = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     for (const [q, cursor] of [
       ['sort=created_at', next],
@@ -144,7 +184,11 @@ describe('listings: lists and filters', () => {
       ['sort=next_check_at', forge(['next_check_at', 'soon', 'lst_x'])],
       ['', forge(['-created_at', 5, 'lst_x'])],
     ] as const) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/listings?${q}&cursor=${encodeURIComponent(cursor)}`, headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/listings?${q}&cursor=${encodeURIComponent(cursor)}`,
+        headers,
+      });
       assert.deepEqual(fieldsOf(expectError(res, 400, 'invalid_request')), ['cursor'], `${q} ${cursor}`);
     }
   });

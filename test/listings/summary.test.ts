@@ -26,16 +26,24 @@ async function statementsOf(t: TestApp, fn: () => Promise<unknown>): Promise<str
 describe('products: monitoring summary', () => {
   const t = useTestApp();
 
-  it('summarises listings: count, lowest enabled in-stock competitor price in the product\'s currency, last check', async () => {
+  it("summarises listings: count, lowest enabled in-stock competitor price in the product's currency, last check", async () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers, { base_price: 100, currency: 'EUR', url: 'https://our.example/p' });
     const empty = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
-    assert.deepEqual({ ...empty.monitoring, position: undefined }, { listing_count: 0, lowest_competitor_price: null, last_checked_at: null, position: undefined });
+    assert.deepEqual(
+      { ...empty.monitoring, position: undefined },
+      { listing_count: 0, lowest_competitor_price: null, last_checked_at: null, position: undefined },
+    );
 
     const c1 = await createCompetitor(t, headers, { name: 'c1', website: 'https://c1.example' });
     const c2 = await createCompetitor(t, headers, { name: 'c2', website: 'https://c2.example' });
     const mk = (competitor: string | null, path: string, extra: object = {}) =>
-      createListing(t, headers, { product_id: p.id, ...(competitor ? { competitor_id: competitor } : {}), url: `https://x.example/${path}`, ...extra });
+      createListing(t, headers, {
+        product_id: p.id,
+        ...(competitor ? { competitor_id: competitor } : {}),
+        url: `https://x.example/${path}`,
+        ...extra,
+      });
     const own = await mk(null, 'own');
     const a = await mk(c1.id, 'a');
     const b = await mk(c2.id, 'b');
@@ -54,19 +62,38 @@ describe('products: monitoring summary', () => {
     await setListingState(t, off.id, { price: 55, currency: 'EUR', checked_at: t3 }); // disabled: not current
 
     const got = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
-    assert.deepEqual({ ...got.monitoring, position: undefined }, {
-      position: undefined, // from price observations, not listings: test/products/position.test.ts
-      listing_count: 7,
-      lowest_competitor_price: { price: 79.5, currency: 'EUR', competitor_id: c2.id, listing_id: b.id, observed_at: t2.toISOString() },
-      last_checked_at: t3.toISOString(),
-    });
+    assert.deepEqual(
+      { ...got.monitoring, position: undefined },
+      {
+        position: undefined, // from price observations, not listings: test/products/position.test.ts
+        listing_count: 7,
+        lowest_competitor_price: {
+          price: 79.5,
+          currency: 'EUR',
+          competitor_id: c2.id,
+          listing_id: b.id,
+          observed_at: t2.toISOString(),
+        },
+        last_checked_at: t3.toISOString(),
+      },
+    );
     // The same summary in lists and in the answer of an update.
     const listed = (await getJson<Page<ProductJson>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
     assert.deepEqual(listed.monitoring, got.monitoring);
-    const renamed = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { name: 'renamed' } });
+    const renamed = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { name: 'renamed' },
+    });
     assert.deepEqual(renamed.json<ProductJson>().monitoring, got.monitoring);
     // A product now priced in USD compares with the USD listing only.
-    const moved = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { currency: 'usd' } });
+    const moved = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { currency: 'usd' },
+    });
     assert.deepEqual(moved.json<ProductJson>().monitoring.lowest_competitor_price, {
       price: 10,
       currency: 'USD',
@@ -85,9 +112,13 @@ describe('products: monitoring summary', () => {
     const p = await createProduct(t, headers, { currency: 'EUR' });
     const c = await createCompetitor(t, headers);
     const ls = [];
-    for (let i = 0; i < 3; i++) ls.push(await createListing(t, headers, { product_id: p.id, competitor_id: c.id, url: `https://rival.example/${i}` }));
+    for (let i = 0; i < 3; i++)
+      ls.push(
+        await createListing(t, headers, { product_id: p.id, competitor_id: c.id, url: `https://rival.example/${i}` }),
+      );
     for (const l of ls) await setListingState(t, l.id, { price: 5, currency: 'EUR' });
-    const lowest = (await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`)).monitoring.lowest_competitor_price!;
+    const lowest = (await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`)).monitoring
+      .lowest_competitor_price!;
     assert.equal(lowest.listing_id, ls.map((l) => l.id).sort()[0]);
   });
 
@@ -99,7 +130,11 @@ describe('products: monitoring summary', () => {
       const p = await createProduct(t, headers, { name: `p${i}`, currency: 'EUR' });
       ids.push(p.id);
       for (let j = 0; j < 3; j++) {
-        const l = await createListing(t, headers, { product_id: p.id, competitor_id: c.id, url: `https://rival.example/${i}/${j}` });
+        const l = await createListing(t, headers, {
+          product_id: p.id,
+          competitor_id: c.id,
+          url: `https://rival.example/${i}/${j}`,
+        });
         await setListingState(t, l.id, { price: 10 + j, currency: 'EUR' });
       }
     }
@@ -117,6 +152,8 @@ describe('products: monitoring summary', () => {
     });
     assert.equal(list.length, 1, list.join('\n---\n'));
     assert.equal(page!.data.length, 5);
-    assert.ok(page!.data.every((p) => p.monitoring.listing_count === 3 && p.monitoring.lowest_competitor_price?.price === 10));
+    assert.ok(
+      page!.data.every((p) => p.monitoring.listing_count === 3 && p.monitoring.lowest_competitor_price?.price === 10),
+    );
   });
 });

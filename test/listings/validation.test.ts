@@ -6,7 +6,8 @@ import { createProduct, expectError, fieldsOf, type Headers } from '../products/
 
 describe('listings: bad input', () => {
   const t = useTestApp();
-  const post = (headers: Headers, payload: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/listings', headers, payload: payload as string });
+  const post = (headers: Headers, payload: unknown) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/listings', headers, payload: payload as string });
 
   async function setup(tt: TestApp) {
     const key = await tt.newKey();
@@ -17,7 +18,8 @@ describe('listings: bad input', () => {
 
   it('refuses malformed JSON with 400, non-objects and missing product_id with 422', async () => {
     const { headers, accountId } = await setup(t);
-    for (const text of ['{"product_id":', '{product_id: 1}', '{"a":1,}']) expectError(await post(headers, text), 400, 'invalid_json');
+    for (const text of ['{"product_id":', '{product_id: 1}', '{"a":1,}'])
+      expectError(await post(headers, text), 400, 'invalid_json');
     for (const text of ['[]', '"x"', '1', 'null', '']) expectError(await post(headers, text), 422, 'validation_failed');
     const missing = expectError(await post(headers, {}), 422, 'validation_failed');
     assert.deepEqual(fieldsOf(missing), ['product_id']);
@@ -54,11 +56,27 @@ describe('listings: bad input', () => {
 
   it('refuses unknown and read-only fields by name', async () => {
     const { headers, valid, accountId } = await setup(t);
-    const res = await post(headers, { ...valid, status: 'ok', last_price: 1, next_check_at: '2030-01-01T00:00:00Z', interval: 600 });
-    assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), ['interval', 'last_price', 'next_check_at', 'status']);
+    const res = await post(headers, {
+      ...valid,
+      status: 'ok',
+      last_price: 1,
+      next_check_at: '2030-01-01T00:00:00Z',
+      interval: 600,
+    });
+    assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), [
+      'interval',
+      'last_price',
+      'next_check_at',
+      'status',
+    ]);
     const l = await createListing(t, headers, valid);
     const before = await rowsOf(t, 'listings', accountId);
-    const upd = await t.app.inject({ method: 'PUT', url: `/api/v1/listings/${l.id}`, headers, payload: { status: 'ok', selector: '.x' } });
+    const upd = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/listings/${l.id}`,
+      headers,
+      payload: { status: 'ok', selector: '.x' },
+    });
     assert.deepEqual(fieldsOf(expectError(upd, 422, 'validation_failed')), ['status']);
     assert.deepEqual(await rowsOf(t, 'listings', accountId), before);
   });
@@ -67,10 +85,17 @@ describe('listings: bad input', () => {
     const { headers, valid } = await setup(t);
     let n = 0;
     for (const seconds of [300, 3600, 2_592_000]) {
-      const l = await createListing(t, headers, { ...valid, url: `${valid.url}/${n++}`, check_interval_seconds: seconds });
+      const l = await createListing(t, headers, {
+        ...valid,
+        url: `${valid.url}/${n++}`,
+        check_interval_seconds: seconds,
+      });
       assert.equal(l.check_interval_seconds, seconds);
     }
-    assert.equal((await createListing(t, headers, { ...valid, url: `${valid.url}/default` })).check_interval_seconds, 21_600);
+    assert.equal(
+      (await createListing(t, headers, { ...valid, url: `${valid.url}/default` })).check_interval_seconds,
+      21_600,
+    );
     for (const seconds of [299, 0, -1, 2_592_001, 300.5, 1e10, '600', true]) {
       const res = await post(headers, { ...valid, url: `${valid.url}/bad`, check_interval_seconds: seconds });
       const body = expectError(res, 422, 'validation_failed');
@@ -110,7 +135,11 @@ describe('listings: bad input', () => {
       ['a\u0000', /NUL/],
     ];
     for (const [selector, message] of bad) {
-      const body = expectError(await post(headers, { ...valid, url: `${valid.url}/bad`, selector }), 422, 'validation_failed');
+      const body = expectError(
+        await post(headers, { ...valid, url: `${valid.url}/bad`, selector }),
+        422,
+        'validation_failed',
+      );
       assert.deepEqual(fieldsOf(body), ['selector'], selector);
       assert.match(body.details![0]!.message, message, selector);
     }
@@ -119,7 +148,12 @@ describe('listings: bad input', () => {
     // The same checks on update, which then changes nothing.
     const l = await createListing(t, headers, { ...valid, url: `${valid.url}/upd` });
     const snapshot = await rowsOf(t, 'listings', accountId);
-    const upd = await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${l.id}`, headers, payload: { selector: 'p::after', enabled: false } });
+    const upd = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/listings/${l.id}`,
+      headers,
+      payload: { selector: 'p::after', enabled: false },
+    });
     assert.deepEqual(fieldsOf(expectError(upd, 422, 'validation_failed')), ['selector']);
     assert.deepEqual(await rowsOf(t, 'listings', accountId), snapshot);
     assert.equal(snapshot.length, before + 1);
@@ -129,17 +163,48 @@ describe('listings: bad input', () => {
     const { headers, valid } = await setup(t);
     assert.equal((await createListing(t, headers, { ...valid, currency_override: 'jpy' })).currency_override, 'JPY');
     for (const code of ['ABC', 'EURO', '€', '', 'us']) {
-      assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, url: `${valid.url}/x`, currency_override: code }), 422, 'validation_failed')), ['currency_override']);
+      assert.deepEqual(
+        fieldsOf(
+          expectError(
+            await post(headers, { ...valid, url: `${valid.url}/x`, currency_override: code }),
+            422,
+            'validation_failed',
+          ),
+        ),
+        ['currency_override'],
+      );
     }
   });
 
   it('refuses NUL characters and oversized values, never 500', async () => {
     const { headers, valid, accountId } = await setup(t);
-    for (const [field, value] of [['url', 'https://rival.example/\u0000'], ['selector', '.a\u0000'], ['product_id', 'prod_\u0000'], ['competitor_id', 'comp_a\u0000']] as const) {
-      assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, [field]: value }), 422, 'validation_failed')), [field]);
+    for (const [field, value] of [
+      ['url', 'https://rival.example/\u0000'],
+      ['selector', '.a\u0000'],
+      ['product_id', 'prod_\u0000'],
+      ['competitor_id', 'comp_a\u0000'],
+    ] as const) {
+      assert.deepEqual(
+        fieldsOf(expectError(await post(headers, { ...valid, [field]: value }), 422, 'validation_failed')),
+        [field],
+      );
     }
-    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, url: `https://rival.example/${'x'.repeat(2048)}` }), 422, 'validation_failed')), ['url']);
-    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, product_id: `prod_${'a'.repeat(100)}` }), 422, 'validation_failed')), ['product_id']);
+    assert.deepEqual(
+      fieldsOf(
+        expectError(
+          await post(headers, { ...valid, url: `https://rival.example/${'x'.repeat(2048)}` }),
+          422,
+          'validation_failed',
+        ),
+      ),
+      ['url'],
+    );
+    assert.deepEqual(
+      fieldsOf(
+        expectError(await post(headers, { ...valid, product_id: `prod_${'a'.repeat(100)}` }), 422, 'validation_failed'),
+      ),
+      ['product_id'],
+    );
     expectError(await post(headers, { ...valid, selector: 'x'.repeat(1_100_000) }), 413, 'payload_too_large');
     assert.equal((await rowsOf(t, 'listings', accountId)).length, 0);
   });

@@ -45,20 +45,45 @@ describe('money: exact conversion, in SQL and in JavaScript', () => {
     assert.equal(rates.convert(19.99, 'JPY', 'JPY'), '19.9900');
   });
 
-  it('loads an account\'s rates, and the SQL form converts to the same digits on this database, rounding included', async () => {
+  it("loads an account's rates, and the SQL form converts to the same digits on this database, rounding included", async () => {
     const { headers, accountId } = await t.newKey();
     const other = await t.newKey();
-    for (const [pair, rate] of [['EUR/USD', 1.0825], ['USD/JPY', 151.234567891234], ['GBP/EUR', 1.17], ['CHF/EUR', 0.000000000001]] as const) {
-      const res = await t.app.inject({ method: 'PUT', url: `/api/v1/exchange-rates/${pair}`, headers, payload: { rate } });
+    for (const [pair, rate] of [
+      ['EUR/USD', 1.0825],
+      ['USD/JPY', 151.234567891234],
+      ['GBP/EUR', 1.17],
+      ['CHF/EUR', 0.000000000001],
+    ] as const) {
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: `/api/v1/exchange-rates/${pair}`,
+        headers,
+        payload: { rate },
+      });
       assert.equal(res.statusCode, 201, res.body);
     }
-    await t.app.inject({ method: 'PUT', url: '/api/v1/exchange-rates/EUR/USD', headers: other.headers, payload: { rate: 5 } });
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/exchange-rates/EUR/USD',
+      headers: other.headers,
+      payload: { rate: 5 },
+    });
     const rates = await loadExchangeRates(t.rt.db, accountId);
     assert.equal(rates.convert(100, 'EUR', 'USD'), '108.2500');
     assert.equal((await loadExchangeRates(t.rt.db, other.accountId)).convert(100, 'EUR', 'USD'), '500.0000');
 
     const amounts = ['0', '0.0001', '0.0005', '1', '19.99', '33.3333', '1234.5678', '99999999999.9999'];
-    const pairs = [['EUR', 'USD'], ['USD', 'EUR'], ['USD', 'JPY'], ['JPY', 'USD'], ['EUR', 'GBP'], ['EUR', 'CHF'], ['CHF', 'EUR'], ['EUR', 'EUR'], ['EUR', 'JPY']];
+    const pairs = [
+      ['EUR', 'USD'],
+      ['USD', 'EUR'],
+      ['USD', 'JPY'],
+      ['JPY', 'USD'],
+      ['EUR', 'GBP'],
+      ['EUR', 'CHF'],
+      ['CHF', 'EUR'],
+      ['EUR', 'EUR'],
+      ['EUR', 'JPY'],
+    ];
     const cases = amounts.flatMap((a) => pairs.map(([from, to]) => ({ a, from: from!, to: to! })));
     const r = await t.rt.db.query<{ converted: string | null }>(
       `select ${convertedSql('u.amount', 'fx', 'u.from_currency', 'u.to_currency')}::text as converted

@@ -23,24 +23,60 @@ describe('openapi: real responses match the document', () => {
   for (const prefix of ['/api/v1', '/v1']) {
     it(`products under ${prefix}: every answer of the lifecycle`, async () => {
       const { headers } = await t.newKey();
-      const inject = (method: string, url: string, extra: { payload?: unknown; headers?: Record<string, string> } = {}) =>
-        t.app.inject({ method: method as 'GET', url, headers: { ...headers, ...extra.headers }, ...(extra.payload !== undefined ? { payload: extra.payload as string } : {}) });
+      const inject = (
+        method: string,
+        url: string,
+        extra: { payload?: unknown; headers?: Record<string, string> } = {},
+      ) =>
+        t.app.inject({
+          method: method as 'GET',
+          url,
+          headers: { ...headers, ...extra.headers },
+          ...(extra.payload !== undefined ? { payload: extra.payload as string } : {}),
+        });
       const list = `${prefix}/products`;
       const one = `${prefix}/products/{id}`;
-      const body = { name: 'Kettle', sku: `K-${prefix}`, base_price: 19.99, currency: 'eur', url: 'https://shop.example/kettle' };
+      const body = {
+        name: 'Kettle',
+        sku: `K-${prefix}`,
+        base_price: 19.99,
+        currency: 'eur',
+        url: 'https://shop.example/kettle',
+      };
 
       const created = await inject('POST', list, { payload: body, headers: { 'idempotency-key': `create-${prefix}` } });
       assert.equal(created.statusCode, 201, created.body);
       c.check('POST', list, created, COUNTED);
       const id = created.json<{ id: string }>().id;
-      const replayed = await inject('POST', list, { payload: body, headers: { 'idempotency-key': `create-${prefix}` } });
+      const replayed = await inject('POST', list, {
+        payload: body,
+        headers: { 'idempotency-key': `create-${prefix}` },
+      });
       c.check('POST', list, replayed, REPLAYED);
-      c.check('POST', list, await inject('POST', list, { payload: { ...body, sku: 'other' }, headers: { 'idempotency-key': `create-${prefix}` } }), COUNTED);
-      c.check('POST', list, await inject('POST', list, { payload: body, headers: { 'idempotency-key': 'not visible ascii' } }), COUNTED);
+      c.check(
+        'POST',
+        list,
+        await inject('POST', list, {
+          payload: { ...body, sku: 'other' },
+          headers: { 'idempotency-key': `create-${prefix}` },
+        }),
+        COUNTED,
+      );
+      c.check(
+        'POST',
+        list,
+        await inject('POST', list, { payload: body, headers: { 'idempotency-key': 'not visible ascii' } }),
+        COUNTED,
+      );
       c.check('POST', list, await inject('POST', list, { payload: body }), COUNTED); // 409: the SKU is taken
       c.check('POST', list, await inject('POST', list, { payload: { ...body, base_price: 1.23456 } }), COUNTED); // 422
       c.check('POST', list, await inject('POST', list, { payload: '{"name":' }), COUNTED); // 400
-      c.check('POST', list, await inject('POST', list, { payload: 'name=x', headers: { 'content-type': 'text/plain' } }), COUNTED); // 415
+      c.check(
+        'POST',
+        list,
+        await inject('POST', list, { payload: 'name=x', headers: { 'content-type': 'text/plain' } }),
+        COUNTED,
+      ); // 415
       const big = await inject('POST', list, { payload: { ...body, description: 'x'.repeat(1_100_000) } });
       assert.equal(big.statusCode, 413);
       c.check('POST', list, big, COUNTED);
@@ -48,7 +84,9 @@ describe('openapi: real responses match the document', () => {
       const got = await inject('GET', `${prefix}/products/${id}`);
       assert.equal(got.statusCode, 200);
       c.check('GET', one, got, COUNTED);
-      const notModified = await inject('GET', `${prefix}/products/${id}`, { headers: { 'if-none-match': got.headers.etag as string } });
+      const notModified = await inject('GET', `${prefix}/products/${id}`, {
+        headers: { 'if-none-match': got.headers.etag as string },
+      });
       assert.equal(notModified.statusCode, 304);
       c.check('GET', one, notModified, COUNTED);
       c.check('GET', one, await inject('GET', `${prefix}/products/prod_0000000000000000000000000000`), COUNTED); // 404
@@ -57,17 +95,29 @@ describe('openapi: real responses match the document', () => {
         const changed = await inject(method, `${prefix}/products/${id}`, { payload: { base_price: 21 } });
         assert.equal(changed.statusCode, 200, changed.body);
         c.check(method, one, changed, COUNTED);
-        c.check(method, one, await inject(method, `${prefix}/products/${id}`, { payload: { currency: 'XXXX' } }), COUNTED); // 422
+        c.check(
+          method,
+          one,
+          await inject(method, `${prefix}/products/${id}`, { payload: { currency: 'XXXX' } }),
+          COUNTED,
+        ); // 422
       }
 
       const page = await inject('GET', `${list}?limit=1&sort=name`);
       assert.equal(page.statusCode, 200);
       c.check('GET', list, page, COUNTED);
-      c.check('GET', list, await inject('GET', list, { headers: { 'if-none-match': (await inject('GET', list)).headers.etag as string } }), COUNTED);
+      c.check(
+        'GET',
+        list,
+        await inject('GET', list, { headers: { 'if-none-match': (await inject('GET', list)).headers.etag as string } }),
+        COUNTED,
+      );
       c.check('GET', list, await inject('GET', `${list}?limit=0`), COUNTED); // 422
       c.check('GET', list, await inject('GET', `${list}?cursor=bm90IGEgY3Vyc29y`), COUNTED); // 400
 
-      const batch = await inject('POST', `${list}/batch`, { payload: { products: [{ name: 'A', base_price: 1, currency: 'USD' }, { name: '' }] } });
+      const batch = await inject('POST', `${list}/batch`, {
+        payload: { products: [{ name: 'A', base_price: 1, currency: 'USD' }, { name: '' }] },
+      });
       assert.equal(batch.statusCode, 200, batch.body);
       c.check('POST', `${list}/batch`, batch, COUNTED);
       c.check('POST', `${list}/batch`, await inject('POST', `${list}/batch`, { payload: { products: [] } }), COUNTED); // 422
@@ -88,7 +138,11 @@ describe('openapi: real responses match the document', () => {
     for (const { path, method, op } of operations(c.doc)) {
       const url = path.replace('{id}', 'prod_0000000000000000000000000000');
       for (const authorization of [undefined, 'Basic abc', 'Bearer ph_live_not-a-real-key']) {
-        const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: authorization ? { authorization } : {} });
+        const res = await t.app.inject({
+          method: method.toUpperCase() as 'GET',
+          url,
+          headers: authorization ? { authorization } : {},
+        });
         if (needsKey(c.doc, op)) {
           assert.equal(res.statusCode, 401, `${method} ${path}`);
           // with the failed-authentication budget of the address in the rate-limit headers
@@ -105,10 +159,18 @@ describe('openapi: real responses match the document', () => {
       const res = await t.app.inject({ method: 'GET', url: path });
       assert.equal(res.statusCode, 200, path);
       c.check('GET', path, res);
-      const again = await t.app.inject({ method: 'GET', url: path, headers: { 'if-none-match': res.headers.etag as string } });
+      const again = await t.app.inject({
+        method: 'GET',
+        url: path,
+        headers: { 'if-none-match': res.headers.etag as string },
+      });
       if (again.statusCode === 304) c.check('GET', path, again); // /metrics changes between two calls
       // They take no input, so there is nothing to be invalid (no 400 or 422 is documented).
-      assert.equal((await t.app.inject({ method: 'GET', url: `${path}?unknown=1` })).statusCode, 200, `${path}?unknown=1`);
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: `${path}?unknown=1` })).statusCode,
+        200,
+        `${path}?unknown=1`,
+      );
     }
   });
 
@@ -126,7 +188,11 @@ describe('openapi: real responses match the document', () => {
       const path = url.replace(/prod_0+/, '{id}');
       const listed = Object.keys(c.doc.paths[path] ?? {}).map((m) => m.toUpperCase());
       const allow = String(res.headers.allow).split(', ');
-      assert.deepEqual(allow.filter((m) => m !== 'HEAD').sort(), listed.sort(), `${url}: Allow lists the documented methods`);
+      assert.deepEqual(
+        allow.filter((m) => m !== 'HEAD').sort(),
+        listed.sort(),
+        `${url}: Allow lists the documented methods`,
+      );
     }
   });
 });
@@ -154,7 +220,8 @@ describe('openapi: 429 answers match the document', () => {
 
   it('an address over its failed-authentication budget gets the documented 429', async () => {
     let res;
-    for (let i = 0; i < 3; i++) res = await t.app.inject({ method: 'GET', url: '/v1/products', headers: { authorization: 'Bearer nope' } });
+    for (let i = 0; i < 3; i++)
+      res = await t.app.inject({ method: 'GET', url: '/v1/products', headers: { authorization: 'Bearer nope' } });
     assert.equal(res!.statusCode, 429);
     c.check('GET', '/v1/products', res!, { always: [...COUNTED.always, 'retry-after'] });
     assert.equal(res!.headers['x-ratelimit-limit'], '2', 'the failure budget');

@@ -24,7 +24,9 @@ describe('openapi: the interactive docs page', () => {
         if (url.endsWith('.css')) {
           assert.match(String(asset.headers['content-type']), /text\/css/, url);
           // Only the SVG namespace, which is an identifier, not something fetched.
-          const external = [...asset.body.matchAll(/url\(\s*["']?(https?:[^"')]+)/g)].map((m) => m[1]).filter((u) => !u!.startsWith('http://www.w3.org/2000/svg'));
+          const external = [...asset.body.matchAll(/url\(\s*["']?(https?:[^"')]+)/g)]
+            .map((m) => m[1])
+            .filter((u) => !u!.startsWith('http://www.w3.org/2000/svg'));
           assert.deepEqual(external, [], `${url} loads nothing from elsewhere`);
         }
       }

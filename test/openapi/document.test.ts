@@ -21,14 +21,23 @@ describe('openapi: the document', () => {
     assert.equal(info.title, 'pricehound API');
     assert.equal(typeof info.version, 'string');
     assert.ok(Object.keys(doc.paths).length > 0);
-    assert.deepEqual(doc.components.securitySchemes?.bearerAuth && { ...doc.components.securitySchemes.bearerAuth, description: undefined }, {
-      type: 'http',
-      scheme: 'bearer',
-      description: undefined,
-    });
+    assert.deepEqual(
+      doc.components.securitySchemes?.bearerAuth && {
+        ...doc.components.securitySchemes.bearerAuth,
+        description: undefined,
+      },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: undefined,
+      },
+    );
     assert.deepEqual(doc.security, [{ bearerAuth: [] }]);
     // Relative to the document, so it names whichever deployment serves it (and "Try it out" works there).
-    assert.deepEqual((doc.servers as Obj[]).map((s) => s.url), ['/']);
+    assert.deepEqual(
+      (doc.servers as Obj[]).map((s) => s.url),
+      ['/'],
+    );
   });
 
   it('documents every route Fastify registered, with each of its methods, and nothing else', () => {
@@ -42,15 +51,33 @@ describe('openapi: the document', () => {
       if (url === '/dashboard' || url.startsWith('/dashboard/')) continue;
       if (method === 'HEAD') {
         // Fastify answers HEAD for every GET; the document says so once, in info.description.
-        assert.ok(routes.some((r) => r.method === 'GET' && r.url === url), `HEAD ${url} without a GET`);
+        assert.ok(
+          routes.some((r) => r.method === 'GET' && r.url === url),
+          `HEAD ${url} without a GET`,
+        );
         continue;
       }
       expected.add(`${method.toLowerCase()} ${toOpenApiPath(url)}`);
     }
     const documented = new Set([...operations(doc)].map(({ method, path }) => `${method} ${path}`));
-    assert.deepEqual([...expected].filter((e) => !documented.has(e)), [], 'registered but not documented');
-    assert.deepEqual([...documented].filter((d) => !expected.has(d)), [], 'documented but not registered');
-    for (const required of ['get /healthz', 'get /readyz', 'get /metrics', 'get /api/v1/openapi.json', 'get /api/v1/products', 'get /v1/products']) {
+    assert.deepEqual(
+      [...expected].filter((e) => !documented.has(e)),
+      [],
+      'registered but not documented',
+    );
+    assert.deepEqual(
+      [...documented].filter((d) => !expected.has(d)),
+      [],
+      'documented but not registered',
+    );
+    for (const required of [
+      'get /healthz',
+      'get /readyz',
+      'get /metrics',
+      'get /api/v1/openapi.json',
+      'get /api/v1/products',
+      'get /v1/products',
+    ]) {
       assert.ok(documented.has(required), required);
     }
   });
@@ -68,8 +95,17 @@ describe('openapi: the document', () => {
   });
 
   it('needs a key on every /api/v1 and /v1 operation except the document itself; health, readiness, metrics and the unsubscribe link need none', () => {
-    const publicOps = [...operations(doc)].filter(({ op }) => !needsKey(doc, op)).map(({ method, path }) => `${method} ${path}`);
-    assert.deepEqual(publicOps.sort(), ['get /api/v1/openapi.json', 'get /email/unsubscribe', 'get /healthz', 'get /metrics', 'get /readyz', 'post /email/unsubscribe']);
+    const publicOps = [...operations(doc)]
+      .filter(({ op }) => !needsKey(doc, op))
+      .map(({ method, path }) => `${method} ${path}`);
+    assert.deepEqual(publicOps.sort(), [
+      'get /api/v1/openapi.json',
+      'get /email/unsubscribe',
+      'get /healthz',
+      'get /metrics',
+      'get /readyz',
+      'post /email/unsubscribe',
+    ]);
   });
 
   it('declares 401, 429 and 500 with their bodies and headers, and the rate-limit headers, on every authenticated operation', () => {
@@ -78,9 +114,13 @@ describe('openapi: the document', () => {
       if (!API.test(path) || !needsKey(doc, op)) continue;
       checked++;
       const name = `${method} ${path}`;
-      const responses = Object.fromEntries(Object.entries(op.responses).map(([s, r]) => [s, deref(doc, r)])) as Record<string, Obj>;
+      const responses = Object.fromEntries(Object.entries(op.responses).map(([s, r]) => [s, deref(doc, r)])) as Record<
+        string,
+        Obj
+      >;
       for (const status of ['401', '429', '500']) assert.ok(responses[status], `${name}: ${status}`);
-      const bodyOf = (status: string) => deref<Obj>(doc, ((responses[status]!.content as Obj)['application/json'] as Obj).schema);
+      const bodyOf = (status: string) =>
+        deref<Obj>(doc, ((responses[status]!.content as Obj)['application/json'] as Obj).schema);
       const headersOf = (status: string) => Object.keys((responses[status]!.headers ?? {}) as Obj);
       assert.equal(bodyOf('401').title, 'Error', `${name}: 401 body`);
       assert.equal(bodyOf('500').title, 'Error', `${name}: 500 body`);
@@ -93,7 +133,8 @@ describe('openapi: the document', () => {
         // On a 401 they describe the address's failed-authentication budget (src/auth/hook.ts).
         for (const h of RATE_LIMIT_HEADERS) assert.ok(headers.includes(h), `${name} ${status}: ${h}`);
         if (status >= '400') assert.ok(response.content, `${name} ${status}: an error body`);
-        if (status >= '400' && status !== '429') assert.equal(bodyOf(status).title, 'Error', `${name} ${status}: the Error body`);
+        if (status >= '400' && status !== '429')
+          assert.equal(bodyOf(status).title, 'Error', `${name} ${status}: the Error body`);
       }
     }
     assert.ok(checked >= 16, `checked ${checked} operations`);
@@ -101,7 +142,9 @@ describe('openapi: the document', () => {
 
   it('documents Access-Control-Allow-Origin on every response of every operation, public ones and the 405 included', () => {
     let checked = 0;
-    const responses = [...operations(doc)].flatMap(({ path, method, op }) => Object.entries(op.responses).map(([s, r]) => [`${method} ${path} ${s}`, r] as const));
+    const responses = [...operations(doc)].flatMap(({ path, method, op }) =>
+      Object.entries(op.responses).map(([s, r]) => [`${method} ${path} ${s}`, r] as const),
+    );
     for (const [name, response] of [...responses, ['405', doc.components.responses?.MethodNotAllowed] as const]) {
       const headers = (deref<Obj>(doc, response).headers ?? {}) as Obj;
       const acao = deref<Obj>(doc, headers['Access-Control-Allow-Origin']);
@@ -113,11 +156,15 @@ describe('openapi: the document', () => {
     assert.match(String((doc.info as Obj).description), /Access-Control-Allow-Origin/);
   });
 
-  it('states each plan\'s hourly limit as the limiter applies it, and the plans of the Usage body', () => {
+  it("states each plan's hourly limit as the limiter applies it, and the plans of the Usage body", () => {
     const description = String((doc.info as Obj).description);
-    for (const [plan, limit] of Object.entries(PLANS)) assert.match(description, new RegExp(`\\b${plan} ${limit}\\b`), plan);
+    for (const [plan, limit] of Object.entries(PLANS))
+      assert.match(description, new RegExp(`\\b${plan} ${limit}\\b`), plan);
     const usage = deref<Obj>(doc, doc.components.schemas?.Usage);
-    assert.deepEqual(((usage.properties as Record<string, Obj>).plan!.enum as string[]).sort(), Object.keys(PLANS).sort());
+    assert.deepEqual(
+      ((usage.properties as Record<string, Obj>).plan!.enum as string[]).sort(),
+      Object.keys(PLANS).sort(),
+    );
   });
 
   it('describes the 429 body exactly as the spec lists it (part 7)', () => {
@@ -127,7 +174,8 @@ describe('openapi: the document', () => {
     assert.deepEqual([...(body.required as string[])].sort(), Object.keys(props).sort());
     assert.equal(body.additionalProperties, false);
     assert.equal(props.error!.type, 'string');
-    for (const f of ['status', 'retry_after', 'limit', 'remaining', 'reset']) assert.equal(props[f]!.type, 'integer', f);
+    for (const f of ['status', 'retry_after', 'limit', 'remaining', 'reset'])
+      assert.equal(props[f]!.type, 'integer', f);
     assert.equal(props.status!.minimum, 429);
     assert.equal(props.status!.maximum, 429);
     assert.equal(props.remaining!.maximum, 0);
@@ -140,17 +188,27 @@ describe('openapi: the document', () => {
       const name = `${method} ${path}`;
       // CSV exports may stream: sent before their hash is known, they promise no ETag (src/http/etag.ts).
       if (method === 'get' && !path.endsWith('.csv')) {
-        assert.ok(params(op).some((p) => p.in === 'header' && p.name === 'If-None-Match'), `${name}: If-None-Match`);
+        assert.ok(
+          params(op).some((p) => p.in === 'header' && p.name === 'If-None-Match'),
+          `${name}: If-None-Match`,
+        );
         assert.ok(headerNames(op.responses['200']).includes('ETag'), `${name}: ETag on 200`);
         assert.ok(op.responses['304'], `${name}: 304`);
         assert.ok(headerNames(op.responses['304']).includes('ETag'), `${name}: ETag on 304`);
       } else {
         for (const r of Object.values(op.responses)) assert.ok(!headerNames(r).includes('ETag'), `${name}: no ETag`);
       }
-      if (op.responses['201']) assert.ok(headerNames(op.responses['201']).includes('Location'), `${name}: Location on 201`);
-      if (params(op).some((p) => p.name === 'Idempotency-Key')) assert.ok(op.responses['409'], `${name}: 409 of a reused Idempotency-Key`);
+      if (op.responses['201'])
+        assert.ok(headerNames(op.responses['201']).includes('Location'), `${name}: Location on 201`);
+      if (params(op).some((p) => p.name === 'Idempotency-Key'))
+        assert.ok(op.responses['409'], `${name}: 409 of a reused Idempotency-Key`);
     }
-    const idempotent = ['post /api/v1/products', 'post /api/v1/products/batch', 'post /v1/products', 'post /v1/products/batch'];
+    const idempotent = [
+      'post /api/v1/products',
+      'post /api/v1/products/batch',
+      'post /v1/products',
+      'post /v1/products/batch',
+    ];
     for (const key of idempotent) {
       const [method, path] = key.split(' ') as [string, string];
       const op = doc.paths[path]![method]!;
@@ -170,16 +228,37 @@ describe('openapi: the document', () => {
       if (body && body.required === false) optional.push(`${method} ${path}`);
       else if (body) assert.equal(body.required, true, `${method} ${path}`);
     }
-    assert.deepEqual(optional.filter((o) => o.includes('/api/v1/')).sort(), ['post /api/v1/webhooks/{id}/rotate-secret', 'post /api/v1/webhooks/{id}/test']);
+    assert.deepEqual(optional.filter((o) => o.includes('/api/v1/')).sort(), [
+      'post /api/v1/webhooks/{id}/rotate-secret',
+      'post /api/v1/webhooks/{id}/test',
+    ]);
     assert.equal(optional.length, 4, 'and their /v1 aliases');
     assert.equal(JSON.stringify(doc).includes('x-optional-body'), false, 'the mark is not left in the document');
   });
 
   it('states every shape once: named schemas, headers and parameters are components', () => {
-    for (const name of ['Product', 'ProductCreate', 'ProductUpdate', 'ProductList', 'Error', 'RateLimitExceeded', 'Usage']) {
+    for (const name of [
+      'Product',
+      'ProductCreate',
+      'ProductUpdate',
+      'ProductList',
+      'Error',
+      'RateLimitExceeded',
+      'Usage',
+    ]) {
       assert.ok(doc.components.schemas?.[name], `components.schemas.${name}`);
     }
-    for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id', 'Access-Control-Allow-Origin', 'Retry-After', 'WWW-Authenticate', 'ETag', 'Allow']) {
+    for (const name of [
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'X-Request-Id',
+      'Access-Control-Allow-Origin',
+      'Retry-After',
+      'WWW-Authenticate',
+      'ETag',
+      'Allow',
+    ]) {
       assert.ok(doc.components.headers?.[name], `components.headers.${name}`);
     }
     // No schema anywhere under paths carries a title: titled ones were all moved to components.
@@ -192,7 +271,11 @@ describe('openapi: the document', () => {
     assert.match(String(first.headers['content-type']), /^application\/json/);
     const etag = first.headers.etag as string;
     assert.ok(etag);
-    const again = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: { 'if-none-match': etag } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/openapi.json',
+      headers: { 'if-none-match': etag },
+    });
     assert.equal(again.statusCode, 304);
     assert.equal(again.body, '');
   });

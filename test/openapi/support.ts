@@ -62,7 +62,9 @@ export const needsKey = (doc: Doc, op: Operation) => (op.security ?? doc.securit
 export const toOpenApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
 
 // ajv-formats ships CJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => Ajv2020;
 
 /**
  * Checks real responses against the document: the status is documented, the body matches the
@@ -98,11 +100,19 @@ export class Contract {
       v = this.ajv.compile(absolute);
       this.validators.set(key, v);
     }
-    assert.ok(v(value), `${what}: ${JSON.stringify(value)?.slice(0, 300)} does not match ${key.slice(0, 200)}: ${this.ajv.errorsText(v.errors)}`);
+    assert.ok(
+      v(value),
+      `${what}: ${JSON.stringify(value)?.slice(0, 300)} does not match ${key.slice(0, 200)}: ${this.ajv.errorsText(v.errors)}`,
+    );
   }
 
   /** Headers a response may lack although documented: they depend on the request or the path taken. */
-  static readonly CONDITIONAL = new Set(['idempotent-replayed', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
+  static readonly CONDITIONAL = new Set([
+    'idempotent-replayed',
+    'x-ratelimit-limit',
+    'x-ratelimit-remaining',
+    'x-ratelimit-reset',
+  ]);
   /** Response headers that must be documented wherever they are sent. */
   static readonly INTERESTING = [
     'x-ratelimit-limit',
@@ -135,12 +145,17 @@ export class Contract {
     const content = response.content as Record<string, Obj> | undefined;
     if (content) {
       const [type, media] = Object.entries(content)[0]!;
-      assert.ok(String(res.headers['content-type']).startsWith(type), `${what}: content-type ${res.headers['content-type']}, documented ${type}`);
+      assert.ok(
+        String(res.headers['content-type']).startsWith(type),
+        `${what}: content-type ${res.headers['content-type']}, documented ${type}`,
+      );
       this.validate(media.schema, type === 'application/json' ? res.json() : res.body, what);
     } else {
       assert.equal(res.body, '', `${what}: documented without a body`);
     }
-    const documented = new Map(Object.entries((response.headers ?? {}) as Obj).map(([name, h]) => [name.toLowerCase(), { name, h }]));
+    const documented = new Map(
+      Object.entries((response.headers ?? {}) as Obj).map(([name, h]) => [name.toLowerCase(), { name, h }]),
+    );
     for (const [lower, { name, h }] of documented) {
       const value = res.headers[lower];
       if (value === undefined) {
@@ -154,7 +169,8 @@ export class Contract {
       this.validate(schema, typed, `${what}: header ${name}`);
     }
     for (const lower of Contract.INTERESTING) {
-      if (res.headers[lower] !== undefined) assert.ok(documented.has(lower), `${what}: header ${lower} is sent but not documented`);
+      if (res.headers[lower] !== undefined)
+        assert.ok(documented.has(lower), `${what}: header ${lower} is sent but not documented`);
     }
   }
 }

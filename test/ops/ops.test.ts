@@ -7,7 +7,8 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;
     const body = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return undefined;
 }
@@ -53,7 +54,12 @@ describe('operations endpoints', () => {
 
   it('/metrics counts requests and observes latency by method, route pattern and status', async () => {
     const { headers } = await t.newKey();
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: 'Lamp', base_price: 5, currency: 'EUR' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers,
+      payload: { name: 'Lamp', base_price: 5, currency: 'EUR' },
+    });
     assert.equal(created.statusCode, 201);
     const id = created.json().id as string;
     const before = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
@@ -61,8 +67,13 @@ describe('operations endpoints', () => {
     const count0 = sample(before, 'pricehound_http_requests_total', labels) ?? 0;
     const hist0 = sample(before, 'pricehound_http_request_duration_seconds_count', labels) ?? 0;
 
-    for (let i = 0; i < 3; i++) assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/products/${id}`, headers })).statusCode, 200);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products/prod_0000000000000000000000000x', headers })).statusCode, 404);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/products/${id}`, headers })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/products/prod_0000000000000000000000000x', headers }))
+        .statusCode,
+      404,
+    );
     await t.app.inject({ method: 'GET', url: '/no/such/path/123' });
 
     const r = await t.app.inject({ method: 'GET', url: '/metrics' });
@@ -71,7 +82,10 @@ describe('operations endpoints', () => {
     assert.equal(sample(r.body, 'pricehound_http_requests_total', labels), count0 + 3);
     assert.equal(sample(r.body, 'pricehound_http_request_duration_seconds_count', labels), hist0 + 3);
     assert.ok(sample(r.body, 'pricehound_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })! >= 3);
-    assert.equal(sample(r.body, 'pricehound_http_requests_total', { route: '/api/v1/products/:id', status_code: '404' }), 1);
+    assert.equal(
+      sample(r.body, 'pricehound_http_requests_total', { route: '/api/v1/products/:id', status_code: '404' }),
+      1,
+    );
     // Unknown paths share one label: a scanner cannot create a series per path.
     assert.ok(sample(r.body, 'pricehound_http_requests_total', { route: 'unmatched', status_code: '404' })! >= 1);
     assert.ok(!r.body.includes('/no/such/path'));

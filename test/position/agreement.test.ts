@@ -33,12 +33,16 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
   it('on every case: no series, rates both ways, no rate, out of stock, ties, our own price without a rate', async () => {
     const { headers, accountId } = await t.newKey();
     const shops = await Promise.all(
-      ['A', 'B', 'C', 'D'].map(async (n) => (await createCompetitor(t, headers, { name: `Shop ${n}`, website: `https://${n.toLowerCase()}.example` })).id),
+      ['A', 'B', 'C', 'D'].map(
+        async (n) =>
+          (await createCompetitor(t, headers, { name: `Shop ${n}`, website: `https://${n.toLowerCase()}.example` })).id,
+      ),
     );
     const [a, b, c, d] = shops as [string, string, string, string];
     await setRate(t, accountId, 'EUR', 'GBP', '0.8'); // GBP -> EUR divides
     await setRate(t, accountId, 'USD', 'EUR', '0.9'); // USD -> EUR multiplies
-    const make = (name: string, base_price: number, currency = 'EUR') => createProduct(t, headers, { name, base_price, currency });
+    const make = (name: string, base_price: number, currency = 'EUR') =>
+      createProduct(t, headers, { name, base_price, currency });
     const products: ProductJson[] = [];
     const bare = await make('No series', 10);
     products.push(bare);
@@ -71,15 +75,33 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
     const col = (row: string[], name: string) => row[header!.indexOf(name)];
 
     for (const p of products) {
-      const product = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>();
-      const trends = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}/trends`, headers })).json<TrendsJson>();
+      const product = (
+        await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })
+      ).json<ProductJson>();
+      const trends = (
+        await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}/trends`, headers })
+      ).json<TrendsJson>();
       const row = rows.find((r) => r[0] === p.id);
       assert.ok(row, `${p.name} is in the CSV`);
       const pos = product.monitoring.position;
       const k = trends.comparison;
       const from = {
-        product: [pos.own_price, pos.own_price_source, pos.competitors_compared, pos.competitors_left_out, pos.rank, pos.price_index],
-        trends: [trends.own.price_in_product_currency, trends.own.source, k.compared, k.left_out.out_of_stock + k.left_out.no_rate, k.rank, k.price_index],
+        product: [
+          pos.own_price,
+          pos.own_price_source,
+          pos.competitors_compared,
+          pos.competitors_left_out,
+          pos.rank,
+          pos.price_index,
+        ],
+        trends: [
+          trends.own.price_in_product_currency,
+          trends.own.source,
+          k.compared,
+          k.left_out.out_of_stock + k.left_out.no_rate,
+          k.rank,
+          k.price_index,
+        ],
         csv: [
           num(col(row, 'own_price')),
           col(row, 'own_price_source'),
@@ -92,7 +114,12 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       assert.deepEqual(from.trends, from.product, `${p.name}: trends and product`);
       assert.deepEqual(from.csv, from.product, `${p.name}: csv and product`);
       assert.deepEqual(
-        [num(col(row, 'lowest_competitor_price')), num(col(row, 'average_competitor_price')), num(col(row, 'highest_competitor_price')), col(row, 'cheapest_competitor_id') || null],
+        [
+          num(col(row, 'lowest_competitor_price')),
+          num(col(row, 'average_competitor_price')),
+          num(col(row, 'highest_competitor_price')),
+          col(row, 'cheapest_competitor_id') || null,
+        ],
         [k.lowest, k.average, k.highest, k.cheapest?.competitor_id ?? null],
         `${p.name}: csv and trends`,
       );
@@ -100,11 +127,47 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
 
     // The cases are what they claim to be, so the agreement above is not agreement on nothing.
     const position = async (p: ProductJson) =>
-      (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>().monitoring.position;
-    assert.deepEqual(await position(bare), { own_price: 10, own_price_source: 'base_price', competitors_compared: 0, competitors_left_out: 0, rank: null, price_index: null });
-    assert.deepEqual(await position(mixed), { own_price: 95, own_price_source: 'observation', competitors_compared: 3, competitors_left_out: 1, rank: 3, price_index: 95 });
-    assert.deepEqual(await position(tied), { own_price: 50, own_price_source: 'base_price', competitors_compared: 3, competitors_left_out: 1, rank: 3, price_index: 107.14 });
-    assert.deepEqual(await position(ownNoRate), { own_price: null, own_price_source: 'observation', competitors_compared: 1, competitors_left_out: 0, rank: null, price_index: null });
-    assert.deepEqual(await position(onlyOwn), { own_price: 33.3222, own_price_source: 'observation', competitors_compared: 0, competitors_left_out: 0, rank: null, price_index: null });
+      (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>().monitoring
+        .position;
+    assert.deepEqual(await position(bare), {
+      own_price: 10,
+      own_price_source: 'base_price',
+      competitors_compared: 0,
+      competitors_left_out: 0,
+      rank: null,
+      price_index: null,
+    });
+    assert.deepEqual(await position(mixed), {
+      own_price: 95,
+      own_price_source: 'observation',
+      competitors_compared: 3,
+      competitors_left_out: 1,
+      rank: 3,
+      price_index: 95,
+    });
+    assert.deepEqual(await position(tied), {
+      own_price: 50,
+      own_price_source: 'base_price',
+      competitors_compared: 3,
+      competitors_left_out: 1,
+      rank: 3,
+      price_index: 107.14,
+    });
+    assert.deepEqual(await position(ownNoRate), {
+      own_price: null,
+      own_price_source: 'observation',
+      competitors_compared: 1,
+      competitors_left_out: 0,
+      rank: null,
+      price_index: null,
+    });
+    assert.deepEqual(await position(onlyOwn), {
+      own_price: 33.3222,
+      own_price_source: 'observation',
+      competitors_compared: 0,
+      competitors_left_out: 0,
+      rank: null,
+      price_index: null,
+    });
   });
 });

@@ -33,11 +33,20 @@ describe('positions: the stored list agrees with monitoring.position, always', (
     const competitors: string[] = [];
     const newCompetitor = async () => {
       const n = competitors.length + 1;
-      competitors.push((await createCompetitor(t, headers, { name: `Rival ${n}`, website: `https://rival${n}.example` })).id);
+      competitors.push(
+        (await createCompetitor(t, headers, { name: `Rival ${n}`, website: `https://rival${n}.example` })).id,
+      );
     };
     for (let i = 0; i < 4; i++) await newCompetitor();
     const products: ProductJson[] = [];
-    for (let i = 0; i < 8; i++) products.push(await createProduct(t, headers, { name: `Item ${i}`, base_price: 20 + i * 5, currency: i % 3 === 0 ? 'USD' : 'EUR' }));
+    for (let i = 0; i < 8; i++)
+      products.push(
+        await createProduct(t, headers, {
+          name: `Item ${i}`,
+          base_price: 20 + i * 5,
+          currency: i % 3 === 0 ? 'USD' : 'EUR',
+        }),
+      );
     const currencies = ['EUR', 'EUR', 'USD', 'GBP', 'JPY'] as const;
     const price = () => Math.round((5 + rand() * 60) * 100) / 100;
     const listings: string[] = [];
@@ -64,11 +73,22 @@ describe('positions: the stored list agrees with monitoring.position, always', (
           `${step}: ${p.name}`,
         );
         assert.ok(competitors.includes(row.cheapest.competitor_id), `${step}: the cheapest is a live competitor`);
-        assert.equal(Math.round((row.own_price - row.cheapest.price) * 10_000) / 10_000, row.gap_amount, `${step}: gap_amount`);
+        assert.equal(
+          Math.round((row.own_price - row.cheapest.price) * 10_000) / 10_000,
+          row.gap_amount,
+          `${step}: gap_amount`,
+        );
         if (row.cheapest.price > 0) {
-          assert.ok(Math.abs((row.gap_amount / row.cheapest.price) * 100 - row.gap_percent!) <= 0.005 + 1e-9, `${step}: gap_percent`);
+          assert.ok(
+            Math.abs((row.gap_amount / row.cheapest.price) * 100 - row.gap_percent!) <= 0.005 + 1e-9,
+            `${step}: gap_percent`,
+          );
         }
-        assert.equal(row.undercut_by > 0, row.gap_amount > 0, `${step}: undercut exactly when dearer than the cheapest`);
+        assert.equal(
+          row.undercut_by > 0,
+          row.gap_amount > 0,
+          `${step}: undercut exactly when dearer than the cheapest`,
+        );
       }
       assert.equal(listed.size, ranked, `${step}: nothing else is listed`);
       const s = await summary(t, headers);
@@ -76,7 +96,11 @@ describe('positions: the stored list agrees with monitoring.position, always', (
       assert.equal(s.alone, products.length - ranked, step);
       assert.equal(s.cheapest + s.in_between + s.dearest, ranked, step);
       assert.equal(s.undercut, [...listed.values()].filter((r) => r.undercut_by > 0).length, step);
-      assert.equal(s.price_index_histogram.reduce((n, b) => n + b.count, 0), ranked, step);
+      assert.equal(
+        s.price_index_histogram.reduce((n, b) => n + b.count, 0),
+        ranked,
+        step,
+      );
       if (ranked > 0) kinds.add('ranked');
       if (s.undercut > 0) kinds.add('undercut');
       if (s.alone > 0) kinds.add('alone');
@@ -93,7 +117,13 @@ describe('positions: the stored list agrees with monitoring.position, always', (
         const key = `${product}/${competitor}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        batch.push({ product_id: product, competitor_id: competitor, price: price(), currency: pick(currencies), in_stock: pick([true, true, true, false, null]) });
+        batch.push({
+          product_id: product,
+          competitor_id: competitor,
+          price: price(),
+          currency: pick(currencies),
+          in_stock: pick([true, true, true, false, null]),
+        });
       }
       await postPrices(t, headers, batch);
       await check(`round ${round}: prices`);
@@ -105,33 +135,65 @@ describe('positions: the stored list agrees with monitoring.position, always', (
         await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/EUR/USD', headers });
         await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/GBP/EUR', headers });
       } else if (what === 1 || what === 6) {
-        for (const [base, quote] of [['EUR', 'USD'], ['GBP', 'EUR']]) {
-          const res = await t.app.inject({ method: 'PUT', url: `/api/v1/exchange-rates/${base}/${quote}`, headers, payload: { rate: Math.round((0.6 + rand()) * 10_000) / 10_000 } });
+        for (const [base, quote] of [
+          ['EUR', 'USD'],
+          ['GBP', 'EUR'],
+        ]) {
+          const res = await t.app.inject({
+            method: 'PUT',
+            url: `/api/v1/exchange-rates/${base}/${quote}`,
+            headers,
+            payload: { rate: Math.round((0.6 + rand()) * 10_000) / 10_000 },
+          });
           assert.ok(res.statusCode === 200 || res.statusCode === 201, res.body);
         }
       } else if (what === 2) {
         const p = pick(products);
-        const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { base_price: price() } });
+        const res = await t.app.inject({
+          method: 'PATCH',
+          url: `/api/v1/products/${p.id}`,
+          headers,
+          payload: { base_price: price() },
+        });
         assert.equal(res.statusCode, 200, res.body);
       } else if (what === 3) {
         const p = pick(products);
-        const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { currency: p.currency === 'EUR' ? 'USD' : 'EUR' } });
+        const res = await t.app.inject({
+          method: 'PATCH',
+          url: `/api/v1/products/${p.id}`,
+          headers,
+          payload: { currency: p.currency === 'EUR' ? 'USD' : 'EUR' },
+        });
         assert.equal(res.statusCode, 200, res.body);
         products[products.indexOf(p)] = res.json<ProductJson>();
       } else if (what === 4) {
         const gone = competitors.shift()!;
-        assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${gone}`, headers })).statusCode, 204);
+        assert.equal(
+          (await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${gone}`, headers })).statusCode,
+          204,
+        );
         await newCompetitor();
       } else {
-        const l = await createListing(t, headers, { product_id: pick(products).id, competitor_id: pick(competitors), url: `https://rival.example/${round}` });
+        const l = await createListing(t, headers, {
+          product_id: pick(products).id,
+          competitor_id: pick(competitors),
+          url: `https://rival.example/${round}`,
+        });
         listings.push(l.id);
         await setListingState(t, l.id, { status: 'failing', error: 'timeout', failures: 3 });
         await check(`${step} (failing)`);
-        assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/listings/${listings.shift()}`, headers })).statusCode, 204);
+        assert.equal(
+          (await t.app.inject({ method: 'DELETE', url: `/api/v1/listings/${listings.shift()}`, headers })).statusCode,
+          204,
+        );
       }
       await check(step);
     }
-    assert.deepEqual([...kinds].sort(), ['alone', 'ranked', 'undercut'], 'the rounds went through every kind of position');
+    assert.deepEqual(
+      [...kinds].sort(),
+      ['alone', 'ranked', 'undercut'],
+      'the rounds went through every kind of position',
+    );
     kinds = new Set();
   });
 });

@@ -13,7 +13,13 @@ describe('positions: the list and the summary', () => {
   const t = useTestApp();
 
   async function catalogue(headers: Headers) {
-    const comp = async (name: string) => (await createCompetitor(t, headers, { name, website: `https://${name.toLowerCase().replace(/\W/g, '')}.example` })).id;
+    const comp = async (name: string) =>
+      (
+        await createCompetitor(t, headers, {
+          name,
+          website: `https://${name.toLowerCase().replace(/\W/g, '')}.example`,
+        })
+      ).id;
     const a = await comp('Shop A');
     const b = await comp('Shop B');
     const c = await comp('Shop <b>C</b>');
@@ -44,29 +50,64 @@ describe('positions: the list and the summary', () => {
     const { a, c, p1, p2, p3, p6 } = await catalogue(headers);
     for (const prefix of PREFIXES) {
       const page = await positionsPage(t, headers, '', prefix);
-      assert.deepEqual(page.data.map((r) => r.product_id), [p6.id, p3.id, p1.id, p2.id], prefix);
+      assert.deepEqual(
+        page.data.map((r) => r.product_id),
+        [p6.id, p3.id, p1.id, p2.id],
+        prefix,
+      );
       assert.deepEqual(page.pagination, { limit: 20, has_more: false, next_cursor: null });
     }
     const rows = await allPositions(t, headers);
-    const [h, bl, k, to] = rows as [typeof rows[0], typeof rows[0], typeof rows[0], typeof rows[0]];
+    const [h, bl, k, to] = rows as [(typeof rows)[0], (typeof rows)[0], (typeof rows)[0], (typeof rows)[0]];
     assert.ok(!Number.isNaN(Date.parse(k.changed_at)));
     const strip = ({ changed_at: _, ...r }: typeof k) => r;
     assert.deepEqual(strip(k), {
-      product_id: p1.id, name: 'Kettle', sku: 'K-1', own_price: 100, currency: 'EUR', rank: 2, of: 3, price_index: 100,
-      cheapest: { competitor_id: a, name: 'Shop A', price: 90 }, gap_amount: 10, gap_percent: 11.11, undercut_by: 1,
+      product_id: p1.id,
+      name: 'Kettle',
+      sku: 'K-1',
+      own_price: 100,
+      currency: 'EUR',
+      rank: 2,
+      of: 3,
+      price_index: 100,
+      cheapest: { competitor_id: a, name: 'Shop A', price: 90 },
+      gap_amount: 10,
+      gap_percent: 11.11,
+      undercut_by: 1,
     });
     assert.deepEqual(strip(to), {
-      product_id: p2.id, name: 'Toaster', sku: null, own_price: 50, currency: 'EUR', rank: 1, of: 3, price_index: 76.92,
-      cheapest: { competitor_id: a, name: 'Shop A', price: 60 }, gap_amount: -10, gap_percent: -16.67, undercut_by: 0,
+      product_id: p2.id,
+      name: 'Toaster',
+      sku: null,
+      own_price: 50,
+      currency: 'EUR',
+      rank: 1,
+      of: 3,
+      price_index: 76.92,
+      cheapest: { competitor_id: a, name: 'Shop A', price: 60 },
+      gap_amount: -10,
+      gap_percent: -16.67,
+      undercut_by: 0,
     });
-    assert.deepEqual([bl.rank, bl.of, bl.undercut_by, bl.gap_amount, bl.gap_percent, bl.price_index], [4, 4, 3, 40, 100, 141.18]);
-    assert.deepEqual([h.rank, h.of, h.gap_percent, h.price_index, h.cheapest], [2, 2, 150, 250, { competitor_id: c, name: 'Shop <b>C</b>', price: 4 }]);
+    assert.deepEqual(
+      [bl.rank, bl.of, bl.undercut_by, bl.gap_amount, bl.gap_percent, bl.price_index],
+      [4, 4, 3, 40, 100, 141.18],
+    );
+    assert.deepEqual(
+      [h.rank, h.of, h.gap_percent, h.price_index, h.cheapest],
+      [2, 2, 150, 250, { competitor_id: c, name: 'Shop <b>C</b>', price: 4 }],
+    );
     assert.equal(p6.brand, 'Acme');
 
     // The same numbers as monitoring.position of each product.
     for (const r of rows) {
-      const pos = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${r.product_id}`, headers })).json<{ monitoring: { position: Record<string, unknown> } }>().monitoring.position;
-      assert.deepEqual([pos.own_price, pos.rank, pos.price_index, pos.competitors_compared], [r.own_price, r.rank, r.price_index, r.of - 1]);
+      const pos = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${r.product_id}`, headers })).json<{
+        monitoring: { position: Record<string, unknown> };
+      }>().monitoring.position;
+      assert.deepEqual(
+        [pos.own_price, pos.rank, pos.price_index, pos.competitors_compared],
+        [r.own_price, r.rank, r.price_index, r.of - 1],
+      );
     }
   });
 
@@ -98,11 +139,28 @@ describe('positions: the list and the summary', () => {
     assert.deepEqual(await ids('sort=name'), [p3.id, p6.id, p1.id, p2.id]);
     assert.deepEqual(await ids('sort=-name'), [p2.id, p1.id, p6.id, p3.id]);
     const byChange = await allPositions(t, headers, 'sort=changed_at');
-    assert.deepEqual(byChange.map((r) => r.changed_at), byChange.map((r) => r.changed_at).sort());
+    assert.deepEqual(
+      byChange.map((r) => r.changed_at),
+      byChange.map((r) => r.changed_at).sort(),
+    );
 
     // Pages of one row each walk the same rows as one page, for every sort.
-    for (const sort of ['gap_percent', '-gap_percent', 'gap_amount', '-rank', 'rank', 'price_index', '-price_index', 'name', '-changed_at']) {
-      assert.deepEqual(await ids(`sort=${sort}`), (await allPositions(t, headers, `sort=${sort}`, 1)).map((r) => r.product_id), sort);
+    for (const sort of [
+      'gap_percent',
+      '-gap_percent',
+      'gap_amount',
+      '-rank',
+      'rank',
+      'price_index',
+      '-price_index',
+      'name',
+      '-changed_at',
+    ]) {
+      assert.deepEqual(
+        await ids(`sort=${sort}`),
+        (await allPositions(t, headers, `sort=${sort}`, 1)).map((r) => r.product_id),
+        sort,
+      );
     }
   });
 
@@ -112,7 +170,16 @@ describe('positions: the list and the summary', () => {
     const s = await summary(t, headers);
     assert.deepEqual(
       { ...s, price_index_histogram: undefined },
-      { object: 'position_summary', products: 6, cheapest: 1, in_between: 1, dearest: 2, alone: 2, undercut: 3, price_index_histogram: undefined },
+      {
+        object: 'position_summary',
+        products: 6,
+        cheapest: 1,
+        in_between: 1,
+        dearest: 2,
+        alone: 2,
+        undercut: 3,
+        price_index_histogram: undefined,
+      },
     );
     assert.deepEqual(s.price_index_histogram, [
       { from: null, to: 80, count: 1 },
@@ -125,7 +192,10 @@ describe('positions: the list and the summary', () => {
       { from: 120, to: null, count: 2 },
     ]);
     const acme = await summary(t, headers, 'brand=Acme');
-    assert.deepEqual([acme.products, acme.dearest, acme.undercut, acme.price_index_histogram.at(-1)!.count], [1, 1, 1, 1]);
+    assert.deepEqual(
+      [acme.products, acme.dearest, acme.undercut, acme.price_index_histogram.at(-1)!.count],
+      [1, 1, 1, 1],
+    );
     // undercut is the length of ?undercut=true.
     assert.equal(s.undercut, (await allPositions(t, headers, 'undercut=true')).length);
   });
@@ -162,12 +232,33 @@ describe('positions: the list and the summary', () => {
     }
     const summaryBad = await t.app.inject({ method: 'GET', url: '/api/v1/positions/summary?undercut=true', headers });
     expectError(summaryBad, 422, 'validation_failed');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/positions?cursor=not-a-cursor', headers }), 400, 'invalid_request');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/positions?cursor=not-a-cursor', headers }),
+      400,
+      'invalid_request',
+    );
     const first = await positionsPage(t, headers, 'limit=1&sort=rank');
-    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/positions?sort=name&cursor=${first.pagination.next_cursor}`, headers }), 400, 'invalid_request');
-    for (const forged of [['-gap_percent', 'abc', 'prod_x'], ['-gap_percent', '1', "prod_1' or 1=1"], ['rank', 1.5, 'prod_x'], ['changed_at', 'yesterday', 'prod_x']]) {
+    expectError(
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/positions?sort=name&cursor=${first.pagination.next_cursor}`,
+        headers,
+      }),
+      400,
+      'invalid_request',
+    );
+    for (const forged of [
+      ['-gap_percent', 'abc', 'prod_x'],
+      ['-gap_percent', '1', "prod_1' or 1=1"],
+      ['rank', 1.5, 'prod_x'],
+      ['changed_at', 'yesterday', 'prod_x'],
+    ]) {
       const cursor = Buffer.from(JSON.stringify(forged)).toString('base64url');
-      expectError(await t.app.inject({ method: 'GET', url: `/api/v1/positions?sort=${forged[0]}&cursor=${cursor}`, headers }), 400, 'invalid_request');
+      expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/positions?sort=${forged[0]}&cursor=${cursor}`, headers }),
+        400,
+        'invalid_request',
+      );
     }
     // SQL and HTML in q are text to look for, nothing more.
     for (const q of ["'; drop table product_positions; --", '<script>alert(1)</script>', '%', '_', '\\']) {
@@ -179,7 +270,7 @@ describe('positions: the list and the summary', () => {
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/positions' }), 401, 'unauthorized');
   });
 
-  it('never shows another account\'s products; another account\'s competitor matches nothing', async () => {
+  it("never shows another account's products; another account's competitor matches nothing", async () => {
     const mine = await t.newKey();
     const theirs = await t.newKey();
     const { c } = await catalogue(mine.headers);
@@ -194,6 +285,9 @@ describe('positions: the list and the summary', () => {
     const stranger = await t.newKey();
     assert.deepEqual((await positionsPage(t, stranger.headers)).data, []);
     const s = await summary(t, stranger.headers);
-    assert.deepEqual([s.products, s.alone, s.undercut, s.price_index_histogram.reduce((n, b) => n + b.count, 0)], [0, 0, 0, 0]);
+    assert.deepEqual(
+      [s.products, s.alone, s.undercut, s.price_index_histogram.reduce((n, b) => n + b.count, 0)],
+      [0, 0, 0, 0],
+    );
   });
 });

@@ -60,7 +60,11 @@ export async function allPositions(t: TestApp, headers: Headers, query = '', lim
 }
 
 export async function summary(t: TestApp, headers: Headers, query = ''): Promise<SummaryJson> {
-  const res = await t.app.inject({ method: 'GET', url: `/api/v1/positions/summary${query ? `?${query}` : ''}`, headers });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/v1/positions/summary${query ? `?${query}` : ''}`,
+    headers,
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<SummaryJson>();
 }
@@ -69,7 +73,13 @@ export async function summary(t: TestApp, headers: Headers, query = ''): Promise
 export async function postPrices(
   t: TestApp,
   headers: Headers,
-  observations: { product_id: string; competitor_id?: string | null; price: number; currency?: string; in_stock?: boolean | null }[],
+  observations: {
+    product_id: string;
+    competitor_id?: string | null;
+    price: number;
+    currency?: string;
+    in_stock?: boolean | null;
+  }[],
 ) {
   const res = await t.app.inject({
     method: 'POST',

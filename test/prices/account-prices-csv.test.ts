@@ -11,9 +11,10 @@ import { competitor, type Headers, insertObservations, post } from './history-su
  * `pricehound export prices` reads), through the real HTTP pipeline.
  */
 
-const HEADER = 'product_id,sku,observed_at,competitor_id,competitor_name,listing_id,price,currency,in_stock,source,samples,price_sum,id';
+const HEADER =
+  'product_id,sku,observed_at,competitor_id,competitor_name,listing_id,price,currency,in_stock,source,samples,price_sum,id';
 
-describe('GET /prices.csv: every product\'s observations in one request', () => {
+describe("GET /prices.csv: every product's observations in one request", () => {
   const t = useTestApp();
   let headers: Headers;
   let accountId: string;
@@ -24,26 +25,49 @@ describe('GET /prices.csv: every product\'s observations in one request', () => 
 
   before(async () => {
     ({ headers, accountId } = await t.newKey('free'));
-    kettle = (await post(t, headers, '/api/v1/products', { name: 'Kettle', sku: '=K1', base_price: 20, currency: 'EUR', category: 'kitchen' })).id;
-    toaster = (await post(t, headers, '/api/v1/products', { name: 'Toaster', sku: 'T1', base_price: 30, currency: 'EUR', category: 'kitchen' })).id;
-    quiet = (await post(t, headers, '/api/v1/products', { name: 'Quiet', base_price: 5, currency: 'EUR', category: 'garden' })).id;
+    kettle = (
+      await post(t, headers, '/api/v1/products', {
+        name: 'Kettle',
+        sku: '=K1',
+        base_price: 20,
+        currency: 'EUR',
+        category: 'kitchen',
+      })
+    ).id;
+    toaster = (
+      await post(t, headers, '/api/v1/products', {
+        name: 'Toaster',
+        sku: 'T1',
+        base_price: 30,
+        currency: 'EUR',
+        category: 'kitchen',
+      })
+    ).id;
+    quiet = (
+      await post(t, headers, '/api/v1/products', { name: 'Quiet', base_price: 5, currency: 'EUR', category: 'garden' })
+    ).id;
     rival = await competitor(t, headers, 'Rival, "the" shop');
     await insertObservations(t, accountId, kettle, [
       { price: '19.5', at: '2026-03-01T10:00:00Z', inStock: true },
       { competitor: rival, price: '18', at: '2026-03-01T09:00:00Z', inStock: false },
       { price: '17', at: '2025-01-01T00:00:00Z' }, // outside the ranges asked below
     ]);
-    await insertObservations(t, accountId, toaster, [{ competitor: rival, price: '29.99', at: '2026-03-02T10:00:00Z' }]);
+    await insertObservations(t, accountId, toaster, [
+      { competitor: rival, price: '29.99', at: '2026-03-02T10:00:00Z' },
+    ]);
     // Another account's product and prices never show.
     const other = await t.newKey('free');
-    const theirs = (await post(t, other.headers, '/api/v1/products', { name: 'Theirs', base_price: 1, currency: 'EUR' })).id;
+    const theirs = (
+      await post(t, other.headers, '/api/v1/products', { name: 'Theirs', base_price: 1, currency: 'EUR' })
+    ).id;
     await insertObservations(t, other.accountId, theirs, [{ price: '1', at: '2026-03-01T10:00:00Z' }]);
   });
 
-  const csv = (query: string, h = headers) => t.app.inject({ method: 'GET', url: `/api/v1/prices.csv?${query}`, headers: h });
+  const csv = (query: string, h = headers) =>
+    t.app.inject({ method: 'GET', url: `/api/v1/prices.csv?${query}`, headers: h });
   const RANGE = 'from=2026-03-01T00:00:00Z&to=2026-03-05T00:00:00Z';
 
-  it('writes every product\'s observations, product after product, each oldest first, with its id and SKU', async () => {
+  it("writes every product's observations, product after product, each oldest first, with its id and SKU", async () => {
     const res = await csv(`${RANGE}&sort=name`);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
@@ -71,9 +95,15 @@ describe('GET /prices.csv: every product\'s observations in one request', () => 
 
   it('keeps the series and products asked for: competitor_id (own), and the filters of GET /products', async () => {
     const own = parseCsv((await csv(`${RANGE}&competitor_id=own`)).body).slice(1);
-    assert.deepEqual(own.map((r) => [r[0], r[6]]), [[kettle, '19.5']]);
+    assert.deepEqual(
+      own.map((r) => [r[0], r[6]]),
+      [[kettle, '19.5']],
+    );
     const theirs = parseCsv((await csv(`${RANGE}&competitor_id=${rival}&sku=T1`)).body).slice(1);
-    assert.deepEqual(theirs.map((r) => [r[0], r[6]]), [[toaster, '29.99']]);
+    assert.deepEqual(
+      theirs.map((r) => [r[0], r[6]]),
+      [[toaster, '29.99']],
+    );
     const garden = await csv(`${RANGE}&category=garden`);
     assert.equal(garden.body, `${HEADER}\r\n`);
     // Another account's competitor is just not one of ours: nothing matches.
@@ -86,7 +116,10 @@ describe('GET /prices.csv: every product\'s observations in one request', () => 
     const recent = new Date(Date.now() - 3_600_000).toISOString();
     await insertObservations(t, accountId, quiet, [{ price: '4', at: recent }]);
     const rows = parseCsv((await csv('')).body).slice(1);
-    assert.deepEqual(rows.map((r) => [r[0], r[2]]), [[quiet, recent]]);
+    assert.deepEqual(
+      rows.map((r) => [r[0], r[2]]),
+      [[quiet, recent]],
+    );
   });
 
   it('refuses what it cannot answer with a 422 naming the parameter, never a 500', async () => {
@@ -108,30 +141,60 @@ describe('GET /prices.csv: every product\'s observations in one request', () => 
       assert.equal(res.statusCode, 422, `${query}: ${res.body}`);
       const body = res.json<{ code: string; details: { field: string }[] }>();
       assert.equal(body.code, 'validation_failed');
-      assert.ok(body.details.some((d) => d.field.startsWith(field)), `${query}: ${res.body}`);
+      assert.ok(
+        body.details.some((d) => d.field.startsWith(field)),
+        `${query}: ${res.body}`,
+      );
     }
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/prices.csv' })).statusCode, 401);
   });
 
   it(`streams more than a page of products (${CATALOGUE_WALK_ROWS}) and of one product's observations (${EXPORT_PAGE_ROWS}), every row once`, async () => {
     const { headers: h, accountId: a } = await t.newKey('business');
-    const products = Array.from({ length: CATALOGUE_WALK_ROWS + 3 }, (_, i) => ({ name: `P${i}`, sku: `P-${String(i).padStart(4, '0')}`, base_price: 1, currency: 'EUR' }));
+    const products = Array.from({ length: CATALOGUE_WALK_ROWS + 3 }, (_, i) => ({
+      name: `P${i}`,
+      sku: `P-${String(i).padStart(4, '0')}`,
+      base_price: 1,
+      currency: 'EUR',
+    }));
     const ids: string[] = [];
-    const batch = await t.app.inject({ method: 'POST', url: '/api/v1/products/batch', headers: h, payload: { products } });
+    const batch = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products/batch',
+      headers: h,
+      payload: { products },
+    });
     assert.equal(batch.statusCode, 200, batch.body);
     for (const d of batch.json<{ data: { product: { id: string } }[] }>().data) ids.push(d.product.id);
     const start = Date.parse('2026-02-01T00:00:00Z');
     const many = EXPORT_PAGE_ROWS + 2;
-    await insertObservations(t, a, ids[0]!, Array.from({ length: many }, (_, i) => ({ price: `${i}`, at: new Date(start + i * 60_000).toISOString() })));
+    await insertObservations(
+      t,
+      a,
+      ids[0]!,
+      Array.from({ length: many }, (_, i) => ({ price: `${i}`, at: new Date(start + i * 60_000).toISOString() })),
+    );
     for (const id of ids.slice(1)) await insertObservations(t, a, id, [{ price: '2', at: '2026-02-10T00:00:00Z' }]);
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/prices.csv?from=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z&sort=sku', headers: h });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/prices.csv?from=2026-02-01T00:00:00Z&to=2026-03-01T00:00:00Z&sort=sku',
+      headers: h,
+    });
     assert.equal(res.statusCode, 200);
     const rows = parseCsv(res.body).slice(1);
     assert.equal(rows.length, many + ids.length - 1);
     assert.equal(new Set(rows.map((r) => r[12])).size, rows.length, 'no observation twice');
     const first = rows.slice(0, many);
     assert.ok(first.every((r) => r[0] === ids[0]));
-    assert.deepEqual(first.map((r) => r[6]), Array.from({ length: many }, (_, i) => String(i)), 'oldest first across pages');
-    assert.deepEqual(rows.slice(many).map((r) => r[0]), ids.slice(1), 'then product after product, in sort order');
+    assert.deepEqual(
+      first.map((r) => r[6]),
+      Array.from({ length: many }, (_, i) => String(i)),
+      'oldest first across pages',
+    );
+    assert.deepEqual(
+      rows.slice(many).map((r) => r[0]),
+      ids.slice(1),
+      'then product after product, in sort order',
+    );
   });
 });

@@ -21,7 +21,11 @@ interface Summary {
 describe('GET /price-changes/summary and the kind filter of GET /price-changes', () => {
   const t = useTestApp();
   const summary = async (headers: Headers, since: string, prefix = '/api/v1') => {
-    const res = await t.app.inject({ method: 'GET', url: `${prefix}/price-changes/summary?since=${encodeURIComponent(since)}`, headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `${prefix}/price-changes/summary?since=${encodeURIComponent(since)}`,
+      headers,
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json<Summary>();
   };
@@ -60,7 +64,7 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     return c;
   }
 
-  it('counts the period\'s changes by kind, the mean move, and the series observed with and without a price change', async () => {
+  it("counts the period's changes by kind, the mean move, and the series observed with and without a price change", async () => {
     const c = await movements();
     const s = await summary(c.headers, at(3));
     assert.equal(s.object, 'price_change_summary');
@@ -84,10 +88,24 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     );
     // A later start leaves the earlier changes out.
     const later = await summary(c.headers, at(16));
-    assert.deepEqual([later.changes, later.up, later.down, later.back_in_stock, later.average_percent, later.series_observed, later.series_unchanged], [1, 1, 0, 0, 20, 1, 0]);
+    assert.deepEqual(
+      [
+        later.changes,
+        later.up,
+        later.down,
+        later.back_in_stock,
+        later.average_percent,
+        later.series_observed,
+        later.series_unchanged,
+      ],
+      [1, 1, 0, 0, 20, 1, 0],
+    );
     // Nothing since: zeros and no mean.
     const none = await summary(c.headers, at(100));
-    assert.deepEqual([none.changes, none.up, none.average_percent, none.series_observed, none.series_unchanged], [0, 0, null, 0, 0]);
+    assert.deepEqual(
+      [none.changes, none.up, none.average_percent, none.series_observed, none.series_unchanged],
+      [0, 0, null, 0, 0],
+    );
     // The /v1 alias answers the same.
     assert.deepEqual({ ...(await summary(c.headers, at(3), '/v1')), until: undefined }, { ...s, until: undefined });
   });
@@ -96,15 +114,27 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     const c = await movements();
     const s = await summary(c.headers, at(3));
     const since = `&since=${encodeURIComponent(at(3))}`;
-    const kinds = { up: s.up, down: s.down, moved: s.up + s.down, back_in_stock: s.back_in_stock, out_of_stock: s.out_of_stock } as const;
+    const kinds = {
+      up: s.up,
+      down: s.down,
+      moved: s.up + s.down,
+      back_in_stock: s.back_in_stock,
+      out_of_stock: s.out_of_stock,
+    } as const;
     for (const [kind, n] of Object.entries(kinds)) {
       const list = await changesOf(t, c.headers, `${since}&kind=${kind}`);
       assert.equal(list.length, n, kind);
     }
     const [up] = await changesOf(t, c.headers, `${since}&kind=up`);
-    assert.deepEqual([up!.competitor_id, up!.old.price, up!.new.price, up!.change], [null, 10, 12, { amount: 2, percent: 20 }]);
+    assert.deepEqual(
+      [up!.competitor_id, up!.old.price, up!.new.price, up!.change],
+      [null, 10, 12, { amount: 2, percent: 20 }],
+    );
     const [back] = await changesOf(t, c.headers, `${since}&kind=back_in_stock`);
-    assert.deepEqual([back!.competitor_id, back!.old.in_stock, back!.new.in_stock, back!.new.price], [c.competitorId, false, true, 18]);
+    assert.deepEqual(
+      [back!.competitor_id, back!.old.in_stock, back!.new.in_stock, back!.new.price],
+      [c.competitorId, false, true, 18],
+    );
     const [out] = await changesOf(t, c.headers, `${since}&kind=out_of_stock`);
     assert.deepEqual([out!.old.in_stock, out!.new.in_stock, out!.change], [true, false, { amount: 0, percent: 0 }]);
     // Without kind, every change of the period, the currency change included.
@@ -113,34 +143,79 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     assert.equal((await changesOf(t, c.headers, `${since}&kind=moved&competitor_id=own`)).length, 1);
   });
 
-  it('series=own and series=competitors count and list our own and the competitors\' changes apart, adding up to both', async () => {
+  it("series=own and series=competitors count and list our own and the competitors' changes apart, adding up to both", async () => {
     const c = await movements();
     const since = at(3);
     const q = (series: string) => `${since}&series=${series}`;
     const res = async (series: string) => {
-      const r = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=${series}`, headers: c.headers });
+      const r = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=${series}`,
+        headers: c.headers,
+      });
       assert.equal(r.statusCode, 200, r.body);
       return r.json<Summary>();
     };
     const [all, own, comp] = [await summary(c.headers, since), await res('own'), await res('competitors')];
     // Ours: P up (10 -> 12) and Q's currency change; series P ours and Q ours, neither unchanged.
-    assert.deepEqual([own.changes, own.up, own.down, own.average_percent, own.series_observed, own.series_unchanged], [2, 1, 0, 20, 2, 0]);
+    assert.deepEqual(
+      [own.changes, own.up, own.down, own.average_percent, own.series_observed, own.series_unchanged],
+      [2, 1, 0, 20, 2, 0],
+    );
     // The competitors': A out of stock, then down and back; series P at A and P at B (unchanged).
-    assert.deepEqual([comp.changes, comp.up, comp.down, comp.back_in_stock, comp.out_of_stock, comp.average_percent, comp.series_observed, comp.series_unchanged], [2, 0, 1, 1, 1, -10, 2, 1]);
-    for (const k of ['changes', 'up', 'down', 'back_in_stock', 'out_of_stock', 'series_observed', 'series_unchanged'] as const) assert.equal(own[k] + comp[k], all[k], k);
+    assert.deepEqual(
+      [
+        comp.changes,
+        comp.up,
+        comp.down,
+        comp.back_in_stock,
+        comp.out_of_stock,
+        comp.average_percent,
+        comp.series_observed,
+        comp.series_unchanged,
+      ],
+      [2, 0, 1, 1, 1, -10, 2, 1],
+    );
+    for (const k of [
+      'changes',
+      'up',
+      'down',
+      'back_in_stock',
+      'out_of_stock',
+      'series_observed',
+      'series_unchanged',
+    ] as const)
+      assert.equal(own[k] + comp[k], all[k], k);
     // The lists agree with the counts, and series=own is competitor_id=own.
     const enc = (s: string) => s.replace(since, encodeURIComponent(since));
     const ownList = await changesOf(t, c.headers, `&since=${enc(q('own'))}`);
-    assert.deepEqual(ownList.map((x) => x.competitor_id), [null, null]);
-    assert.deepEqual(ownList.map((x) => x.id), (await changesOf(t, c.headers, `&since=${encodeURIComponent(since)}&competitor_id=own`)).map((x) => x.id));
+    assert.deepEqual(
+      ownList.map((x) => x.competitor_id),
+      [null, null],
+    );
+    assert.deepEqual(
+      ownList.map((x) => x.id),
+      (await changesOf(t, c.headers, `&since=${encodeURIComponent(since)}&competitor_id=own`)).map((x) => x.id),
+    );
     const compList = await changesOf(t, c.headers, `&since=${enc(q('competitors'))}&kind=down`);
-    assert.deepEqual(compList.map((x) => x.competitor_id), [c.competitorId]);
+    assert.deepEqual(
+      compList.map((x) => x.competitor_id),
+      [c.competitorId],
+    );
     // A value that is neither: 422 naming the field.
-    const bad = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=mine`, headers: c.headers }), 422, 'validation_failed');
+    const bad = expectError(
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/price-changes/summary?since=${encodeURIComponent(since)}&series=mine`,
+        headers: c.headers,
+      }),
+      422,
+      'validation_failed',
+    );
     assert.ok(JSON.stringify(bad).includes('series'), JSON.stringify(bad));
   });
 
-  it('counts only the calling account\'s prices', async () => {
+  it("counts only the calling account's prices", async () => {
     const c = await movements();
     const other = await t.newKey('business');
     const s = await summary(other.headers, at(0));
@@ -158,7 +233,10 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
     ] as const) {
       const res = await t.app.inject({ method: 'GET', url, headers });
       expectError(res, 422, 'validation_failed');
-      assert.ok(res.json<{ details: { field: string }[] }>().details.some((d) => d.field === field), `${url}: ${res.body}`);
+      assert.ok(
+        res.json<{ details: { field: string }[] }>().details.some((d) => d.field === field),
+        `${url}: ${res.body}`,
+      );
     }
   });
 });

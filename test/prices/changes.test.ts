@@ -6,7 +6,8 @@ import { at, catalogue, type ChangeJson, changesOf, ingestOk } from './ingest-su
 
 describe('GET /price-changes', () => {
   const t = useTestApp();
-  const getPage = (headers: Headers, query: string) => t.app.inject({ method: 'GET', url: `/api/v1/price-changes?${query}`, headers });
+  const getPage = (headers: Headers, query: string) =>
+    t.app.inject({ method: 'GET', url: `/api/v1/price-changes?${query}`, headers });
 
   it('a run of observations in one batch gives one change per step, with exact amounts', async () => {
     const c = await catalogue(t);
@@ -52,7 +53,10 @@ describe('GET /price-changes', () => {
       },
     );
     // Numbered within the series, one more per change (newest first here).
-    assert.deepEqual(changes.map((ch) => ch.sequence), [5, 4, 3, 2, 1]);
+    assert.deepEqual(
+      changes.map((ch) => ch.sequence),
+      [5, 4, 3, 2, 1],
+    );
     assert.deepEqual(stock!.change, { amount: 0, percent: 0 });
     assert.deepEqual([stock!.old.in_stock, stock!.new.in_stock, stock!.observation_id], [true, false, ids[3]]);
     assert.deepEqual(toZero!.change, { amount: -10.2, percent: -100 });
@@ -61,12 +65,20 @@ describe('GET /price-changes', () => {
     assert.deepEqual([toUsd!.old.currency, toUsd!.new.currency], ['EUR', 'USD']);
     // Newest first, ids growing with time.
     const numeric = changes.map((ch) => Number(ch.id.slice(5)));
-    assert.deepEqual(numeric, [...numeric].sort((a, b) => b - a));
+    assert.deepEqual(
+      numeric,
+      [...numeric].sort((a, b) => b - a),
+    );
   });
 
   it('amounts and percentages are exact decimals, never float artefacts', async () => {
     const c = await catalogue(t);
-    const o = (hours: number, price: number) => ({ product_id: c.productId, price, currency: 'EUR', observed_at: at(hours) });
+    const o = (hours: number, price: number) => ({
+      product_id: c.productId,
+      price,
+      currency: 'EUR',
+      observed_at: at(hours),
+    });
     await ingestOk(t, c.headers, [o(0, 0.1), o(1, 0.3), o(2, 99_999_999_999.9999), o(3, 0.0001), o(4, 3)]);
     const changes = await changesOf(t, c.headers);
     assert.deepEqual(
@@ -83,7 +95,13 @@ describe('GET /price-changes', () => {
   it('filters by product, competitor (own for ours) and observation time, and pages with a cursor', async () => {
     const c = await catalogue(t);
     const series = (extra: object, start: number) =>
-      Array.from({ length: 6 }, (_, i) => ({ product_id: c.productId, price: 10 + i, currency: 'EUR', observed_at: at(start + i), ...extra }));
+      Array.from({ length: 6 }, (_, i) => ({
+        product_id: c.productId,
+        price: 10 + i,
+        currency: 'EUR',
+        observed_at: at(start + i),
+        ...extra,
+      }));
     await ingestOk(t, c.headers, [
       ...series({}, 0),
       ...series({ competitor_id: c.competitorId }, 100),
@@ -93,22 +111,38 @@ describe('GET /price-changes', () => {
     const all = await changesOf(t, c.headers);
     assert.equal(all.length, 20);
     const ids = (list: ChangeJson[]) => list.map((ch) => ch.id);
-    assert.deepEqual(ids(await changesOf(t, c.headers, `&product_id=${c.otherProductId}`)), ids(all.filter((ch) => ch.product_id === c.otherProductId)));
+    assert.deepEqual(
+      ids(await changesOf(t, c.headers, `&product_id=${c.otherProductId}`)),
+      ids(all.filter((ch) => ch.product_id === c.otherProductId)),
+    );
     const own = await changesOf(t, c.headers, `&competitor_id=own&product_id=${c.productId}`);
     assert.equal(own.length, 5);
     assert.ok(own.every((ch) => ch.competitor_id === null && ch.product_id === c.productId));
-    assert.deepEqual(ids(await changesOf(t, c.headers, `&competitor_id=${c.competitor2Id}`)), ids(all.filter((ch) => ch.competitor_id === c.competitor2Id)));
+    assert.deepEqual(
+      ids(await changesOf(t, c.headers, `&competitor_id=${c.competitor2Id}`)),
+      ids(all.filter((ch) => ch.competitor_id === c.competitor2Id)),
+    );
     // since inclusive, until exclusive, on the new observation's time.
-    const window = await changesOf(t, c.headers, `&since=${at(102)}&until=${encodeURIComponent('2025-03-05T09:00:00+01:00')}`);
+    const window = await changesOf(
+      t,
+      c.headers,
+      `&since=${at(102)}&until=${encodeURIComponent('2025-03-05T09:00:00+01:00')}`,
+    );
     // 09:00+01:00 is at(104), excluded.
-    assert.deepEqual(window.map((ch) => ch.new.observed_at), [at(103), at(102)]);
+    assert.deepEqual(
+      window.map((ch) => ch.new.observed_at),
+      [at(103), at(102)],
+    );
     // Pages: no overlap, no gap, the same order as one big page.
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
       const res = await getPage(c.headers, `limit=7${cursor ? `&cursor=${cursor}` : ''}`);
       assert.equal(res.statusCode, 200, res.body);
-      const page = res.json<{ data: ChangeJson[]; pagination: { next_cursor: string | null; has_more: boolean; limit: number } }>();
+      const page = res.json<{
+        data: ChangeJson[];
+        pagination: { next_cursor: string | null; has_more: boolean; limit: number };
+      }>();
       assert.equal(page.pagination.limit, 7);
       assert.equal(page.pagination.has_more, page.pagination.next_cursor !== null);
       seen.push(...ids(page.data));
@@ -129,12 +163,28 @@ describe('GET /price-changes', () => {
     ]);
     assert.equal((await changesOf(t, other.headers)).length, 1);
     assert.deepEqual(await changesOf(t, c.headers), []);
-    const missing = await t.app.inject({ method: 'GET', url: '/api/v1/price-changes?product_id=prod_000000000000', headers: c.headers });
-    const foreign = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?product_id=${other.productId}`, headers: c.headers });
+    const missing = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/price-changes?product_id=prod_000000000000',
+      headers: c.headers,
+    });
+    const foreign = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/price-changes?product_id=${other.productId}`,
+      headers: c.headers,
+    });
     expectError(missing, 404, 'not_found');
     expectError(foreign, 404, 'not_found');
     assert.equal(foreign.json<{ error: string }>().error, missing.json<{ error: string }>().error);
-    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?competitor_id=${other.competitorId}`, headers: c.headers }), 404, 'not_found');
+    expectError(
+      await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/price-changes?competitor_id=${other.competitorId}`,
+        headers: c.headers,
+      }),
+      404,
+      'not_found',
+    );
     // Its own product without changes: an empty page.
     assert.deepEqual(await changesOf(t, c.headers, `&product_id=${c.productId}&competitor_id=${c.competitorId}`), []);
   });
@@ -169,7 +219,11 @@ describe('GET /price-changes', () => {
       Buffer.from(JSON.stringify(['base,quote', 'EUR/USD', 'USD'])).toString('base64url'),
     ];
     for (const cursor of forged) {
-      const err = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?cursor=${cursor}`, headers: c.headers }), 400, 'invalid_request');
+      const err = expectError(
+        await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?cursor=${cursor}`, headers: c.headers }),
+        400,
+        'invalid_request',
+      );
       assert.deepEqual(fieldsOf(err), ['cursor']);
     }
   });

@@ -25,7 +25,12 @@ describe('price history: buckets', () => {
   });
 
   it('Europe/Berlin: the spring-forward day is a 23-hour bucket, each observation in its local day', async () => {
-    const h = await history(t, headers, productId, 'from=2025-03-29T00:00:00%2B01:00&to=2025-04-01T00:00:00%2B02:00&tz=Europe/Berlin&competitor_id=own');
+    const h = await history(
+      t,
+      headers,
+      productId,
+      'from=2025-03-29T00:00:00%2B01:00&to=2025-04-01T00:00:00%2B02:00&tz=Europe/Berlin&competitor_id=own',
+    );
     assert.equal(h.object, 'price_history');
     assert.equal(h.interval, 'day');
     assert.equal(h.tz, 'Europe/Berlin');
@@ -37,7 +42,16 @@ describe('price history: buckets', () => {
         currency: 'EUR',
         buckets: [
           one('2025-03-28T23:00:00.000Z', '2025-03-29T23:00:00.000Z', 10),
-          { start: '2025-03-29T23:00:00.000Z', end: '2025-03-30T22:00:00.000Z', open: 11, close: 13, min: 11, max: 13, average: 12, count: 2 },
+          {
+            start: '2025-03-29T23:00:00.000Z',
+            end: '2025-03-30T22:00:00.000Z',
+            open: 11,
+            close: 13,
+            min: 11,
+            max: 13,
+            average: 12,
+            count: 2,
+          },
           one('2025-03-30T22:00:00.000Z', '2025-03-31T22:00:00.000Z', 12),
         ],
       },
@@ -45,22 +59,61 @@ describe('price history: buckets', () => {
   });
 
   it('UTC (the default zone) puts the same observations in other days', async () => {
-    const h = await history(t, headers, productId, 'from=2025-03-29T00:00:00Z&to=2025-04-01T00:00:00Z&competitor_id=own');
+    const h = await history(
+      t,
+      headers,
+      productId,
+      'from=2025-03-29T00:00:00Z&to=2025-04-01T00:00:00Z&competitor_id=own',
+    );
     assert.equal(h.tz, 'UTC');
     assert.deepEqual(h.series[0]!.buckets, [
-      { start: '2025-03-29T00:00:00.000Z', end: '2025-03-30T00:00:00.000Z', open: 10, close: 11, min: 10, max: 11, average: 10.5, count: 2 },
-      { start: '2025-03-30T00:00:00.000Z', end: '2025-03-31T00:00:00.000Z', open: 13, close: 12, min: 12, max: 13, average: 12.5, count: 2 },
+      {
+        start: '2025-03-29T00:00:00.000Z',
+        end: '2025-03-30T00:00:00.000Z',
+        open: 10,
+        close: 11,
+        min: 10,
+        max: 11,
+        average: 10.5,
+        count: 2,
+      },
+      {
+        start: '2025-03-30T00:00:00.000Z',
+        end: '2025-03-31T00:00:00.000Z',
+        open: 13,
+        close: 12,
+        min: 12,
+        max: 13,
+        average: 12.5,
+        count: 2,
+      },
       empty('2025-03-31T00:00:00.000Z', '2025-04-01T00:00:00.000Z'),
     ]);
   });
 
   it('averages exactly in decimal: 0.1 and 0.2 average 0.15', async () => {
-    const h = await history(t, headers, productId, `from=2025-03-30T00:00:00Z&to=2025-03-31T00:00:00Z&competitor_id=${compA}`);
+    const h = await history(
+      t,
+      headers,
+      productId,
+      `from=2025-03-30T00:00:00Z&to=2025-03-31T00:00:00Z&competitor_id=${compA}`,
+    );
     assert.deepEqual(h.series, [
       {
         competitor_id: compA,
         currency: 'EUR',
-        buckets: [{ start: '2025-03-30T00:00:00.000Z', end: '2025-03-31T00:00:00.000Z', open: 0.1, close: 0.2, min: 0.1, max: 0.2, average: 0.15, count: 2 }],
+        buckets: [
+          {
+            start: '2025-03-30T00:00:00.000Z',
+            end: '2025-03-31T00:00:00.000Z',
+            open: 0.1,
+            close: 0.2,
+            min: 0.1,
+            max: 0.2,
+            average: 0.15,
+            count: 2,
+          },
+        ],
       },
     ]);
   });
@@ -77,8 +130,14 @@ describe('price history: buckets', () => {
       { price: '99999999999.9998', at: '2025-01-03T02:00:00Z' },
     ]);
     const h = await history(t, h2, p2, 'from=2025-01-01T00:00:00Z&to=2025-01-04T00:00:00Z');
-    assert.deepEqual(h.series[0]!.buckets.map((b) => b.average), [0.0002, 0.1667, 99999999999.9999]);
-    assert.deepEqual(h.series[0]!.buckets.map((b) => b.min), [0.0001, 0.1, 99999999999.9998]);
+    assert.deepEqual(
+      h.series[0]!.buckets.map((b) => b.average),
+      [0.0002, 0.1667, 99999999999.9999],
+    );
+    assert.deepEqual(
+      h.series[0]!.buckets.map((b) => b.min),
+      [0.0001, 0.1, 99999999999.9998],
+    );
   });
 
   it('America/New_York: 23-hour and 25-hour days around both DST changes', async () => {
@@ -97,7 +156,16 @@ describe('price history: buckets', () => {
     ]);
     const fall = await history(t, h2, p2, 'from=2025-11-02T04:00:00Z&to=2025-11-03T05:00:00Z&tz=America/New_York');
     assert.deepEqual(fall.series[0]!.buckets, [
-      { start: '2025-11-02T04:00:00.000Z', end: '2025-11-03T05:00:00.000Z', open: 8, close: 7, min: 7, max: 8, average: 7.5, count: 2 },
+      {
+        start: '2025-11-02T04:00:00.000Z',
+        end: '2025-11-03T05:00:00.000Z',
+        open: 8,
+        close: 7,
+        min: 7,
+        max: 8,
+        average: 7.5,
+        count: 2,
+      },
     ]);
   });
 
@@ -107,12 +175,20 @@ describe('price history: buckets', () => {
       { price: '1', at: '2025-10-26T00:15:00Z' }, // 02:15 CEST
       { price: '2', at: '2025-10-26T01:15:00Z' }, // 02:15 CET, the repeated local hour
     ]);
-    const h = await history(t, h2, p2, 'from=2025-10-25T22:00:00Z&to=2025-10-26T23:00:00Z&tz=Europe/Berlin&interval=hour');
+    const h = await history(
+      t,
+      h2,
+      p2,
+      'from=2025-10-25T22:00:00Z&to=2025-10-26T23:00:00Z&tz=Europe/Berlin&interval=hour',
+    );
     const buckets = h.series[0]!.buckets;
     assert.equal(buckets.length, 25);
     assert.deepEqual(buckets[2], one('2025-10-26T00:00:00.000Z', '2025-10-26T01:00:00.000Z', 1));
     assert.deepEqual(buckets[3], one('2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z', 2));
-    assert.equal(buckets.reduce((n, b) => n + b.count, 0), 2);
+    assert.equal(
+      buckets.reduce((n, b) => n + b.count, 0),
+      2,
+    );
     const day = await history(t, h2, p2, 'from=2025-10-26T12:00:00Z&to=2025-10-26T13:00:00Z&tz=Europe/Berlin');
     assert.equal(day.series[0]!.buckets[0]!.start, '2025-10-25T22:00:00.000Z');
     assert.equal(day.series[0]!.buckets[0]!.end, '2025-10-26T23:00:00.000Z'); // 25 hours
@@ -126,16 +202,50 @@ describe('price history: buckets', () => {
       { price: '2', at: '2025-01-05T23:00:00Z' }, // Monday 00:00 in Berlin, Sunday in UTC
       { price: '4', at: '2025-02-28T23:30:00Z' }, // 1 March in Berlin
     ]);
-    const weeks = await history(t, h2, p2, 'from=2025-01-01T00:00:00Z&to=2025-01-08T00:00:00Z&interval=week&tz=Europe/Berlin');
+    const weeks = await history(
+      t,
+      h2,
+      p2,
+      'from=2025-01-01T00:00:00Z&to=2025-01-08T00:00:00Z&interval=week&tz=Europe/Berlin',
+    );
     assert.deepEqual(weeks.series[0]!.buckets, [
-      { start: '2024-12-29T23:00:00.000Z', end: '2025-01-05T23:00:00.000Z', open: 1, close: 3, min: 1, max: 3, average: 2, count: 2 },
+      {
+        start: '2024-12-29T23:00:00.000Z',
+        end: '2025-01-05T23:00:00.000Z',
+        open: 1,
+        close: 3,
+        min: 1,
+        max: 3,
+        average: 2,
+        count: 2,
+      },
       one('2025-01-05T23:00:00.000Z', '2025-01-12T23:00:00.000Z', 2),
     ]);
     const utcWeeks = await history(t, h2, p2, 'from=2025-01-01T00:00:00Z&to=2025-01-08T00:00:00Z&interval=week');
-    assert.deepEqual(utcWeeks.series[0]!.buckets.map((b) => [b.start, b.count]), [['2024-12-30T00:00:00.000Z', 3], ['2025-01-06T00:00:00.000Z', 0]]);
-    const months = await history(t, h2, p2, 'from=2025-01-15T00:00:00Z&to=2025-03-15T00:00:00Z&interval=month&tz=Europe/Berlin');
+    assert.deepEqual(
+      utcWeeks.series[0]!.buckets.map((b) => [b.start, b.count]),
+      [
+        ['2024-12-30T00:00:00.000Z', 3],
+        ['2025-01-06T00:00:00.000Z', 0],
+      ],
+    );
+    const months = await history(
+      t,
+      h2,
+      p2,
+      'from=2025-01-15T00:00:00Z&to=2025-03-15T00:00:00Z&interval=month&tz=Europe/Berlin',
+    );
     assert.deepEqual(months.series[0]!.buckets, [
-      { start: '2024-12-31T23:00:00.000Z', end: '2025-01-31T23:00:00.000Z', open: 1, close: 2, min: 1, max: 3, average: 2, count: 3 },
+      {
+        start: '2024-12-31T23:00:00.000Z',
+        end: '2025-01-31T23:00:00.000Z',
+        open: 1,
+        close: 2,
+        min: 1,
+        max: 3,
+        average: 2,
+        count: 3,
+      },
       empty('2025-01-31T23:00:00.000Z', '2025-02-28T23:00:00.000Z'),
       one('2025-02-28T23:00:00.000Z', '2025-03-31T22:00:00.000Z', 4),
     ]);
@@ -170,7 +280,9 @@ describe('price history: buckets', () => {
       { competitor: c2, price: '3', at: '2025-06-01T10:00:00Z' },
     ]);
     const ids = async (q: string) =>
-      (await history(t, h2, p2, `from=2025-06-01T00:00:00Z&to=2025-06-02T00:00:00Z${q}`)).series.map((s) => s.competitor_id);
+      (await history(t, h2, p2, `from=2025-06-01T00:00:00Z&to=2025-06-02T00:00:00Z${q}`)).series.map(
+        (s) => s.competitor_id,
+      );
     assert.deepEqual(await ids(''), [null, ...[c1, c2].sort()]);
     assert.deepEqual(await ids('&competitor_id=own'), [null]);
     assert.deepEqual(await ids(`&competitor_id=${c2}`), [c2]);
@@ -193,7 +305,11 @@ describe('price history: buckets', () => {
     const res = await t.app.inject({ method: 'GET', url, headers });
     assert.equal(res.statusCode, 200);
     assert.ok(res.headers.etag);
-    const again = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': res.headers.etag as string } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': res.headers.etag as string },
+    });
     assert.equal(again.statusCode, 304);
   });
 });

@@ -5,7 +5,15 @@ import { account, competitor, insertObservations, type Headers, type Obs } from 
 
 interface RawPage {
   interval: string;
-  data: { id: string; competitor_id: string | null; price: number; observed_at: string; samples: number; price_sum: number; source: string }[];
+  data: {
+    id: string;
+    competitor_id: string | null;
+    price: number;
+    observed_at: string;
+    samples: number;
+    price_sum: number;
+    source: string;
+  }[];
   pagination: { limit: number; has_more: boolean; next_cursor: string | null };
 }
 
@@ -29,7 +37,11 @@ describe('price history: raw observations', () => {
   });
 
   const get = (query: string, h = headers, id = productId) =>
-    t.app.inject({ method: 'GET', url: `/api/v1/products/${id}/prices?interval=raw&from=2025-02-01T00:00:00Z&to=2025-02-02T00:00:00Z&${query}`, headers: h });
+    t.app.inject({
+      method: 'GET',
+      url: `/api/v1/products/${id}/prices?interval=raw&from=2025-02-01T00:00:00Z&to=2025-02-02T00:00:00Z&${query}`,
+      headers: h,
+    });
 
   it('pages through every observation oldest first, without overlap or gap', async () => {
     const seen: RawPage['data'] = [];
@@ -51,7 +63,10 @@ describe('price history: raw observations', () => {
     assert.equal(new Set(seen.map((o) => o.id)).size, 30);
     const order = [...seen].sort((a, b) => a.observed_at.localeCompare(b.observed_at));
     assert.deepEqual(seen, order);
-    assert.deepEqual(seen.map((o) => o.price).sort((a, b) => a - b), sent.map((o) => Number(o.price)).sort((a, b) => a - b));
+    assert.deepEqual(
+      seen.map((o) => o.price).sort((a, b) => a - b),
+      sent.map((o) => Number(o.price)).sort((a, b) => a - b),
+    );
     const first = seen[0]!;
     assert.match(first.id, /^obs_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     assert.equal(first.samples, 1);
@@ -68,22 +83,33 @@ describe('price history: raw observations', () => {
   });
 
   it('refuses a mangled cursor with 400', async () => {
-    for (const cursor of ['nope', Buffer.from('["observed_at","x","1"]').toString('base64url'), Buffer.from('["-created_at","2025-01-01T00:00:00.000Z","1"]').toString('base64url')]) {
+    for (const cursor of [
+      'nope',
+      Buffer.from('["observed_at","x","1"]').toString('base64url'),
+      Buffer.from('["-created_at","2025-01-01T00:00:00.000Z","1"]').toString('base64url'),
+    ]) {
       const res = await get(`cursor=${cursor}`);
       assert.equal(res.statusCode, 400, res.body);
       assert.equal(res.json<{ details: { field: string }[] }>().details[0]!.field, 'cursor');
     }
   });
 
-  it('answers 404 for another account\'s product and a missing one, as for every product', async () => {
+  it("answers 404 for another account's product and a missing one, as for every product", async () => {
     const other = await t.newKey();
-    for (const [h, id] of [[other.headers, productId], [headers, 'prod_0000000000000000000000000000']] as const) {
+    for (const [h, id] of [
+      [other.headers, productId],
+      [headers, 'prod_0000000000000000000000000000'],
+    ] as const) {
       const res = await get('', h, id);
       assert.equal(res.statusCode, 404, res.body);
       assert.equal(res.json<{ code: string }>().code, 'not_found');
       const buckets = await t.app.inject({ method: 'GET', url: `/api/v1/products/${id}/prices`, headers: h });
       assert.equal(buckets.statusCode, 404);
-      const csv = await t.app.inject({ method: 'GET', url: `/api/v1/products/${id}/prices.csv?interval=raw`, headers: h });
+      const csv = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/products/${id}/prices.csv?interval=raw`,
+        headers: h,
+      });
       assert.equal(csv.statusCode, 404);
       assert.match(String(csv.headers['content-type']), /application\/json/);
     }

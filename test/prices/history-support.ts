@@ -84,8 +84,22 @@ export async function history(t: TestApp, headers: Headers, productId: string, q
 
 /** A bucket holding a single price. */
 export const one = (start: string, end: string, price: number): Bucket => ({
-  start, end, open: price, close: price, min: price, max: price, average: price, count: 1,
+  start,
+  end,
+  open: price,
+  close: price,
+  min: price,
+  max: price,
+  average: price,
+  count: 1,
 });
 export const empty = (start: string, end: string): Bucket => ({
-  start, end, open: null, close: null, min: null, max: null, average: null, count: 0,
+  start,
+  end,
+  open: null,
+  close: null,
+  min: null,
+  max: null,
+  average: null,
+  count: 0,
 });

@@ -44,24 +44,44 @@ describe('price history: every bad parameter is a 422 naming it', () => {
   for (const [query, field] of cases) {
     it(`${decodeURIComponent(query).slice(0, 80)} -> 422 on ${field}`, async () => {
       for (const path of ['prices', 'prices.csv']) {
-        const q = path === 'prices.csv' && (field === 'limit' || field === 'cursor') ? query.replace(/^interval=raw&/, '') : query;
+        const q =
+          path === 'prices.csv' && (field === 'limit' || field === 'cursor')
+            ? query.replace(/^interval=raw&/, '')
+            : query;
         const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/${path}?${q}`, headers });
         assert.equal(res.statusCode, 422, `${path}: ${res.body}`);
         const body = res.json<{ code: string; details: { field: string }[] }>();
         assert.equal(body.code, 'validation_failed');
-        assert.ok(body.details.some((d) => d.field === field), `${path}: ${res.body}`);
+        assert.ok(
+          body.details.some((d) => d.field === field),
+          `${path}: ${res.body}`,
+        );
       }
     });
   }
 
   it('accepts the longest span of each interval, and time zone aliases answered by their canonical name', async () => {
-    for (const [interval, days] of [['raw', 366], ['hour', 31], ['day', 1100], ['week', 3660], ['month', 36_600]] as const) {
+    for (const [interval, days] of [
+      ['raw', 366],
+      ['hour', 31],
+      ['day', 1100],
+      ['week', 3660],
+      ['month', 36_600],
+    ] as const) {
       const from = Date.parse('1970-01-01T00:00:00Z');
       const to = new Date(from + days * 86_400_000).toISOString();
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?interval=${interval}&from=1970-01-01T00:00:00Z&to=${to}`, headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/products/${productId}/prices?interval=${interval}&from=1970-01-01T00:00:00Z&to=${to}`,
+        headers,
+      });
       assert.equal(res.statusCode, 200, `${interval}: ${res.body}`);
     }
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?tz=europe/berlin`, headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/products/${productId}/prices?tz=europe/berlin`,
+      headers,
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json<{ tz: string }>().tz, 'Europe/Berlin');
   });

@@ -66,11 +66,20 @@ async function create<T = { id: string }>(t: TestApp, headers: Headers, url: str
 
 export async function catalogue(t: TestApp): Promise<Catalogue> {
   const { headers, accountId } = await t.newKey('business');
-  const product = await create(t, headers, '/products', { name: 'Kettle', base_price: 50, currency: 'EUR', url: 'https://own.example/kettle' });
+  const product = await create(t, headers, '/products', {
+    name: 'Kettle',
+    base_price: 50,
+    currency: 'EUR',
+    url: 'https://own.example/kettle',
+  });
   const other = await create(t, headers, '/products', { name: 'Toaster', base_price: 30, currency: 'EUR' });
   const competitor = await create(t, headers, '/competitors', { name: 'Shop A', website: 'https://a.example' });
   const competitor2 = await create(t, headers, '/competitors', { name: 'Shop B', website: 'https://b.example' });
-  const listing = await create(t, headers, '/listings', { product_id: product.id, competitor_id: competitor.id, url: 'https://a.example/kettle' });
+  const listing = await create(t, headers, '/listings', {
+    product_id: product.id,
+    competitor_id: competitor.id,
+    url: 'https://a.example/kettle',
+  });
   const own = await create(t, headers, '/listings', { product_id: product.id });
   return {
     headers,
@@ -85,10 +94,20 @@ export async function catalogue(t: TestApp): Promise<Catalogue> {
 }
 
 export const ingest = (t: TestApp, headers: Headers, payload: unknown, extra: Headers = {}, prefix = '/api/v1') =>
-  t.app.inject({ method: 'POST', url: `${prefix}/prices`, headers: { ...headers, ...extra }, payload: payload as object });
+  t.app.inject({
+    method: 'POST',
+    url: `${prefix}/prices`,
+    headers: { ...headers, ...extra },
+    payload: payload as object,
+  });
 
 /** POST /prices that must answer 200; its results. */
-export async function ingestOk(t: TestApp, headers: Headers, observations: unknown[], atomic?: boolean): Promise<IngestResult> {
+export async function ingestOk(
+  t: TestApp,
+  headers: Headers,
+  observations: unknown[],
+  atomic?: boolean,
+): Promise<IngestResult> {
   const res = await ingest(t, headers, atomic === undefined ? { observations } : { observations, atomic });
   assert.equal(res.statusCode, 200, res.body.slice(0, 1000));
   return res.json<IngestResult>();
@@ -101,7 +120,10 @@ export async function changesOf(t: TestApp, headers: Headers, query = ''): Promi
 }
 
 /** Rows of the account in the price tables, counted in the database itself. */
-export async function priceRows(t: TestApp, accountId: string): Promise<{ observations: number; series: number; changes: number }> {
+export async function priceRows(
+  t: TestApp,
+  accountId: string,
+): Promise<{ observations: number; series: number; changes: number }> {
   const r = await t.rt.db.query<{ observations: number; series: number; changes: number }>(
     `select (select count(*)::int from price_observations where account_id = $1) as observations,
             (select count(*)::int from price_series where account_id = $1) as series,

@@ -12,21 +12,56 @@ describe('POST /prices', () => {
     const before = Date.now();
     const out = await ingestOk(t, c.headers, [
       { product_id: c.productId, price: 49.99, currency: 'eur' },
-      { product_id: c.productId, competitor_id: c.competitorId, price: 45.5, currency: 'EUR', in_stock: true, observed_at: '2025-06-01T12:00:00+02:00' },
-      { product_id: c.productId, listing_id: c.listingId, price: 0, currency: 'EUR', in_stock: false, observed_at: '2025-06-02T10:00:00.123Z' },
-      { product_id: c.productId, listing_id: c.ownListingId, competitor_id: null, price: 99_999_999_999.9999, currency: 'EUR', in_stock: null },
+      {
+        product_id: c.productId,
+        competitor_id: c.competitorId,
+        price: 45.5,
+        currency: 'EUR',
+        in_stock: true,
+        observed_at: '2025-06-01T12:00:00+02:00',
+      },
+      {
+        product_id: c.productId,
+        listing_id: c.listingId,
+        price: 0,
+        currency: 'EUR',
+        in_stock: false,
+        observed_at: '2025-06-02T10:00:00.123Z',
+      },
+      {
+        product_id: c.productId,
+        listing_id: c.ownListingId,
+        competitor_id: null,
+        price: 99_999_999_999.9999,
+        currency: 'EUR',
+        in_stock: null,
+      },
     ]);
     assert.deepEqual([out.created, out.failed], [4, 0]);
     const [own, comp, fromListing, big] = out.data.map((r) => r.observation!);
-    assert.deepEqual(out.data.map((r) => [r.index, r.status]), [[0, 201], [1, 201], [2, 201], [3, 201]]);
+    assert.deepEqual(
+      out.data.map((r) => [r.index, r.status]),
+      [
+        [0, 201],
+        [1, 201],
+        [2, 201],
+        [3, 201],
+      ],
+    );
     assert.match(own!.id, /^obs_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
     assert.equal(own!.object, 'price_observation');
-    assert.deepEqual([own!.competitor_id, own!.listing_id, own!.price, own!.currency, own!.in_stock, own!.source], [null, null, 49.99, 'EUR', null, 'api']);
+    assert.deepEqual(
+      [own!.competitor_id, own!.listing_id, own!.price, own!.currency, own!.in_stock, own!.source],
+      [null, null, 49.99, 'EUR', null, 'api'],
+    );
     const observedAt = Date.parse(own!.observed_at);
     assert.ok(observedAt >= before - 1 && observedAt <= Date.now() + 1, 'observed_at defaults to the request time');
     assert.equal(comp!.observed_at, '2025-06-01T10:00:00.000Z');
     assert.equal(comp!.in_stock, true);
-    assert.deepEqual([fromListing!.competitor_id, fromListing!.listing_id, fromListing!.price, fromListing!.in_stock], [c.competitorId, c.listingId, 0, false]);
+    assert.deepEqual(
+      [fromListing!.competitor_id, fromListing!.listing_id, fromListing!.price, fromListing!.in_stock],
+      [c.competitorId, c.listingId, 0, false],
+    );
     assert.equal(fromListing!.observed_at, '2025-06-02T10:00:00.123Z');
     assert.deepEqual([big!.competitor_id, big!.listing_id, big!.price], [null, c.ownListingId, 99_999_999_999.9999]);
     const stored = await t.rt.db.query<{ price: string; source: string }>(
@@ -34,7 +69,10 @@ describe('POST /prices', () => {
       [c.accountId],
     );
     // Inserted in time order (src/prices/series-lock.ts: ids follow each series' arrival order), same instants in item order.
-    assert.deepEqual(stored.rows.map((r) => r.price), ['45.5000', '0.0000', '49.9900', '99999999999.9999']);
+    assert.deepEqual(
+      stored.rows.map((r) => r.price),
+      ['45.5000', '0.0000', '49.9900', '99999999999.9999'],
+    );
     assert.ok(stored.rows.every((r) => r.source === 'api'));
     // The series' latest: the competitor's is the listing's newer price.
     assert.equal((await latest(t, c.productId, c.competitorId))!.price, '0.0000');
@@ -43,7 +81,13 @@ describe('POST /prices', () => {
 
   it('answers under /v1 too', async () => {
     const c = await catalogue(t);
-    const res = await ingest(t, c.headers, { observations: [{ product_id: c.productId, price: 1, currency: 'EUR' }] }, {}, '/v1');
+    const res = await ingest(
+      t,
+      c.headers,
+      { observations: [{ product_id: c.productId, price: 1, currency: 'EUR' }] },
+      {},
+      '/v1',
+    );
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json<{ created: number }>().created, 1);
   });
@@ -97,7 +141,8 @@ describe('POST /prices', () => {
       assert.equal(r.observation, undefined);
       assert.equal(r.error!.code, r.status === 404 ? 'not_found' : 'validation_failed');
       // Nothing of the other account is revealed: its ids only ever appear as what was sent.
-      for (const d of r.error!.details!) assert.doesNotMatch(d.message, new RegExp(`${other.productId}|${other.listingId}|${other.competitorId}`));
+      for (const d of r.error!.details!)
+        assert.doesNotMatch(d.message, new RegExp(`${other.productId}|${other.listingId}|${other.competitorId}`));
     }
     assert.deepEqual(await priceRows(t, c.accountId), { observations: 2, series: 1, changes: 0 });
     assert.deepEqual(await priceRows(t, other.accountId), { observations: 0, series: 0, changes: 0 });
@@ -118,17 +163,24 @@ describe('POST /prices', () => {
     observations[999] = { ...observations[999], in_stock: 'yes' };
 
     const atomic = expectError(await ingest(t, c.headers, { observations, atomic: true }), 422, 'validation_failed');
-    assert.deepEqual(fieldsOf(atomic), ['observations[10].price', 'observations[500].currency', 'observations[999].in_stock']);
+    assert.deepEqual(fieldsOf(atomic), [
+      'observations[10].price',
+      'observations[500].currency',
+      'observations[999].in_stock',
+    ]);
     assert.match(atomic.error, /3 item\(s\).*nothing was recorded/);
     assert.deepEqual(await priceRows(t, c.accountId), { observations: 0, series: 0, changes: 0 });
 
     const out = await ingestOk(t, c.headers, observations);
     assert.deepEqual([out.created, out.failed, out.data.length], [997, 3, 1000]);
-    assert.deepEqual(out.data.filter((r) => r.status !== 201).map((r) => [r.index, r.status, r.error!.details!.map((d) => d.field)]), [
-      [10, 422, ['price']],
-      [500, 422, ['currency']],
-      [999, 422, ['in_stock']],
-    ]);
+    assert.deepEqual(
+      out.data.filter((r) => r.status !== 201).map((r) => [r.index, r.status, r.error!.details!.map((d) => d.field)]),
+      [
+        [10, 422, ['price']],
+        [500, 422, ['currency']],
+        [999, 422, ['in_stock']],
+      ],
+    );
     assert.match(out.data[10]!.error!.details![0]!.message, /4 decimal places/);
     out.data.forEach((r, i) => {
       assert.equal(r.index, i);
@@ -183,11 +235,20 @@ describe('POST /prices', () => {
     }
     expectError(await ingest(t, c.headers, '{"observations": [{"product_id": '), 400, 'invalid_json');
     expectError(await ingest(t, c.headers, '{"observations": [], "__proto__": {"x": 1}}'), 400, 'invalid_json');
-    expectError(await ingest(t, c.headers, 'observations', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+    expectError(
+      await ingest(t, c.headers, 'observations', { 'content-type': 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    );
     const huge = JSON.stringify({ observations: [{ ...item, pad: 'x'.repeat(11 * 1024 * 1024) }] });
     expectError(await ingest(t, c.headers, huge), 413, 'payload_too_large');
     // 1000 items of ordinary size are far below the 10 MiB limit, 1 MiB items are above the default one.
-    const big = { observations: Array.from({ length: 1000 }, (_, i) => ({ ...item, observed_at: `2025-01-01T00:00:00.${String(i).padStart(3, '0')}+00:00` })) };
+    const big = {
+      observations: Array.from({ length: 1000 }, (_, i) => ({
+        ...item,
+        observed_at: `2025-01-01T00:00:00.${String(i).padStart(3, '0')}+00:00`,
+      })),
+    };
     assert.ok(JSON.stringify(big).length > 100_000);
     assert.equal((await ingestOk(t, c.headers, big.observations)).created, 1000);
     const n = await priceRows(t, c.accountId);
@@ -226,14 +287,29 @@ describe('POST /prices', () => {
       [{ source: 'scrape' }, 'source'],
       [{ id: 'obs_1' }, 'id'],
     ];
-    const out = await ingestOk(t, c.headers, cases.map(([extra]) => ({ ...base, ...extra })));
+    const out = await ingestOk(
+      t,
+      c.headers,
+      cases.map(([extra]) => ({ ...base, ...extra })),
+    );
     out.data.forEach((r, i) => {
       assert.equal(r.status, 422, `${JSON.stringify(cases[i]![0])}: ${JSON.stringify(r)}`);
-      assert.deepEqual(r.error!.details!.map((d) => d.field), [cases[i]![1]], JSON.stringify(cases[i]![0]));
+      assert.deepEqual(
+        r.error!.details!.map((d) => d.field),
+        [cases[i]![1]],
+        JSON.stringify(cases[i]![0]),
+      );
     });
     // -0 and 0 are zero; 4 decimals are fine.
-    const fine = await ingestOk(t, c.headers, [{ ...base, price: -0 }, { ...base, price: 0.0001 }, { ...base, price: 1234.5678 }]);
-    assert.deepEqual(fine.data.map((r) => r.observation!.price), [0, 0.0001, 1234.5678]);
+    const fine = await ingestOk(t, c.headers, [
+      { ...base, price: -0 },
+      { ...base, price: 0.0001 },
+      { ...base, price: 1234.5678 },
+    ]);
+    assert.deepEqual(
+      fine.data.map((r) => r.observation!.price),
+      [0, 0.0001, 1234.5678],
+    );
     assert.equal((await priceRows(t, c.accountId)).observations, 3);
   });
 
@@ -295,7 +371,12 @@ describe('POST /prices', () => {
     // A refused atomic batch is not stored: the corrected request may reuse its key.
     const bad = { atomic: true, observations: [{ product_id: c.productId, price: -1, currency: 'EUR' }] };
     expectError(await ingest(t, c.headers, bad, { 'idempotency-key': 'ingest-2' }), 422, 'validation_failed');
-    const fixed = await ingest(t, c.headers, { atomic: true, observations: [{ product_id: c.productId, price: 1, currency: 'EUR' }] }, { 'idempotency-key': 'ingest-2' });
+    const fixed = await ingest(
+      t,
+      c.headers,
+      { atomic: true, observations: [{ product_id: c.productId, price: 1, currency: 'EUR' }] },
+      { 'idempotency-key': 'ingest-2' },
+    );
     assert.equal(fixed.statusCode, 200, fixed.body);
     assert.equal(fixed.headers['idempotent-replayed'], undefined);
     assert.deepEqual(await priceRows(t, c.accountId), { ...counts, observations: 3, changes: 2 });
@@ -303,7 +384,13 @@ describe('POST /prices', () => {
 
   it('out-of-order arrival: an older observation goes into the history and moves neither latest nor changes', async () => {
     const c = await catalogue(t);
-    const o = (hours: number, price: number) => ({ product_id: c.productId, competitor_id: c.competitorId, price, currency: 'EUR', observed_at: at(hours) });
+    const o = (hours: number, price: number) => ({
+      product_id: c.productId,
+      competitor_id: c.competitorId,
+      price,
+      currency: 'EUR',
+      observed_at: at(hours),
+    });
     await ingestOk(t, c.headers, [o(10, 20)]);
     await ingestOk(t, c.headers, [o(5, 15)]); // late
     assert.equal((await latest(t, c.productId, c.competitorId))!.price, '20.0000');

@@ -45,7 +45,12 @@ describe('price observations: monthly partitions', () => {
     const now = new Date('2031-02-10T12:00:00Z');
     const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
     const created = runs.flatMap((r) => r.created).sort();
-    assert.deepEqual(created, ['price_observations_p203102', 'price_observations_p203103', 'price_observations_p203104', 'price_observations_p203105']);
+    assert.deepEqual(created, [
+      'price_observations_p203102',
+      'price_observations_p203103',
+      'price_observations_p203104',
+      'price_observations_p203105',
+    ]);
     const again = await ensureObservationPartitions(t.rt.db, now);
     assert.deepEqual(again, { created: [], moved: 0 });
     const all = await months(t);
@@ -63,7 +68,13 @@ describe('price observations: monthly partitions', () => {
     assert.deepEqual(await partOf(t, productId), ['price_observations_default:3']);
     const q = 'from=2019-03-01T00:00:00Z&to=2019-05-01T00:00:00Z&interval=day&tz=UTC';
     const answer = await history(t, headers, productId, q);
-    const changes = Number((await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [productId])).rows[0]!.n);
+    const changes = Number(
+      (
+        await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [
+          productId,
+        ])
+      ).rows[0]!.n,
+    );
 
     const r = await ensureObservationPartitions(t.rt.db, new Date('2019-03-20T00:00:00Z'), 1);
     assert.deepEqual(r.created, ['price_observations_p201903', 'price_observations_p201904']);
@@ -71,11 +82,19 @@ describe('price observations: monthly partitions', () => {
     assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:2', 'price_observations_p201904:1']);
     assert.deepEqual(await history(t, headers, productId, q), answer);
     assert.equal(
-      Number((await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [productId])).rows[0]!.n),
+      Number(
+        (
+          await t.rt.db.query<{ n: number }>('select count(*)::int as n from price_changes where product_id = $1', [
+            productId,
+          ])
+        ).rows[0]!.n,
+      ),
       changes,
     );
     // The new month takes new observations directly.
-    await insertObservations(t, accountId, productId, [{ competitor: comp, price: '13.0000', at: '2019-03-07T10:00:00Z' }]);
+    await insertObservations(t, accountId, productId, [
+      { competitor: comp, price: '13.0000', at: '2019-03-07T10:00:00Z' },
+    ]);
     assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:3', 'price_observations_p201904:1']);
   });
 
@@ -97,9 +116,15 @@ describe('price observations: monthly partitions', () => {
     assert.ok(before.includes('price_observations_p201801') && before.includes('price_observations_p201803'));
 
     const r = await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z'), { batchRows: 1 });
-    assert.ok(r.dropped.includes('price_observations_p201801') && r.dropped.includes('price_observations_p201802'), JSON.stringify(r));
+    assert.ok(
+      r.dropped.includes('price_observations_p201801') && r.dropped.includes('price_observations_p201802'),
+      JSON.stringify(r),
+    );
     assert.ok(!r.dropped.includes('price_observations_p201803'));
-    const left = await t.rt.db.query<{ at: Date }>(`select observed_at as at from price_observations where product_id = $1 order by 1`, [other.productId]);
+    const left = await t.rt.db.query<{ at: Date }>(
+      `select observed_at as at from price_observations where product_id = $1 order by 1`,
+      [other.productId],
+    );
     assert.deepEqual(
       left.rows.map((x) => new Date(x.at).toISOString()),
       ['2018-03-20T08:00:00.000Z', '2018-03-25T08:00:00.000Z'],
@@ -109,7 +134,11 @@ describe('price observations: monthly partitions', () => {
     assert.ok(!after.includes('price_observations_p201801') && after.includes('price_observations_p201803'));
     // Other months (the 2019 ones above) are untouched and a second run finds nothing to do.
     assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:3', 'price_observations_p201904:1']);
-    assert.deepEqual(await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z')), { cutoff: '2018-03-15T00:00:00.000Z', dropped: [], deleted: 0 });
+    assert.deepEqual(await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z')), {
+      cutoff: '2018-03-15T00:00:00.000Z',
+      dropped: [],
+      deleted: 0,
+    });
   });
 
   it('monthOf names UTC months', () => {
@@ -123,11 +152,25 @@ describe('price observations: monthly partitions', () => {
 
   it('the task runs in every process; retention only with PRICE_RETENTION_DAYS', async () => {
     const log = pino({ level: 'silent' });
-    const work = await startBackgroundWork({ ...t.rt, config: loadConfig({ ...t.storage.env, PRICE_RETENTION_DAYS: '400' }) }, { api: true, worker: false }, log);
+    const work = await startBackgroundWork(
+      { ...t.rt, config: loadConfig({ ...t.storage.env, PRICE_RETENTION_DAYS: '400' }) },
+      { api: true, worker: false },
+      log,
+    );
     await work.stop(0);
-    assert.ok(work.tasks.includes('observation-partitions') && work.tasks.includes('price-retention'), work.tasks.join());
-    const worker = await startBackgroundWork({ ...t.rt, config: loadConfig(t.storage.env) }, { api: false, worker: true }, log);
+    assert.ok(
+      work.tasks.includes('observation-partitions') && work.tasks.includes('price-retention'),
+      work.tasks.join(),
+    );
+    const worker = await startBackgroundWork(
+      { ...t.rt, config: loadConfig(t.storage.env) },
+      { api: false, worker: true },
+      log,
+    );
     await worker.stop(0);
-    assert.ok(worker.tasks.includes('observation-partitions') && !worker.tasks.includes('price-retention'), worker.tasks.join());
+    assert.ok(
+      worker.tasks.includes('observation-partitions') && !worker.tasks.includes('price-retention'),
+      worker.tasks.join(),
+    );
   });
 });

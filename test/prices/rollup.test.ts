@@ -14,14 +14,25 @@ function prng(seed: number) {
 }
 
 /** 0 to 6 observations an hour at random minutes, prices with 4 decimals and ties, shuffled. */
-function series(rand: () => number, competitorId: string | null, fromIso: string, hours: number, currencyAt?: (h: number) => string): Obs[] {
+function series(
+  rand: () => number,
+  competitorId: string | null,
+  fromIso: string,
+  hours: number,
+  currencyAt?: (h: number) => string,
+): Obs[] {
   const out: Obs[] = [];
   const start = Date.parse(fromIso);
   for (let h = 0; h < hours; h++) {
     const n = Math.floor(rand() * 7);
     for (let i = 0; i < n; i++) {
       const at = new Date(start + h * 3_600_000 + Math.floor(rand() * 3_600_000)).toISOString();
-      out.push({ competitor: competitorId, price: (10 + Math.floor(rand() * 40) / 4 + (rand() < 0.3 ? 0.0001 : 0)).toFixed(4), at, currency: currencyAt?.(h) ?? 'EUR' });
+      out.push({
+        competitor: competitorId,
+        price: (10 + Math.floor(rand() * 40) / 4 + (rand() < 0.3 ? 0.0001 : 0)).toFixed(4),
+        at,
+        currency: currencyAt?.(h) ?? 'EUR',
+      });
     }
   }
   return out.sort(() => rand() - 0.5);
@@ -45,7 +56,13 @@ describe('price history: retention roll-up', () => {
   let comp: string;
 
   const count = async () =>
-    Number((await t.rt.db.query<{ n: string }>('select count(*) as n from price_observations where product_id = $1', [productId])).rows[0]!.n);
+    Number(
+      (
+        await t.rt.db.query<{ n: string }>('select count(*) as n from price_observations where product_id = $1', [
+          productId,
+        ])
+      ).rows[0]!.n,
+    );
   const answers = async () => Promise.all(QUERIES.map(async (q) => (await history(t, headers, productId, q)).series));
 
   before(async () => {
@@ -101,7 +118,12 @@ describe('price history: retention roll-up', () => {
     const { headers: h2, accountId: a2, productId: p2 } = await account(t);
     const comps = [await competitor(t, h2, 'A'), await competitor(t, h2, 'B')];
     const rand = prng(7);
-    await insertObservations(t, a2, p2, [null, ...comps].flatMap((c) => series(rand, c, '2025-05-01T00:00:00Z', 48)));
+    await insertObservations(
+      t,
+      a2,
+      p2,
+      [null, ...comps].flatMap((c) => series(rand, c, '2025-05-01T00:00:00Z', 48)),
+    );
     const q = 'from=2025-05-01T00:00:00Z&to=2025-05-03T00:00:00Z&tz=Europe/Berlin';
     const before = (await history(t, h2, p2, q)).series;
     let after = undefined;
@@ -118,10 +140,15 @@ describe('price history: retention roll-up', () => {
   it('leaves observations newer than the cutoff alone', async () => {
     const { accountId: a2, productId: p2 } = await account(t);
     const recent = new Date(rollupCutoff(1).getTime() + 3_600_000);
-    const rows = [0, 1, 2, 3, 4, 5].map((i) => ({ price: `${i + 1}`, at: new Date(recent.getTime() + i * 60_000).toISOString() }));
+    const rows = [0, 1, 2, 3, 4, 5].map((i) => ({
+      price: `${i + 1}`,
+      at: new Date(recent.getTime() + i * 60_000).toISOString(),
+    }));
     await insertObservations(t, a2, p2, rows);
     await rollupPrices(t.rt.db, { olderThanDays: 1 });
-    const n = await t.rt.db.query<{ n: string }>('select count(*) as n from price_observations where product_id = $1', [p2]);
+    const n = await t.rt.db.query<{ n: string }>('select count(*) as n from price_observations where product_id = $1', [
+      p2,
+    ]);
     assert.equal(Number(n.rows[0]!.n), 6);
   });
 });

@@ -100,8 +100,20 @@ export interface TrendsJson {
     highest: number | null;
     rank: number | null;
     price_index: number | null;
-    cheapest: { competitor_id: string; competitor_name: string; price_in_product_currency: number; tied: number; since: string } | null;
+    cheapest: {
+      competitor_id: string;
+      competitor_name: string;
+      price_in_product_currency: number;
+      tied: number;
+      since: string;
+    } | null;
     stock: { in_stock: number; out_of_stock: number; unknown: number };
   };
-  competitors: (SeriesJson & { competitor_id: string; competitor_name: string; compared: 'yes' | 'out_of_stock' | 'no_rate'; observed_at: string; price_since: string })[];
+  competitors: (SeriesJson & {
+    competitor_id: string;
+    competitor_name: string;
+    compared: 'yes' | 'out_of_stock' | 'no_rate';
+    observed_at: string;
+    price_since: string;
+  })[];
 }

@@ -44,11 +44,19 @@ describe('prices: trends and position', () => {
     });
   }
 
-  it('compares the latest prices in the product\'s currency: rates (direct and inverse), no rate, stock, ties', async () => {
+  it("compares the latest prices in the product's currency: rates (direct and inverse), no rate, stock, ties", async () => {
     const { headers, accountId } = await t.newKey();
     const p = await createProduct(t, headers, { base_price: 100, currency: 'EUR' });
-    const comp = async (name: string) => (await createCompetitor(t, headers, { name, website: `https://${name}.example` })).id;
-    const [a, b, c, d, e, f] = [await comp('a'), await comp('b'), await comp('c'), await comp('d'), await comp('e'), await comp('f')];
+    const comp = async (name: string) =>
+      (await createCompetitor(t, headers, { name, website: `https://${name}.example` })).id;
+    const [a, b, c, d, e, f] = [
+      await comp('a'),
+      await comp('b'),
+      await comp('c'),
+      await comp('d'),
+      await comp('e'),
+      await comp('f'),
+    ];
     await setRate(t, accountId, 'USD', 'EUR', '0.9'); // direct: 100 USD = 90 EUR
     await setRate(t, accountId, 'EUR', 'GBP', '0.8'); // only the opposite pair: 120 GBP = 120 / 0.8 = 150 EUR
     await setRate(t, accountId, 'EUR', 'USD', '5'); // the opposite of a direct pair is never used for USD -> EUR
@@ -66,21 +74,38 @@ describe('prices: trends and position', () => {
     assert.equal(tr.own.price, 95);
     // Compared: 90, 90, 150, 99.99. Average 429.99 / 4; we are third (two are strictly cheaper).
     const cheapest = [a, b].sort()[0]!;
-    assert.deepEqual({ ...tr.comparison, cheapest: { ...tr.comparison.cheapest, since: undefined } }, {
-      compared: 4,
-      left_out: { out_of_stock: 1, no_rate: 1 },
-      lowest: 90,
-      average: 107.4975,
-      highest: 150,
-      rank: 3,
-      price_index: 88.37, // 95 / 107.4975 x 100 = 88.3741...
-      cheapest: { competitor_id: cheapest, competitor_name: cheapest === a ? 'a' : 'b', price_in_product_currency: 90, tied: 1, since: undefined },
-      stock: { in_stock: 4, out_of_stock: 1, unknown: 1 },
-    });
-    const byId = new Map(tr.competitors.map((x) => [x.competitor_id, x]));
-    assert.deepEqual(tr.competitors.map((x) => x.competitor_id), [a, b, c, d, e, f].sort());
     assert.deepEqual(
-      [a, b, c, d, e, f].map((id) => [byId.get(id)!.price, byId.get(id)!.currency, byId.get(id)!.price_in_product_currency, byId.get(id)!.compared]),
+      { ...tr.comparison, cheapest: { ...tr.comparison.cheapest, since: undefined } },
+      {
+        compared: 4,
+        left_out: { out_of_stock: 1, no_rate: 1 },
+        lowest: 90,
+        average: 107.4975,
+        highest: 150,
+        rank: 3,
+        price_index: 88.37, // 95 / 107.4975 x 100 = 88.3741...
+        cheapest: {
+          competitor_id: cheapest,
+          competitor_name: cheapest === a ? 'a' : 'b',
+          price_in_product_currency: 90,
+          tied: 1,
+          since: undefined,
+        },
+        stock: { in_stock: 4, out_of_stock: 1, unknown: 1 },
+      },
+    );
+    const byId = new Map(tr.competitors.map((x) => [x.competitor_id, x]));
+    assert.deepEqual(
+      tr.competitors.map((x) => x.competitor_id),
+      [a, b, c, d, e, f].sort(),
+    );
+    assert.deepEqual(
+      [a, b, c, d, e, f].map((id) => [
+        byId.get(id)!.price,
+        byId.get(id)!.currency,
+        byId.get(id)!.price_in_product_currency,
+        byId.get(id)!.compared,
+      ]),
       [
         [90, 'EUR', 90, 'yes'],
         [100, 'USD', 90, 'yes'],
@@ -99,8 +124,14 @@ describe('prices: trends and position', () => {
     assert.deepEqual([tied.comparison.rank, tied.comparison.price_index], [1, 83.72]);
     await observe(t, accountId, [{ product: p.id, price: 5000, currency: 'JPY', ago: -1 }]);
     const unranked = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
-    assert.deepEqual([unranked.own.price, unranked.own.currency, unranked.own.price_in_product_currency], [5000, 'JPY', null]);
-    assert.deepEqual([unranked.comparison.rank, unranked.comparison.price_index, unranked.comparison.compared], [null, null, 4]);
+    assert.deepEqual(
+      [unranked.own.price, unranked.own.currency, unranked.own.price_in_product_currency],
+      [5000, 'JPY', null],
+    );
+    assert.deepEqual(
+      [unranked.comparison.rank, unranked.comparison.price_index, unranked.comparison.compared],
+      [null, null, 4],
+    );
   });
 
   it('reports the change over 24 h, 7 d and 30 d from the price held at each instant', async () => {
@@ -164,16 +195,47 @@ describe('prices: trends and position', () => {
     assert.deepEqual(s.highest_ever, { price: 70, at: when(1) });
     assert.deepEqual(s.ranges, {
       // 65 for 10 d, 40 for 15 d, 55 for 5 d; the 65 set 45 days ago still held when the range began.
-      '30d': { average: 50.8333, lowest: { price: 40, at: when(4) }, highest: { price: 65, at: when(3) }, current_is_lowest: false, observations: 2, out_of_stock_share: 0 },
+      '30d': {
+        average: 50.8333,
+        lowest: { price: 40, at: when(4) },
+        highest: { price: 65, at: when(3) },
+        current_is_lowest: false,
+        observations: 2,
+        out_of_stock_share: 0,
+      },
       // 70 for 30 d, out of stock 15 d, 65 for 25 d, 40 for 15 d, 55 for 5 d: 4600 / 75; stock known 75 d, 15 out.
-      '90d': { average: 61.3333, lowest: { price: 40, at: when(4) }, highest: { price: 70, at: when(1) }, current_is_lowest: false, observations: 4, out_of_stock_share: 0.2 },
+      '90d': {
+        average: 61.3333,
+        lowest: { price: 40, at: when(4) },
+        highest: { price: 70, at: when(1) },
+        current_is_lowest: false,
+        observations: 4,
+        out_of_stock_share: 0.2,
+      },
       // 50 for 80 d more: 9300 / 165; out of stock 15 of 165 d.
-      '180d': { average: 56.3636, lowest: { price: 40, at: when(4) }, highest: { price: 70, at: when(1) }, current_is_lowest: false, observations: 5, out_of_stock_share: 0.0909 },
+      '180d': {
+        average: 56.3636,
+        lowest: { price: 40, at: when(4) },
+        highest: { price: 70, at: when(1) },
+        current_is_lowest: false,
+        observations: 5,
+        out_of_stock_share: 0.0909,
+      },
       // The series began 200 days ago: 10300 / 185.
-      '365d': { average: 55.6757, lowest: { price: 40, at: when(4) }, highest: { price: 70, at: when(1) }, current_is_lowest: false, observations: 6, out_of_stock_share: 0.0811 },
+      '365d': {
+        average: 55.6757,
+        lowest: { price: 40, at: when(4) },
+        highest: { price: 70, at: when(1) },
+        current_is_lowest: false,
+        observations: 6,
+        out_of_stock_share: 0.0811,
+      },
     });
     const o = tr.competitors.find((x) => x.competitor_id === other)!.stats!;
-    assert.deepEqual([o.ranges['30d'].current_is_lowest, o.ranges['30d'].lowest, o.ranges['90d'].current_is_lowest], [true, { price: 90, at: when(7) }, true]);
+    assert.deepEqual(
+      [o.ranges['30d'].current_is_lowest, o.ranges['30d'].lowest, o.ranges['90d'].current_is_lowest],
+      [true, { price: 90, at: when(7) }, true],
+    );
     assert.equal(o.ranges['30d'].average, 99.6667); // 100 for 29 d, 90 for 1 d
   });
 
@@ -190,11 +252,17 @@ describe('prices: trends and position', () => {
     ]);
     const tr = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
     // x charges 80 since 3 days ago, but y charged less (70) until 2 days ago.
-    assert.deepEqual(tr.comparison.cheapest, { competitor_id: x, competitor_name: 'x', price_in_product_currency: 80, tied: 0, since: at[3]!.toISOString() });
+    assert.deepEqual(tr.comparison.cheapest, {
+      competitor_id: x,
+      competitor_name: 'x',
+      price_in_product_currency: 80,
+      tied: 0,
+      since: at[3]!.toISOString(),
+    });
     assert.deepEqual([tr.comparison.rank, tr.comparison.price_index], [2, 100]);
   });
 
-  it('answers 404 for another account\'s product, a missing one and a malformed id, 422 for unknown parameters', async () => {
+  it("answers 404 for another account's product, a missing one and a malformed id, 422 for unknown parameters", async () => {
     const owner = await t.newKey();
     const other = await t.newKey();
     const p = await createProduct(t, owner.headers);
@@ -202,11 +270,21 @@ describe('prices: trends and position', () => {
     const get = (url: string, headers = other.headers) => t.app.inject({ method: 'GET', url, headers });
     expectError(await get(`/api/v1/products/${p.id}/trends`), 404, 'not_found');
     expectError(await get('/api/v1/products/prod_0000000000000000000000000000/trends'), 404, 'not_found');
-    for (const bad of ['not-an-id', 'prod_%27%3B%20drop%20table%20products', 'comp_abc', `${p.id}%00`, 'prod_%F0%9F%98%80']) {
+    for (const bad of [
+      'not-an-id',
+      'prod_%27%3B%20drop%20table%20products',
+      'comp_abc',
+      `${p.id}%00`,
+      'prod_%F0%9F%98%80',
+    ]) {
       // A malformed id in the path is simply not found (src/http/error-handler.ts), as for GET /products/{id}.
       expectError(await get(`/api/v1/products/${bad}/trends`, owner.headers), 404, 'not_found');
     }
-    const unknown = expectError(await get(`/api/v1/products/${p.id}/trends?from=2026-01-01`, owner.headers), 422, 'validation_failed');
+    const unknown = expectError(
+      await get(`/api/v1/products/${p.id}/trends?from=2026-01-01`, owner.headers),
+      422,
+      'validation_failed',
+    );
     assert.deepEqual(unknown.details, [{ field: 'from', message: 'is not a known field' }]);
     expectError(await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}/trends` }), 401, 'unauthorized');
   });

@@ -38,7 +38,9 @@ describe('kill -9 right after a 201', () => {
 
     if (storage.kind === 'pglite') {
       // The dead process left its lock (and socket) behind; the next start must clear them.
-      const lock = JSON.parse(fs.readFileSync(path.join(storage.env.DATA_DIR!, 'pricehound.lock'), 'utf8')) as { pid: number };
+      const lock = JSON.parse(fs.readFileSync(path.join(storage.env.DATA_DIR!, 'pricehound.lock'), 'utf8')) as {
+        pid: number;
+      };
       assert.equal(lock.pid, first.proc.pid);
     }
 

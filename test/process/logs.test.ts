@@ -30,7 +30,9 @@ describe('structured request logs', () => {
   });
 
   it("keeps a caller's X-Request-Id, echoes it and logs it", async () => {
-    const res = await fetch(`${server.url}/api/v1/products?probe=given`, { headers: { 'x-request-id': 'trace-42.abc' } });
+    const res = await fetch(`${server.url}/api/v1/products?probe=given`, {
+      headers: { 'x-request-id': 'trace-42.abc' },
+    });
     assert.equal(res.headers.get('x-request-id'), 'trace-42.abc');
     const body = (await res.json()) as { request_id: string };
     assert.equal(body.request_id, 'trace-42.abc');

@@ -22,7 +22,8 @@ class RawConnection {
       }
     });
     this.closed = once(socket, 'close').then(() => {
-      for (const w of this.waiters) w.reject(new Error(`connection closed; received: ${JSON.stringify(this.received)}`));
+      for (const w of this.waiters)
+        w.reject(new Error(`connection closed; received: ${JSON.stringify(this.received)}`));
     });
   }
 
@@ -111,7 +112,9 @@ describe('graceful shutdown', () => {
 
     // It was written: a new server on the same data has it.
     server = await spawnServer(storage.env);
-    const got = await fetch(`${server.url}/api/v1/products/${String(product.id)}`, { headers: { authorization: `Bearer ${k.key}` } });
+    const got = await fetch(`${server.url}/api/v1/products/${String(product.id)}`, {
+      headers: { authorization: `Bearer ${k.key}` },
+    });
     assert.equal(got.status, 200);
     assert.deepEqual(await got.json(), product);
     assert.equal((await server.stop()).code, 0);
@@ -120,7 +123,11 @@ describe('graceful shutdown', () => {
   it('cuts a request that does not finish within SHUTDOWN_TIMEOUT_MS, then exits', async () => {
     server = await spawnServer({ ...storage.env, SHUTDOWN_TIMEOUT_MS: '300' });
     const k = await createKeyWithCli(storage.env);
-    const { conn } = await startSlowPost(server.url, k.key, JSON.stringify({ name: 'Never', base_price: 1, currency: 'EUR' }));
+    const { conn } = await startSlowPost(
+      server.url,
+      k.key,
+      JSON.stringify({ name: 'Never', base_price: 1, currency: 'EUR' }),
+    );
 
     server.proc.kill('SIGTERM');
     await server.waitForLog((l) => l.msg === 'shutdown timeout: cutting the connections still open');

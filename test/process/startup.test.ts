@@ -23,10 +23,19 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
     const cases: [Record<string, string>, RegExp][] = [
       [{ PORT: 'abc' }, /^pricehound: invalid configuration: PORT: must be a whole number, got "abc"$/],
       [{ LOG_LEVEL: 'loud' }, /^pricehound: invalid configuration: LOG_LEVEL: /],
-      [{ DATABASE_URL: 'mysql://localhost/x' }, /^pricehound: invalid configuration: DATABASE_URL: must start with postgres:/],
+      [
+        { DATABASE_URL: 'mysql://localhost/x' },
+        /^pricehound: invalid configuration: DATABASE_URL: must start with postgres:/,
+      ],
       // The clock's test hook can never move a production clock.
-      [{ NODE_ENV: 'production', TEST_CLOCK_OFFSET_MS: '-60000' }, /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook: it is refused unless NODE_ENV=test$/],
-      [{ NODE_ENV: '', TEST_CLOCK_OFFSET_MS: '1000' }, /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook/],
+      [
+        { NODE_ENV: 'production', TEST_CLOCK_OFFSET_MS: '-60000' },
+        /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook: it is refused unless NODE_ENV=test$/,
+      ],
+      [
+        { NODE_ENV: '', TEST_CLOCK_OFFSET_MS: '1000' },
+        /^pricehound: invalid configuration: TEST_CLOCK_OFFSET_MS: is a test hook/,
+      ],
     ];
     const results = await Promise.all(cases.map(([env]) => cli(['start'], { ...storage.env, ...env })));
     results.forEach((r, i) => {
@@ -56,13 +65,19 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
       assert.equal(r.code, 1);
       const errLines = lines(r.stderr);
       assert.equal(errLines.length, 1, r.stderr);
-      assert.equal(errLines[0], `pricehound: cannot listen on 127.0.0.1:${port}: the address is already in use (see PORT and HOST)`);
+      assert.equal(
+        errLines[0],
+        `pricehound: cannot listen on 127.0.0.1:${port}: the address is already in use (see PORT and HOST)`,
+      );
     } finally {
       blocker.close();
     }
     if (storage.kind === 'pglite') {
       assert.ok(!fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.lock')), 'the lock is released');
-      assert.ok(!fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.sock')), 'the owner channel socket is removed');
+      assert.ok(
+        !fs.existsSync(path.join(storage.env.DATA_DIR!, 'pricehound.sock')),
+        'the owner channel socket is removed',
+      );
     }
   });
 
@@ -91,28 +106,32 @@ describe('server start-up: failures are one line on stderr and a non-zero exit',
     }
   });
 
-  it('waits for a command that has DATA_DIR open, rather than failing', { skip: usingPostgres() && 'only the embedded database has a DATA_DIR lock' }, async () => {
-    // This test process plays the command: it holds the lock and has no owner channel.
-    const release = acquireDataDirLock(storage.env.DATA_DIR!);
-    const proc = runCli(['start'], { ...storage.env, PORT: '0' });
-    const exited = once(proc, 'exit');
-    const lines = readline.createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
-    const nextLog = async (msg: string): Promise<LogLine> => {
-      for (;;) {
-        const next = await lines.next();
-        if (next.done) throw new Error(`server exited before logging "${msg}"`);
-        const line = JSON.parse(next.value) as LogLine;
-        if (line.msg === msg) return line;
+  it(
+    'waits for a command that has DATA_DIR open, rather than failing',
+    { skip: usingPostgres() && 'only the embedded database has a DATA_DIR lock' },
+    async () => {
+      // This test process plays the command: it holds the lock and has no owner channel.
+      const release = acquireDataDirLock(storage.env.DATA_DIR!);
+      const proc = runCli(['start'], { ...storage.env, PORT: '0' });
+      const exited = once(proc, 'exit');
+      const lines = readline.createInterface({ input: proc.stdout! })[Symbol.asyncIterator]();
+      const nextLog = async (msg: string): Promise<LogLine> => {
+        for (;;) {
+          const next = await lines.next();
+          if (next.done) throw new Error(`server exited before logging "${msg}"`);
+          const line = JSON.parse(next.value) as LogLine;
+          if (line.msg === msg) return line;
+        }
+      };
+      try {
+        const waiting = await nextLog('DATA_DIR is held by another process (a pricehound command?); waiting for it');
+        assert.equal(waiting.holder_pid, process.pid);
+      } finally {
+        release();
       }
-    };
-    try {
-      const waiting = await nextLog('DATA_DIR is held by another process (a pricehound command?); waiting for it');
-      assert.equal(waiting.holder_pid, process.pid);
-    } finally {
-      release();
-    }
-    await nextLog('pricehound ready');
-    proc.kill('SIGTERM');
-    assert.deepEqual(await exited, [0, null]);
-  });
+      await nextLog('pricehound ready');
+      proc.kill('SIGTERM');
+      assert.deepEqual(await exited, [0, null]);
+    },
+  );
 });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import { countProducts, createProduct, expectError, fieldsOf, type Headers, type ProductJson, snapshot } from './support.js';
+import {
+  countProducts,
+  createProduct,
+  expectError,
+  fieldsOf,
+  type Headers,
+  type ProductJson,
+  snapshot,
+} from './support.js';
 
 interface ItemResult {
   index: number;
@@ -15,7 +23,13 @@ interface BatchResult {
   failed: number;
 }
 
-const item = (i: number, extra: Record<string, unknown> = {}) => ({ name: `Item ${i}`, base_price: i / 100, currency: 'usd', sku: `SKU-${i}`, ...extra });
+const item = (i: number, extra: Record<string, unknown> = {}) => ({
+  name: `Item ${i}`,
+  base_price: i / 100,
+  currency: 'usd',
+  sku: `SKU-${i}`,
+  ...extra,
+});
 
 describe('products: batch create', () => {
   const t = useTestApp();
@@ -87,9 +101,21 @@ describe('products: batch create', () => {
     const res = await batch(headers, { products });
     assert.equal(res.statusCode, 200, res.body);
     const out = res.json<BatchResult>();
-    assert.deepEqual(out.data.map((r) => [r.index, r.status]), [
-      [0, 201], [1, 422], [2, 409], [3, 201], [4, 409], [5, 422], [6, 422], [7, 201], [8, 422], [9, 201],
-    ]);
+    assert.deepEqual(
+      out.data.map((r) => [r.index, r.status]),
+      [
+        [0, 201],
+        [1, 422],
+        [2, 409],
+        [3, 201],
+        [4, 409],
+        [5, 422],
+        [6, 422],
+        [7, 201],
+        [8, 422],
+        [9, 201],
+      ],
+    );
     assert.equal(out.created, 4);
     assert.equal(out.failed, 6);
     for (const r of out.data) {
@@ -102,12 +128,26 @@ describe('products: batch create', () => {
         assert.ok(r.error.details && r.error.details.length > 0);
       }
     }
-    assert.deepEqual(out.data[1]!.error!.details!.map((d) => d.field).sort(), ['base_price', 'colour', 'currency', 'name']);
-    assert.deepEqual(out.data[2]!.error!.details!.map((d) => d.field), ['sku']);
+    assert.deepEqual(out.data[1]!.error!.details!.map((d) => d.field).sort(), [
+      'base_price',
+      'colour',
+      'currency',
+      'name',
+    ]);
+    assert.deepEqual(
+      out.data[2]!.error!.details!.map((d) => d.field),
+      ['sku'],
+    );
     assert.match(out.data[2]!.error!.details![0]!.message, new RegExp(existing.id));
     assert.match(out.data[4]!.error!.details![0]!.message, /item 3/);
-    assert.deepEqual(out.data[6]!.error!.details!.map((d) => d.field), ['base_price']);
-    assert.deepEqual(out.data[8]!.error!.details!.map((d) => d.field), ['name']);
+    assert.deepEqual(
+      out.data[6]!.error!.details!.map((d) => d.field),
+      ['base_price'],
+    );
+    assert.deepEqual(
+      out.data[8]!.error!.details!.map((d) => d.field),
+      ['name'],
+    );
     assert.equal(await countProducts(t, accountId), 1 + 4);
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=100&sort=name', headers });
     assert.deepEqual(
@@ -120,7 +160,12 @@ describe('products: batch create', () => {
     const { headers, accountId } = await t.newKey();
     await createProduct(t, headers, { sku: 'EXISTING' });
     const before = await snapshot(t, accountId);
-    const products = [item(0), item(1, { base_price: 1.23456 }), item(2), item(3, { currency: 'nope', url: 'ftp://x' })];
+    const products = [
+      item(0),
+      item(1, { base_price: 1.23456 }),
+      item(2),
+      item(3, { currency: 'nope', url: 'ftp://x' }),
+    ];
     const err = expectError(await batch(headers, { products, atomic: true }), 422, 'validation_failed');
     assert.deepEqual(fieldsOf(err), ['products[1].base_price', 'products[3].currency', 'products[3].url']);
     assert.deepEqual(await snapshot(t, accountId), before);
@@ -133,12 +178,18 @@ describe('products: batch create', () => {
     const res = await batch(headers, { products: [item(0), item(1, { sku: 'EXISTING' }), item(2)], atomic: true });
     assert.ok(res.statusCode === 409 || res.statusCode === 422, res.body);
     const err = res.json<{ details: { field: string }[] }>();
-    assert.deepEqual(err.details.map((d) => d.field), ['products[1].sku']);
+    assert.deepEqual(
+      err.details.map((d) => d.field),
+      ['products[1].sku'],
+    );
     assert.deepEqual(await snapshot(t, accountId), before);
     // Repeated within the batch.
     const dup = await batch(headers, { products: [item(0, { sku: 'D' }), item(1, { sku: 'D' })], atomic: true });
     assert.ok(dup.statusCode === 409 || dup.statusCode === 422, dup.body);
-    assert.deepEqual(dup.json<{ details: { field: string }[] }>().details.map((d) => d.field), ['products[1].sku']);
+    assert.deepEqual(
+      dup.json<{ details: { field: string }[] }>().details.map((d) => d.field),
+      ['products[1].sku'],
+    );
     assert.deepEqual(await snapshot(t, accountId), before);
   });
 
@@ -165,10 +216,15 @@ describe('products: batch create', () => {
     const b = await t.newKey();
     await createProduct(t, a.headers, { sku: 'X' });
     const prices = [0.1, 19.99, 1234567.8912, 0, 99999999999.9999];
-    const res = await batch(b.headers, { products: prices.map((p, i) => item(i, { base_price: p, sku: i === 0 ? 'X' : `P${i}` })) });
+    const res = await batch(b.headers, {
+      products: prices.map((p, i) => item(i, { base_price: p, sku: i === 0 ? 'X' : `P${i}` })),
+    });
     const out = res.json<BatchResult>();
     assert.equal(out.created, prices.length, 'SKU X of account A does not conflict in account B');
-    assert.deepEqual(out.data.map((r) => r.product!.base_price), prices);
+    assert.deepEqual(
+      out.data.map((r) => r.product!.base_price),
+      prices,
+    );
   });
 
   it('accepts a batch body over 1 MiB and refuses one over 10 MiB with 413', async () => {

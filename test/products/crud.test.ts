@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import { countProducts, createProduct, expectError, fieldsOf, PREFIXES, type ProductJson, snapshot } from './support.js';
+import {
+  countProducts,
+  createProduct,
+  expectError,
+  fieldsOf,
+  PREFIXES,
+  type ProductJson,
+  snapshot,
+} from './support.js';
 
 const full = {
   name: 'Espresso machine',
@@ -39,7 +47,14 @@ describe('products: create, read, update, delete', () => {
             lowest_competitor_price: null,
             last_checked_at: null,
             // No prices yet: ours is the base_price and there is nobody to compare with (test/products/position.test.ts).
-            position: { own_price: full.base_price, own_price_source: 'base_price', competitors_compared: 0, competitors_left_out: 0, rank: null, price_index: null },
+            position: {
+              own_price: full.base_price,
+              own_price_source: 'base_price',
+              competitors_compared: 0,
+              competitors_left_out: 0,
+              rank: null,
+              price_index: null,
+            },
           },
         },
       );
@@ -51,7 +66,12 @@ describe('products: create, read, update, delete', () => {
       assert.equal(got.statusCode, 200);
       assert.deepEqual(got.json(), p);
 
-      const put = await t.app.inject({ method: 'PUT', url: `${prefix}/products/${p.id}`, headers, payload: { base_price: 199 } });
+      const put = await t.app.inject({
+        method: 'PUT',
+        url: `${prefix}/products/${p.id}`,
+        headers,
+        payload: { base_price: 199 },
+      });
       assert.equal(put.statusCode, 200, put.body);
       assert.equal(put.json<ProductJson>().base_price, 199);
 
@@ -59,8 +79,16 @@ describe('products: create, read, update, delete', () => {
       assert.equal(del.statusCode, 204);
       assert.equal(del.body, '');
       expectError(await t.app.inject({ method: 'GET', url: `${prefix}/products/${p.id}`, headers }), 404, 'not_found');
-      expectError(await t.app.inject({ method: 'DELETE', url: `${prefix}/products/${p.id}`, headers }), 404, 'not_found');
-      expectError(await t.app.inject({ method: 'PUT', url: `${prefix}/products/${p.id}`, headers, payload: { name: 'x' } }), 404, 'not_found');
+      expectError(
+        await t.app.inject({ method: 'DELETE', url: `${prefix}/products/${p.id}`, headers }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await t.app.inject({ method: 'PUT', url: `${prefix}/products/${p.id}`, headers, payload: { name: 'x' } }),
+        404,
+        'not_found',
+      );
     });
   }
 
@@ -119,7 +147,10 @@ describe('products: create, read, update, delete', () => {
       const res = await t.app.inject({ method, url: `/api/v1/products/${p.id}`, headers, payload: next });
       assert.equal(res.statusCode, 200, res.body);
       const u = res.json<ProductJson>();
-      assert.deepEqual({ ...u, id: p.id, object: 'product', created_at: p.created_at, updated_at: u.updated_at }, { ...u, ...next });
+      assert.deepEqual(
+        { ...u, id: p.id, object: 'product', created_at: p.created_at, updated_at: u.updated_at },
+        { ...u, ...next },
+      );
     });
 
     it(`${method} with null clears optional fields`, async () => {
@@ -169,7 +200,12 @@ describe('products: create, read, update, delete', () => {
     const p = await createProduct(t, headers);
     let last = p.updated_at;
     for (let i = 0; i < 5; i++) {
-      const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { base_price: i } });
+      const res = await t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/products/${p.id}`,
+        headers,
+        payload: { base_price: i },
+      });
       const u = res.json<ProductJson>();
       assert.ok(Date.parse(u.updated_at) > Date.parse(last), `${u.updated_at} > ${last}`);
       assert.equal(u.created_at, p.created_at);
@@ -183,23 +219,43 @@ describe('products: create, read, update, delete', () => {
     // As if the previous update had happened "later" than now, e.g. within the same millisecond.
     const ahead = new Date(Date.now() + 3_600_000);
     await t.rt.db.query('update products set updated_at = $2 where id = $1', [p.id, ahead]);
-    const res = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers, payload: { name: 'later' } });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { name: 'later' },
+    });
     assert.ok(Date.parse(res.json<ProductJson>().updated_at) > ahead.getTime());
   });
 
   it('answers 404 for ids that cannot exist, never 500', async () => {
     const { headers } = await t.newKey();
-    for (const id of ['prod_doesnotexist', 'nope', 'x'.repeat(64), 'prod_%00', '%E2%9C%93', "prod_'%3B drop table products"]) {
+    for (const id of [
+      'prod_doesnotexist',
+      'nope',
+      'x'.repeat(64),
+      'prod_%00',
+      '%E2%9C%93',
+      "prod_'%3B drop table products",
+    ]) {
       for (const method of ['GET', 'DELETE'] as const) {
         expectError(await t.app.inject({ method, url: `/api/v1/products/${id}`, headers }), 404, 'not_found');
       }
-      expectError(await t.app.inject({ method: 'PUT', url: `/api/v1/products/${id}`, headers, payload: { name: 'x' } }), 404, 'not_found');
+      expectError(
+        await t.app.inject({ method: 'PUT', url: `/api/v1/products/${id}`, headers, payload: { name: 'x' } }),
+        404,
+        'not_found',
+      );
     }
   });
 
-  it('answers over-long and badly encoded ids with our JSON error, never Fastify\'s own', async () => {
+  it("answers over-long and badly encoded ids with our JSON error, never Fastify's own", async () => {
     const { headers } = await t.newKey();
-    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/products/${'x'.repeat(300)}`, headers }), 404, 'not_found');
+    expectError(
+      await t.app.inject({ method: 'GET', url: `/api/v1/products/${'x'.repeat(300)}`, headers }),
+      404,
+      'not_found',
+    );
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/products/%zz', headers }), 400, 'invalid_request');
   });
 
@@ -216,7 +272,11 @@ describe('products: create, read, update, delete', () => {
     assert.equal(await countProducts(t, accountId), 0);
     // Also with an explicit Content-Length: 0, as curl -X DELETE -H ... sends it.
     const q = await createProduct(t, headers);
-    const del2 = await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${q.id}`, headers: { ...headers, 'content-length': '0' } });
+    const del2 = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/products/${q.id}`,
+      headers: { ...headers, 'content-length': '0' },
+    });
     assert.equal(del2.statusCode, 204);
   });
 
@@ -285,7 +345,12 @@ describe('products: unique SKU per account', () => {
     const { headers, accountId } = await t.newKey();
     const creates = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name: `race ${i}`, base_price: 1, currency: 'USD', sku: 'RACE' } }),
+        t.app.inject({
+          method: 'POST',
+          url: '/api/v1/products',
+          headers,
+          payload: { name: `race ${i}`, base_price: 1, currency: 'USD', sku: 'RACE' },
+        }),
       ),
     );
     assert.deepEqual(creates.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409]);
@@ -294,17 +359,27 @@ describe('products: unique SKU per account', () => {
 
     const others = await Promise.all([createProduct(t, headers), createProduct(t, headers), createProduct(t, headers)]);
     const updates = await Promise.all(
-      others.map((p) => t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { sku: 'RACE-2' } })),
+      others.map((p) =>
+        t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { sku: 'RACE-2' } }),
+      ),
     );
     assert.deepEqual(updates.map((r) => r.statusCode).sort(), [200, 409, 409]);
-    const r = await t.rt.db.query<{ n: number }>("select count(*)::int as n from products where account_id = $1 and sku = 'RACE-2'", [accountId]);
+    const r = await t.rt.db.query<{ n: number }>(
+      "select count(*)::int as n from products where account_id = $1 and sku = 'RACE-2'",
+      [accountId],
+    );
     assert.equal(Number(r.rows[0]!.n), 1);
   });
 
-  it('allows an update that keeps the product\'s own SKU', async () => {
+  it("allows an update that keeps the product's own SKU", async () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers, { sku: 'SELF' });
-    const res = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers, payload: { sku: 'SELF', name: 'ok' } });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { sku: 'SELF', name: 'ok' },
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
@@ -316,7 +391,12 @@ describe('products: unique SKU per account', () => {
     assert.equal(pb.sku, 'SHARED');
     // And an update in B to a SKU only A uses.
     await createProduct(t, a.headers, { sku: 'ONLY-A' });
-    const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${pb.id}`, headers: b.headers, payload: { sku: 'ONLY-A' } });
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${pb.id}`,
+      headers: b.headers,
+      payload: { sku: 'ONLY-A' },
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
@@ -324,7 +404,12 @@ describe('products: unique SKU per account', () => {
     const a = await t.newKey();
     const a2 = await t.newKey('business', a.accountId);
     await createProduct(t, a.headers, { sku: 'ACC' });
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: a2.headers, payload: { name: 'x', base_price: 1, currency: 'USD', sku: 'ACC' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: a2.headers,
+      payload: { name: 'x', base_price: 1, currency: 'USD', sku: 'ACC' },
+    });
     expectError(res, 409, 'conflict');
   });
 });

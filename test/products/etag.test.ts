@@ -23,13 +23,25 @@ describe('products: ETag and If-None-Match', () => {
     assert.ok(cached.headers['x-ratelimit-remaining'] !== undefined, 'still carries rate-limit headers');
 
     // Also in a list of tags, and in the strong form.
-    const listed = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': `"nope", ${etag}` } });
+    const listed = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': `"nope", ${etag}` },
+    });
     assert.equal(listed.statusCode, 304);
-    const strong = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': etag.replace(/^W\//, '') } });
+    const strong = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': etag.replace(/^W\//, '') },
+    });
     assert.equal(strong.statusCode, 304);
     const star = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': '*' } });
     assert.equal(star.statusCode, 304);
-    const other = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': '"something-else"' } });
+    const other = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': '"something-else"' },
+    });
     assert.equal(other.statusCode, 200);
     assert.equal(other.json().id, p.id);
   });
@@ -39,7 +51,12 @@ describe('products: ETag and If-None-Match', () => {
     const p = await createProduct(t, headers);
     const url = `/api/v1/products/${p.id}`;
     const etag = (await t.app.inject({ method: 'GET', url, headers })).headers.etag as string;
-    const put = await t.app.inject({ method: 'PUT', url, headers: { ...headers, 'if-none-match': etag }, payload: { base_price: 11 } });
+    const put = await t.app.inject({
+      method: 'PUT',
+      url,
+      headers: { ...headers, 'if-none-match': etag },
+      payload: { base_price: 11 },
+    });
     assert.equal(put.statusCode, 200, 'PUT never answers 304');
     assert.equal(put.json().base_price, 11);
     const after = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': etag } });
@@ -47,16 +64,30 @@ describe('products: ETag and If-None-Match', () => {
     assert.notEqual(after.headers.etag, etag);
     assert.equal(after.json().base_price, 11);
     // Even an update that sets the same values: updated_at moved, so the representation changed.
-    const same = await t.app.inject({ method: 'PATCH', url, headers: { ...headers, 'if-none-match': after.headers.etag as string }, payload: { base_price: 11 } });
+    const same = await t.app.inject({
+      method: 'PATCH',
+      url,
+      headers: { ...headers, 'if-none-match': after.headers.etag as string },
+      payload: { base_price: 11 },
+    });
     assert.equal(same.statusCode, 200);
-    const third = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': after.headers.etag as string } });
+    const third = await t.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': after.headers.etag as string },
+    });
     assert.equal(third.statusCode, 200);
   });
 
   it('never answers 304 to POST, PUT, PATCH or DELETE, even with If-None-Match: *', async () => {
     const { headers } = await t.newKey();
     const h = { ...headers, 'if-none-match': '*' };
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: h, payload: { name: 'n', base_price: 1, currency: 'USD' } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: h,
+      payload: { name: 'n', base_price: 1, currency: 'USD' },
+    });
     assert.equal(created.statusCode, 201);
     assert.equal(created.headers.etag, undefined);
     const url = `/api/v1/products/${created.json().id}`;
@@ -67,7 +98,11 @@ describe('products: ETag and If-None-Match', () => {
 
   it('never answers 304 to an error', async () => {
     const { headers } = await t.newKey();
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/products/prod_0000000000missing0000000', headers: { ...headers, 'if-none-match': '*' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/products/prod_0000000000missing0000000',
+      headers: { ...headers, 'if-none-match': '*' },
+    });
     expectError(res, 404, 'not_found');
     assert.equal(res.headers.etag, undefined);
   });
@@ -93,9 +128,14 @@ describe('products: ETag and If-None-Match', () => {
     const a = await t.newKey();
     const b = await t.newKey();
     await createProduct(t, a.headers, { name: 'only-a' });
-    const etagA = (await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: a.headers })).headers.etag as string;
-    const resB = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { ...b.headers, 'if-none-match': etagA } });
-    assert.equal(resB.statusCode, 200, 'B\'s list differs from A\'s, so A\'s tag does not match');
+    const etagA = (await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: a.headers })).headers
+      .etag as string;
+    const resB = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/products',
+      headers: { ...b.headers, 'if-none-match': etagA },
+    });
+    assert.equal(resB.statusCode, 200, "B's list differs from A's, so A's tag does not match");
     assert.deepEqual(resB.json().data, []);
   });
 });

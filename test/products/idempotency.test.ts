@@ -108,7 +108,12 @@ describe('products: Idempotency-Key', () => {
 
   it('does not store an atomic batch refused as invalid either', async () => {
     const { headers, accountId } = await t.newKey();
-    const bad = await post(headers, 'batch-fix', { products: [body, { ...body, currency: 'nope' }], atomic: true }, '/api/v1/products/batch');
+    const bad = await post(
+      headers,
+      'batch-fix',
+      { products: [body, { ...body, currency: 'nope' }], atomic: true },
+      '/api/v1/products/batch',
+    );
     expectError(bad, 422, 'validation_failed');
     const good = await post(headers, 'batch-fix', { products: [body, body], atomic: true }, '/api/v1/products/batch');
     assert.equal(good.statusCode, 200, good.body);
@@ -151,7 +156,11 @@ describe('products: Idempotency-Key', () => {
 
   it('lets only one of two concurrent requests with the same key create', async () => {
     const { headers, accountId } = await t.newKey();
-    const results = await Promise.all([post(headers, 'race', body), post(headers, 'race', body), post(headers, 'race', body)]);
+    const results = await Promise.all([
+      post(headers, 'race', body),
+      post(headers, 'race', body),
+      post(headers, 'race', body),
+    ]);
     const statuses = results.map((r) => r.statusCode);
     for (const s of statuses) assert.ok(s === 201 || s === 409, String(s));
     assert.ok(statuses.includes(201));
@@ -164,7 +173,13 @@ describe('products: Idempotency-Key', () => {
 
   it('replays a batch with its per-item results', async () => {
     const { headers, accountId } = await t.newKey();
-    const payload = { products: [{ ...body, sku: 'A' }, { ...body, sku: 'A' }, { ...body, currency: 'bad' }] };
+    const payload = {
+      products: [
+        { ...body, sku: 'A' },
+        { ...body, sku: 'A' },
+        { ...body, currency: 'bad' },
+      ],
+    };
     const first = await post(headers, 'batch-1', payload, '/api/v1/products/batch');
     assert.equal(first.statusCode, 200, first.body);
     const again = await post(headers, 'batch-1', payload, '/api/v1/products/batch');
@@ -177,8 +192,18 @@ describe('products: Idempotency-Key', () => {
   it('ignores Idempotency-Key where it does not apply (PUT)', async () => {
     const { headers } = await t.newKey();
     const p = (await post(headers, undefined, body)).json<ProductJson>();
-    const a = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers: { ...headers, 'idempotency-key': 'k' }, payload: { name: 'one' } });
-    const b = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers: { ...headers, 'idempotency-key': 'k' }, payload: { name: 'two' } });
+    const a = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/products/${p.id}`,
+      headers: { ...headers, 'idempotency-key': 'k' },
+      payload: { name: 'one' },
+    });
+    const b = await t.app.inject({
+      method: 'PUT',
+      url: `/api/v1/products/${p.id}`,
+      headers: { ...headers, 'idempotency-key': 'k' },
+      payload: { name: 'two' },
+    });
     assert.equal(a.statusCode, 200);
     assert.equal(b.json<ProductJson>().name, 'two');
   });

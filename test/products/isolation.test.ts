@@ -27,10 +27,23 @@ describe('products: tenant isolation', () => {
       const { owner, other, secret } = await twoAccounts();
       const before = await snapshot(t, owner.accountId);
       const url = `${prefix}/products/${secret.id}`;
-      const own404 = expectError(await t.app.inject({ method: 'GET', url: `${prefix}/products/prod_0000000000nonexistent000`, headers: other.headers }), 404, 'not_found');
+      const own404 = expectError(
+        await t.app.inject({
+          method: 'GET',
+          url: `${prefix}/products/prod_0000000000nonexistent000`,
+          headers: other.headers,
+        }),
+        404,
+        'not_found',
+      );
       const cases = [
         await t.app.inject({ method: 'GET', url, headers: other.headers }),
-        await t.app.inject({ method: 'PUT', url, headers: other.headers, payload: { name: 'hijacked', base_price: 0 } }),
+        await t.app.inject({
+          method: 'PUT',
+          url,
+          headers: other.headers,
+          payload: { name: 'hijacked', base_price: 0 },
+        }),
         await t.app.inject({ method: 'PATCH', url, headers: other.headers, payload: { sku: null } }),
         await t.app.inject({ method: 'DELETE', url, headers: other.headers }),
         await t.app.inject({ method: 'HEAD', url, headers: other.headers }),
@@ -42,13 +55,13 @@ describe('products: tenant isolation', () => {
         assert.doesNotMatch(res.body, /Secret|Hidden|SECRET|42\.42/);
       }
       assert.equal(cases[4]!.statusCode, 404);
-      assert.deepEqual(await snapshot(t, owner.accountId), before, 'the owner\'s data is unchanged');
+      assert.deepEqual(await snapshot(t, owner.accountId), before, "the owner's data is unchanged");
       const still = await t.app.inject({ method: 'GET', url, headers: owner.headers });
       assert.deepEqual(still.json(), secret);
     });
   }
 
-  it('never lists or filters in another account\'s products', async () => {
+  it("never lists or filters in another account's products", async () => {
     const { other, secret, mine } = await twoAccounts();
     const queries = [
       '',
@@ -70,24 +83,36 @@ describe('products: tenant isolation', () => {
       const ids = res.json<{ data: ProductJson[] }>().data.map((p) => p.id);
       assert.ok(!ids.includes(secret.id), q);
       assert.doesNotMatch(res.body, /Secret|Hidden/);
-      assert.ok(ids.every((id) => id === mine.id), q);
+      assert.ok(
+        ids.every((id) => id === mine.id),
+        q,
+      );
     }
   });
 
-  it('does not let a cursor from one account reveal another account\'s products', async () => {
+  it("does not let a cursor from one account reveal another account's products", async () => {
     const { owner, other, secret } = await twoAccounts();
     await createProduct(t, owner.headers, { name: 'Second secret' });
     const page = await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=1', headers: owner.headers });
     const cursor = page.json<{ pagination: { next_cursor: string } }>().pagination.next_cursor;
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1/products?limit=1&cursor=${encodeURIComponent(cursor)}`, headers: other.headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/products?limit=1&cursor=${encodeURIComponent(cursor)}`,
+      headers: other.headers,
+    });
     assert.equal(res.statusCode, 200);
     assert.ok(!res.body.includes(secret.id));
     assert.doesNotMatch(res.body, /secret/i);
   });
 
-  it('does not reveal another account\'s SKU through a conflict', async () => {
+  it("does not reveal another account's SKU through a conflict", async () => {
     const { other, secret } = await twoAccounts();
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: other.headers, payload: { name: 'x', base_price: 1, currency: 'USD', sku: 'SECRET-1' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/products',
+      headers: other.headers,
+      payload: { name: 'x', base_price: 1, currency: 'USD', sku: 'SECRET-1' },
+    });
     assert.equal(res.statusCode, 201, 'the SKU is free in this account');
     assert.ok(!res.body.includes(secret.id));
   });
@@ -96,8 +121,14 @@ describe('products: tenant isolation', () => {
     const a = await t.newKey();
     const a2 = await t.newKey('starter', a.accountId);
     const p = await createProduct(t, a.headers);
-    assert.equal((await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers: a2.headers })).statusCode, 200);
-    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${p.id}`, headers: a2.headers })).statusCode, 204);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers: a2.headers })).statusCode,
+      200,
+    );
+    assert.equal(
+      (await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${p.id}`, headers: a2.headers })).statusCode,
+      204,
+    );
   });
 
   it('needs a key for every product route', async () => {
@@ -112,7 +143,12 @@ describe('products: tenant isolation', () => {
       ['DELETE', `/api/v1/products/${secret.id}`],
       ['GET', `/v1/products/${secret.id}`],
     ] as const) {
-      const res = await t.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+      const res = await t.app.inject({
+        method,
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+      });
       expectError(res, 401, 'unauthorized');
       assert.doesNotMatch(res.body, /Secret/);
     }

@@ -49,7 +49,12 @@ function compareBy(field: keyof ProductJson) {
 }
 
 async function batch(t: TestApp, headers: Headers, products: Record<string, unknown>[]) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/products/batch', headers, payload: { products, atomic: true } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/products/batch',
+    headers,
+    payload: { products, atomic: true },
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<{ data: { product: ProductJson }[] }>().data.map((d) => d.product);
 }
@@ -70,7 +75,10 @@ describe('products: list pagination and sorting', () => {
     assert.equal(typeof first.pagination.next_cursor, 'string');
     assert.equal(first.data[0]!.id, made[22]!.id, 'newest first');
     const rest = await page(t, headers, `cursor=${encodeURIComponent(first.pagination.next_cursor!)}`);
-    assert.deepEqual(rest.data.map((p) => p.name), ['p2', 'p1', 'p0']);
+    assert.deepEqual(
+      rest.data.map((p) => p.name),
+      ['p2', 'p1', 'p0'],
+    );
     assert.equal(rest.pagination.has_more, false);
     assert.equal(rest.pagination.next_cursor, null);
     // Exactly one page's worth: no has_more.
@@ -86,11 +94,33 @@ describe('products: list pagination and sorting', () => {
     for (let i = 0; i < 3; i++) await createProduct(t, headers);
     assert.equal((await page(t, headers, 'limit=1')).data.length, 1);
     assert.equal((await page(t, headers, 'limit=100')).pagination.limit, 100);
-    for (const bad of ['0', '101', '-1', 'abc', '1.5', '', '1e2', '0x10', '10abc', '99999999999999999999', ' 5', '5 ', '+5']) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products?limit=${encodeURIComponent(bad)}`, headers });
+    for (const bad of [
+      '0',
+      '101',
+      '-1',
+      'abc',
+      '1.5',
+      '',
+      '1e2',
+      '0x10',
+      '10abc',
+      '99999999999999999999',
+      ' 5',
+      '5 ',
+      '+5',
+    ]) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/products?limit=${encodeURIComponent(bad)}`,
+        headers,
+      });
       assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), ['limit'], `limit=${bad}`);
     }
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=5&limit=6', headers }), 422, 'validation_failed');
+    expectError(
+      await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=5&limit=6', headers }),
+      422,
+      'validation_failed',
+    );
   });
 
   it('walks every item exactly once for every sort, ascending and descending, with ties and NULLs', async () => {
@@ -111,7 +141,12 @@ describe('products: list pagination and sorting', () => {
     for (const s of specs.slice(13)) made.push(await createProduct(t, headers, s));
     // Some updates, so updated_at differs from created_at and has ties too.
     for (const p of made.slice(0, 3)) {
-      await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { description: 'touched' } });
+      await t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/products/${p.id}`,
+        headers,
+        payload: { description: 'touched' },
+      });
     }
     const ids = new Set(made.map((p) => p.id));
 
@@ -126,7 +161,11 @@ describe('products: list pagination and sorting', () => {
         }
         for (const limit of [1, 6]) {
           const { items, pages } = await walk(t, headers, `sort=${sort}`, limit);
-          assert.deepEqual(items.map((p) => p.id), all.data.map((p) => p.id), `${sort} limit=${limit}`);
+          assert.deepEqual(
+            items.map((p) => p.id),
+            all.data.map((p) => p.id),
+            `${sort} limit=${limit}`,
+          );
           assert.equal(pages, Math.ceil(ids.size / limit), 'no empty trailing page');
         }
       }
@@ -135,7 +174,11 @@ describe('products: list pagination and sorting', () => {
 
   it('orders exact ties by id in both directions', async () => {
     const { headers } = await t.newKey();
-    await batch(t, headers, Array.from({ length: 6 }, () => ({ name: 'same', base_price: 1, currency: 'USD' })));
+    await batch(
+      t,
+      headers,
+      Array.from({ length: 6 }, () => ({ name: 'same', base_price: 1, currency: 'USD' })),
+    );
     const asc = (await page(t, headers, 'sort=name')).data.map((p) => p.id);
     const desc = (await page(t, headers, 'sort=-name')).data.map((p) => p.id);
     assert.deepEqual(desc, [...asc].reverse());
@@ -151,7 +194,11 @@ describe('products: list pagination and sorting', () => {
       let cursor: string | null = null;
       let n = 0;
       do {
-        const p = await page(t, headers, `sort=${sort}&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const p = await page(
+          t,
+          headers,
+          `sort=${sort}&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         seen.push(...p.data.map((x) => x.id));
         cursor = p.pagination.next_cursor;
         // Inserts between pages, sorting before, among and after the items not yet seen.
@@ -187,7 +234,11 @@ describe('products: list pagination and sorting', () => {
       ['sort=sku', forge(['sku', 5, 'prod_x'])],
     ];
     for (const [q, cursor] of cases) {
-      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products?${q}&cursor=${encodeURIComponent(cursor)}`, headers });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/products?${q}&cursor=${encodeURIComponent(cursor)}`,
+        headers,
+      });
       const body = expectError(res, 400, 'invalid_request');
       assert.deepEqual(fieldsOf(body), ['cursor'], `${q} ${cursor}`);
     }
@@ -214,11 +265,48 @@ describe('products: list filters', () => {
     const key = await t.newKey();
     const h = key.headers;
     const p = {
-      kettle: await createProduct(t, h, { name: 'Kettle', brand: 'Acme', sku: 'K-1', category: 'kitchen', base_price: 19.99, currency: 'EUR', description: 'Boils water' }),
-      toaster: await createProduct(t, h, { name: 'Toaster', brand: 'acme', sku: 'T-1', category: 'kitchen', base_price: 35, currency: 'USD' }),
-      drill: await createProduct(t, h, { name: 'Drill 100% power', brand: 'Bosch', sku: 'D_1', category: 'tools', base_price: 89.5, currency: 'USD' }),
-      saw: await createProduct(t, h, { name: 'Saw', brand: null, sku: null, category: null, base_price: 0, currency: 'GBP', description: 'A_b and 50% off \\ sale' }),
-      dx: await createProduct(t, h, { name: 'DX1', brand: 'Bosch', sku: 'DX1', category: 'tools', base_price: 1234567.8912, currency: 'USD' }),
+      kettle: await createProduct(t, h, {
+        name: 'Kettle',
+        brand: 'Acme',
+        sku: 'K-1',
+        category: 'kitchen',
+        base_price: 19.99,
+        currency: 'EUR',
+        description: 'Boils water',
+      }),
+      toaster: await createProduct(t, h, {
+        name: 'Toaster',
+        brand: 'acme',
+        sku: 'T-1',
+        category: 'kitchen',
+        base_price: 35,
+        currency: 'USD',
+      }),
+      drill: await createProduct(t, h, {
+        name: 'Drill 100% power',
+        brand: 'Bosch',
+        sku: 'D_1',
+        category: 'tools',
+        base_price: 89.5,
+        currency: 'USD',
+      }),
+      saw: await createProduct(t, h, {
+        name: 'Saw',
+        brand: null,
+        sku: null,
+        category: null,
+        base_price: 0,
+        currency: 'GBP',
+        description: 'A_b and 50% off \\ sale',
+      }),
+      dx: await createProduct(t, h, {
+        name: 'DX1',
+        brand: 'Bosch',
+        sku: 'DX1',
+        category: 'tools',
+        base_price: 1234567.8912,
+        currency: 'USD',
+      }),
     };
     return { h, p };
   }
@@ -250,7 +338,12 @@ describe('products: list filters', () => {
     assert.deepEqual(names(await page(t, h, 'max_price=0')), ['Saw']);
     assert.deepEqual(names(await page(t, h, 'min_price=35&max_price=89.5')), ['Drill 100% power', 'Toaster']);
     assert.deepEqual(names(await page(t, h, 'min_price=1234567.8912&max_price=1234567.8912')), ['DX1']);
-    assert.deepEqual(names(await page(t, h, 'min_price=19.99&sort=base_price')), ['DX1', 'Drill 100% power', 'Kettle', 'Toaster']);
+    assert.deepEqual(names(await page(t, h, 'min_price=19.99&sort=base_price')), [
+      'DX1',
+      'Drill 100% power',
+      'Kettle',
+      'Toaster',
+    ]);
   });
 
   it('searches q case-insensitively over name, brand, sku and description', async () => {
@@ -271,12 +364,14 @@ describe('products: list filters', () => {
     assert.deepEqual(names(await page(t, h, 'q=_')), ['Drill 100% power', 'Saw']); // sku D_1, description A_b
     assert.deepEqual(names(await page(t, h, 'q=D_1')), ['Drill 100% power']);
     assert.deepEqual(names(await page(t, h, 'q=%5C')), ['Saw']);
-    assert.deepEqual(names(await page(t, h, "q=%27%20or%201%3D1--")), []);
+    assert.deepEqual(names(await page(t, h, 'q=%27%20or%201%3D1--')), []);
   });
 
   it('filters on created_after (inclusive) and created_before (exclusive)', async () => {
     const { h, p } = await fixture();
-    const all = [p.kettle, p.toaster, p.drill, p.saw, p.dx].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+    const all = [p.kettle, p.toaster, p.drill, p.saw, p.dx].sort(
+      (a, b) => Date.parse(a.created_at) - Date.parse(b.created_at),
+    );
     const mid = all[2]!;
     const after = await page(t, h, `created_after=${encodeURIComponent(mid.created_at)}&limit=100`);
     assert.ok(after.data.some((x) => x.id === mid.id));
@@ -293,7 +388,10 @@ describe('products: list filters', () => {
   it('combines filters with sorting and pagination', async () => {
     const { h } = await fixture();
     const { items } = await walk(t, h, 'currency=USD&sort=-base_price&min_price=1', 1);
-    assert.deepEqual(items.map((x) => x.name), ['DX1', 'Drill 100% power', 'Toaster']);
+    assert.deepEqual(
+      items.map((x) => x.name),
+      ['DX1', 'Drill 100% power', 'Toaster'],
+    );
   });
 
   it('refuses bad filter values with 422 naming the parameter, never ignoring them', async () => {

@@ -8,10 +8,11 @@ import { createProduct, type ProductJson } from './support.js';
 describe('products: monitoring.position', () => {
   const t = useTestApp();
 
-  it('ranks our latest price among the competitors\' latest, converted with the account\'s rates', async () => {
+  it("ranks our latest price among the competitors' latest, converted with the account's rates", async () => {
     const { headers, accountId } = await t.newKey();
     const p = await createProduct(t, headers, { base_price: 100, currency: 'EUR' });
-    const comp = async (name: string) => (await createCompetitor(t, headers, { name, website: `https://${name}.example` })).id;
+    const comp = async (name: string) =>
+      (await createCompetitor(t, headers, { name, website: `https://${name}.example` })).id;
     const [a, b, c, d] = [await comp('a'), await comp('b'), await comp('c'), await comp('d')];
     await setRate(t, accountId, 'USD', 'EUR', '0.9');
     await observe(t, accountId, [
@@ -23,13 +24,29 @@ describe('products: monitoring.position', () => {
     ]);
     const got = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
     // 95 / 90 x 100; two competitors are cheaper than us.
-    const expected = { own_price: 95, own_price_source: 'observation', competitors_compared: 2, competitors_left_out: 2, rank: 3, price_index: 105.56 };
+    const expected = {
+      own_price: 95,
+      own_price_source: 'observation',
+      competitors_compared: 2,
+      competitors_left_out: 2,
+      rank: 3,
+      price_index: 105.56,
+    };
     assert.deepEqual(got.monitoring.position, expected);
     const listed = (await getJson<Page<ProductJson>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
     assert.deepEqual(listed.monitoring.position, expected);
     // Priced in USD now: our 95 EUR is 95 / 0.9 = 105.5556 USD (the inverse of the only rate), a's 90 EUR is 100 USD.
-    const moved = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { currency: 'USD' } });
-    assert.deepEqual(moved.json<ProductJson>().monitoring.position, { ...expected, own_price: 105.5556, price_index: 105.56 });
+    const moved = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { currency: 'USD' },
+    });
+    assert.deepEqual(moved.json<ProductJson>().monitoring.position, {
+      ...expected,
+      own_price: 105.5556,
+      price_index: 105.56,
+    });
     // Our price in a currency without a rate cannot be ranked; it is still reported as unknown, never mixed.
     await observe(t, accountId, [{ product: p.id, price: 1000, currency: 'JPY', ago: 0 }]);
     const unranked = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);

@@ -21,7 +21,13 @@ export interface ProductJson {
   updated_at: string;
   monitoring: {
     listing_count: number;
-    lowest_competitor_price: { price: number; currency: string; competitor_id: string; listing_id: string; observed_at: string | null } | null;
+    lowest_competitor_price: {
+      price: number;
+      currency: string;
+      competitor_id: string;
+      listing_id: string;
+      observed_at: string | null;
+    } | null;
     last_checked_at: string | null;
     position: {
       own_price: number | null;
@@ -44,7 +50,12 @@ export interface ErrorJson {
 
 export const PREFIXES = ['/api/v1', '/v1'] as const;
 
-export async function createProduct(t: TestApp, headers: Headers, body: Record<string, unknown> = {}, prefix = '/api/v1') {
+export async function createProduct(
+  t: TestApp,
+  headers: Headers,
+  body: Record<string, unknown> = {},
+  prefix = '/api/v1',
+) {
   const res = await t.app.inject({
     method: 'POST',
     url: `${prefix}/products`,
@@ -57,7 +68,10 @@ export async function createProduct(t: TestApp, headers: Headers, body: Record<s
 
 /** Products of an account, counted in the database itself. */
 export async function countProducts(t: TestApp, accountId: string): Promise<number> {
-  const r = await t.rt.db.query<{ n: number | string }>('select count(*)::int as n from products where account_id = $1', [accountId]);
+  const r = await t.rt.db.query<{ n: number | string }>(
+    'select count(*)::int as n from products where account_id = $1',
+    [accountId],
+  );
   return Number(r.rows[0]!.n);
 }
 
@@ -88,7 +102,18 @@ export function expectError(res: LightMyRequestResponse, status: number, code: s
 
 /** No stack traces, SQL or driver internals in a response body. */
 export function assertNoLeaks(body: string) {
-  for (const pattern of [/\bat .+:\d+:\d+/, /node_modules/, /\bselect\b.+\bfrom\b/i, /\binsert into\b/i, /\bupdate \w+ set\b/i, /syntax error at/i, /violates/i, /\bpg_/, /SQLSTATE/i, /stack/i]) {
+  for (const pattern of [
+    /\bat .+:\d+:\d+/,
+    /node_modules/,
+    /\bselect\b.+\bfrom\b/i,
+    /\binsert into\b/i,
+    /\bupdate \w+ set\b/i,
+    /syntax error at/i,
+    /violates/i,
+    /\bpg_/,
+    /SQLSTATE/i,
+    /stack/i,
+  ]) {
     assert.doesNotMatch(body, pattern, `response leaks internals: ${body.slice(0, 500)}`);
   }
 }

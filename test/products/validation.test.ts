@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import { countProducts, createProduct, expectError, fieldsOf, type Headers, type ProductJson, snapshot } from './support.js';
+import {
+  countProducts,
+  createProduct,
+  expectError,
+  fieldsOf,
+  type Headers,
+  type ProductJson,
+  snapshot,
+} from './support.js';
 
 const valid = { name: 'Widget', base_price: 10, currency: 'USD' };
 
@@ -22,7 +30,9 @@ describe('products: money', () => {
       assert.match(created.body, new RegExp(`"base_price":${String(price).replace('.', '\\.')}[,}]`));
       const p = created.json<ProductJson>();
       assert.equal(p.base_price, price);
-      const stored = await t.rt.db.query<{ v: string }>('select base_price::text as v from products where id = $1', [p.id]);
+      const stored = await t.rt.db.query<{ v: string }>('select base_price::text as v from products where id = $1', [
+        p.id,
+      ]);
       assert.equal(Number(stored.rows[0]!.v), price);
       const trim = (v: string) => (v.includes('.') ? v.replace(/\.?0+$/, '') : v);
       assert.equal(trim(stored.rows[0]!.v), String(price));
@@ -30,7 +40,12 @@ describe('products: money', () => {
       assert.equal(got.json<ProductJson>().base_price, price);
       const list = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers });
       assert.equal(list.json<{ data: ProductJson[] }>().data[0]!.base_price, price);
-      const upd = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: `{"base_price":${price}}` });
+      const upd = await t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/products/${p.id}`,
+        headers,
+        payload: `{"base_price":${price}}`,
+      });
       assert.equal(upd.json<ProductJson>().base_price, price);
       assert.equal(await countProducts(t, accountId), 1);
     });
@@ -38,8 +53,18 @@ describe('products: money', () => {
 
   it('accepts exponent notation that has at most 4 decimals', async () => {
     const { headers } = await t.newKey();
-    for (const [text, value] of [['1e3', 1000], ['1.5E-3', 0.0015], ['2.5e+2', 250], ['-0', 0]] as const) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: `{"name":"e","currency":"USD","base_price":${text}}` });
+    for (const [text, value] of [
+      ['1e3', 1000],
+      ['1.5E-3', 0.0015],
+      ['2.5e+2', 250],
+      ['-0', 0],
+    ] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers,
+        payload: `{"name":"e","currency":"USD","base_price":${text}}`,
+      });
       assert.equal(res.statusCode, 201, `${text}: ${res.body}`);
       assert.equal(res.json<ProductJson>().base_price, value);
     }
@@ -69,13 +94,23 @@ describe('products: money', () => {
   for (const [text, why] of bad) {
     it(`refuses base_price ${text} (${why}) with 422 on create and update`, async () => {
       const { headers, accountId } = await t.newKey();
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: `{"name":"m","currency":"USD","base_price":${text}}` });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers,
+        payload: `{"name":"m","currency":"USD","base_price":${text}}`,
+      });
       const body = expectError(res, 422, 'validation_failed');
       assert.deepEqual(fieldsOf(body), ['base_price']);
       assert.equal(await countProducts(t, accountId), 0);
       const p = await createProduct(t, headers);
       const before = await snapshot(t, accountId);
-      const upd = await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers, payload: `{"base_price":${text}}` });
+      const upd = await t.app.inject({
+        method: 'PUT',
+        url: `/api/v1/products/${p.id}`,
+        headers,
+        payload: `{"base_price":${text}}`,
+      });
       assert.deepEqual(fieldsOf(expectError(upd, 422, 'validation_failed')), ['base_price']);
       assert.deepEqual(await snapshot(t, accountId), before);
     });
@@ -84,7 +119,12 @@ describe('products: money', () => {
   it('refuses NaN and Infinity literals as invalid JSON', async () => {
     const { headers } = await t.newKey();
     for (const text of ['NaN', 'Infinity', '-Infinity', '0x10', '1.', '.5', '01']) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: `{"name":"m","currency":"USD","base_price":${text}}` });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers,
+        payload: `{"name":"m","currency":"USD","base_price":${text}}`,
+      });
       expectError(res, 400, 'invalid_json');
     }
   });
@@ -110,7 +150,16 @@ describe('products: field validation', () => {
       url: 'ftp://files.example/x',
     });
     const body = expectError(res, 422, 'validation_failed');
-    assert.deepEqual(fieldsOf(body), ['base_price', 'brand', 'category', 'currency', 'description', 'name', 'sku', 'url']);
+    assert.deepEqual(fieldsOf(body), [
+      'base_price',
+      'brand',
+      'category',
+      'currency',
+      'description',
+      'name',
+      'sku',
+      'url',
+    ]);
     for (const d of body.details!) assert.ok(d.message.length > 0 && d.message.length < 200, d.message);
     assert.equal(await countProducts(t, accountId), 0);
   });
@@ -124,10 +173,19 @@ describe('products: field validation', () => {
 
   it('refuses unknown fields, by name', async () => {
     const { headers, accountId } = await t.newKey();
-    const body = expectError(await post(headers, { ...valid, colour: 'red', id: 'prod_x', created_at: '2020-01-01T00:00:00Z' }), 422, 'validation_failed');
+    const body = expectError(
+      await post(headers, { ...valid, colour: 'red', id: 'prod_x', created_at: '2020-01-01T00:00:00Z' }),
+      422,
+      'validation_failed',
+    );
     assert.deepEqual(fieldsOf(body), ['colour', 'created_at', 'id']);
     const p = await createProduct(t, headers);
-    const upd = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { colour: 'red' } });
+    const upd = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { colour: 'red' },
+    });
     assert.deepEqual(fieldsOf(expectError(upd, 422, 'validation_failed')), ['colour']);
     assert.equal(await countProducts(t, accountId), 1);
   });
@@ -144,13 +202,22 @@ describe('products: field validation', () => {
     expectError(await post(headers, ''), 422, 'validation_failed');
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/products', headers }), 422, 'validation_failed');
     const p = await createProduct(t, headers);
-    expectError(await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers }), 422, 'validation_failed');
+    expectError(
+      await t.app.inject({ method: 'PUT', url: `/api/v1/products/${p.id}`, headers }),
+      422,
+      'validation_failed',
+    );
     assert.equal(await countProducts(t, accountId), 1);
   });
 
   it('upper-cases currency codes and refuses unknown ones', async () => {
     const { headers } = await t.newKey();
-    for (const [given, stored] of [['usd', 'USD'], ['Eur', 'EUR'], ['jpy', 'JPY'], ['CHF', 'CHF']]) {
+    for (const [given, stored] of [
+      ['usd', 'USD'],
+      ['Eur', 'EUR'],
+      ['jpy', 'JPY'],
+      ['CHF', 'CHF'],
+    ]) {
       assert.equal((await createProduct(t, headers, { currency: given })).currency, stored);
     }
     for (const cur of ['ABC', 'US', 'USDX', 'U$D', '', '123', 'usd ', 'EURO', 'ÜSD']) {
@@ -161,10 +228,26 @@ describe('products: field validation', () => {
 
   it('accepts only absolute http(s) URLs', async () => {
     const { headers } = await t.newKey();
-    for (const url of ['http://a.example', 'https://shop.example/p?id=1&x=%20#frag', 'HTTPS://SHOP.EXAMPLE/', 'https://[::1]:8443/x']) {
+    for (const url of [
+      'http://a.example',
+      'https://shop.example/p?id=1&x=%20#frag',
+      'HTTPS://SHOP.EXAMPLE/',
+      'https://[::1]:8443/x',
+    ]) {
       assert.equal((await createProduct(t, headers, { url })).url, url);
     }
-    for (const url of ['ftp://a.example', 'javascript:alert(1)', 'data:text/html,hi', '//a.example/x', '/relative', 'shop.example', 'https://exa mple.com', '', 'mailto:a@b.c', 'http:\\\\evil']) {
+    for (const url of [
+      'ftp://a.example',
+      'javascript:alert(1)',
+      'data:text/html,hi',
+      '//a.example/x',
+      '/relative',
+      'shop.example',
+      'https://exa mple.com',
+      '',
+      'mailto:a@b.c',
+      'http:\\\\evil',
+    ]) {
       const body = expectError(await post(headers, { ...valid, url }), 422, 'validation_failed');
       assert.deepEqual(fieldsOf(body), ['url'], url);
     }
@@ -176,22 +259,34 @@ describe('products: field validation', () => {
     for (const [field, max] of Object.entries(limits)) {
       const ok = await post(headers, { ...valid, [field]: 'a'.repeat(max) });
       assert.equal(ok.statusCode, 201, `${field} at ${max}: ${ok.body}`);
-      const body = expectError(await post(headers, { ...valid, [field]: 'b'.repeat(max + 1) }), 422, 'validation_failed');
+      const body = expectError(
+        await post(headers, { ...valid, [field]: 'b'.repeat(max + 1) }),
+        422,
+        'validation_failed',
+      );
       assert.deepEqual(fieldsOf(body), [field]);
       assert.match(body.details![0]!.message, new RegExp(String(max)));
     }
     // Characters, not bytes or UTF-16 units: 200 emoji are a valid name.
     assert.equal((await post(headers, { ...valid, name: '🦊'.repeat(200) })).statusCode, 201);
     const longUrl = `https://a.example/${'p'.repeat(2048)}`;
-    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, url: longUrl }), 422, 'validation_failed')), ['url']);
+    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, url: longUrl }), 422, 'validation_failed')), [
+      'url',
+    ]);
   });
 
   it('refuses blank names and SKUs but keeps surrounding spaces of real ones', async () => {
     const { headers } = await t.newKey();
     for (const name of ['', ' ', '\t\n', '\u00a0']) {
-      assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, name }), 422, 'validation_failed')), ['name'], JSON.stringify(name));
+      assert.deepEqual(
+        fieldsOf(expectError(await post(headers, { ...valid, name }), 422, 'validation_failed')),
+        ['name'],
+        JSON.stringify(name),
+      );
     }
-    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, sku: '' }), 422, 'validation_failed')), ['sku']);
+    assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, sku: '' }), 422, 'validation_failed')), [
+      'sku',
+    ]);
     const p = await createProduct(t, headers, { name: '  padded  ' });
     assert.equal(p.name, '  padded  ');
   });
@@ -206,7 +301,12 @@ describe('products: field validation', () => {
     // ... and in a field name.
     expectError(await post(headers, { ...valid, 'na\u0000me': 'x' }), 422, 'validation_failed');
     const p = await createProduct(t, headers);
-    const upd = await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { description: '\u0000' } });
+    const upd = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/products/${p.id}`,
+      headers,
+      payload: { description: '\u0000' },
+    });
     expectError(upd, 422, 'validation_failed');
     assert.equal(await countProducts(t, accountId), 1);
   });
@@ -255,8 +355,17 @@ describe('products: field validation', () => {
 
   it('ignores nothing: a wrong type in an optional field is refused, not dropped', async () => {
     const { headers, accountId } = await t.newKey();
-    for (const [field, value] of [['brand', 1], ['sku', {}], ['category', true], ['description', []], ['url', 5]] as const) {
-      assert.deepEqual(fieldsOf(expectError(await post(headers, { ...valid, [field]: value }), 422, 'validation_failed')), [field]);
+    for (const [field, value] of [
+      ['brand', 1],
+      ['sku', {}],
+      ['category', true],
+      ['description', []],
+      ['url', 5],
+    ] as const) {
+      assert.deepEqual(
+        fieldsOf(expectError(await post(headers, { ...valid, [field]: value }), 422, 'validation_failed')),
+        [field],
+      );
     }
     assert.equal(await countProducts(t, accountId), 0);
   });

@@ -17,7 +17,12 @@ describe('rate-limit headers', () => {
       const { headers, key } = await t.newKey('free');
       const json = headers;
       const auth = { authorization: `Bearer ${key}` };
-      const created = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: { name: 'A', base_price: 1, currency: 'EUR', sku: 'S-1' } });
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers: json,
+        payload: { name: 'A', base_price: 1, currency: 'EUR', sku: 'S-1' },
+      });
       const id = created.json<{ id: string }>().id;
       const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${id}`, headers: auth });
       const etag = String(got.headers.etag);
@@ -25,17 +30,84 @@ describe('rate-limit headers', () => {
       const cases: [string, () => Promise<{ statusCode: number; headers: Record<string, unknown>; body: string }>][] = [
         ['200 list', () => t.app.inject({ method: 'GET', url: '/api/v1/products', headers: auth })],
         ['200 /v1 alias', () => t.app.inject({ method: 'GET', url: '/v1/products', headers: auth })],
-        ['304 If-None-Match', () => t.app.inject({ method: 'GET', url: `/api/v1/products/${id}`, headers: { ...auth, 'if-none-match': etag } })],
-        ['201 create', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: { name: 'B', base_price: 2, currency: 'USD' } })],
-        ['200 update', () => t.app.inject({ method: 'PUT', url: `/api/v1/products/${id}`, headers: json, payload: { name: 'A2' } })],
-        ['404 unknown product', () => t.app.inject({ method: 'GET', url: '/api/v1/products/prod_doesnotexist', headers: auth })],
-        ['409 duplicate sku', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: { name: 'C', base_price: 1, currency: 'EUR', sku: 'S-1' } })],
-        ['422 invalid fields', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: { name: '', base_price: -1 } })],
+        [
+          '304 If-None-Match',
+          () =>
+            t.app.inject({ method: 'GET', url: `/api/v1/products/${id}`, headers: { ...auth, 'if-none-match': etag } }),
+        ],
+        [
+          '201 create',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products',
+              headers: json,
+              payload: { name: 'B', base_price: 2, currency: 'USD' },
+            }),
+        ],
+        [
+          '200 update',
+          () => t.app.inject({ method: 'PUT', url: `/api/v1/products/${id}`, headers: json, payload: { name: 'A2' } }),
+        ],
+        [
+          '404 unknown product',
+          () => t.app.inject({ method: 'GET', url: '/api/v1/products/prod_doesnotexist', headers: auth }),
+        ],
+        [
+          '409 duplicate sku',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products',
+              headers: json,
+              payload: { name: 'C', base_price: 1, currency: 'EUR', sku: 'S-1' },
+            }),
+        ],
+        [
+          '422 invalid fields',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products',
+              headers: json,
+              payload: { name: '', base_price: -1 },
+            }),
+        ],
         ['422 bad filter', () => t.app.inject({ method: 'GET', url: '/api/v1/products?limit=0', headers: auth })],
-        ['400 invalid JSON', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: '{"name":' })],
-        ['415 not JSON', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'name=x' })],
-        ['413 body too large', () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit + 10) }) })],
-        ['200 batch', () => t.app.inject({ method: 'POST', url: '/api/v1/products/batch', headers: json, payload: { products: [{ name: 'D', base_price: 3, currency: 'EUR' }] } })],
+        [
+          '400 invalid JSON',
+          () => t.app.inject({ method: 'POST', url: '/api/v1/products', headers: json, payload: '{"name":' }),
+        ],
+        [
+          '415 not JSON',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products',
+              headers: { ...auth, 'content-type': 'text/plain' },
+              payload: 'name=x',
+            }),
+        ],
+        [
+          '413 body too large',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products',
+              headers: json,
+              payload: JSON.stringify({ name: 'x'.repeat(t.rt.config.bodyLimit + 10) }),
+            }),
+        ],
+        [
+          '200 batch',
+          () =>
+            t.app.inject({
+              method: 'POST',
+              url: '/api/v1/products/batch',
+              headers: json,
+              payload: { products: [{ name: 'D', base_price: 3, currency: 'EUR' }] },
+            }),
+        ],
         ['204 delete', () => t.app.inject({ method: 'DELETE', url: `/api/v1/products/${id}`, headers: auth })],
         ['404 deleted', () => t.app.inject({ method: 'DELETE', url: `/api/v1/products/${id}`, headers: auth })],
       ];
@@ -48,7 +120,11 @@ describe('rate-limit headers', () => {
         statuses.push(res.statusCode);
         expected--;
         const h = rateHeaders(res.headers as never);
-        assert.deepEqual(h, { limit: 1000, remaining: expected, reset: nextHour(before) }, `${name} (${res.statusCode}): ${res.body.slice(0, 200)}`);
+        assert.deepEqual(
+          h,
+          { limit: 1000, remaining: expected, reset: nextHour(before) },
+          `${name} (${res.statusCode}): ${res.body.slice(0, 200)}`,
+        );
       }
       assert.deepEqual(statuses, [200, 200, 304, 201, 200, 404, 409, 422, 422, 400, 415, 413, 200, 204, 404]);
     });
@@ -95,9 +171,18 @@ describe('rate-limit headers', () => {
       const key = await t.newKey('free');
       for (let i = 1; i <= 3; i++) {
         const before = Date.now();
-        const res = await t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress, headers: { authorization: 'Bearer not-a-key' } });
+        const res = await t.app.inject({
+          method: 'GET',
+          url: '/api/v1/products',
+          remoteAddress,
+          headers: { authorization: 'Bearer not-a-key' },
+        });
         assert.equal(res.statusCode, 401);
-        assert.deepEqual(rateHeaders(res.headers), { limit, remaining: limit - i, reset: nextHour(before) }, `failure ${i}`);
+        assert.deepEqual(
+          rateHeaders(res.headers),
+          { limit, remaining: limit - i, reset: nextHour(before) },
+          `failure ${i}`,
+        );
         // A key's own answers from the same address are unaffected: they describe the key.
         const ok = await t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress, headers: key.headers });
         assert.deepEqual(rateHeaders(ok.headers), { limit: 1000, remaining: 1000 - i, reset: nextHour(before) });

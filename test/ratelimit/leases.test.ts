@@ -41,7 +41,11 @@ describe('LeaseBook', () => {
     assert.equal(book.refillSize('k'), 11, 'fewer than half a block held: the next one is asked for');
     book.granted('k', 150, 160);
     assert.equal(book.unused('k'), 16);
-    assert.deepEqual(Array.from({ length: 7 }, () => book.take('k')), [107, 108, 109, 110, 111, 150, 151], 'blocks used in order');
+    assert.deepEqual(
+      Array.from({ length: 7 }, () => book.take('k')),
+      [107, 108, 109, 110, 111, 150, 151],
+      'blocks used in order',
+    );
     for (let i = 0; i < 9; i++) book.take('k');
     assert.equal(book.take('k'), undefined);
     now += 1_000;
@@ -120,7 +124,10 @@ describe('leases shared by two limiters on one Redis', { skip }, () => {
   let n = 0;
   const fresh = (limit: number): { window: Window; guard: Window } => {
     n++;
-    return { window: { key: `key:k${n}`, limit, seconds: 3600 }, guard: { key: `authfail:10.0.0.${n}`, limit: 3, seconds: 3600 } };
+    return {
+      window: { key: `key:k${n}`, limit, seconds: 3600 },
+      guard: { key: `authfail:10.0.0.${n}`, limit: 3, seconds: 3600 },
+    };
   };
   /** The key's Redis counter: counts handed out, to requests or in blocks. */
   const counter = async (w: Window) => {
@@ -133,7 +140,11 @@ describe('leases shared by two limiters on one Redis', { skip }, () => {
     const out: { remaining: number; allowed: boolean; blocked: boolean }[] = [];
     for (let i = 0; i < count; i++) {
       const r = await l.take(k.window, k.guard, 'hit');
-      out.push(r.blocked ? { remaining: 0, allowed: false, blocked: true } : { remaining: r.state.remaining, allowed: r.state.allowed, blocked: false });
+      out.push(
+        r.blocked
+          ? { remaining: 0, allowed: false, blocked: true }
+          : { remaining: r.state.remaining, allowed: r.state.allowed, blocked: false },
+      );
     }
     return out;
   }
@@ -153,9 +164,16 @@ describe('leases shared by two limiters on one Redis', { skip }, () => {
       const calls = a.stats.redisCalls;
       const leased = a.stats.leasedCounts;
       const r = await requests(a, k, 100);
-      assert.deepEqual(r.map((x) => x.remaining), Array.from({ length: 100 }, (_, i) => 10_000 - HOT_PER_SECOND - 1 - i), 'one process: consecutive');
+      assert.deepEqual(
+        r.map((x) => x.remaining),
+        Array.from({ length: 100 }, (_, i) => 10_000 - HOT_PER_SECOND - 1 - i),
+        'one process: consecutive',
+      );
       assert.equal(a.stats.leasedCounts - leased, 100);
-      assert.ok(a.stats.redisCalls - calls <= 100 / 5 + 1, `${a.stats.redisCalls - calls} script calls for 100 requests (blocks of 5)`);
+      assert.ok(
+        a.stats.redisCalls - calls <= 100 / 5 + 1,
+        `${a.stats.redisCalls - calls} script calls for 100 requests (blocks of 5)`,
+      );
       const held = (await counter(k.window)) - HOT_PER_SECOND - 100;
       assert.ok(held >= 0 && held <= 10, `${held} counts held ahead`);
       const peek = await a.take(k.window, k.guard, 'peek');
@@ -199,8 +217,16 @@ describe('leases shared by two limiters on one Redis', { skip }, () => {
       const [counts] = (await returned) as [number];
       assert.ok(counts >= held, `${counts} given back (with blocks of the tests before)`);
       const more = await requests(b, k, held + 1);
-      assert.deepEqual(more.map((x) => x.allowed), [true, true, true, true, false], 'the given-back counts, then the limit');
-      assert.deepEqual(more.slice(0, 4).map((x) => x.remaining), [978, 977, 976, 975], 'counts 22-25, a\'s unused block');
+      assert.deepEqual(
+        more.map((x) => x.allowed),
+        [true, true, true, true, false],
+        'the given-back counts, then the limit',
+      );
+      assert.deepEqual(
+        more.slice(0, 4).map((x) => x.remaining),
+        [978, 977, 976, 975],
+        "counts 22-25, a's unused block",
+      );
       const usage = await b.take(k.window, k.guard, 'peek');
       assert.equal(usage.state?.remaining, 0);
     });

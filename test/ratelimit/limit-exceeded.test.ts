@@ -23,7 +23,10 @@ describe('over the hourly limit', () => {
       assert.equal(res.statusCode, i % 2 === 0 ? 200 : 404, `request ${i + 1}`);
       remaining.push(rateHeaders(res.headers).remaining);
     }
-    assert.deepEqual(remaining, Array.from({ length: 1000 }, (_, i) => 999 - i));
+    assert.deepEqual(
+      remaining,
+      Array.from({ length: 1000 }, (_, i) => 999 - i),
+    );
 
     const sent = t.clock.now();
     const over = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: k.headers });
@@ -41,7 +44,12 @@ describe('over the hourly limit', () => {
     });
     assertSpec429(post, 1000, sentPost, t.clock.now());
     const sentV1 = t.clock.now();
-    assertSpec429(await t.app.inject({ method: 'GET', url: '/v1/products', headers: k.headers }), 1000, sentV1, t.clock.now());
+    assertSpec429(
+      await t.app.inject({ method: 'GET', url: '/v1/products', headers: k.headers }),
+      1000,
+      sentV1,
+      t.clock.now(),
+    );
     const sentBad = t.clock.now();
     assertSpec429(
       await t.app.inject({ method: 'POST', url: '/api/v1/products', headers: k.headers, payload: '{broken' }),

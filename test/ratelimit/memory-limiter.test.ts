@@ -41,7 +41,13 @@ describe('MemoryRateLimiter windows', () => {
 
     c.now = T0 + HOUR_MS; // 11:00:00.000: a new window
     const fresh = await c.limiter.take(key(2), guard(), 'hit');
-    assert.deepEqual(fresh.state, { count: 1, limit: 2, remaining: 1, reset: (T0 + 2 * HOUR_MS) / 1000, allowed: true });
+    assert.deepEqual(fresh.state, {
+      count: 1,
+      limit: 2,
+      remaining: 1,
+      reset: (T0 + 2 * HOUR_MS) / 1000,
+      allowed: true,
+    });
     await c.limiter.close();
   });
 

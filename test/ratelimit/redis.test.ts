@@ -25,7 +25,9 @@ describe('Redis counters', { skip }, () => {
   /** Every key this test file's app wrote (its REDIS_PREFIX is unique), with value and TTL. */
   async function redisKeys() {
     const keys = await redis.keys(`${t.storage.env.REDIS_PREFIX}*`);
-    return Promise.all(keys.map(async (k) => ({ k, v: Number(await redis.get(k)), pexpireAt: Date.now() + (await redis.pttl(k)) })));
+    return Promise.all(
+      keys.map(async (k) => ({ k, v: Number(await redis.get(k)), pexpireAt: Date.now() + (await redis.pttl(k)) })),
+    );
   }
 
   it('are in Redis, one per key and window, and expire when the window is over', async () => {
@@ -33,7 +35,12 @@ describe('Redis counters', { skip }, () => {
       const k = await t.newKey('free');
       const sent = Date.now();
       for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: k.headers });
-      await t.app.inject({ method: 'GET', url: '/api/v1/products', remoteAddress: '127.0.0.9', headers: { authorization: 'Bearer nope' } });
+      await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/products',
+        remoteAddress: '127.0.0.9',
+        headers: { authorization: 'Bearer nope' },
+      });
       const keys = await redisKeys();
 
       const windowStart = Math.floor(sent / HOUR_MS) * HOUR_MS;
@@ -59,7 +66,9 @@ describe('Redis counters', { skip }, () => {
     await inOneHour(async () => {
       const k = await t.newKey('free');
       const responses = await Promise.all(
-        Array.from({ length: 200 }, () => t.app.inject({ method: 'GET', url: '/api/v1/products/not-an-id', headers: k.headers })),
+        Array.from({ length: 200 }, () =>
+          t.app.inject({ method: 'GET', url: '/api/v1/products/not-an-id', headers: k.headers }),
+        ),
       );
       const remaining = responses.map((r) => rateHeaders(r.headers).remaining);
       assert.equal(new Set(remaining).size, 200, 'no Remaining value twice');
@@ -94,33 +103,45 @@ describe('Redis going away and coming back', { skip }, () => {
   const remainingOf = async (headers: Record<string, string>) =>
     rateHeaders((await t.app.inject({ method: 'GET', url: '/api/v1/products/not-an-id', headers })).headers).remaining;
 
-  it('counts per process while Redis is down, without failing requests, and shares again once it is back', { timeout: 30_000 }, async () => {
-    await inOneHour(async () => {
-      const k = await t.newKey('free');
-      assert.equal(await remainingOf(k.headers), 999); // in Redis
-      assert.equal(limiter().shared, true);
+  it(
+    'counts per process while Redis is down, without failing requests, and shares again once it is back',
+    { timeout: 30_000 },
+    async () => {
+      await inOneHour(async () => {
+        const k = await t.newKey('free');
+        assert.equal(await remainingOf(k.headers), 999); // in Redis
+        assert.equal(limiter().shared, true);
 
-      const degraded = once(limiter(), 'degraded');
-      const disconnected = once(limiter(), 'disconnected');
-      await proxy.stop();
-      await disconnected; // so no command is sent into the closing connection (to be replayed later)
-      assert.equal(await remainingOf(k.headers), 999, 'counted in memory from zero');
-      await degraded;
-      assert.equal(limiter().shared, false);
-      assert.equal(await remainingOf(k.headers), 998);
-      assert.equal(await remainingOf(k.headers), 997);
-      // unauthenticated failures are still answered (and counted in memory)
-      assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { authorization: 'Bearer x' } })).statusCode, 401);
+        const degraded = once(limiter(), 'degraded');
+        const disconnected = once(limiter(), 'disconnected');
+        await proxy.stop();
+        await disconnected; // so no command is sent into the closing connection (to be replayed later)
+        assert.equal(await remainingOf(k.headers), 999, 'counted in memory from zero');
+        await degraded;
+        assert.equal(limiter().shared, false);
+        assert.equal(await remainingOf(k.headers), 998);
+        assert.equal(await remainingOf(k.headers), 997);
+        // unauthenticated failures are still answered (and counted in memory)
+        assert.equal(
+          (await t.app.inject({ method: 'GET', url: '/api/v1/products', headers: { authorization: 'Bearer x' } }))
+            .statusCode,
+          401,
+        );
 
-      const connected = once(limiter(), 'connected');
-      await proxy.start(); // same port
-      await connected;
-      const recovered = once(limiter(), 'recovered');
-      assert.equal(await remainingOf(k.headers), 998, 'back on the Redis count: 1 before the outage, now 2 (memory had 3)');
-      await recovered;
-      assert.equal(limiter().shared, true);
-    });
-  });
+        const connected = once(limiter(), 'connected');
+        await proxy.start(); // same port
+        await connected;
+        const recovered = once(limiter(), 'recovered');
+        assert.equal(
+          await remainingOf(k.headers),
+          998,
+          'back on the Redis count: 1 before the outage, now 2 (memory had 3)',
+        );
+        await recovered;
+        assert.equal(limiter().shared, true);
+      });
+    },
+  );
 
   it('does not make every request wait while Redis hangs', { timeout: 30_000 }, async () => {
     const k = await t.newKey('free');

@@ -17,7 +17,11 @@ export function rateHeaders(headers: Headers): { limit: number; remaining: numbe
     assert.match(String(v), /^\d+$/, `${name} is not a whole number: ${String(v)}`);
     return Number(v);
   };
-  return { limit: read('x-ratelimit-limit'), remaining: read('x-ratelimit-remaining'), reset: read('x-ratelimit-reset') };
+  return {
+    limit: read('x-ratelimit-limit'),
+    remaining: read('x-ratelimit-remaining'),
+    reset: read('x-ratelimit-reset'),
+  };
 }
 
 /**
@@ -45,12 +49,22 @@ export function assertSpec429(
   const body = JSON.parse(res.body) as Record<string, unknown>;
   const reset = nextHour(sentAtMs);
   assert.ok(typeof body.retry_after === 'number', 'retry_after is a number');
-  assert.deepEqual(body, { error: 'Rate limit exceeded', status: 429, retry_after: body.retry_after, limit, remaining: 0, reset });
+  assert.deepEqual(body, {
+    error: 'Rate limit exceeded',
+    status: 429,
+    retry_after: body.retry_after,
+    limit,
+    remaining: 0,
+    reset,
+  });
   const retryAfter = body.retry_after;
   assert.ok(Number.isInteger(retryAfter), 'retry_after is an integer');
   assert.equal(String(res.headers['retry-after']), String(retryAfter), 'Retry-After header equals retry_after');
   assert.ok(retryAfter <= reset - Math.floor(sentAtMs / 1000), `retry_after ${retryAfter} <= reset - now`);
-  assert.ok(retryAfter >= Math.max(1, reset - Math.ceil(receivedAtMs / 1000)), `retry_after ${retryAfter} >= reset - now`);
+  assert.ok(
+    retryAfter >= Math.max(1, reset - Math.ceil(receivedAtMs / 1000)),
+    `retry_after ${retryAfter} >= reset - now`,
+  );
   assert.match(String(res.headers['content-type']), /^application\/json/);
   return body;
 }
@@ -59,11 +73,18 @@ export function assertSpec429(
  * The 429 byte for byte as the spec writes it (its fields in its order, none of our Error shape's
  * `code` or `request_id`), with the headers every answer carries still on it.
  */
-export function assertExact429(res: { statusCode: number; headers: Headers; body: string }, limit: number, sentAtMs: number) {
+export function assertExact429(
+  res: { statusCode: number; headers: Headers; body: string },
+  limit: number,
+  sentAtMs: number,
+) {
   assert.equal(res.statusCode, 429, res.body);
   const retryAfter = Number(res.headers['retry-after']);
   const reset = nextHour(sentAtMs);
-  assert.equal(res.body, JSON.stringify({ error: 'Rate limit exceeded', status: 429, retry_after: retryAfter, limit, remaining: 0, reset }));
+  assert.equal(
+    res.body,
+    JSON.stringify({ error: 'Rate limit exceeded', status: 429, retry_after: retryAfter, limit, remaining: 0, reset }),
+  );
   assert.deepEqual(rateHeaders(res.headers), { limit, remaining: 0, reset });
   assert.match(String(res.headers['x-request-id']), /^req_/);
   assert.equal(res.headers['access-control-allow-origin'], '*');

@@ -22,7 +22,8 @@ const thisHour = () => new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS).toIS
 
 describe('GET /usage', () => {
   const t = useTestApp();
-  const usage = (headers: Record<string, string>, query = '') => t.app.inject({ method: 'GET', url: `/api/v1/usage${query}`, headers });
+  const usage = (headers: Record<string, string>, query = '') =>
+    t.app.inject({ method: 'GET', url: `/api/v1/usage${query}`, headers });
 
   it('reports plan, limit, used, remaining, reset and this hour’s requests, without counting itself', async () => {
     await inOneHour(async () => {
@@ -49,7 +50,11 @@ describe('GET /usage', () => {
 
       // Repeated calls, under both prefixes, change nothing.
       for (let i = 0; i < 5; i++) {
-        const again = await t.app.inject({ method: 'GET', url: i % 2 ? '/v1/usage' : '/api/v1/usage?hours=1', headers: k.headers });
+        const again = await t.app.inject({
+          method: 'GET',
+          url: i % 2 ? '/v1/usage' : '/api/v1/usage?hours=1',
+          headers: k.headers,
+        });
         assert.equal(again.statusCode, 200);
         assert.equal(rateHeaders(again.headers).remaining, 9_994);
         assert.equal(again.json<Usage>().used, 6);
@@ -81,9 +86,15 @@ describe('GET /usage', () => {
       assert.equal(u.used, 7);
 
       await t.rt.usage.flush();
-      const after = await t.rt.db.query<{ requests: number }>('select requests from api_usage where key_id = $1', [k.keyId]);
+      const after = await t.rt.db.query<{ requests: number }>('select requests from api_usage where key_id = $1', [
+        k.keyId,
+      ]);
       assert.deepEqual(after.rows, [{ requests: 7 }]);
-      assert.deepEqual((await usage(k.headers)).json<Usage>().history, u.history, 'flushing neither loses nor doubles counts');
+      assert.deepEqual(
+        (await usage(k.headers)).json<Usage>().history,
+        u.history,
+        'flushing neither loses nor doubles counts',
+      );
     });
   });
 
@@ -91,7 +102,11 @@ describe('GET /usage', () => {
     const k = await t.newKey('free');
     const hour = Math.floor(Date.now() / HOUR_MS) * HOUR_MS;
     // Earlier hours' traffic as a flush would have written it.
-    for (const [ago, requests, rejected] of [[1, 10, 0], [3, 1200, 200], [30, 5, 0]] as const) {
+    for (const [ago, requests, rejected] of [
+      [1, 10, 0],
+      [3, 1200, 200],
+      [30, 5, 0],
+    ] as const) {
       await t.rt.db.query('insert into api_usage (key_id, hour, requests, rejected) values ($1, $2, $3, $4)', [
         k.keyId,
         new Date(hour - ago * HOUR_MS),
@@ -108,9 +123,15 @@ describe('GET /usage', () => {
     ]);
     assert.equal(all.used, 0, 'earlier hours are history, not this hour’s use');
     const day = (await usage(k.headers)).json<Usage>(); // default: 24 hours
-    assert.deepEqual(day.history.map((h) => h.hour), [iso(1), iso(3)]);
+    assert.deepEqual(
+      day.history.map((h) => h.hour),
+      [iso(1), iso(3)],
+    );
     const two = (await usage(k.headers, '?hours=2')).json<Usage>(); // this hour and the one before
-    assert.deepEqual(two.history.map((h) => h.hour), [iso(1)]);
+    assert.deepEqual(
+      two.history.map((h) => h.hour),
+      [iso(1)],
+    );
   });
 
   it('shows only the calling key’s usage', async () => {
@@ -126,7 +147,8 @@ describe('GET /usage', () => {
   it('still answers when the key is over its limit, reporting the refusals', async () => {
     await inOneHour(async () => {
       const k = await t.newKey('free');
-      for (let i = 0; i < 1003; i++) await t.app.inject({ method: 'GET', url: '/v1/products/not-an-id', headers: k.headers }); // 404 before any query
+      for (let i = 0; i < 1003; i++)
+        await t.app.inject({ method: 'GET', url: '/v1/products/not-an-id', headers: k.headers }); // 404 before any query
       const res = await usage(k.headers);
       assert.equal(res.statusCode, 200, res.body);
       const u = res.json<Usage>();
@@ -144,7 +166,10 @@ describe('GET /usage', () => {
       assert.equal(res.statusCode, 422, `hours=${hours}: ${res.body}`);
       const body = res.json<{ code: string; details?: { field: string }[] }>();
       assert.equal(body.code, 'validation_failed');
-      assert.ok(body.details?.some((d) => /hours/.test(d.field)), `hours=${hours}: details name the field: ${res.body}`);
+      assert.ok(
+        body.details?.some((d) => /hours/.test(d.field)),
+        `hours=${hours}: details name the field: ${res.body}`,
+      );
       assert.equal(rateHeaders(res.headers).limit, 1000, 'a 422 carries the headers too');
     }
     for (const hours of ['1', '720']) assert.equal((await usage(k.headers, `?hours=${hours}`)).statusCode, 200, hours);
@@ -163,7 +188,11 @@ describe('GET /usage while counts are being written', () => {
           t.rt.usage.flush(),
           t.app.inject({ method: 'GET', url: '/api/v1/usage?hours=1', headers: k.headers }),
         ]);
-        assert.deepEqual(res.json<Usage>().history, [{ hour: thisHour(), requests: n, rejected: 0 }], `after request ${n}`);
+        assert.deepEqual(
+          res.json<Usage>().history,
+          [{ hour: thisHour(), requests: n, rejected: 0 }],
+          `after request ${n}`,
+        );
       }
     });
   });
@@ -171,7 +200,8 @@ describe('GET /usage while counts are being written', () => {
   it('a write that fails keeps its counts for the next one', async () => {
     await inOneHour(async () => {
       const k = await t.newKey('free');
-      for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/v1/products/not-an-id', headers: k.headers });
+      for (let i = 0; i < 3; i++)
+        await t.app.inject({ method: 'GET', url: '/v1/products/not-an-id', headers: k.headers });
       await t.rt.db.exec('alter table api_usage rename to api_usage_away');
       try {
         await t.rt.usage.flush(); // fails: the table is not there
@@ -180,7 +210,9 @@ describe('GET /usage while counts are being written', () => {
       }
       await t.app.inject({ method: 'GET', url: '/v1/products/not-an-id', headers: k.headers });
       await t.rt.usage.flush();
-      const r = await t.rt.db.query<{ requests: number }>('select requests from api_usage where key_id = $1', [k.keyId]);
+      const r = await t.rt.db.query<{ requests: number }>('select requests from api_usage where key_id = $1', [
+        k.keyId,
+      ]);
       assert.deepEqual(r.rows, [{ requests: 4 }]);
     });
   });

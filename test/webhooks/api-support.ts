@@ -39,16 +39,42 @@ export interface Page<T> {
   pagination: { limit: number; has_more: boolean; next_cursor: string | null };
 }
 
-export const WEBHOOK_KEYS = ['created_at', 'description', 'disabled_reason', 'enabled', 'event_types', 'format', 'id', 'object', 'updated_at', 'url'];
+export const WEBHOOK_KEYS = [
+  'created_at',
+  'description',
+  'disabled_reason',
+  'enabled',
+  'event_types',
+  'format',
+  'id',
+  'object',
+  'updated_at',
+  'url',
+];
 
 /** A receiver URL on loopback: nothing listens there, and the API tests send nothing. */
 export const RECEIVER = 'http://127.0.0.1:9/hooks';
 
-export function call(t: TestApp, headers: Headers, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown) {
-  return t.app.inject({ method, url: /^\/(api\/)?v1\//.test(url) ? url : `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+export function call(
+  t: TestApp,
+  headers: Headers,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  payload?: unknown,
+) {
+  return t.app.inject({
+    method,
+    url: /^\/(api\/)?v1\//.test(url) ? url : `/api/v1${url}`,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 }
 
-export async function createWebhook(t: TestApp, headers: Headers, body: Record<string, unknown> = {}): Promise<WebhookJson> {
+export async function createWebhook(
+  t: TestApp,
+  headers: Headers,
+  body: Record<string, unknown> = {},
+): Promise<WebhookJson> {
   const res = await call(t, headers, 'POST', '/webhooks', { url: RECEIVER, ...body });
   assert.equal(res.statusCode, 201, res.body);
   return res.json<WebhookJson>();

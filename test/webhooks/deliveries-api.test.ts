@@ -41,7 +41,13 @@ async function deliveries(headers: Headers, id: string, query = ''): Promise<Del
 }
 
 /** Records the outcome of a pending attempt, as the delivery worker does. */
-async function finish(deliveryId: string, status: 'failed' | 'succeeded', responseStatus: number | null, body: string | null, error: string | null = null) {
+async function finish(
+  deliveryId: string,
+  status: 'failed' | 'succeeded',
+  responseStatus: number | null,
+  body: string | null,
+  error: string | null = null,
+) {
   await t.rt.db.query(
     `update webhook_deliveries set status = $2, response_status = $3, response_body = $4, error = $5, duration_ms = 12,
             attempted_at = now(), next_attempt_at = null where id = $1`,
@@ -84,8 +90,22 @@ describe('POST /webhooks/{id}/test', () => {
     assert.deepEqual(Object.keys(d).sort(), DELIVERY_KEYS);
     assert.match(d.id, /^whdl_/);
     assert.deepEqual(
-      { event_id: d.event_id, event_type: d.event_type, attempt: d.attempt, status: d.status, trigger: d.trigger, response_status: d.response_status },
-      { event_id: event.id, event_type: 'webhook.test', attempt: 1, status: 'pending', trigger: 'scheduled', response_status: null },
+      {
+        event_id: d.event_id,
+        event_type: d.event_type,
+        attempt: d.attempt,
+        status: d.status,
+        trigger: d.trigger,
+        response_status: d.response_status,
+      },
+      {
+        event_id: event.id,
+        event_type: 'webhook.test',
+        attempt: 1,
+        status: 'pending',
+        trigger: 'scheduled',
+        response_status: null,
+      },
     );
     assert.ok(d.next_attempt_at);
     assert.deepEqual(await deliveries(headers, other.id), [], 'only the endpoint tested');
@@ -126,13 +146,20 @@ describe('GET /webhooks/{id}/deliveries', () => {
     await newProduct(headers, 'Two');
     await newProduct(headers, 'Three');
     const log = await deliveries(headers, w.id);
-    assert.deepEqual(log.map((d) => [d.event_type, d.attempt, d.status, d.trigger]), [
-      ['product.created', 1, 'pending', 'scheduled'],
-      ['product.created', 1, 'pending', 'scheduled'],
-      ['product.created', 1, 'pending', 'scheduled'],
-    ]);
+    assert.deepEqual(
+      log.map((d) => [d.event_type, d.attempt, d.status, d.trigger]),
+      [
+        ['product.created', 1, 'pending', 'scheduled'],
+        ['product.created', 1, 'pending', 'scheduled'],
+        ['product.created', 1, 'pending', 'scheduled'],
+      ],
+    );
     const events = (await call(t, headers, 'GET', '/events?sort=-created_at')).json<Page<EventJson>>().data;
-    assert.deepEqual(log.map((d) => d.event_id), events.map((e) => e.id), 'newest first');
+    assert.deepEqual(
+      log.map((d) => d.event_id),
+      events.map((e) => e.id),
+      'newest first',
+    );
 
     await finish(log[2]!.id, 'failed', 500, 'x'.repeat(3000));
     await finish(log[1]!.id, 'failed', null, null, 'timeout');
@@ -145,19 +172,47 @@ describe('GET /webhooks/{id}/deliveries', () => {
     assert.equal(done[1]!.response_status, null);
     assert.equal(done[0]!.next_attempt_at, null);
 
-    assert.deepEqual((await deliveries(headers, w.id, '&status=failed')).map((d) => d.id), [log[1]!.id, log[2]!.id]);
-    assert.deepEqual((await deliveries(headers, w.id, '&status=succeeded')).map((d) => d.id), [log[0]!.id]);
+    assert.deepEqual(
+      (await deliveries(headers, w.id, '&status=failed')).map((d) => d.id),
+      [log[1]!.id, log[2]!.id],
+    );
+    assert.deepEqual(
+      (await deliveries(headers, w.id, '&status=succeeded')).map((d) => d.id),
+      [log[0]!.id],
+    );
     assert.deepEqual(await deliveries(headers, w.id, '&status=pending'), []);
-    assert.deepEqual((await deliveries(headers, w.id, `&event_id=${log[1]!.event_id}`)).map((d) => d.id), [log[1]!.id]);
-    assert.deepEqual((await deliveries(headers, w.id, '&sort=created_at')).map((d) => d.id), [log[2]!.id, log[1]!.id, log[0]!.id]);
+    assert.deepEqual(
+      (await deliveries(headers, w.id, `&event_id=${log[1]!.event_id}`)).map((d) => d.id),
+      [log[1]!.id],
+    );
+    assert.deepEqual(
+      (await deliveries(headers, w.id, '&sort=created_at')).map((d) => d.id),
+      [log[2]!.id, log[1]!.id, log[0]!.id],
+    );
 
     const first = await call(t, headers, 'GET', `/webhooks/${w.id}/deliveries?limit=2`);
     const page = first.json<Page<DeliveryJson>>();
     assert.equal(page.pagination.has_more, true);
-    const rest = await call(t, headers, 'GET', `/webhooks/${w.id}/deliveries?limit=2&cursor=${page.pagination.next_cursor}`);
-    assert.deepEqual([...page.data, ...rest.json<Page<DeliveryJson>>().data].map((d) => d.id), log.map((d) => d.id));
+    const rest = await call(
+      t,
+      headers,
+      'GET',
+      `/webhooks/${w.id}/deliveries?limit=2&cursor=${page.pagination.next_cursor}`,
+    );
+    assert.deepEqual(
+      [...page.data, ...rest.json<Page<DeliveryJson>>().data].map((d) => d.id),
+      log.map((d) => d.id),
+    );
 
-    for (const q of ['status=done', 'event_id=prod_1', 'limit=0', 'limit=101', 'sort=attempt', 'cursor=%00', 'extra=1']) {
+    for (const q of [
+      'status=done',
+      'event_id=prod_1',
+      'limit=0',
+      'limit=101',
+      'sort=attempt',
+      'cursor=%00',
+      'extra=1',
+    ]) {
       const r = await call(t, headers, 'GET', `/webhooks/${w.id}/deliveries?${q}`);
       assert.ok(r.statusCode === 422 || r.statusCode === 400, `${q}: ${r.statusCode} ${r.body}`);
     }
@@ -165,7 +220,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
 });
 
 describe('POST /webhooks/{id}/redeliver', () => {
-  it('queues one event again as a manual attempt after its last, visible in the log (the dashboard\'s Redeliver button)', async () => {
+  it("queues one event again as a manual attempt after its last, visible in the log (the dashboard's Redeliver button)", async () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
     await newProduct(headers, 'One');
@@ -175,20 +230,26 @@ describe('POST /webhooks/{id}/redeliver', () => {
     assert.equal(res.statusCode, 202, res.body);
     assert.deepEqual(res.json(), { queued: 1 });
     const log = await deliveries(headers, w.id);
-    assert.deepEqual(log.map((d) => [d.event_id, d.attempt, d.status, d.trigger]), [
-      [first!.event_id, 2, 'pending', 'manual'],
-      [first!.event_id, 1, 'succeeded', 'scheduled'],
-    ]);
+    assert.deepEqual(
+      log.map((d) => [d.event_id, d.attempt, d.status, d.trigger]),
+      [
+        [first!.event_id, 2, 'pending', 'manual'],
+        [first!.event_id, 1, 'succeeded', 'scheduled'],
+      ],
+    );
     assert.ok(Date.parse(log[0]!.next_attempt_at!) <= Date.now() + 1000, 'due now');
 
     // Any event of the account, even one never sent to this endpoint (it was created before it).
     const later = await createWebhook(t, headers);
     const again = await call(t, headers, 'POST', `/webhooks/${later.id}/redeliver`, { event_id: first!.event_id });
     assert.deepEqual(again.json(), { queued: 1 });
-    assert.deepEqual((await deliveries(headers, later.id)).map((d) => [d.attempt, d.trigger]), [[1, 'manual']]);
+    assert.deepEqual(
+      (await deliveries(headers, later.id)).map((d) => [d.attempt, d.trigger]),
+      [[1, 'manual']],
+    );
   });
 
-  it('replays every event in a range whose latest attempt failed (the dashboard\'s range form)', async () => {
+  it("replays every event in a range whose latest attempt failed (the dashboard's range form)", async () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
     const since = new Date(Date.now() - 1000).toISOString();
@@ -217,11 +278,14 @@ describe('POST /webhooks/{id}/redeliver', () => {
     // The same range again: a's latest attempt is now the pending manual one.
     const twice = await call(t, headers, 'POST', `/webhooks/${w.id}/redeliver`, { since, until });
     assert.deepEqual(twice.json(), { queued: 0 });
-    const empty = await call(t, headers, 'POST', `/webhooks/${w.id}/redeliver`, { since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z' });
+    const empty = await call(t, headers, 'POST', `/webhooks/${w.id}/redeliver`, {
+      since: '2026-01-01T00:00:00Z',
+      until: '2026-01-02T00:00:00Z',
+    });
     assert.deepEqual(empty.json(), { queued: 0 });
   });
 
-  it('takes exactly one form, a range of at most 30 days, and only the account\'s own events', async () => {
+  it("takes exactly one form, a range of at most 30 days, and only the account's own events", async () => {
     const owner = await t.newKey();
     const other = await t.newKey();
     const w = await createWebhook(t, owner.headers);
@@ -241,20 +305,53 @@ describe('POST /webhooks/{id}/redeliver', () => {
       [{ event_id: theirs.id, extra: true }, 'extra'],
     ];
     for (const [body, field] of bad) {
-      const e = expectError(await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, body), 422, 'validation_failed');
-      assert.ok(e.details?.some((d) => d.field === field), `${JSON.stringify(body)}: ${JSON.stringify(e.details)}`);
+      const e = expectError(
+        await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, body),
+        422,
+        'validation_failed',
+      );
+      assert.ok(
+        e.details?.some((d) => d.field === field),
+        `${JSON.stringify(body)}: ${JSON.stringify(e.details)}`,
+      );
     }
     // Exactly 30 days is allowed.
-    const month = await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, { since: '2026-01-01T00:00:00Z', until: '2026-01-31T00:00:00Z' });
+    const month = await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, {
+      since: '2026-01-01T00:00:00Z',
+      until: '2026-01-31T00:00:00Z',
+    });
     assert.equal(month.statusCode, 202, month.body);
-    expectError(await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, { event_id: theirs.id }), 404, 'not_found');
-    expectError(await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, { event_id: 'evt_0000000000000000000000000' }), 404, 'not_found');
-    expectError(await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${w.id}/redeliver`, headers: owner.headers, payload: '{' }), 400, 'invalid_json');
+    expectError(
+      await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, { event_id: theirs.id }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await call(t, owner.headers, 'POST', `/webhooks/${w.id}/redeliver`, {
+        event_id: 'evt_0000000000000000000000000',
+      }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/webhooks/${w.id}/redeliver`,
+        headers: owner.headers,
+        payload: '{',
+      }),
+      400,
+      'invalid_json',
+    );
     assert.deepEqual(await deliveries(owner.headers, w.id), [], 'nothing queued');
 
     const off = await createWebhook(t, owner.headers, { enabled: false });
     await newProduct(owner.headers, 'Mine');
     const mine = (await call(t, owner.headers, 'GET', '/events?type=product.created')).json<Page<EventJson>>().data[0]!;
-    expectError(await call(t, owner.headers, 'POST', `/webhooks/${off.id}/redeliver`, { event_id: mine.id }), 409, 'conflict');
+    expectError(
+      await call(t, owner.headers, 'POST', `/webhooks/${off.id}/redeliver`, { event_id: mine.id }),
+      409,
+      'conflict',
+    );
   });
 });

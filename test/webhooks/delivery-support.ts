@@ -33,7 +33,11 @@ export interface EndpointJson {
 }
 
 /** A webhook endpoint of the account, made through POST /api/v1/webhooks. */
-export async function createEndpoint(t: TestApp, key: { headers: Headers; accountId: string }, body: { url: string; event_types?: string[]; format?: string }): Promise<EndpointJson & { secret: string }> {
+export async function createEndpoint(
+  t: TestApp,
+  key: { headers: Headers; accountId: string },
+  body: { url: string; event_types?: string[]; format?: string },
+): Promise<EndpointJson & { secret: string }> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key.headers, payload: body });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
@@ -41,14 +45,23 @@ export async function createEndpoint(t: TestApp, key: { headers: Headers; accoun
 
 /** Causes `n` events (product.created), in one transaction; answers the products' ids in order. */
 export async function createProducts(t: TestApp, headers: Headers, n: number, prefix = 'P'): Promise<string[]> {
-  const products = Array.from({ length: n }, (_, i) => ({ name: `${prefix} ${i}`, base_price: 10 + i, currency: 'EUR' }));
+  const products = Array.from({ length: n }, (_, i) => ({
+    name: `${prefix} ${i}`,
+    base_price: 10 + i,
+    currency: 'EUR',
+  }));
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/products/batch', headers, payload: { products } });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<{ data: { product: { id: string } }[] }>().data.map((d) => d.product.id);
 }
 
 export async function createProduct(t: TestApp, headers: Headers, name = 'Kettle'): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/v1/products', headers, payload: { name, base_price: 40, currency: 'EUR' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/products',
+    headers,
+    payload: { name, base_price: 40, currency: 'EUR' },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json<{ id: string }>().id;
 }
@@ -78,7 +91,10 @@ export async function attempts(db: Database, endpointId: string): Promise<Attemp
 }
 
 /** A delivery worker on the test's database with its settings, `overrides` applied. */
-export async function startWorker(t: TestApp, overrides: Partial<Config> = {}): Promise<DeliveryWorker & { halt(): Promise<void> }> {
+export async function startWorker(
+  t: TestApp,
+  overrides: Partial<Config> = {},
+): Promise<DeliveryWorker & { halt(): Promise<void> }> {
   const { worker, sender } = createDeliveryWorker({ ...t.rt.config, ...overrides }, t.rt.db, log);
   await worker.start();
   return Object.assign(worker, {
@@ -89,10 +105,15 @@ export async function startWorker(t: TestApp, overrides: Partial<Config> = {}): 
   });
 }
 
-export const body = (r: { body: string }) => JSON.parse(r.body) as { id: string; type: string; created_at: string; data: Record<string, unknown> };
+export const body = (r: { body: string }) =>
+  JSON.parse(r.body) as { id: string; type: string; created_at: string; data: Record<string, unknown> };
 
 /** Resolves with the first attempt the worker records that matches. */
-export function attempted(worker: DeliveryWorker, match: (o: AttemptOutcome) => boolean, timeoutMs = 20_000): Promise<AttemptOutcome> {
+export function attempted(
+  worker: DeliveryWorker,
+  match: (o: AttemptOutcome) => boolean,
+  timeoutMs = 20_000,
+): Promise<AttemptOutcome> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       worker.off('attempted', on);

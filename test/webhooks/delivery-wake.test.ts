@@ -24,7 +24,10 @@ describe('when an idle delivery worker looks again', () => {
     await createProduct(t, key.headers);
     assert.equal(await nextWakeInMs(t.rt.db), 0);
 
-    await t.rt.db.query(`update webhook_endpoints set failing_since = now(), probe_at = now() + interval '1 hour' where id = $1`, [ep.id]);
+    await t.rt.db.query(
+      `update webhook_endpoints set failing_since = now(), probe_at = now() + interval '1 hour' where id = $1`,
+      [ep.id],
+    );
     const ms = await nextWakeInMs(t.rt.db);
     assert.ok(ms !== null && ms > 3_590_000 && ms <= 3_600_000, String(ms));
   });

@@ -16,7 +16,12 @@ import { call, createWebhook, type WebhookJson } from './api-support.js';
 
 const t = useTestApp({ ALLOW_LOOPBACK_TARGETS: 'true' });
 
-type Verify = (body: string | Buffer, headers: Record<string, string>, secrets: string[], toleranceSeconds?: number) => boolean;
+type Verify = (
+  body: string | Buffer,
+  headers: Record<string, string>,
+  secrets: string[],
+  toleranceSeconds?: number,
+) => boolean;
 
 async function docsVerifier(): Promise<Verify> {
   const doc = fs.readFileSync(new URL('../../docs/WEBHOOKS.md', import.meta.url), 'utf8');
@@ -45,14 +50,22 @@ describe('docs/WEBHOOKS.md: the node:crypto verification example', () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
     const rotated = (await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, {})).json<WebhookJson>();
-    const body = JSON.stringify({ id: 'evt_01', type: 'webhook.test', created_at: new Date().toISOString(), data: { message: 'héllo' } });
+    const body = JSON.stringify({
+      id: 'evt_01',
+      type: 'webhook.test',
+      created_at: new Date().toISOString(),
+      data: { message: 'héllo' },
+    });
 
     const one = signed(w.secret!, 'evt_01', body);
     assert.equal(verify(body, one, [w.secret!]), true);
     assert.equal(verify(Buffer.from(body), one, [rotated.secret!, w.secret!]), true, 'either secret, raw bytes');
     // Both signatures in one header, as during a rotation's overlap.
     // Signed at the same second as `one` (a clock tick between the two made this flaky).
-    const both = { ...one, 'webhook-signature': `${signed(rotated.secret!, 'evt_01', body, Number(one['webhook-timestamp']))['webhook-signature']} ${one['webhook-signature']}` };
+    const both = {
+      ...one,
+      'webhook-signature': `${signed(rotated.secret!, 'evt_01', body, Number(one['webhook-timestamp']))['webhook-signature']} ${one['webhook-signature']}`,
+    };
     assert.equal(verify(body, both, [rotated.secret!]), true);
     assert.equal(verify(body, both, [w.secret!]), true);
     // And the reference implementation agrees on the doubled header.

@@ -14,7 +14,13 @@ import { call, type Page, type WebhookJson } from './api-support.js';
 const t = useTestApp();
 
 const count = async (accountId: string) =>
-  Number((await t.rt.db.query<{ n: number | string }>('select count(*) as n from webhook_endpoints where account_id = $1', [accountId])).rows[0]!.n);
+  Number(
+    (
+      await t.rt.db.query<{ n: number | string }>('select count(*) as n from webhook_endpoints where account_id = $1', [
+        accountId,
+      ])
+    ).rows[0]!.n,
+  );
 
 describe('webhook endpoints: refused URLs', () => {
   const refused: [string, unknown, RegExp][] = [
@@ -58,7 +64,11 @@ describe('webhook endpoints: refused URLs', () => {
       const ok = await call(t, headers, 'POST', '/webhooks', { url: 'https://hooks.example.com/in' });
       assert.equal(ok.statusCode, 201, ok.body);
       const id = ok.json<WebhookJson>().id;
-      const u = expectError(await call(t, headers, 'PATCH', `/webhooks/${id}`, { url, description: 'changed' }), 422, 'validation_failed');
+      const u = expectError(
+        await call(t, headers, 'PATCH', `/webhooks/${id}`, { url, description: 'changed' }),
+        422,
+        'validation_failed',
+      );
       assert.ok(u.details?.some((d) => d.field === 'url'));
       const after = (await call(t, headers, 'GET', `/webhooks/${id}`)).json<WebhookJson>();
       assert.equal(after.url, 'https://hooks.example.com/in');
@@ -68,7 +78,11 @@ describe('webhook endpoints: refused URLs', () => {
 
   it('accepts a public host name, even one that does not resolve yet (the guard runs again before each delivery)', async () => {
     const { headers } = await t.newKey();
-    for (const url of ['https://example.com/hooks/pricehound', 'http://no-such-host.invalid/hook', 'HTTPS://Hooks.Example.com:8443/a?b=c']) {
+    for (const url of [
+      'https://example.com/hooks/pricehound',
+      'http://no-such-host.invalid/hook',
+      'HTTPS://Hooks.Example.com:8443/a?b=c',
+    ]) {
       const res = await call(t, headers, 'POST', '/webhooks', { url });
       assert.equal(res.statusCode, 201, `${url}: ${res.body}`);
     }
@@ -78,13 +92,22 @@ describe('webhook endpoints: refused URLs', () => {
 describe('webhook endpoints: odd URL forms are judged without asking DNS', () => {
   it('refuses a trailing dot, a localhost name and an empty host before any lookup', async () => {
     const lookup = tableLookup({});
-    for (const url of ['http://localhost./hook', 'http://api.localhost/hook', 'http:///hook', 'https:////hook', 'http://a..b/hook']) {
+    for (const url of [
+      'http://localhost./hook',
+      'http://api.localhost/hook',
+      'http:///hook',
+      'https:////hook',
+      'http://a..b/hook',
+    ]) {
       assert.ok(await endpointUrlProblem(url, { allowLoopback: false }, lookup), url);
     }
     assert.deepEqual([...lookup.calls.keys()], []);
     // A trailing dot names the same host as its plain form: one lookup, of the plain name.
     const table = tableLookup({ 'internal.test': ['10.0.0.1'], 'hooks.example.com': ['93.184.215.14'] });
-    assert.match((await endpointUrlProblem('http://internal.test./hook', { allowLoopback: false }, table)) ?? '', /^internal\.test resolves to a private network address/);
+    assert.match(
+      (await endpointUrlProblem('http://internal.test./hook', { allowLoopback: false }, table)) ?? '',
+      /^internal\.test resolves to a private network address/,
+    );
     assert.equal(await endpointUrlProblem('https://hooks.example.com./in', { allowLoopback: false }, table), undefined);
     assert.deepEqual([...table.calls.keys()].sort(), ['hooks.example.com', 'internal.test']);
   });
@@ -109,7 +132,13 @@ describe('webhook endpoints: bad bodies', () => {
       const body = what === 'no url' ? extra : { url: 'https://example.com/hook', ...(extra as object) };
       const e = expectError(await call(t, headers, 'POST', '/webhooks', body), 422, 'validation_failed');
       assert.ok(
-        e.details?.some((d) => d.field === field || d.field.startsWith(`${field}[`) || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}/`)),
+        e.details?.some(
+          (d) =>
+            d.field === field ||
+            d.field.startsWith(`${field}[`) ||
+            d.field.startsWith(`${field}.`) ||
+            d.field.startsWith(`${field}/`),
+        ),
         JSON.stringify(e.details),
       );
       assert.equal(await count(accountId), 0);
@@ -118,9 +147,18 @@ describe('webhook endpoints: bad bodies', () => {
 
   it('answers malformed JSON 400 and another content type 415', async () => {
     const { headers } = await t.newKey();
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers, payload: '{"url": ' }), 400, 'invalid_json');
     expectError(
-      await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: { ...headers, 'content-type': 'text/plain' }, payload: 'url=x' }),
+      await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers, payload: '{"url": ' }),
+      400,
+      'invalid_json',
+    );
+    expectError(
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        headers: { ...headers, 'content-type': 'text/plain' },
+        payload: 'url=x',
+      }),
       415,
       'unsupported_media_type',
     );
@@ -136,11 +174,14 @@ describe('webhook endpoints: bad bodies', () => {
   });
 });
 
-describe('webhook endpoints: another account\'s are 404 everywhere', () => {
+describe("webhook endpoints: another account's are 404 everywhere", () => {
   it('never shows, changes, tests or redelivers them', async () => {
     const owner = await t.newKey();
     const other = await t.newKey();
-    const res = await call(t, owner.headers, 'POST', '/webhooks', { url: 'https://example.com/hook', description: 'mine' });
+    const res = await call(t, owner.headers, 'POST', '/webhooks', {
+      url: 'https://example.com/hook',
+      description: 'mine',
+    });
     const w = res.json<WebhookJson>();
     const requests: [Parameters<typeof call>[2], string, unknown][] = [
       ['GET', `/webhooks/${w.id}`, undefined],

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, PREFIXES } from '../products/support.js';
-import { assertSecret, call, createWebhook, RECEIVER, WEBHOOK_KEYS, type Page, type WebhookJson } from './api-support.js';
+import {
+  assertSecret,
+  call,
+  createWebhook,
+  RECEIVER,
+  WEBHOOK_KEYS,
+  type Page,
+  type WebhookJson,
+} from './api-support.js';
 
 /** /webhooks: endpoints and their secrets (docs/WEBHOOKS.md). */
 
@@ -54,21 +62,41 @@ describe('webhook endpoints: create, read, update, delete', () => {
     const list = await call(t, headers, 'GET', '/webhooks');
     assert.equal(list.statusCode, 200);
     const page = list.json<Page<WebhookJson>>();
-    assert.deepEqual(page.data.map((w) => w.id), [b.id, a.id]);
+    assert.deepEqual(
+      page.data.map((w) => w.id),
+      [b.id, a.id],
+    );
     assert.doesNotMatch(list.body, /whsec_|"secret"/);
     for (const w of page.data) assert.deepEqual(Object.keys(w).sort(), WEBHOOK_KEYS);
 
     const oldest = await call(t, headers, 'GET', '/webhooks?sort=created_at&limit=1');
     const first = oldest.json<Page<WebhookJson>>();
-    assert.deepEqual(first.data.map((w) => w.id), [a.id]);
+    assert.deepEqual(
+      first.data.map((w) => w.id),
+      [a.id],
+    );
     assert.equal(first.pagination.has_more, true);
-    const next = await call(t, headers, 'GET', `/webhooks?sort=created_at&limit=1&cursor=${first.pagination.next_cursor}`);
-    assert.deepEqual(next.json<Page<WebhookJson>>().data.map((w) => w.id), [b.id]);
+    const next = await call(
+      t,
+      headers,
+      'GET',
+      `/webhooks?sort=created_at&limit=1&cursor=${first.pagination.next_cursor}`,
+    );
+    assert.deepEqual(
+      next.json<Page<WebhookJson>>().data.map((w) => w.id),
+      [b.id],
+    );
 
     const enabled = await call(t, headers, 'GET', '/webhooks?enabled=true');
-    assert.deepEqual(enabled.json<Page<WebhookJson>>().data.map((w) => w.id), [b.id]);
+    assert.deepEqual(
+      enabled.json<Page<WebhookJson>>().data.map((w) => w.id),
+      [b.id],
+    );
     const disabled = await call(t, headers, 'GET', '/webhooks?enabled=false');
-    assert.deepEqual(disabled.json<Page<WebhookJson>>().data.map((w) => w.id), [a.id]);
+    assert.deepEqual(
+      disabled.json<Page<WebhookJson>>().data.map((w) => w.id),
+      [a.id],
+    );
     expectError(await call(t, headers, 'GET', '/webhooks?enabled=maybe'), 422, 'validation_failed');
     expectError(await call(t, headers, 'GET', '/webhooks?sort=url'), 422, 'validation_failed');
   });
@@ -76,7 +104,10 @@ describe('webhook endpoints: create, read, update, delete', () => {
   it('updates only the fields sent, with PUT and PATCH alike', async () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers, { description: 'Old', event_types: ['price.changed'] });
-    const put = await call(t, headers, 'PUT', `/webhooks/${w.id}`, { description: 'New', event_types: ['alert.triggered', 'alert.triggered'] });
+    const put = await call(t, headers, 'PUT', `/webhooks/${w.id}`, {
+      description: 'New',
+      event_types: ['alert.triggered', 'alert.triggered'],
+    });
     assert.equal(put.statusCode, 200, put.body);
     const u = put.json<WebhookJson>();
     assert.deepEqual(Object.keys(u).sort(), WEBHOOK_KEYS);
@@ -87,7 +118,12 @@ describe('webhook endpoints: create, read, update, delete', () => {
     assert.ok(u.updated_at > w.updated_at);
     assert.equal(u.created_at, w.created_at);
 
-    const patch = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { description: null, format: 'slack', url: 'http://127.0.0.1:8/other', event_types: [] });
+    const patch = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, {
+      description: null,
+      format: 'slack',
+      url: 'http://127.0.0.1:8/other',
+      event_types: [],
+    });
     assert.equal(patch.statusCode, 200, patch.body);
     const p = patch.json<WebhookJson>();
     assert.equal(p.description, null);
@@ -101,7 +137,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
     assert.doesNotMatch(nothing.body, /whsec_/);
   });
 
-  it('the dashboard\'s toggle: PATCH {enabled}; enabling a disabled endpoint forgets why and that it was failing', async () => {
+  it("the dashboard's toggle: PATCH {enabled}; enabling a disabled endpoint forgets why and that it was failing", async () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
     const off = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: false });
@@ -118,7 +154,10 @@ describe('webhook endpoints: create, read, update, delete', () => {
     assert.equal(seen.json<WebhookJson>().disabled_reason, 'The endpoint answered 410 Gone');
     // Disabling again keeps the reason.
     await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: false });
-    assert.equal((await call(t, headers, 'GET', `/webhooks/${w.id}`)).json<WebhookJson>().disabled_reason, 'The endpoint answered 410 Gone');
+    assert.equal(
+      (await call(t, headers, 'GET', `/webhooks/${w.id}`)).json<WebhookJson>().disabled_reason,
+      'The endpoint answered 410 Gone',
+    );
 
     const on = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: true });
     assert.equal(on.statusCode, 200, on.body);
@@ -133,7 +172,10 @@ describe('webhook endpoints: create, read, update, delete', () => {
     // Enabling an endpoint that is enabled leaves the worker's failing state alone.
     await t.rt.db.query(`update webhook_endpoints set failing_since = now(), probe_at = now() where id = $1`, [w.id]);
     await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: true });
-    const kept = await t.rt.db.query<{ failing_since: Date | null }>('select failing_since from webhook_endpoints where id = $1', [w.id]);
+    const kept = await t.rt.db.query<{ failing_since: Date | null }>(
+      'select failing_since from webhook_endpoints where id = $1',
+      [w.id],
+    );
     assert.notEqual(kept.rows[0]!.failing_since, null);
   });
 
@@ -141,12 +183,18 @@ describe('webhook endpoints: create, read, update, delete', () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
     await call(t, headers, 'POST', '/products', { name: 'Kettle', base_price: 40, currency: 'EUR' });
-    const queued = await t.rt.db.query<{ n: number | string }>('select count(*) as n from webhook_deliveries where endpoint_id = $1', [w.id]);
+    const queued = await t.rt.db.query<{ n: number | string }>(
+      'select count(*) as n from webhook_deliveries where endpoint_id = $1',
+      [w.id],
+    );
     assert.equal(Number(queued.rows[0]!.n), 1, 'product.created was queued for the endpoint');
     const del = await call(t, headers, 'DELETE', `/webhooks/${w.id}`);
     assert.equal(del.statusCode, 204);
     assert.equal(del.body, '');
-    const left = await t.rt.db.query<{ n: number | string }>('select count(*) as n from webhook_deliveries where endpoint_id = $1', [w.id]);
+    const left = await t.rt.db.query<{ n: number | string }>(
+      'select count(*) as n from webhook_deliveries where endpoint_id = $1',
+      [w.id],
+    );
     assert.equal(Number(left.rows[0]!.n), 0);
     expectError(await call(t, headers, 'GET', `/webhooks/${w.id}`), 404, 'not_found');
     expectError(await call(t, headers, 'DELETE', `/webhooks/${w.id}`), 404, 'not_found');
@@ -156,7 +204,12 @@ describe('webhook endpoints: create, read, update, delete', () => {
 describe('webhook endpoints: secrets', () => {
   const stored = async (id: string) =>
     (
-      await t.rt.db.query<{ secret: string; previous_secret: string | null; previous_secret_expires_at: Date | string | null; now: Date | string }>(
+      await t.rt.db.query<{
+        secret: string;
+        previous_secret: string | null;
+        previous_secret_expires_at: Date | string | null;
+        now: Date | string;
+      }>(
         'select secret, previous_secret, previous_secret_expires_at, now() as now from webhook_endpoints where id = $1',
         [id],
       )
@@ -188,7 +241,11 @@ describe('webhook endpoints: secrets', () => {
   it('takes no body at all, or a shorter overlap; 0 retires the old secret at once; longer than allowed is a 422', async () => {
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
-    const bare = await t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${w.id}/rotate-secret`, headers: { authorization: headers.authorization! } });
+    const bare = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${w.id}/rotate-secret`,
+      headers: { authorization: headers.authorization! },
+    });
     assert.equal(bare.statusCode, 200, bare.body);
     const first = bare.json<WebhookJson>().secret!;
 
@@ -207,21 +264,45 @@ describe('webhook endpoints: secrets', () => {
     assert.equal(s.previous_secret_expires_at, null);
 
     const before = await stored(w.id);
-    for (const body of [{ expire_previous_in_seconds: 86_401 }, { expire_previous_in_seconds: -1 }, { expire_previous_in_seconds: 1.5 }, { expire_previous_in_seconds: '60' }, { other: 1 }]) {
-      const e = expectError(await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, body), 422, 'validation_failed');
+    for (const body of [
+      { expire_previous_in_seconds: 86_401 },
+      { expire_previous_in_seconds: -1 },
+      { expire_previous_in_seconds: 1.5 },
+      { expire_previous_in_seconds: '60' },
+      { other: 1 },
+    ]) {
+      const e = expectError(
+        await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, body),
+        422,
+        'validation_failed',
+      );
       assert.ok(e.details?.length, JSON.stringify(body));
     }
     const after = await stored(w.id);
     assert.deepEqual([after.secret, after.previous_secret], [before.secret, before.previous_secret], 'nothing changed');
-    expectError(await call(t, headers, 'POST', '/webhooks/wh_0000000000000000000000000/rotate-secret', {}), 404, 'not_found');
+    expectError(
+      await call(t, headers, 'POST', '/webhooks/wh_0000000000000000000000000/rotate-secret', {}),
+      404,
+      'not_found',
+    );
   });
 });
 
 describe('webhook endpoints: idempotent replays of their secrets', () => {
   const post = (headers: Record<string, string>, key: string, url: string, payload: unknown) =>
-    t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers: { ...headers, 'idempotency-key': key }, payload: payload as object });
+    t.app.inject({
+      method: 'POST',
+      url: `/api/v1${url}`,
+      headers: { ...headers, 'idempotency-key': key },
+      payload: payload as object,
+    });
   const storedBodies = async (accountId: string) =>
-    (await t.rt.db.query<{ key: string; body: string | null }>('select key, body from idempotency_keys where account_id = $1 order by key', [accountId])).rows;
+    (
+      await t.rt.db.query<{ key: string; body: string | null }>(
+        'select key, body from idempotency_keys where account_id = $1 order by key',
+        [accountId],
+      )
+    ).rows;
 
   it('keeps no secret in the idempotency store, replays it while the endpoint exists, and answers 404 once it is deleted', async () => {
     const { headers, accountId } = await t.newKey();
@@ -240,32 +321,58 @@ describe('webhook endpoints: idempotent replays of their secrets', () => {
 
     // The store holds the answers sealed: neither secret, nor anything else of them, in plaintext.
     const rows = await storedBodies(accountId);
-    assert.deepEqual(rows.map((r) => r.key), ['create-1', 'rotate-1']);
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      ['create-1', 'rotate-1'],
+    );
     for (const { body } of rows) {
       assert.ok(body, 'an answer is stored');
-      for (const plain of ['whsec_', secret.slice('whsec_'.length, 30), hook.secret!.slice('whsec_'.length, 30), hook.id, 'Repricer']) {
+      for (const plain of [
+        'whsec_',
+        secret.slice('whsec_'.length, 30),
+        hook.secret!.slice('whsec_'.length, 30),
+        hook.id,
+        'Repricer',
+      ]) {
         assert.ok(!body.includes(plain), `the stored answer shows ${plain}`);
       }
     }
 
     // Deleted: neither replay hands out a secret; each answers the endpoint's own 404.
     assert.equal((await call(t, headers, 'DELETE', `/webhooks/${hook.id}`)).statusCode, 204);
-    for (const [key, url] of [['rotate-1', `/webhooks/${hook.id}/rotate-secret`], ['create-1', '/webhooks']] as const) {
-      const replay = await post(headers, key, url, url === '/webhooks' ? { url: RECEIVER, description: 'Repricer' } : {});
+    for (const [key, url] of [
+      ['rotate-1', `/webhooks/${hook.id}/rotate-secret`],
+      ['create-1', '/webhooks'],
+    ] as const) {
+      const replay = await post(
+        headers,
+        key,
+        url,
+        url === '/webhooks' ? { url: RECEIVER, description: 'Repricer' } : {},
+      );
       const e = expectError(replay, 404, 'not_found');
       assert.equal(e.error, 'Webhook not found', key);
-      assert.deepEqual(e.details, [{ field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' }]);
+      assert.deepEqual(e.details, [
+        { field: 'Idempotency-Key', message: 'its stored answer is about a resource that no longer exists' },
+      ]);
       assert.doesNotMatch(replay.body, /whsec_/);
       assert.equal(replay.headers['idempotent-replayed'], undefined);
     }
     // ... and the sealed answers are gone from the store.
-    assert.deepEqual((await storedBodies(accountId)).map((r) => r.body), [null, null]);
+    assert.deepEqual(
+      (await storedBodies(accountId)).map((r) => r.body),
+      [null, null],
+    );
     // The key is still spent: a create with it does not run again.
-    expectError(await post(headers, 'create-1', '/webhooks', { url: RECEIVER, description: 'Repricer' }), 404, 'not_found');
+    expectError(
+      await post(headers, 'create-1', '/webhooks', { url: RECEIVER, description: 'Repricer' }),
+      404,
+      'not_found',
+    );
     assert.equal((await call(t, headers, 'GET', '/webhooks')).json<Page<WebhookJson>>().data.length, 0);
   });
 
-  it('a sealed answer that does not open (another row\'s, tampered) is a 409, never sent', async () => {
+  it("a sealed answer that does not open (another row's, tampered) is a 409, never sent", async () => {
     const { headers, accountId } = await t.newKey();
     const other = await t.newKey();
     const mine = await post(headers, 'k', '/webhooks', { url: RECEIVER });

@@ -39,7 +39,10 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
     async until(predicate, timeoutMs = 30_000) {
       if (predicate(r.received)) return;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${r.received.length} received)`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${r.received.length} received)`)),
+          timeoutMs,
+        );
         waiters.push({
           predicate,
           resolve: () => {
@@ -60,7 +63,12 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          const got: Received = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+          const got: Received = {
+            path: req.url ?? '',
+            headers: req.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            at: Date.now(),
+          };
           r.received.push(got);
           const a = r.answer(got, r.received.length);
           const send = (a: Answer) => {

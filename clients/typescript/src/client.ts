@@ -39,7 +39,8 @@ export interface ClientOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-type InitParam<Init> = RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+type InitParam<Init> =
+  RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
 type OrUndefined<T> = [T] extends [never] ? undefined : T;
 /** What a successful call resolves to: the body of its 2xx answer. */
 export type SuccessData<P extends keyof paths, M extends HttpMethod, I = object> = OrUndefined<
@@ -47,7 +48,10 @@ export type SuccessData<P extends keyof paths, M extends HttpMethod, I = object>
 >;
 
 /** A method over every path that has it: the body of the success, or a thrown error. */
-export type Method<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
+export type Method<M extends HttpMethod> = <
+  P extends PathsWithMethod<paths, M>,
+  I extends MaybeOptionalInit<paths[P], M>,
+>(
   path: P,
   ...init: InitParam<I>
 ) => Promise<SuccessData<P, M, I>>;
@@ -61,7 +65,8 @@ type PageShape = { data: readonly unknown[]; pagination: { next_cursor: string |
 export type ListPath = {
   [P in GetPath]: [Extract<SuccessData<P, 'get'>, PageShape>] extends [never] ? never : P;
 }[GetPath];
-export type ListItem<P extends ListPath> = Extract<SuccessData<P, 'get'>, PageShape> extends { data: readonly (infer T)[] } ? T : never;
+export type ListItem<P extends ListPath> =
+  Extract<SuccessData<P, 'get'>, PageShape> extends { data: readonly (infer T)[] } ? T : never;
 
 export interface PricehoundClient {
   GET: Method<'get'>;
@@ -74,9 +79,15 @@ export interface PricehoundClient {
    * Pages of `params.query.limit` items (default 100, the most a list answers): a request each.
    * Stop early (`break`) and no further page is asked for.
    */
-  paginate<P extends ListPath>(path: P, ...init: InitParam<MaybeOptionalInit<paths[P], 'get'>>): AsyncGenerator<ListItem<P>, void, undefined>;
+  paginate<P extends ListPath>(
+    path: P,
+    ...init: InitParam<MaybeOptionalInit<paths[P], 'get'>>
+  ): AsyncGenerator<ListItem<P>, void, undefined>;
   /** The same pages, each as its array of items (to write a page at a time, or count requests). */
-  pages<P extends ListPath>(path: P, ...init: InitParam<MaybeOptionalInit<paths[P], 'get'>>): AsyncGenerator<ListItem<P>[], void, undefined>;
+  pages<P extends ListPath>(
+    path: P,
+    ...init: InitParam<MaybeOptionalInit<paths[P], 'get'>>
+  ): AsyncGenerator<ListItem<P>[], void, undefined>;
   /** POST /api/v1/products/batch in batches of 1000, the per-item results merged (`index` over all `products`). */
   createProducts(products: readonly ProductInput[], options?: BatchOptions): Promise<ProductsBatchResult>;
   /** POST /api/v1/prices in batches of 1000, the per-item results merged (`index` over all `observations`). */
@@ -114,7 +125,10 @@ export function createClient(options: ClientOptions): PricehoundClient {
       : transport.send;
   const raw = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    headers: { ...options.headers, ...(typeof apiKey === 'string' && apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    headers: {
+      ...options.headers,
+      ...(typeof apiKey === 'string' && apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+    },
     fetch: keyed,
   });
   // The transport throws for every answer that is not a success, so `data` is the success's body.
@@ -133,7 +147,10 @@ export function createClient(options: ClientOptions): PricehoundClient {
     let cursor: string | undefined;
     do {
       const query = { limit: PAGE_SIZE_MAX, ...init?.params?.query, ...(cursor ? { cursor } : {}) };
-      const page = (await api.GET(path as ListPath, { ...init, params: { ...init?.params, query } } as never)) as unknown as {
+      const page = (await api.GET(
+        path as ListPath,
+        { ...init, params: { ...init?.params, query } } as never,
+      )) as unknown as {
         data: unknown[];
         pagination: { next_cursor: string | null };
       };
@@ -149,15 +166,24 @@ export function createClient(options: ClientOptions): PricehoundClient {
     },
     createProducts: (products, options = {}) =>
       inBatches(products, options, (batch, atomic, signal) =>
-        api.POST('/api/v1/products/batch', { body: { products: batch as ProductInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+        api.POST('/api/v1/products/batch', {
+          body: { products: batch as ProductInput[], ...(atomic === undefined ? {} : { atomic }) },
+          signal,
+        }),
       ),
     ingestPrices: (observations, options = {}) =>
       inBatches(observations, options, (batch, atomic, signal) =>
-        api.POST('/api/v1/prices', { body: { observations: batch as PriceObservationInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+        api.POST('/api/v1/prices', {
+          body: { observations: batch as PriceObservationInput[], ...(atomic === undefined ? {} : { atomic }) },
+          signal,
+        }),
       ),
     createListings: (listings, options = {}) =>
       inBatches(listings, options, (batch, atomic, signal) =>
-        api.POST('/api/v1/listings/batch', { body: { listings: batch as ListingInput[], ...(atomic === undefined ? {} : { atomic }) }, signal }),
+        api.POST('/api/v1/listings/batch', {
+          body: { listings: batch as ListingInput[], ...(atomic === undefined ? {} : { atomic }) },
+          signal,
+        }),
       ),
     get usage() {
       return transport.usage;

@@ -78,11 +78,23 @@ export function errorOf(response: Response, text: string): ApiError {
     // not JSON (a proxy's HTML page, say): keep the text
   }
   const b = isRecord(body) ? body : {};
-  const requestId = typeof b.request_id === 'string' ? b.request_id : (response.headers.get('x-request-id') ?? undefined);
-  const message = typeof b.error === 'string' ? b.error : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  const requestId =
+    typeof b.request_id === 'string' ? b.request_id : (response.headers.get('x-request-id') ?? undefined);
+  const message =
+    typeof b.error === 'string'
+      ? b.error
+      : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
   if (response.status === 429) {
     const header = retryAfterSeconds(response.headers.get('retry-after'));
-    return new RateLimitError(message, requestId, response, body, num(b.retry_after) ?? header, num(b.limit), num(b.reset));
+    return new RateLimitError(
+      message,
+      requestId,
+      response,
+      body,
+      num(b.retry_after) ?? header,
+      num(b.limit),
+      num(b.reset),
+    );
   }
   const details = Array.isArray(b.details)
     ? b.details.filter(isRecord).map((d) => ({ field: String(d.field ?? ''), message: String(d.message ?? '') }))

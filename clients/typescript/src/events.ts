@@ -1,4 +1,8 @@
-import { type components, pathsApiV1AlertsGetParametersQueryCondition_typeValues, webhookCreateEvent_typesValues } from './openapi.js';
+import {
+  type components,
+  pathsApiV1AlertsGetParametersQueryCondition_typeValues,
+  webhookCreateEvent_typesValues,
+} from './openapi.js';
 
 /**
  * Events as the service describes them (its OpenAPI document, `Event`): a union on `type`, so

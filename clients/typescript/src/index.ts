@@ -1,4 +1,13 @@
-export { createClient, take, type ClientOptions, type ListItem, type ListPath, type Method, type PricehoundClient, type SuccessData } from './client.js';
+export {
+  createClient,
+  take,
+  type ClientOptions,
+  type ListItem,
+  type ListPath,
+  type Method,
+  type PricehoundClient,
+  type SuccessData,
+} from './client.js';
 export {
   type BatchOptions,
   type ListingBatchItem,
@@ -14,7 +23,16 @@ export {
 export { CsvError, CsvReader, csvCell, type CsvRecord, csvRow, type CsvValue, parseCsv, unguard } from './csv.js';
 export { EtagCache } from './etag-cache.js';
 export { ApiError, type ErrorDetail, NetworkError, PricehoundError, RateLimitError, TimeoutError } from './errors.js';
-export { type AlertCondition, CONDITION_TYPES, type ConditionType, type Event, type EventData, type EventOf, EVENT_TYPES, type EventType } from './events.js';
+export {
+  type AlertCondition,
+  CONDITION_TYPES,
+  type ConditionType,
+  type Event,
+  type EventData,
+  type EventOf,
+  EVENT_TYPES,
+  type EventType,
+} from './events.js';
 export { BATCH_MAX, HISTORY_MAX_SPAN_DAYS, PAGE_SIZE_MAX, RAW_PAGE_MAX } from './limits.js';
 export { type ImportedRow, type ImportOptions, importProducts, type ImportResult } from './product-import.js';
 export {

@@ -45,7 +45,8 @@ export class ListingCsvReader {
   /** The last rows; throws CsvError for a file without a header row. */
   end(): ListingCsvRow[] {
     const last = this.rowsOf(this.csv.end());
-    if (!this.header) throw new CsvError(`the file is empty: expected a header row (${LISTING_CSV_COLUMNS.join(', ')})`);
+    if (!this.header)
+      throw new CsvError(`the file is empty: expected a header row (${LISTING_CSV_COLUMNS.join(', ')})`);
     return last;
   }
 
@@ -55,7 +56,8 @@ export class ListingCsvReader {
       if (!this.header) {
         this.header = record.cells.map((c) => c.trim().toLowerCase());
         const missing = LISTING_CSV_REQUIRED.filter((c) => !this.header!.includes(c));
-        if (missing.length > 0) throw new CsvError(`the header row lacks ${missing.join(', ')} (columns: ${LISTING_CSV_COLUMNS.join(', ')})`);
+        if (missing.length > 0)
+          throw new CsvError(`the header row lacks ${missing.join(', ')} (columns: ${LISTING_CSV_COLUMNS.join(', ')})`);
         this.ignored = this.header.filter((h) => h !== '' && !(LISTING_CSV_COLUMNS as readonly string[]).includes(h));
         continue;
       }
@@ -66,9 +68,18 @@ export class ListingCsvReader {
         const i = this.header!.indexOf(name);
         return i < 0 ? '' : unguard(record.cells[i] ?? '').trim();
       };
-      const row: ListingCsvRow = { row: this.rows, line: record.line, sku: cell('sku'), url: cell('url'), competitor: cell('competitor'), problems: [] };
-      if (row.sku === '') row.problems.push({ field: 'sku', message: 'is required: the SKU of the product the page shows' });
-      if (row.url === '') row.problems.push({ field: 'url', message: 'is required: the address of the competitor\'s page' });
+      const row: ListingCsvRow = {
+        row: this.rows,
+        line: record.line,
+        sku: cell('sku'),
+        url: cell('url'),
+        competitor: cell('competitor'),
+        problems: [],
+      };
+      if (row.sku === '')
+        row.problems.push({ field: 'sku', message: 'is required: the SKU of the product the page shows' });
+      if (row.url === '')
+        row.problems.push({ field: 'url', message: "is required: the address of the competitor's page" });
       out.push(row);
     }
     return out;
@@ -112,10 +123,18 @@ export interface ListingImportOptions {
 
 const COMPETITOR_ID = /^comp_[0-9A-Za-z]+$/;
 /** The CSV column an API field is about. */
-const COLUMN_OF: Record<string, string> = { product_sku: 'sku', product_id: 'sku', competitor_id: 'competitor', url: 'url' };
+const COLUMN_OF: Record<string, string> = {
+  product_sku: 'sku',
+  product_id: 'sku',
+  competitor_id: 'competitor',
+  url: 'url',
+};
 
 /** The account's competitors by name (lower case), read once (a request per 100 competitors): ids, or several when the name is shared. */
-async function competitorNames(client: PricehoundClient, signal: AbortSignal | undefined): Promise<Map<string, string[]>> {
+async function competitorNames(
+  client: PricehoundClient,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, string[]>> {
   const byName = new Map<string, string[]>();
   for await (const c of client.paginate('/api/v1/competitors', { signal })) {
     const key = c.name.trim().toLowerCase();
@@ -136,11 +155,13 @@ export async function* importListings(
   options: ListingImportOptions = {},
 ): AsyncGenerator<ImportedListing[], void, undefined> {
   const size = options.batchSize ?? BATCH_MAX;
-  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
+  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX)
+    throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
   // Read when a first row names a competitor by name.
   let names: Map<string, string[]> | undefined;
   const send = async (batch: ListingCsvRow[]) => {
-    if (!names && batch.some((r) => r.competitor !== '' && !COMPETITOR_ID.test(r.competitor))) names = await competitorNames(client, options.signal);
+    if (!names && batch.some((r) => r.competitor !== '' && !COMPETITOR_ID.test(r.competitor)))
+      names = await competitorNames(client, options.signal);
     return importBatch(client, batch, names, options);
   };
   let batch: ListingCsvRow[] = [];
@@ -161,8 +182,22 @@ async function importBatch(
   options: ListingImportOptions,
 ): Promise<ImportedListing[]> {
   const out: ImportedListing[] = [];
-  const seen = (row: ListingCsvRow, result: ListingImportResult, problems: ErrorDetail[], ids: { listingId?: string; competitorId?: string } = {}) =>
-    out.push({ row: row.row, line: row.line, sku: row.sku, url: row.url, competitor: row.competitor, result, problems, ...ids });
+  const seen = (
+    row: ListingCsvRow,
+    result: ListingImportResult,
+    problems: ErrorDetail[],
+    ids: { listingId?: string; competitorId?: string } = {},
+  ) =>
+    out.push({
+      row: row.row,
+      line: row.line,
+      sku: row.sku,
+      url: row.url,
+      competitor: row.competitor,
+      result,
+      problems,
+      ...ids,
+    });
   const send: { row: ListingCsvRow; item: ListingInput }[] = [];
   for (const row of rows) {
     if (row.problems.length > 0) {
@@ -174,7 +209,10 @@ async function importBatch(
     else if (row.competitor !== '') {
       const ids = names?.get(row.competitor.toLowerCase()) ?? [];
       if (ids.length !== 1) {
-        const message = ids.length === 0 ? 'is not the name of a competitor of this account (leave it empty to use the URL\'s domain)' : `names ${ids.length} competitors: use the id of one (${ids.join(', ')})`;
+        const message =
+          ids.length === 0
+            ? "is not the name of a competitor of this account (leave it empty to use the URL's domain)"
+            : `names ${ids.length} competitors: use the id of one (${ids.join(', ')})`;
         seen(row, 'failed', [{ field: 'competitor', message }]);
         continue;
       }
@@ -192,12 +230,16 @@ async function importBatch(
     for (const item of answer.data) {
       const { row } = send[item.index]!;
       if (item.status === 201) {
-        seen(row, 'created', [], { listingId: item.listing.id, ...(item.listing.competitor_id ? { competitorId: item.listing.competitor_id } : {}) });
+        seen(row, 'created', [], {
+          listingId: item.listing.id,
+          ...(item.listing.competitor_id ? { competitorId: item.listing.competitor_id } : {}),
+        });
         continue;
       }
       const details = item.error.details?.length ? item.error.details : [{ field: '', message: item.error.error }];
       const problems = details.map((d) => ({ field: COLUMN_OF[d.field] ?? d.field, message: d.message }));
-      const listed = item.status === 409 && details.some((d) => d.field === 'url' && d.message.startsWith('is already monitored'));
+      const listed =
+        item.status === 409 && details.some((d) => d.field === 'url' && d.message.startsWith('is already monitored'));
       const listingId = listed ? /listing (lst_[0-9A-Za-z]+)/.exec(details[0]!.message)?.[1] : undefined;
       seen(row, listed ? 'present' : 'failed', listed ? [] : problems, listingId ? { listingId } : {});
     }
@@ -207,6 +249,8 @@ async function importBatch(
 
 /** The error report of a listing import: a CSV with these columns, a line per problem. */
 export const LISTING_IMPORT_ERROR_COLUMNS = ['row', 'line', 'sku', 'url', 'competitor', 'field', 'message'] as const;
-export function listingImportErrorRows(e: Pick<ImportedListing, 'row' | 'line' | 'sku' | 'url' | 'competitor' | 'problems'>): string {
+export function listingImportErrorRows(
+  e: Pick<ImportedListing, 'row' | 'line' | 'sku' | 'url' | 'competitor' | 'problems'>,
+): string {
   return e.problems.map((d) => csvRow([e.row, e.line, e.sku, e.url, e.competitor, d.field, d.message])).join('');
 }

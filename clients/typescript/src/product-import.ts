@@ -43,7 +43,8 @@ const nameOf = (p: ProductInput) => (typeof p.name === 'string' ? p.name : '');
 const skuOf = (p: ProductInput) => (typeof p.sku === 'string' ? p.sku : null);
 
 /** A 409 of the batch whose only problem is a SKU the account already has. */
-const skuTaken = (details: ErrorDetail[] | undefined) => Boolean(details?.some((d) => d.field === 'sku' && d.message.startsWith('is already used')));
+const skuTaken = (details: ErrorDetail[] | undefined) =>
+  Boolean(details?.some((d) => d.field === 'sku' && d.message.startsWith('is already used')));
 
 /** The fields of `input` whose values differ from `current`'s (currency in any case, amounts as numbers). */
 function changes(input: ProductInput, current: Product): Partial<ProductInput> {
@@ -51,7 +52,11 @@ function changes(input: ProductInput, current: Product): Partial<ProductInput> {
   for (const [key, value] of Object.entries(input)) {
     const now = (current as unknown as Record<string, unknown>)[key];
     const same =
-      key === 'currency' ? String(value).toUpperCase() === now : key === 'base_price' ? Number(value) === Number(now) : value === now;
+      key === 'currency'
+        ? String(value).toUpperCase() === now
+        : key === 'base_price'
+          ? Number(value) === Number(now)
+          : value === now;
     if (!same) out[key] = value;
   }
   return out as Partial<ProductInput>;
@@ -68,13 +73,15 @@ export async function* importProducts(
   options: ImportOptions = {},
 ): AsyncGenerator<ImportedRow[], void, undefined> {
   const size = options.batchSize ?? BATCH_MAX;
-  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
+  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX)
+    throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
   // With `update`, the catalogue's SKUs, read when there is a first batch to send.
   let bySku: Map<string, Product> | undefined;
   const send = async (batch: ProductCsvRow[]) => {
     if (options.update && !bySku) {
       bySku = new Map();
-      for await (const p of client.paginate('/api/v1/products', { signal: options.signal })) if (p.sku !== null) bySku.set(p.sku, p);
+      for await (const p of client.paginate('/api/v1/products', { signal: options.signal }))
+        if (p.sku !== null) bySku.set(p.sku, p);
     }
     return importBatch(client, batch, bySku, options);
   };
@@ -89,10 +96,23 @@ export async function* importProducts(
   if (batch.length > 0) yield await send(batch);
 }
 
-async function importBatch(client: PricehoundClient, rows: ProductCsvRow[], bySku: Map<string, Product> | undefined, options: ImportOptions): Promise<ImportedRow[]> {
+async function importBatch(
+  client: PricehoundClient,
+  rows: ProductCsvRow[],
+  bySku: Map<string, Product> | undefined,
+  options: ImportOptions,
+): Promise<ImportedRow[]> {
   const out: ImportedRow[] = [];
   const seen = (row: ProductCsvRow, result: ImportResult, problems: ErrorDetail[], productId?: string) =>
-    out.push({ row: row.row, line: row.line, sku: skuOf(row.product), name: nameOf(row.product), result, problems, ...(productId ? { productId } : {}) });
+    out.push({
+      row: row.row,
+      line: row.line,
+      sku: skuOf(row.product),
+      name: nameOf(row.product),
+      result,
+      problems,
+      ...(productId ? { productId } : {}),
+    });
   const create: ProductCsvRow[] = [];
   for (const row of rows) {
     const sku = skuOf(row.product);
@@ -105,7 +125,11 @@ async function importBatch(client: PricehoundClient, rows: ProductCsvRow[], bySk
         continue;
       }
       try {
-        const updated = await client.PATCH('/api/v1/products/{id}', { params: { path: { id: existing.id } }, body: changed, signal: options.signal });
+        const updated = await client.PATCH('/api/v1/products/{id}', {
+          params: { path: { id: existing.id } },
+          body: changed,
+          signal: options.signal,
+        });
         bySku!.set(sku!, updated);
         seen(row, 'updated', [], updated.id);
       } catch (err) {

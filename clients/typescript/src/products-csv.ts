@@ -9,7 +9,16 @@ import type { components } from './openapi.js';
  * by the names the API uses. The service's catalogue export (GET /products.csv) is a
  * report with more columns; it imports too (the extra columns are ignored).
  */
-export const PRODUCT_CSV_COLUMNS = ['name', 'base_price', 'currency', 'sku', 'brand', 'category', 'description', 'url'] as const;
+export const PRODUCT_CSV_COLUMNS = [
+  'name',
+  'base_price',
+  'currency',
+  'sku',
+  'brand',
+  'category',
+  'description',
+  'url',
+] as const;
 export type ProductCsvColumn = (typeof PRODUCT_CSV_COLUMNS)[number];
 export const PRODUCT_CSV_REQUIRED = ['name', 'base_price', 'currency'] as const satisfies readonly ProductCsvColumn[];
 /** What `export products` writes: the columns above, then what the service adds (an export is an import file). */
@@ -52,7 +61,8 @@ export class ProductCsvReader {
   /** The last rows; throws CsvError for a file without a header row. */
   end(): ProductCsvRow[] {
     const last = this.rowsOf(this.csv.end());
-    if (!this.header) throw new CsvError(`the file is empty: expected a header row (${PRODUCT_CSV_COLUMNS.join(', ')})`);
+    if (!this.header)
+      throw new CsvError(`the file is empty: expected a header row (${PRODUCT_CSV_COLUMNS.join(', ')})`);
     return last;
   }
 
@@ -62,7 +72,8 @@ export class ProductCsvReader {
       if (!this.header) {
         this.header = record.cells.map((c) => c.trim().toLowerCase());
         const missing = PRODUCT_CSV_REQUIRED.filter((c) => !this.header!.includes(c));
-        if (missing.length > 0) throw new CsvError(`the header row lacks ${missing.join(', ')} (columns: ${PRODUCT_CSV_COLUMNS.join(', ')})`);
+        if (missing.length > 0)
+          throw new CsvError(`the header row lacks ${missing.join(', ')} (columns: ${PRODUCT_CSV_COLUMNS.join(', ')})`);
         this.ignored = this.header.filter((c) => c !== '' && !isColumn(c));
         continue;
       }
@@ -83,7 +94,11 @@ function productOf(header: string[], cells: string[]): { product: ProductInput; 
   });
   const price = product.base_price;
   if (typeof price === 'string' && AMOUNT.test(price)) product.base_price = Number(price);
-  else problems.push({ field: 'base_price', message: price === undefined ? 'is required' : `“${String(price)}” is not an amount like 19.99` });
+  else
+    problems.push({
+      field: 'base_price',
+      message: price === undefined ? 'is required' : `“${String(price)}” is not an amount like 19.99`,
+    });
   return { product: product as ProductInput, problems };
 }
 
@@ -101,6 +116,12 @@ export function productCsvRow(p: components['schemas']['Product']): string {
 
 /** The header of the error report of an import, and a row of it. */
 export const IMPORT_ERROR_COLUMNS = ['row', 'line', 'sku', 'name', 'field', 'message'] as const;
-export function importErrorRows(e: { row: number; line: number; sku: string | null; name: string; problems: ErrorDetail[] }): string {
+export function importErrorRows(e: {
+  row: number;
+  line: number;
+  sku: string | null;
+  name: string;
+  problems: ErrorDetail[];
+}): string {
   return e.problems.map((d) => csvRow([e.row, e.line, e.sku, e.name, d.field, d.message])).join('');
 }

@@ -146,7 +146,14 @@ export class Transport {
       let bytes: ArrayBuffer | undefined;
       try {
         response = await this.options.fetch(
-          new Request(request.url, { method, headers, body, signal: controller.signal, redirect: request.redirect, credentials: 'omit' }),
+          new Request(request.url, {
+            method,
+            headers,
+            body,
+            signal: controller.signal,
+            redirect: request.redirect,
+            credentials: 'omit',
+          }),
         );
         // Read here, under the attempt's timeout, so that a body cut off is retried like no answer.
         if (!(response.ok && !isJson(response))) bytes = await response.arrayBuffer();
@@ -156,7 +163,9 @@ export class Transport {
         if (caller.aborted) throw caller.reason;
         const error = timedOut
           ? new TimeoutError(`${method} ${request.url}: no answer within ${this.options.timeoutMs} ms`, { cause: err })
-          : new NetworkError(`${method} ${request.url}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+          : new NetworkError(`${method} ${request.url}: ${err instanceof Error ? err.message : String(err)}`, {
+              cause: err,
+            });
         await this.waitOrThrow(attempt, error, undefined, method, request.url, caller);
         continue;
       }
@@ -183,19 +192,29 @@ export class Transport {
       });
       if (response.ok || response.status === 304) {
         const etag = response.headers.get('etag');
-        if (cacheKey && etag && response.status === 200) etagCache!.set(cacheKey, { etag, body: bytes, headers: [...response.headers] });
+        if (cacheKey && etag && response.status === 200)
+          etagCache!.set(cacheKey, { etag, body: bytes, headers: [...response.headers] });
         return answer;
       }
       const error = errorOf(answer, new TextDecoder().decode(bytes));
-      const asked = error instanceof RateLimitError ? error.retryAfter : retryAfterSeconds(response.headers.get('retry-after'));
-      const retried = RETRIED.has(response.status) || (RETRIED_WITH_RETRY_AFTER.has(response.status) && asked !== undefined);
+      const asked =
+        error instanceof RateLimitError ? error.retryAfter : retryAfterSeconds(response.headers.get('retry-after'));
+      const retried =
+        RETRIED.has(response.status) || (RETRIED_WITH_RETRY_AFTER.has(response.status) && asked !== undefined);
       if (!retried) throw error;
       await this.waitOrThrow(attempt, error, asked, method, request.url, caller);
     }
   }
 
   /** Waits before the next attempt, or throws `error` when there is none or the wait asked for is too long. */
-  private async waitOrThrow(attempt: number, error: ApiError | NetworkError, askedSeconds: number | undefined, method: string, url: string, signal: AbortSignal) {
+  private async waitOrThrow(
+    attempt: number,
+    error: ApiError | NetworkError,
+    askedSeconds: number | undefined,
+    method: string,
+    url: string,
+    signal: AbortSignal,
+  ) {
     const { maxAttempts, baseDelayMs, maxWaitMs } = this.options.retry;
     if (attempt >= maxAttempts) throw error;
     const asked = (askedSeconds ?? 0) * 1000;
@@ -220,7 +239,10 @@ export class Transport {
     this.options.onUsage?.(this.usage);
     const alert = this.options.usageAlert;
     if (!alert || this.alertedWindow === reset) return;
-    const under = Math.max(alert.remaining ?? -Infinity, alert.fraction === undefined ? -Infinity : alert.fraction * limit);
+    const under = Math.max(
+      alert.remaining ?? -Infinity,
+      alert.fraction === undefined ? -Infinity : alert.fraction * limit,
+    );
     if (remaining < under) {
       this.alertedWindow = reset;
       alert.onLow({ limit, remaining, reset });

@@ -60,7 +60,8 @@ export async function verifyWebhook<T = Event>(
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not Unix seconds');
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? 300;
-  if (Math.abs(now - Number(timestamp)) > tolerance) throw new WebhookVerificationError('webhook-timestamp is too old or in the future');
+  if (Math.abs(now - Number(timestamp)) > tolerance)
+    throw new WebhookVerificationError('webhook-timestamp is too old or in the future');
 
   let key: Uint8Array;
   try {
@@ -73,7 +74,9 @@ export async function verifyWebhook<T = Event>(
   const signed = new Uint8Array(prefix.length + bytes.length);
   signed.set(prefix);
   signed.set(bytes, prefix.length);
-  const hmacKey = await crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const hmacKey = await crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
   const expected = new Uint8Array(await crypto.subtle.sign('HMAC', hmacKey, signed));
   const matches = signatures.split(' ').some((entry) => {
     const [version, value] = entry.split(',', 2);

@@ -52,7 +52,20 @@ export interface PickedPoint {
 
 const OWN_COLOR = '#111827';
 /** Competitors' hues, distinct and each with at least 3:1 contrast on white (WCAG non-text contrast). */
-const PALETTE = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f', '#9333ea', '#c2410c', '#0369a1', '#a16207'];
+const PALETTE = [
+  '#1d4ed8',
+  '#b91c1c',
+  '#047857',
+  '#7c3aed',
+  '#b45309',
+  '#0e7490',
+  '#be185d',
+  '#4d7c0f',
+  '#9333ea',
+  '#c2410c',
+  '#0369a1',
+  '#a16207',
+];
 /** A reference line, not a seller: grey, dashed. */
 const LOWEST_COLOR = '#4b5563';
 const MARKER_COLOR = '#b45309';
@@ -105,7 +118,9 @@ export function align(input: ChartInput): Aligned {
   // The lowest competitor price in effect at each x: each competitor's latest price so far, when
   // it is in the product's currency (never mixed) and not out of stock.
   const lowest: (number | null)[] = new Array(n).fill(null);
-  const comps = input.series.map((s, i) => ({ s, i })).filter(({ s }) => !isOwn(s.key) && s.currency === input.productCurrency);
+  const comps = input.series
+    .map((s, i) => ({ s, i }))
+    .filter(({ s }) => !isOwn(s.key) && s.currency === input.productCurrency);
   const last: (number | null)[] = comps.map(() => null);
   const spans = comps.map(({ s }) => input.outOfStock.get(s.key) ?? []);
   const spanAt = comps.map(() => 0);
@@ -128,7 +143,12 @@ export function align(input: ChartInput): Aligned {
     for (let i = a.length - 1; i >= 0; i--) if (a[i] !== null && a[i] !== undefined) return i;
     return -1;
   };
-  return { data: [xs, ...ys, lowest] as uPlot.AlignedData, pts, points: total, last: [-1, ...ys.map(lastOf), lastOf(lowest)] };
+  return {
+    data: [xs, ...ys, lowest] as uPlot.AlignedData,
+    pts,
+    points: total,
+    last: [-1, ...ys.map(lastOf), lastOf(lowest)],
+  };
 }
 
 /** The nearest index with a value in series `s`, searching both ways from `idx`. */
@@ -163,7 +183,13 @@ export interface PriceChart {
 export function priceChart(input: ChartInput, onPick: (p: PickedPoint) => void): PriceChart {
   let current = input;
   let aligned = align(input);
-  const plot = h('div', { class: 'chart price-chart', 'data-chart': 'price', tabindex: 0, role: 'application', 'aria-roledescription': 'price chart' });
+  const plot = h('div', {
+    class: 'chart price-chart',
+    'data-chart': 'price',
+    tabindex: 0,
+    role: 'application',
+    'aria-roledescription': 'price chart',
+  });
   const tip = h('div', { class: 'chart-tip', role: 'status', 'aria-live': 'polite' });
   const stepped = uPlot.paths.stepped!({ align: 1 });
 
@@ -198,10 +224,17 @@ export function priceChart(input: ChartInput, onPick: (p: PickedPoint) => void):
     const lines = [series.label, money(pt.v, series.currency)];
     if (pt.obs) {
       lines.push(`observed ${when(pt.obs.observed_at, true)}`, stock(pt.obs.in_stock));
-      lines.push(pt.obs.source === 'scrape' ? 'from a check: click or press Enter for the evidence' : 'sent through the API (POST /prices)');
+      lines.push(
+        pt.obs.source === 'scrape'
+          ? 'from a check: click or press Enter for the evidence'
+          : 'sent through the API (POST /prices)',
+      );
     } else if (pt.bucket) {
       const b = pt.bucket;
-      lines.push(`${when(b.start)} – ${when(b.end)}`, `close ${money(b.close, series.currency)} · min ${money(b.min, series.currency)} · max ${money(b.max, series.currency)}`);
+      lines.push(
+        `${when(b.start)} – ${when(b.end)}`,
+        `close ${money(b.close, series.currency)} · min ${money(b.min, series.currency)} · max ${money(b.max, series.currency)}`,
+      );
       lines.push(`${b.count} observation${b.count === 1 ? '' : 's'}: click or press Enter for the last one`);
     }
     return lines;
@@ -407,7 +440,8 @@ export function priceChart(input: ChartInput, onPick: (p: PickedPoint) => void):
       return u;
     },
     update(next: ChartInput) {
-      const sameSeries = next.series.length === current.series.length && next.series.every((s, i) => s.key === current.series[i]!.key);
+      const sameSeries =
+        next.series.length === current.series.length && next.series.every((s, i) => s.key === current.series[i]!.key);
       const prevRange = current.range;
       current = next;
       aligned = align(next);

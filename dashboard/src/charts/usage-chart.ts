@@ -8,7 +8,11 @@ import { observeWidth } from './size';
 const HOUR = 3600;
 
 /** 48 hourly slots ending with the current hour, zero where the API reported no traffic. */
-export function hourlySlots(history: Usage['history'], hours: number, now = Date.now()): { t: number[]; requests: number[]; rejected: number[] } {
+export function hourlySlots(
+  history: Usage['history'],
+  hours: number,
+  now = Date.now(),
+): { t: number[]; requests: number[]; rejected: number[] } {
   const current = Math.floor(now / 1000 / HOUR) * HOUR;
   const byHour = new Map(history.map((r) => [Math.floor(new Date(r.hour).getTime() / 1000), r]));
   const t: number[] = [];
@@ -30,7 +34,12 @@ export function hourlySlots(history: Usage['history'], hours: number, now = Date
  */
 export function usageChart(usage: Usage, hours = 48): { el: HTMLElement; destroy: () => void } {
   const slots = hourlySlots(usage.history, hours);
-  const plot = h('div', { class: 'chart usage-chart', 'data-chart': 'usage', role: 'img', 'aria-label': `Requests per hour over the last ${hours} hours` });
+  const plot = h('div', {
+    class: 'chart usage-chart',
+    'data-chart': 'usage',
+    role: 'img',
+    'aria-label': `Requests per hour over the last ${hours} hours`,
+  });
   const bars = uPlot.paths.bars!({ size: [0.7, 40] });
   // Half an hour either side, so the first and the current hour's bars are whole.
   const xRange: [number, number] = [slots.t[0]! - HOUR / 2, slots.t[slots.t.length - 1]! + HOUR / 2];
@@ -41,8 +50,22 @@ export function usageChart(usage: Usage, hours = 48): { el: HTMLElement; destroy
       scales: { x: { time: true, range: () => xRange }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
       series: [
         {},
-        { label: 'Served', stroke: '#1d4ed8', width: 0, fill: 'rgba(29, 78, 216, 0.7)', paths: bars, points: { show: false } },
-        { label: 'Refused (429)', stroke: '#b91c1c', width: 0, fill: 'rgba(185, 28, 28, 0.85)', paths: bars, points: { show: false } },
+        {
+          label: 'Served',
+          stroke: '#1d4ed8',
+          width: 0,
+          fill: 'rgba(29, 78, 216, 0.7)',
+          paths: bars,
+          points: { show: false },
+        },
+        {
+          label: 'Refused (429)',
+          stroke: '#b91c1c',
+          width: 0,
+          fill: 'rgba(185, 28, 28, 0.85)',
+          paths: bars,
+          points: { show: false },
+        },
       ],
       axes: [{}, { size: 50, values: (_u, vals) => vals.map((v) => count(v)) }],
       legend: { live: true },
@@ -55,7 +78,9 @@ export function usageChart(usage: Usage, hours = 48): { el: HTMLElement; destroy
   const stop = observeWidth(plot, (w) => u.setSize({ width: w, height: 220 }));
 
   const fmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
-  const rows = slots.t.map((t, i) => ({ t, served: slots.requests[i]!, refused: slots.rejected[i]! })).filter((r) => r.served > 0 || r.refused > 0);
+  const rows = slots.t
+    .map((t, i) => ({ t, served: slots.requests[i]!, refused: slots.rejected[i]! }))
+    .filter((r) => r.served > 0 || r.refused > 0);
   const tableEl = h(
     'details',
     { class: 'data-table' },
@@ -66,8 +91,32 @@ export function usageChart(usage: Usage, hours = 48): { el: HTMLElement; destroy
           'table',
           null,
           h('caption', null, 'Requests per hour (hours with traffic)'),
-          h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Hour'), h('th', { scope: 'col' }, 'Served'), h('th', { scope: 'col' }, 'Refused'))),
-          h('tbody', null, rows.reverse().map((r) => h('tr', null, h('td', null, fmt.format(new Date(r.t * 1000))), h('td', null, count(r.served)), h('td', null, count(r.refused))))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'col' }, 'Hour'),
+              h('th', { scope: 'col' }, 'Served'),
+              h('th', { scope: 'col' }, 'Refused'),
+            ),
+          ),
+          h(
+            'tbody',
+            null,
+            rows
+              .reverse()
+              .map((r) =>
+                h(
+                  'tr',
+                  null,
+                  h('td', null, fmt.format(new Date(r.t * 1000))),
+                  h('td', null, count(r.served)),
+                  h('td', null, count(r.refused)),
+                ),
+              ),
+          ),
         ),
   );
   return {

@@ -6,8 +6,30 @@ import { combobox, type Option, optionFor } from '../combobox';
 import { competitorMap, competitorName, productsByIds } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, AlertPreview, AlertRule, AlertRuleInput, Competitor, Condition, ConditionType } from '../types';
-import { checkbox, clearErrors, confirmDialog, control, errorBox, field, loading, section, selectField, showFieldErrors, table, toast, withBusy } from '../ui';
+import type {
+  AlertEvent,
+  AlertPreview,
+  AlertRule,
+  AlertRuleInput,
+  Competitor,
+  Condition,
+  ConditionType,
+} from '../types';
+import {
+  checkbox,
+  clearErrors,
+  confirmDialog,
+  control,
+  errorBox,
+  field,
+  loading,
+  section,
+  selectField,
+  showFieldErrors,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
 
 type KeysOf<U> = U extends unknown ? keyof U : never;
 /** A field of some condition object (generated from the API's AlertCondition). */
@@ -21,23 +43,43 @@ type Variant<T extends ConditionType> = Extract<Condition, { type: T }>;
  * `preview: false`: POST /alerts/preview refuses it (no history of ranks or of failed checks).
  */
 const CONDITIONS: {
-  [T in ConditionType]: { label: string; fields: Exclude<keyof Variant<T>, 'type' | 'series'>[]; series: 'series' extends keyof Variant<T> ? true : false; preview: boolean };
+  [T in ConditionType]: {
+    label: string;
+    fields: Exclude<keyof Variant<T>, 'type' | 'series'>[];
+    series: 'series' extends keyof Variant<T> ? true : false;
+    preview: boolean;
+  };
 } = {
-  price_below: { label: 'A price falls below a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
-  price_above: { label: 'A price rises above a threshold', fields: ['threshold', 'currency'], series: true, preview: true },
+  price_below: {
+    label: 'A price falls below a threshold',
+    fields: ['threshold', 'currency'],
+    series: true,
+    preview: true,
+  },
+  price_above: {
+    label: 'A price rises above a threshold',
+    fields: ['threshold', 'currency'],
+    series: true,
+    preview: true,
+  },
   price_drop: { label: 'A price drops by at least…', fields: ['percent', 'amount'], series: true, preview: true },
   price_rise: { label: 'A price rises by at least…', fields: ['percent', 'amount'], series: true, preview: true },
-  undercut: { label: 'A competitor undercuts our price', fields: ['margin_percent', 'margin_amount'], series: false, preview: true },
+  undercut: {
+    label: 'A competitor undercuts our price',
+    fields: ['margin_percent', 'margin_amount'],
+    series: false,
+    preview: true,
+  },
   not_cheapest: { label: 'We stop being the cheapest', fields: [], series: false, preview: false },
   lowest_in_days: { label: 'A price is the lowest in N days', fields: ['days'], series: true, preview: true },
   back_in_stock: { label: 'An offer is back in stock', fields: [], series: true, preview: true },
   out_of_stock: { label: 'An offer goes out of stock', fields: [], series: true, preview: true },
-  listing_failing: { label: 'A listing\'s checks keep failing', fields: ['failures'], series: false, preview: false },
+  listing_failing: { label: "A listing's checks keep failing", fields: ['failures'], series: false, preview: false },
 };
 
 const CONDITION_FIELD_LABELS: Record<Exclude<ConditionField, 'series'>, [string, string]> = {
   threshold: ['Threshold', 'e.g. 45.00'],
-  currency: ['Currency of the threshold', 'Default: the product\'s'],
+  currency: ['Currency of the threshold', "Default: the product's"],
   percent: ['By percent', 'e.g. 5 (percent, amount or both)'],
   amount: ['By amount', 'e.g. 2.50'],
   margin_percent: ['Margin (percent of our price)', 'Default 0; a percent or an amount, not both'],
@@ -58,7 +100,9 @@ const describeCondition = (c: Condition) => {
 
 /** The price an event is about, e.g. "43.00 EUR, was 46.00 EUR". */
 const eventPrice = (e: Pick<AlertEvent, 'current' | 'previous'>) =>
-  e.current ? `${money(e.current.price, e.current.currency)}${e.previous ? `, was ${money(e.previous.price, e.previous.currency)}` : ''}` : '—';
+  e.current
+    ? `${money(e.current.price, e.current.currency)}${e.previous ? `, was ${money(e.previous.price, e.previous.currency)}` : ''}`
+    : '—';
 
 export async function alertsPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Alerts');
@@ -83,7 +127,9 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
           {
             title: 'Watches',
             cell: (r) => [
-              r.product_id ? h('a', { href: href(`/products/${r.product_id}`) }, names.get(r.product_id)?.name ?? r.product_id) : 'every product',
+              r.product_id
+                ? h('a', { href: href(`/products/${r.product_id}`) }, names.get(r.product_id)?.name ?? r.product_id)
+                : 'every product',
               ' · ',
               r.competitor_id ? competitorName(comps, r.competitor_id) : 'every seller',
               r.listing_id ? [' · listing ', h('code', null, r.listing_id)] : null,
@@ -107,33 +153,47 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
           {
             title: 'Actions',
             cell: (r) => {
-              const toggle = h('button', { type: 'button', class: 'secondary small' }, r.enabled ? 'Disable' : 'Enable');
-              toggle.addEventListener('click', () =>
-                void withBusy(toggle, null, async () => {
-                  const updated = await ph.PATCH('/api/v1/alerts/{id}', { params: { path: { id: r.id } }, body: { enabled: !r.enabled } });
-                  rules = rules.map((x) => (x.id === r.id ? updated : x));
-                  renderRules();
-                }),
+              const toggle = h(
+                'button',
+                { type: 'button', class: 'secondary small' },
+                r.enabled ? 'Disable' : 'Enable',
+              );
+              toggle.addEventListener(
+                'click',
+                () =>
+                  void withBusy(toggle, null, async () => {
+                    const updated = await ph.PATCH('/api/v1/alerts/{id}', {
+                      params: { path: { id: r.id } },
+                      body: { enabled: !r.enabled },
+                    });
+                    rules = rules.map((x) => (x.id === r.id ? updated : x));
+                    renderRules();
+                  }),
               );
               const test = h('button', { type: 'button', class: 'secondary small' }, 'Test');
-              test.addEventListener('click', () =>
-                void withBusy(test, null, async () => {
-                  const e = await ph.POST('/api/v1/alerts/{id}/test', { params: { path: { id: r.id } } });
-                  toast(`Test event of “${r.name}” recorded: ${e.message}`);
-                  await renderEvents();
-                }),
+              test.addEventListener(
+                'click',
+                () =>
+                  void withBusy(test, null, async () => {
+                    const e = await ph.POST('/api/v1/alerts/{id}/test', { params: { path: { id: r.id } } });
+                    toast(`Test event of “${r.name}” recorded: ${e.message}`);
+                    await renderEvents();
+                  }),
               );
               const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-              del.addEventListener('click', () =>
-                void (async () => {
-                  if (!(await confirmDialog(`Delete the rule “${r.name}”? Its events go with it.`, 'Delete rule'))) return;
-                  await withBusy(del, null, async () => {
-                    await ph.DELETE('/api/v1/alerts/{id}', { params: { path: { id: r.id } } });
-                    rules = rules.filter((x) => x.id !== r.id);
-                    renderRules();
-                    toast(`Deleted “${r.name}”.`);
-                  });
-                })(),
+              del.addEventListener(
+                'click',
+                () =>
+                  void (async () => {
+                    if (!(await confirmDialog(`Delete the rule “${r.name}”? Its events go with it.`, 'Delete rule')))
+                      return;
+                    await withBusy(del, null, async () => {
+                      await ph.DELETE('/api/v1/alerts/{id}', { params: { path: { id: r.id } } });
+                      rules = rules.filter((x) => x.id !== r.id);
+                      renderRules();
+                      toast(`Deleted “${r.name}”.`);
+                    });
+                  })(),
               );
               return h('div', { class: 'row-actions' }, toggle, test, del);
             },
@@ -150,18 +210,31 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
   const eventsSlot = h('div', { 'data-testid': 'alert-events' }, loading());
   const renderEvents = async () => {
     try {
-      const page = await ph.GET('/api/v1/alert-events', { params: { query: { state: state === 'all' ? undefined : state, limit: 50 } }, signal: ctx.signal });
-      const prods = await productsByIds(page.data.map((e) => e.product_id).filter((x): x is string => x !== null && !names.has(x)));
+      const page = await ph.GET('/api/v1/alert-events', {
+        params: { query: { state: state === 'all' ? undefined : state, limit: 50 } },
+        signal: ctx.signal,
+      });
+      const prods = await productsByIds(
+        page.data.map((e) => e.product_id).filter((x): x is string => x !== null && !names.has(x)),
+      );
       for (const [id, p] of names) prods.set(id, p);
       const ruleNames = new Map(rules.map((r) => [r.id, r.name]));
       const open = page.data.filter((e) => !e.acknowledged_at);
-      const ackAll = h('button', { type: 'button', class: 'secondary', disabled: open.length === 0 }, `Acknowledge all ${open.length} shown`);
-      ackAll.addEventListener('click', () =>
-        void withBusy(ackAll, null, async () => {
-          const r = await ph.POST('/api/v1/alert-events/acknowledge', { body: { ids: open.map((e) => e.id) } });
-          toast(`Acknowledged ${r.count} events${r.not_found.length ? `; ${r.not_found.length} were gone (their rule deleted)` : ''}.`);
-          await renderEvents();
-        }),
+      const ackAll = h(
+        'button',
+        { type: 'button', class: 'secondary', disabled: open.length === 0 },
+        `Acknowledge all ${open.length} shown`,
+      );
+      ackAll.addEventListener(
+        'click',
+        () =>
+          void withBusy(ackAll, null, async () => {
+            const r = await ph.POST('/api/v1/alert-events/acknowledge', { body: { ids: open.map((e) => e.id) } });
+            toast(
+              `Acknowledged ${r.count} events${r.not_found.length ? `; ${r.not_found.length} were gone (their rule deleted)` : ''}.`,
+            );
+            await renderEvents();
+          }),
       );
       put(
         eventsSlot,
@@ -170,21 +243,35 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
           [
             { title: 'When', cell: (e: AlertEvent) => h('time', { datetime: e.created_at }, when(e.created_at)) },
             { title: 'Rule', cell: (e) => ruleNames.get(e.alert_id) ?? e.alert_id },
-            { title: 'What', cell: (e) => [e.message, e.test ? [' ', h('span', { class: 'badge muted' }, 'test')] : null] },
+            {
+              title: 'What',
+              cell: (e) => [e.message, e.test ? [' ', h('span', { class: 'badge muted' }, 'test')] : null],
+            },
             { title: 'Price', cell: (e) => eventPrice(e) },
-            { title: 'Product', cell: (e) => (e.product_id ? h('a', { href: href(`/products/${e.product_id}`) }, prods.get(e.product_id)?.name ?? e.product_id) : '—') },
-            { title: 'Seller', cell: (e) => (e.competitor_id ? competitorName(comps, e.competitor_id) : e.product_id ? 'our shop' : '—') },
+            {
+              title: 'Product',
+              cell: (e) =>
+                e.product_id
+                  ? h('a', { href: href(`/products/${e.product_id}`) }, prods.get(e.product_id)?.name ?? e.product_id)
+                  : '—',
+            },
+            {
+              title: 'Seller',
+              cell: (e) => (e.competitor_id ? competitorName(comps, e.competitor_id) : e.product_id ? 'our shop' : '—'),
+            },
             {
               title: 'State',
               cell: (e) => {
                 if (e.acknowledged_at) return `acknowledged ${when(e.acknowledged_at)}`;
                 const ack = h('button', { type: 'button', class: 'small' }, 'Acknowledge');
-                ack.addEventListener('click', () =>
-                  void withBusy(ack, null, async () => {
-                    await ph.POST('/api/v1/alert-events/{id}/acknowledge', { params: { path: { id: e.id } } });
-                    toast('Acknowledged.');
-                    await renderEvents();
-                  }),
+                ack.addEventListener(
+                  'click',
+                  () =>
+                    void withBusy(ack, null, async () => {
+                      await ph.POST('/api/v1/alert-events/{id}/acknowledge', { params: { path: { id: e.id } } });
+                      toast('Acknowledged.');
+                      await renderEvents();
+                    }),
                 );
                 return ack;
               },
@@ -207,16 +294,25 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
       ['open', 'Open'],
       ['acknowledged', 'Acknowledged'],
       ['all', 'All'],
-    ].map(([k, label]) => h('a', { href: href('/alerts', { state: k }), 'aria-current': k === state ? 'true' : undefined }, label!)),
+    ].map(([k, label]) =>
+      h('a', { href: href('/alerts', { state: k }), 'aria-current': k === state ? 'true' : undefined }, label!),
+    ),
   );
 
   const refresh = h('button', { type: 'button', class: 'secondary small' }, 'Refresh events');
   refresh.addEventListener('click', () => void withBusy(refresh, null, renderEvents));
-  const newRule = section('New rule', ruleForm(comps, askedProduct, preset, (r) => {
-    rules = [r, ...rules];
-    renderRules();
-  }));
-  ctx.main.append(section('Events', h('div', { class: 'toolbar' }, tabs, refresh), eventsSlot), section('Rules', rulesSlot), newRule);
+  const newRule = section(
+    'New rule',
+    ruleForm(comps, askedProduct, preset, (r) => {
+      rules = [r, ...rules];
+      renderRules();
+    }),
+  );
+  ctx.main.append(
+    section('Events', h('div', { class: 'toolbar' }, tabs, refresh), eventsSlot),
+    section('Rules', rulesSlot),
+    newRule,
+  );
   // Opened from a product's "New alert": the form, with the product chosen, is what the person came for.
   if (askedProduct) {
     newRule.scrollIntoView({ block: 'start' });
@@ -225,12 +321,35 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
   await renderEvents();
 }
 
-function ruleForm(comps: Map<string, Competitor>, askedProduct: string | null, preset: Option | null, created: (r: AlertRule) => void): HTMLElement {
+function ruleForm(
+  comps: Map<string, Competitor>,
+  askedProduct: string | null,
+  preset: Option | null,
+  created: (r: AlertRule) => void,
+): HTMLElement {
   const err = h('div');
-  const productBox = combobox({ kind: 'product', name: 'product_id', label: 'Product', anyLabel: 'Every product', value: preset });
-  const competitorBox = combobox({ kind: 'competitor', name: 'competitor_id', label: 'Seller', anyLabel: 'Every competitor' });
+  const productBox = combobox({
+    kind: 'product',
+    name: 'product_id',
+    label: 'Product',
+    anyLabel: 'Every product',
+    value: preset,
+  });
+  const competitorBox = combobox({
+    kind: 'competitor',
+    name: 'competitor_id',
+    label: 'Seller',
+    anyLabel: 'Every competitor',
+  });
   if (askedProduct && !preset) {
-    put(err, h('div', { class: 'notice warn', role: 'alert', 'data-testid': 'product-not-found' }, `No product of this account has the id ${askedProduct}: choose one below (an empty Product means every product).`));
+    put(
+      err,
+      h(
+        'div',
+        { class: 'notice warn', role: 'alert', 'data-testid': 'product-not-found' },
+        `No product of this account has the id ${askedProduct}: choose one below (an empty Product means every product).`,
+      ),
+    );
   }
   const previewSlot = h('div', { 'aria-live': 'polite', 'data-testid': 'alert-preview' });
   const conditionFields = h('div', { class: 'condition-fields' });
@@ -262,12 +381,18 @@ function ruleForm(comps: Map<string, Competitor>, askedProduct: string | null, p
             name: 'condition.series',
             label: 'Whose prices',
             options: [
-              ['competitors', 'Competitors\' offers (default)'],
-              ['own', 'Our own shop\'s price (leave Seller at every competitor)'],
+              ['competitors', "Competitors' offers (default)"],
+              ['own', "Our own shop's price (leave Seller at every competitor)"],
             ],
           })
         : null,
-      spec.preview ? null : h('p', { class: 'hint' }, 'This condition cannot be previewed: past ranks and failed checks are not kept as a history.'),
+      spec.preview
+        ? null
+        : h(
+            'p',
+            { class: 'hint' },
+            'This condition cannot be previewed: past ranks and failed checks are not kept as a history.',
+          ),
     );
   };
   const previewBtn = h('button', { type: 'button', class: 'secondary' }, 'Preview the last 30 days');
@@ -289,9 +414,29 @@ function ruleForm(comps: Map<string, Competitor>, askedProduct: string | null, p
         ['every_change', 'On every qualifying observation'],
       ],
     }),
-    field({ name: 'hysteresis_percent', label: 'Clears past (percent)', inputmode: 'decimal', value: 0, hint: 'With "after the condition cleared": how far past the threshold, 0 to 100' }),
-    field({ name: 'cooldown_seconds', label: 'Cooldown (seconds)', type: 'number', value: 0, min: '0', hint: 'With "after a cooldown"' }),
-    field({ name: 'confirmations', label: 'Confirmations', type: 'number', value: 1, min: '1', hint: 'Observations in a row the condition must hold' }),
+    field({
+      name: 'hysteresis_percent',
+      label: 'Clears past (percent)',
+      inputmode: 'decimal',
+      value: 0,
+      hint: 'With "after the condition cleared": how far past the threshold, 0 to 100',
+    }),
+    field({
+      name: 'cooldown_seconds',
+      label: 'Cooldown (seconds)',
+      type: 'number',
+      value: 0,
+      min: '0',
+      hint: 'With "after a cooldown"',
+    }),
+    field({
+      name: 'confirmations',
+      label: 'Confirmations',
+      type: 'number',
+      value: 1,
+      min: '1',
+      hint: 'Observations in a row the condition must hold',
+    }),
     field({ name: 'daily_cap', label: 'At most per day', type: 'number', min: '1', hint: 'Empty: no cap' }),
     checkbox({ name: 'enabled', label: 'Enabled', checked: true }),
     err,
@@ -380,16 +525,18 @@ function ruleForm(comps: Map<string, Competitor>, askedProduct: string | null, p
           : h(
               'ul',
               { class: 'events' },
-              res.data.slice(0, 100).map((e): Child =>
-                h(
-                  'li',
-                  null,
-                  h('time', { datetime: e.created_at }, when(e.created_at)),
-                  ' — ',
-                  e.message,
-                  e.competitor_id ? ` (${competitorName(comps, e.competitor_id)})` : '',
+              res.data
+                .slice(0, 100)
+                .map((e): Child =>
+                  h(
+                    'li',
+                    null,
+                    h('time', { datetime: e.created_at }, when(e.created_at)),
+                    ' — ',
+                    e.message,
+                    e.competitor_id ? ` (${competitorName(comps, e.competitor_id)})` : '',
+                  ),
                 ),
-              ),
             ),
         res.count > 100 ? h('p', { class: 'muted' }, `The first 100 of ${res.count} shown.`) : null,
       );

@@ -2,8 +2,31 @@ import { ApiError, ph, take } from '../api';
 import { h, put } from '../dom';
 import { relative, when } from '../format';
 import { type PageContext, pageHeader } from '../page';
-import { type ApiKey, type ApiKeyCreate, type ApiKeyWithSecret, type KeyScope, type Plan, PLAN_ORDER, type Usage } from '../types';
-import { badge, clearErrors, confirmDialog, control, field, fieldChecked, modal, notice, secretDialog, section, selectField, table, toast, withBusy } from '../ui';
+import {
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyWithSecret,
+  type KeyScope,
+  type Plan,
+  PLAN_ORDER,
+  type Usage,
+} from '../types';
+import {
+  badge,
+  clearErrors,
+  confirmDialog,
+  control,
+  field,
+  fieldChecked,
+  modal,
+  notice,
+  secretDialog,
+  section,
+  selectField,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
 
 /**
  * The account's API keys (docs/KEYS.md): list, create (the secret shown once), rename, revoke,
@@ -47,14 +70,26 @@ export async function keysPage(ctx: PageContext): Promise<void> {
         [
           {
             title: 'Name',
-            cell: (k: ApiKey) => [k.name ?? h('span', { class: 'muted' }, '(no name)'), k.id === me.key_id ? [' ', badge('this key', 'muted')] : null, h('br'), h('code', { class: 'muted' }, k.id)],
+            cell: (k: ApiKey) => [
+              k.name ?? h('span', { class: 'muted' }, '(no name)'),
+              k.id === me.key_id ? [' ', badge('this key', 'muted')] : null,
+              h('br'),
+              h('code', { class: 'muted' }, k.id),
+            ],
           },
           { title: 'Scope', cell: (k) => (k.scope === 'full' ? badge('full', 'ok') : badge('read', 'muted')) },
           { title: 'Plan', cell: (k) => k.plan },
           { title: 'Prefix', cell: (k) => h('code', { class: 'nowrap' }, `${k.prefix}…`) },
           { title: 'Created', cell: (k) => when(k.created_at) },
-          { title: 'Last used', cell: (k) => (k.last_used_at ? h('span', { title: when(k.last_used_at, true) }, relative(k.last_used_at)) : 'never') },
-          { title: 'State', cell: (k) => (k.revoked_at ? [badge('revoked', 'bad'), ' ', when(k.revoked_at)] : badge('active', 'ok')) },
+          {
+            title: 'Last used',
+            cell: (k) =>
+              k.last_used_at ? h('span', { title: when(k.last_used_at, true) }, relative(k.last_used_at)) : 'never',
+          },
+          {
+            title: 'State',
+            cell: (k) => (k.revoked_at ? [badge('revoked', 'bad'), ' ', when(k.revoked_at)] : badge('active', 'ok')),
+          },
           { title: 'Actions', cell: (k) => actions(k) },
         ],
         keys,
@@ -65,32 +100,42 @@ export async function keysPage(ctx: PageContext): Promise<void> {
   const actions = (k: ApiKey) => {
     const label = k.name ?? `the key ${k.prefix}…`;
     const rename = h('button', { type: 'button', class: 'secondary small', 'aria-label': `Rename ${label}` }, 'Rename');
-    rename.addEventListener('click', () => renameDialog(k, (updated) => {
-      keys = keys.map((x) => (x.id === updated.id ? updated : x));
-      render();
-    }));
+    rename.addEventListener('click', () =>
+      renameDialog(k, (updated) => {
+        keys = keys.map((x) => (x.id === updated.id ? updated : x));
+        render();
+      }),
+    );
     if (k.revoked_at) return h('div', { class: 'row-actions' }, rename);
     const revoke = h('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke ${label}` }, 'Revoke');
-    revoke.addEventListener('click', () =>
-      void (async () => {
-        const self = k.id === me.key_id;
-        const question = self
-          ? `Revoke the key you are signed in with (${k.prefix}…)? Programs using it stop working at once, and you will be signed out.`
-          : `Revoke ${k.name ? `"${k.name}"` : 'this key'} (${k.prefix}…)? Programs using it stop working at once. This cannot be undone.`;
-        if (!(await confirmDialog(question, 'Revoke key'))) return;
-        await withBusy(revoke, actionError, async () => {
-          await ph.DELETE('/api/v1/keys/{id}', { params: { path: { id: k.id } } });
-          toast('Key revoked.');
-          // Revoking the signed-in key: the next request answers 401, which signs out (api.ts).
-          await reload();
-        });
-      })(),
+    revoke.addEventListener(
+      'click',
+      () =>
+        void (async () => {
+          const self = k.id === me.key_id;
+          const question = self
+            ? `Revoke the key you are signed in with (${k.prefix}…)? Programs using it stop working at once, and you will be signed out.`
+            : `Revoke ${k.name ? `"${k.name}"` : 'this key'} (${k.prefix}…)? Programs using it stop working at once. This cannot be undone.`;
+          if (!(await confirmDialog(question, 'Revoke key'))) return;
+          await withBusy(revoke, actionError, async () => {
+            await ph.DELETE('/api/v1/keys/{id}', { params: { path: { id: k.id } } });
+            toast('Key revoked.');
+            // Revoking the signed-in key: the next request answers 401, which signs out (api.ts).
+            await reload();
+          });
+        })(),
     );
     return h('div', { class: 'row-actions' }, rename, revoke);
   };
 
   render();
-  ctx.main.append(section('Keys', actionError, listSlot), section('New key', createForm(me.plan, () => void reload())));
+  ctx.main.append(
+    section('Keys', actionError, listSlot),
+    section(
+      'New key',
+      createForm(me.plan, () => void reload()),
+    ),
+  );
 }
 
 /** The plans the signed-in key may give: its own and those below. */
@@ -106,8 +151,20 @@ function createForm(own: Plan, created: () => void): HTMLElement {
   const form = h(
     'form',
     { class: 'grid-form', novalidate: true, 'aria-label': 'New API key' },
-    field({ name: 'name', label: 'Name', maxlength: 200, placeholder: 'Grafana (read)', hint: 'Optional: what uses the key.' }),
-    selectField({ name: 'scope', label: 'Scope', options: scopes, value: 'read', hint: 'Read: look, never change. Full: everything, keys included.' }),
+    field({
+      name: 'name',
+      label: 'Name',
+      maxlength: 200,
+      placeholder: 'Grafana (read)',
+      hint: 'Optional: what uses the key.',
+    }),
+    selectField({
+      name: 'scope',
+      label: 'Scope',
+      options: scopes,
+      value: 'read',
+      hint: 'Read: look, never change. Full: everything, keys included.',
+    }),
     selectField({
       name: 'plan',
       label: 'Plan',
@@ -122,7 +179,10 @@ function createForm(own: Plan, created: () => void): HTMLElement {
     e.preventDefault();
     clearErrors(form);
     const name = control(form, 'name')!.value.trim();
-    const body: ApiKeyCreate = { scope: control(form, 'scope')!.value as KeyScope, plan: control(form, 'plan')!.value as Plan };
+    const body: ApiKeyCreate = {
+      scope: control(form, 'scope')!.value as KeyScope,
+      plan: control(form, 'plan')!.value as Plan,
+    };
     if (name) body.name = name;
     void withBusy(submit, err, async () => {
       const key: ApiKeyWithSecret | undefined = await fieldChecked(form, () => ph.POST('/api/v1/keys', { body }));
@@ -135,8 +195,19 @@ function createForm(own: Plan, created: () => void): HTMLElement {
         h(
           'div',
           null,
-          h('p', { class: 'notice warn', role: 'alert' }, h('strong', null, 'Copy this key now: you will not see it again.'), ' Only its hash is kept, so neither the dashboard nor the API can show it later.'),
-          h('p', null, `Scope ${key.scope}, plan ${key.plan}. Send it as `, h('code', null, 'Authorization: Bearer <key>'), '.'),
+          h(
+            'p',
+            { class: 'notice warn', role: 'alert' },
+            h('strong', null, 'Copy this key now: you will not see it again.'),
+            ' Only its hash is kept, so neither the dashboard nor the API can show it later.',
+          ),
+          h(
+            'p',
+            null,
+            `Scope ${key.scope}, plan ${key.plan}. Send it as `,
+            h('code', null, 'Authorization: Bearer <key>'),
+            '.',
+          ),
         ),
         'new-key-secret',
       );
@@ -162,7 +233,9 @@ function renameDialog(k: ApiKey, renamed: (k: ApiKey) => void): void {
     clearErrors(form);
     const name = control(form, 'name')!.value.trim();
     void withBusy(save, err, async () => {
-      const updated: ApiKey | undefined = await fieldChecked(form, () => ph.PATCH('/api/v1/keys/{id}', { params: { path: { id: k.id } }, body: { name: name || null } }));
+      const updated: ApiKey | undefined = await fieldChecked(form, () =>
+        ph.PATCH('/api/v1/keys/{id}', { params: { path: { id: k.id } }, body: { name: name || null } }),
+      );
       if (!updated) return;
       close();
       toast('Key renamed.');

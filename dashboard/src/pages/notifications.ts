@@ -4,7 +4,19 @@ import { h, nextId, put } from '../dom';
 import { when } from '../format';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import { badge, clearErrors, confirmDialog, control, field, fieldChecked, section, selectField, table, toast, withBusy } from '../ui';
+import {
+  badge,
+  clearErrors,
+  confirmDialog,
+  control,
+  field,
+  fieldChecked,
+  section,
+  selectField,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
 
 /**
  * Notifications: the account's email subscriptions (docs/EMAIL.md). Listed with their state,
@@ -34,7 +46,11 @@ const state = (s: Subscription) =>
 export async function notificationsPage(ctx: PageContext): Promise<void> {
   pageHeader(ctx, 'Notifications');
   ctx.main.append(
-    h('p', { class: 'muted' }, 'Email the account\'s events to an address: a mail per minute, or a daily or weekly digest. Nothing but a 6-digit code is sent until the address is confirmed.'),
+    h(
+      'p',
+      { class: 'muted' },
+      "Email the account's events to an address: a mail per minute, or a daily or weekly digest. Nothing but a 6-digit code is sent until the address is confirmed.",
+    ),
   );
   let subs = await take(ph.paginate('/api/v1/email-subscriptions', { signal: ctx.signal }), 500);
   const selected = ctx.query.get('id');
@@ -45,33 +61,70 @@ export async function notificationsPage(ctx: PageContext): Promise<void> {
       table(
         'Addresses',
         [
-          { title: 'Address', cell: (s: Subscription) => h('a', { href: href('/notifications', { id: s.id }), 'aria-current': s.id === selected ? 'true' : undefined }, s.address) },
-          { title: 'Events', cell: (s) => (s.digest !== 'none' ? 'alerts, price changes, failing listings' : s.event_types.length === 0 ? 'all' : s.event_types.join(', ')) },
+          {
+            title: 'Address',
+            cell: (s: Subscription) =>
+              h(
+                'a',
+                { href: href('/notifications', { id: s.id }), 'aria-current': s.id === selected ? 'true' : undefined },
+                s.address,
+              ),
+          },
+          {
+            title: 'Events',
+            cell: (s) =>
+              s.digest !== 'none'
+                ? 'alerts, price changes, failing listings'
+                : s.event_types.length === 0
+                  ? 'all'
+                  : s.event_types.join(', '),
+          },
           { title: 'Delivery', cell: (s) => delivery(s) },
           { title: 'State', cell: (s) => state(s) },
           { title: 'Since', cell: (s) => when(s.created_at) },
           {
             title: 'Actions',
             cell: (s) => {
-              const edit = h('a', { class: 'button secondary small', href: href('/notifications', { id: s.id }) }, s.confirmed_at ? 'Edit' : 'Confirm');
-              const toggle = h('button', { type: 'button', class: 'secondary small' }, s.enabled ? 'Disable' : 'Enable');
-              toggle.addEventListener('click', () =>
-                void withBusy(toggle, null, async () => {
-                  const u = await ph.PATCH('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } }, body: { enabled: !s.enabled } });
-                  subs = subs.map((x) => (x.id === s.id ? u : x));
-                  render();
-                }),
+              const edit = h(
+                'a',
+                { class: 'button secondary small', href: href('/notifications', { id: s.id }) },
+                s.confirmed_at ? 'Edit' : 'Confirm',
+              );
+              const toggle = h(
+                'button',
+                { type: 'button', class: 'secondary small' },
+                s.enabled ? 'Disable' : 'Enable',
+              );
+              toggle.addEventListener(
+                'click',
+                () =>
+                  void withBusy(toggle, null, async () => {
+                    const u = await ph.PATCH('/api/v1/email-subscriptions/{id}', {
+                      params: { path: { id: s.id } },
+                      body: { enabled: !s.enabled },
+                    });
+                    subs = subs.map((x) => (x.id === s.id ? u : x));
+                    render();
+                  }),
               );
               const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-              del.addEventListener('click', () =>
-                void (async () => {
-                  if (!(await confirmDialog(`Delete the subscription of ${s.address}? Nothing more is mailed to it.`, 'Delete subscription'))) return;
-                  await withBusy(del, null, async () => {
-                    await ph.DELETE('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } } });
-                    toast('Subscription deleted.');
-                    go('/notifications');
-                  });
-                })(),
+              del.addEventListener(
+                'click',
+                () =>
+                  void (async () => {
+                    if (
+                      !(await confirmDialog(
+                        `Delete the subscription of ${s.address}? Nothing more is mailed to it.`,
+                        'Delete subscription',
+                      ))
+                    )
+                      return;
+                    await withBusy(del, null, async () => {
+                      await ph.DELETE('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } } });
+                      toast('Subscription deleted.');
+                      go('/notifications');
+                    });
+                  })(),
               );
               return h('div', { class: 'row-actions' }, edit, toggle, del);
             },
@@ -97,7 +150,16 @@ function confirmForm(s: Subscription): HTMLElement {
   const form = h(
     'form',
     { class: 'inline-form', novalidate: true, 'aria-label': 'Confirm with the code' },
-    field({ name: 'code', label: 'Code from the mail', required: true, inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 6, pattern: '[0-9]{6}', hint: 'The 6 digits mailed to the address. Five wrong codes and the subscription must be created again.' }),
+    field({
+      name: 'code',
+      label: 'Code from the mail',
+      required: true,
+      inputmode: 'numeric',
+      autocomplete: 'one-time-code',
+      maxlength: 6,
+      pattern: '[0-9]{6}',
+      hint: 'The 6 digits mailed to the address. Five wrong codes and the subscription must be created again.',
+    }),
     h('div', { class: 'actions' }, submit),
     err,
   );
@@ -106,7 +168,9 @@ function confirmForm(s: Subscription): HTMLElement {
     clearErrors(form);
     const code = control(form, 'code')!.value.trim();
     void withBusy(submit, err, async () => {
-      const done = await fieldChecked(form, () => ph.POST('/api/v1/email-subscriptions/{id}/confirm', { params: { path: { id: s.id } }, body: { code } }));
+      const done = await fieldChecked(form, () =>
+        ph.POST('/api/v1/email-subscriptions/{id}/confirm', { params: { path: { id: s.id } }, body: { code } }),
+      );
       if (!done) return;
       toast(`${done.address} confirmed.`);
       go('/notifications', { id: s.id });
@@ -118,15 +182,34 @@ function confirmForm(s: Subscription): HTMLElement {
 function digestFields(s?: Subscription): HTMLElement[] {
   return [
     selectField({ name: 'digest', label: 'Delivery', options: DIGESTS, value: s?.digest ?? 'none' }),
-    selectField({ name: 'digest_hour', label: 'Digest hour', options: HOURS, value: String(s?.digest_hour ?? 8), hint: 'For daily and weekly digests, in the time zone below.' }),
-    field({ name: 'time_zone', label: 'Time zone', required: true, value: s?.time_zone ?? browserZone(), placeholder: 'Europe/Berlin', hint: 'An IANA time zone name.' }),
+    selectField({
+      name: 'digest_hour',
+      label: 'Digest hour',
+      options: HOURS,
+      value: String(s?.digest_hour ?? 8),
+      hint: 'For daily and weekly digests, in the time zone below.',
+    }),
+    field({
+      name: 'time_zone',
+      label: 'Time zone',
+      required: true,
+      value: s?.time_zone ?? browserZone(),
+      placeholder: 'Europe/Berlin',
+      hint: 'An IANA time zone name.',
+    }),
   ];
 }
 
 function settingsForm(s: Subscription): HTMLElement {
   const err = h('div');
   const submit = h('button', { type: 'submit' }, 'Save');
-  const form = h('form', { class: 'grid-form', novalidate: true, 'aria-label': 'Subscription settings' }, ...digestFields(s), err, h('div', { class: 'actions' }, submit));
+  const form = h(
+    'form',
+    { class: 'grid-form', novalidate: true, 'aria-label': 'Subscription settings' },
+    ...digestFields(s),
+    err,
+    h('div', { class: 'actions' }, submit),
+  );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     clearErrors(form);
@@ -136,7 +219,9 @@ function settingsForm(s: Subscription): HTMLElement {
       time_zone: control(form, 'time_zone')!.value.trim(),
     };
     void withBusy(submit, err, async () => {
-      const saved = await fieldChecked(form, () => ph.PATCH('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } }, body }));
+      const saved = await fieldChecked(form, () =>
+        ph.PATCH('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } }, body }),
+      );
       if (!saved) return;
       toast('Saved.');
       go('/notifications', { id: s.id });
@@ -152,14 +237,26 @@ function createForm(): HTMLElement {
   const form = h(
     'form',
     { class: 'grid-form', novalidate: true, 'aria-label': 'New email subscription' },
-    field({ name: 'address', label: 'Address', type: 'email', required: true, placeholder: 'you@example.com', maxlength: 254 }),
+    field({
+      name: 'address',
+      label: 'Address',
+      type: 'email',
+      required: true,
+      placeholder: 'you@example.com',
+      maxlength: 254,
+    }),
     h(
       'fieldset',
       { class: 'event-types', 'aria-labelledby': legendId },
       h('legend', { id: legendId }, 'Events mailed each minute (none checked: all)'),
       EVENT_TYPES.filter((t) => t !== 'webhook.test').map((t) => {
         const id = nextId('evt');
-        return h('div', { class: 'check' }, h('input', { type: 'checkbox', id, name: 'event_types', value: t, checked: t === 'alert.triggered' }), h('label', { for: id }, t));
+        return h(
+          'div',
+          { class: 'check' },
+          h('input', { type: 'checkbox', id, name: 'event_types', value: t, checked: t === 'alert.triggered' }),
+          h('label', { for: id }, t),
+        );
       }),
     ),
     ...digestFields(),
@@ -186,4 +283,3 @@ function createForm(): HTMLElement {
   });
   return form;
 }
-

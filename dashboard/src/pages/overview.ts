@@ -28,11 +28,24 @@ export async function overviewPage(ctx: PageContext): Promise<void> {
   const usageSlot = h('div', null, loading());
   ctx.main.append(
     section('Where we stand', standSlot),
-    section('What changed', h('p', { class: 'muted' }, 'Price changes seen by checks and sent through the API, the competitors\' and our own apart. Each tile opens the list it counts.'), marketSlot),
+    section(
+      'What changed',
+      h(
+        'p',
+        { class: 'muted' },
+        "Price changes seen by checks and sent through the API, the competitors' and our own apart. Each tile opens the list it counts.",
+      ),
+      marketSlot,
+    ),
     section('Needs attention', attentionSlot),
     section('Usage this hour', usageSlot),
   );
-  await Promise.all([renderStand(ctx, standSlot), renderMarket(ctx, marketSlot), renderAttention(ctx, attentionSlot), renderUsage(ctx, usageSlot)]);
+  await Promise.all([
+    renderStand(ctx, standSlot),
+    renderMarket(ctx, marketSlot),
+    renderAttention(ctx, attentionSlot),
+    renderUsage(ctx, usageSlot),
+  ]);
 }
 
 /** Where we stand, from GET /positions/summary and the five most undercut products of GET /positions. */
@@ -54,7 +67,9 @@ async function renderStand(ctx: PageContext, slot: HTMLElement): Promise<void> {
     },
     (r) => {
       if (r === null) {
-        return emptyState('Positions are not available on this server yet (GET /api/v1/positions answered 404): each product\'s page still shows where it stands.');
+        return emptyState(
+          "Positions are not available on this server yet (GET /api/v1/positions answered 404): each product's page still shows where it stands.",
+        );
       }
       const { summary: s, worst } = r;
       const compared = s.cheapest + s.in_between + s.dearest;
@@ -63,29 +78,92 @@ async function renderStand(ctx: PageContext, slot: HTMLElement): Promise<void> {
         h(
           'ul',
           { class: 'tiles', 'data-testid': 'position-tiles' },
-          tile('Undercut now', count(s.undercut), list({ undercut: 'true', sort: '-gap_percent' }), s.undercut > 0 ? 'up' : 'down', 'a competitor is cheaper'),
-          tile('Cheapest', count(s.cheapest), list({ rank_max: 1, sort: 'name' }), 'down', `of ${count(compared)} compared`),
-          tile('In between', count(s.in_between), list({ undercut: 'true', rank_min: 2, sort: 'rank' }), 'flat', 'cheaper than some'),
-          tile('Dearest', count(s.dearest), list({ undercut: 'true', sort: '-rank' }), 'up', 'every competitor is cheaper'),
+          tile(
+            'Undercut now',
+            count(s.undercut),
+            list({ undercut: 'true', sort: '-gap_percent' }),
+            s.undercut > 0 ? 'up' : 'down',
+            'a competitor is cheaper',
+          ),
+          tile(
+            'Cheapest',
+            count(s.cheapest),
+            list({ rank_max: 1, sort: 'name' }),
+            'down',
+            `of ${count(compared)} compared`,
+          ),
+          tile(
+            'In between',
+            count(s.in_between),
+            list({ undercut: 'true', rank_min: 2, sort: 'rank' }),
+            'flat',
+            'cheaper than some',
+          ),
+          tile(
+            'Dearest',
+            count(s.dearest),
+            list({ undercut: 'true', sort: '-rank' }),
+            'up',
+            'every competitor is cheaper',
+          ),
           tile('Nothing to compare', count(s.alone), null, 'flat', 'no competitor price yet'),
         ),
         worst.length === 0
-          ? h('p', { class: 'notice ok', 'data-testid': 'undercut-none' }, 'No competitor is cheaper than us on any product.')
+          ? h(
+              'p',
+              { class: 'notice ok', 'data-testid': 'undercut-none' },
+              'No competitor is cheaper than us on any product.',
+            )
           : [
               table(
                 'Most undercut now',
                 [
-                  { title: 'Product', cell: (p: PositionRow) => h('a', { href: href(`/products/${p.product_id}`) }, p.name) },
+                  {
+                    title: 'Product',
+                    cell: (p: PositionRow) => h('a', { href: href(`/products/${p.product_id}`) }, p.name),
+                  },
                   { title: 'Our price', class: 'num', cell: (p) => money(p.own_price, p.currency) },
-                  { title: 'Cheapest competitor', cell: (p) => (p.cheapest ? [p.cheapest.name, ' ', h('span', { class: 'money' }, money(p.cheapest.price, p.currency))] : '—') },
-                  { title: 'Gap', class: 'num', cell: (p) => [money(p.gap_amount, p.currency), h('br'), h('span', { class: 'muted' }, percent(p.gap_percent))] },
+                  {
+                    title: 'Cheapest competitor',
+                    cell: (p) =>
+                      p.cheapest
+                        ? [p.cheapest.name, ' ', h('span', { class: 'money' }, money(p.cheapest.price, p.currency))]
+                        : '—',
+                  },
+                  {
+                    title: 'Gap',
+                    class: 'num',
+                    cell: (p) => [
+                      money(p.gap_amount, p.currency),
+                      h('br'),
+                      h('span', { class: 'muted' }, percent(p.gap_percent)),
+                    ],
+                  },
                   { title: 'Undercut by', class: 'num', cell: (p) => `${count(p.undercut_by)} of ${count(p.of - 1)}` },
                 ],
                 worst,
               ),
-              h('p', null, h('a', { href: list({ undercut: 'true', sort: '-gap_percent' }) }, `All ${count(s.undercut)} undercut products, most undercut first`)),
+              h(
+                'p',
+                null,
+                h(
+                  'a',
+                  { href: list({ undercut: 'true', sort: '-gap_percent' }) },
+                  `All ${count(s.undercut)} undercut products, most undercut first`,
+                ),
+              ),
             ],
-        s.histogram.length > 0 ? h('p', null, h('a', { href: href('/products', { sort: '-price_index' }) }, 'The price index of every product (chart and list)')) : null,
+        s.histogram.length > 0
+          ? h(
+              'p',
+              null,
+              h(
+                'a',
+                { href: href('/products', { sort: '-price_index' }) },
+                'The price index of every product (chart and list)',
+              ),
+            )
+          : null,
       ];
     },
   );
@@ -94,7 +172,11 @@ async function renderStand(ctx: PageContext, slot: HTMLElement): Promise<void> {
 async function renderUsage(ctx: PageContext, slot: HTMLElement): Promise<void> {
   let chart: { destroy: () => void } | null = null;
   let tick: () => void = () => undefined;
-  const refresh = h('button', { type: 'button', class: 'secondary small', onclick: () => void load() }, 'Refresh usage');
+  const refresh = h(
+    'button',
+    { type: 'button', class: 'secondary small', onclick: () => void load() },
+    'Refresh usage',
+  );
   const load = async () => {
     let usage: Usage;
     try {
@@ -107,7 +189,15 @@ async function renderUsage(ctx: PageContext, slot: HTMLElement): Promise<void> {
     tick = () => put(resetIn, countdown(usage.reset - Date.now() / 1000));
     tick();
     const share = usage.limit > 0 ? usage.used / usage.limit : 0;
-    const meter = h('meter', { min: 0, max: usage.limit, value: usage.used, low: usage.limit * NEAR_LIMIT, high: usage.limit * 0.95, optimum: 0, 'aria-label': 'Requests used this hour' });
+    const meter = h('meter', {
+      min: 0,
+      max: usage.limit,
+      value: usage.used,
+      low: usage.limit * NEAR_LIMIT,
+      high: usage.limit * 0.95,
+      optimum: 0,
+      'aria-label': 'Requests used this hour',
+    });
     chart?.destroy();
     const c = usageChart(usage, 48);
     chart = c;
@@ -154,14 +244,24 @@ async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> 
     ['Last 7 days', '7d', new Date(now - 7 * 86_400_000).toISOString()],
   ];
   const whose: [Series, string][] = [
-    ['competitors', 'Competitors\' prices'],
+    ['competitors', "Competitors' prices"],
     ['own', 'Our prices'],
   ];
-  const groups = periods.flatMap(([title, key, since]) => whose.map(([series, label]) => ({ title, key, since, series, label })));
+  const groups = periods.flatMap(([title, key, since]) =>
+    whose.map(([series, label]) => ({ title, key, since, series, label })),
+  );
   await loadInto(
     slot,
     ctx.signal,
-    () => Promise.all(groups.map((g) => ph.GET('/api/v1/price-changes/summary', { params: { query: { since: g.since, series: g.series } }, signal: ctx.signal }))),
+    () =>
+      Promise.all(
+        groups.map((g) =>
+          ph.GET('/api/v1/price-changes/summary', {
+            params: { query: { since: g.since, series: g.series } },
+            signal: ctx.signal,
+          }),
+        ),
+      ),
     (summaries) =>
       groups.map((g, i) => {
         const s = summaries[i]!;
@@ -176,8 +276,20 @@ async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> 
             tile('Prices up', count(s.up), link('up'), 'up'),
             tile('Prices down', count(s.down), link('down'), 'down'),
             // Not a list of changes, so no link: the series observed in the period whose price stayed put.
-            tile('Unchanged', count(s.series_unchanged), null, 'flat', `of ${count(s.series_observed)} series observed`),
-            tile('Average change', percent(s.average_percent), link('moved'), s.average_percent !== null && s.average_percent < 0 ? 'down' : 'up', 'of the rises and drops'),
+            tile(
+              'Unchanged',
+              count(s.series_unchanged),
+              null,
+              'flat',
+              `of ${count(s.series_observed)} series observed`,
+            ),
+            tile(
+              'Average change',
+              percent(s.average_percent),
+              link('moved'),
+              s.average_percent !== null && s.average_percent < 0 ? 'down' : 'up',
+              'of the rises and drops',
+            ),
             tile('Back in stock', count(s.back_in_stock), link('back_in_stock'), 'up'),
             tile('Out of stock', count(s.out_of_stock), link('out_of_stock'), 'down'),
           ),
@@ -187,8 +299,16 @@ async function renderMarket(ctx: PageContext, slot: HTMLElement): Promise<void> 
 }
 
 function tile(label: string, value: string, link: string | null, kind: string, note?: string): HTMLElement {
-  const content = [h('span', { class: 'tile-value' }, value), h('span', { class: 'tile-label' }, label), note ? h('span', { class: 'tile-note' }, note) : null];
-  return h('li', null, link ? h('a', { class: `tile ${kind}`, href: link }, content) : h('div', { class: `tile ${kind}` }, content));
+  const content = [
+    h('span', { class: 'tile-value' }, value),
+    h('span', { class: 'tile-label' }, label),
+    note ? h('span', { class: 'tile-note' }, note) : null,
+  ];
+  return h(
+    'li',
+    null,
+    link ? h('a', { class: `tile ${kind}`, href: link }, content) : h('div', { class: `tile ${kind}` }, content),
+  );
 }
 
 async function renderAttention(ctx: PageContext, slot: HTMLElement): Promise<void> {
@@ -196,36 +316,65 @@ async function renderAttention(ctx: PageContext, slot: HTMLElement): Promise<voi
     const [failing, flagged, dueFirst, held] = await Promise.all([
       ph.GET('/api/v1/listings', { params: { query: { status: 'failing', limit: 20 } }, signal: ctx.signal }),
       ph.GET('/api/v1/listings', { params: { query: { status: 'flagged', limit: 20 } }, signal: ctx.signal }),
-      ph.GET('/api/v1/listings', { params: { query: { enabled: true, sort: 'next_check_at', limit: 20 } }, signal: ctx.signal }),
+      ph.GET('/api/v1/listings', {
+        params: { query: { enabled: true, sort: 'next_check_at', limit: 20 } },
+        signal: ctx.signal,
+      }),
       ph.GET('/api/v1/listings', { params: { query: { held: true, limit: 20 } }, signal: ctx.signal }),
     ]);
     const now = Date.now();
-    const overdue = dueFirst.data.filter((l) => l.next_check_at && new Date(l.next_check_at).getTime() < now - OVERDUE_GRACE_MS);
+    const overdue = dueFirst.data.filter(
+      (l) => l.next_check_at && new Date(l.next_check_at).getTime() < now - OVERDUE_GRACE_MS,
+    );
     const rows = new Map<string, { l: Listing; why: string }>();
     for (const l of flagged.data) rows.set(l.id, { l, why: 'flagged: failing repeatedly' });
     for (const l of failing.data) rows.set(l.id, { l, why: 'last check failed' });
     for (const l of held.data) if (!rows.has(l.id)) rows.set(l.id, { l, why: 'price held: accept or reject it' });
-    for (const l of overdue) if (!rows.has(l.id)) rows.set(l.id, { l, why: `not checked on time (due ${relative(l.next_check_at, now)})` });
+    for (const l of overdue)
+      if (!rows.has(l.id)) rows.set(l.id, { l, why: `not checked on time (due ${relative(l.next_check_at, now)})` });
     const list = [...rows.values()];
     const [comps, prods] = await Promise.all([competitorMap(), productsByIds(list.map((r) => r.l.product_id))]);
     put(
       slot,
       list.length === 0
-        ? h('p', { class: 'notice ok', 'data-testid': 'attention-none' }, 'Every listing was checked on time, its last check worked and no price is held.')
+        ? h(
+            'p',
+            { class: 'notice ok', 'data-testid': 'attention-none' },
+            'Every listing was checked on time, its last check worked and no price is held.',
+          )
         : table(
             'Listings that need attention',
             [
-              { title: 'Product', cell: (r) => h('a', { href: href(`/products/${r.l.product_id}`) }, prods.get(r.l.product_id)?.name ?? r.l.product_id) },
+              {
+                title: 'Product',
+                cell: (r) =>
+                  h(
+                    'a',
+                    { href: href(`/products/${r.l.product_id}`) },
+                    prods.get(r.l.product_id)?.name ?? r.l.product_id,
+                  ),
+              },
               { title: 'Where', cell: (r) => competitorName(comps, r.l.competitor_id) },
-              { title: 'Why', cell: (r) => badge(r.why, r.l.status === 'ok' || r.l.status === 'pending' ? 'warn' : 'bad') },
-              { title: 'Last error', cell: (r) => (r.why.startsWith('price held') ? (r.l.held?.reason ?? '—') : (r.l.last_error ?? '—')) },
+              {
+                title: 'Why',
+                cell: (r) => badge(r.why, r.l.status === 'ok' || r.l.status === 'pending' ? 'warn' : 'bad'),
+              },
+              {
+                title: 'Last error',
+                cell: (r) => (r.why.startsWith('price held') ? (r.l.held?.reason ?? '—') : (r.l.last_error ?? '—')),
+              },
               { title: 'Last checked', cell: (r) => relative(r.l.last_checked_at) },
               { title: 'Page', cell: (r) => extLink(r.l.url, hostOf(r.l.url)) },
-              { title: '', cell: (r) => h('a', { href: href('/listings', { product_id: r.l.product_id }) }, 'Open listings') },
+              {
+                title: '',
+                cell: (r) => h('a', { href: href('/listings', { product_id: r.l.product_id }) }, 'Open listings'),
+              },
             ],
             list,
           ),
-      failing.pagination.has_more || flagged.pagination.has_more ? h('p', null, h('a', { href: href('/listings', { status: 'failing' }) }, 'More failing listings')) : null,
+      failing.pagination.has_more || flagged.pagination.has_more
+        ? h('p', null, h('a', { href: href('/listings', { status: 'failing' }) }, 'More failing listings'))
+        : null,
     );
   } catch (err) {
     if (!ctx.signal.aborted) put(slot, errorBox(err));

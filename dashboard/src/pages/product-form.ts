@@ -41,12 +41,37 @@ export function openProductForm(product: Product | null): Promise<Product | null
       field({ name: 'sku', label: 'SKU', value: product?.sku, maxlength: 100, hint: 'Unique within your account' }),
       field({ name: 'brand', label: 'Brand', value: product?.brand, maxlength: 100 }),
       field({ name: 'category', label: 'Category', value: product?.category, maxlength: 100 }),
-      field({ name: 'base_price', label: 'Base price', required: true, value: product?.base_price, inputmode: 'decimal', hint: 'Up to 4 decimals, e.g. 49.99' }),
-      field({ name: 'currency', label: 'Currency', required: true, value: product?.currency ?? 'EUR', maxlength: 3, hint: 'ISO 4217 code: EUR, USD, GBP…' }),
-      field({ name: 'url', label: 'Product page', type: 'url', value: product?.url, hint: 'http(s) address of our own page' }),
+      field({
+        name: 'base_price',
+        label: 'Base price',
+        required: true,
+        value: product?.base_price,
+        inputmode: 'decimal',
+        hint: 'Up to 4 decimals, e.g. 49.99',
+      }),
+      field({
+        name: 'currency',
+        label: 'Currency',
+        required: true,
+        value: product?.currency ?? 'EUR',
+        maxlength: 3,
+        hint: 'ISO 4217 code: EUR, USD, GBP…',
+      }),
+      field({
+        name: 'url',
+        label: 'Product page',
+        type: 'url',
+        value: product?.url,
+        hint: 'http(s) address of our own page',
+      }),
       textarea({ name: 'description', label: 'Description', value: product?.description, maxlength: 10_000 }),
       formError,
-      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => close() }, 'Cancel'), submit),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'secondary', onclick: () => close() }, 'Cancel'),
+        submit,
+      ),
     );
     const { close } = modal(product ? `Edit ${product.name}` : 'New product', form, { onClose: () => resolve(saved) });
     control(form, 'name')?.focus();
@@ -69,10 +94,13 @@ export function openProductForm(product: Product | null): Promise<Product | null
         try {
           answer = product
             ? await ph.PATCH('/api/v1/products/{id}', { params: { path: { id: product.id } }, body })
-            : await ph.POST('/api/v1/products', { body: { ...body, name: body.name ?? '', base_price: price, currency: body.currency ?? '' } });
+            : await ph.POST('/api/v1/products', {
+                body: { ...body, name: body.name ?? '', base_price: price, currency: body.currency ?? '' },
+              });
         } catch (err) {
           const rest = err instanceof ApiError ? showFieldErrors(form, err.details) : [];
-          if (!(err instanceof ApiError) || rest.length > 0 || err.details.length === 0) put(formError, errorBox(err, rest));
+          if (!(err instanceof ApiError) || rest.length > 0 || err.details.length === 0)
+            put(formError, errorBox(err, rest));
           return;
         }
         saved = answer;

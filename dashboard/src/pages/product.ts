@@ -1,13 +1,43 @@
 import { HISTORY_MAX_SPAN_DAYS, RAW_PAGE_MAX } from '@pricehound/client';
 import { ApiError, ph, take } from '../api';
-import { type ChartInput, type Marker, type PickedPoint, type PricePoint, type PriceSeries, priceChart, type PriceChart } from '../charts/price-chart';
+import {
+  type ChartInput,
+  type Marker,
+  type PickedPoint,
+  type PricePoint,
+  type PriceSeries,
+  priceChart,
+  type PriceChart,
+} from '../charts/price-chart';
 import { append, type Child, extLink, h, put } from '../dom';
 import { count, money, number, percent, relative, stock, when } from '../format';
 import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { AlertEvent, BucketHistory, Competitor, Interval, Listing, Observation, PriceChange, Product, RawHistory, Trends } from '../types';
-import { confirmDialog, describeError, errorBox, loading, POSITION_WORDS, positionClass, section, table, toast, withBusy } from '../ui';
+import type {
+  AlertEvent,
+  BucketHistory,
+  Competitor,
+  Interval,
+  Listing,
+  Observation,
+  PriceChange,
+  Product,
+  RawHistory,
+  Trends,
+} from '../types';
+import {
+  confirmDialog,
+  describeError,
+  errorBox,
+  loading,
+  POSITION_WORDS,
+  positionClass,
+  section,
+  table,
+  toast,
+  withBusy,
+} from '../ui';
 import { addListingForm, candidatesTable, evidenceView, statusBadge } from './listings';
 import { openProductForm } from './product-form';
 
@@ -48,7 +78,8 @@ export async function productPage(ctx: PageContext): Promise<void> {
   const rangeKey = RANGES[ctx.query.get('range') ?? ''] ? ctx.query.get('range')! : '30d';
   const days = RANGES[rangeKey]!.days;
   const asked = ctx.query.get('interval') as Interval | null;
-  const interval: Interval = asked && MAX_DAYS[asked] !== undefined && MAX_DAYS[asked] >= days ? asked : autoInterval(days);
+  const interval: Interval =
+    asked && MAX_DAYS[asked] !== undefined && MAX_DAYS[asked] >= days ? asked : autoInterval(days);
   const to = Math.ceil(Date.now() / 1000 / 60) * 60;
   const from = to - days * DAY;
   // The chart's first request goes out with the product's and the competitors' (names), not
@@ -62,7 +93,9 @@ export async function productPage(ctx: PageContext): Promise<void> {
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) {
       head.textContent = 'Product not found';
-      ctx.main.append(h('p', null, 'It may have been deleted. ', h('a', { href: '#/products' }, 'Back to the products')));
+      ctx.main.append(
+        h('p', null, 'It may have been deleted. ', h('a', { href: '#/products' }, 'Back to the products')),
+      );
       return;
     }
     throw err;
@@ -74,14 +107,24 @@ export async function productPage(ctx: PageContext): Promise<void> {
   const editBtn = h('button', { type: 'button', class: 'secondary', onclick: () => void edit() }, 'Edit');
   const delBtn = h('button', { type: 'button', class: 'danger', onclick: () => void remove() }, 'Delete');
   // "New alert" opens the rule form with this product already chosen.
-  const newAlert = h('a', { class: 'button secondary', href: href('/alerts', { product_id: product.id }), 'data-testid': 'new-alert' }, 'New alert');
+  const newAlert = h(
+    'a',
+    { class: 'button secondary', href: href('/alerts', { product_id: product.id }), 'data-testid': 'new-alert' },
+    'New alert',
+  );
   head.parentElement!.append(h('div', { class: 'toolbar' }, newAlert, editBtn, delBtn));
   const edit = async () => {
     const saved = await openProductForm(product);
     if (saved) go(`/products/${saved.id}`, Object.fromEntries(ctx.query));
   };
   const remove = async () => {
-    if (!(await confirmDialog(`Delete “${product.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))) return;
+    if (
+      !(await confirmDialog(
+        `Delete “${product.name}”? Its listings, alerts and price history go with it.`,
+        'Delete product',
+      ))
+    )
+      return;
     await withBusy(delBtn, null, async () => {
       await ph.DELETE('/api/v1/products/{id}', { params: { path: { id: product.id } } });
       forgetProduct(product.id);
@@ -114,7 +157,11 @@ export async function productPage(ctx: PageContext): Promise<void> {
   const evidence = h('div', { class: 'evidence', 'aria-live': 'polite', 'data-testid': 'evidence' });
   const markersSlot = h('div');
   const controls = historyControls(ctx, rangeKey, interval, days);
-  const zoomReset = h('button', { type: 'button', class: 'secondary small', onclick: () => chart?.resetZoom() }, 'Reset zoom');
+  const zoomReset = h(
+    'button',
+    { type: 'button', class: 'secondary small', onclick: () => chart?.resetZoom() },
+    'Reset zoom',
+  );
   ctx.main.append(
     section(
       'Price history',
@@ -135,12 +182,21 @@ export async function productPage(ctx: PageContext): Promise<void> {
   let chart: PriceChart | null = null;
   ctx.onLeave(() => chart?.destroy());
   const comps = await compsRequest;
-  const state: ChartInput = { series: [], productCurrency: product.currency, outOfStock: new Map(), markers: [], range: [from, to] };
+  const state: ChartInput = {
+    series: [],
+    productCurrency: product.currency,
+    outOfStock: new Map(),
+    markers: [],
+    range: [from, to],
+  };
   let stockFromChanges: Map<string, [number, number][]> | null = null;
 
   const draw = () => {
     if (ctx.signal.aborted) return;
-    const input: ChartInput = { ...state, outOfStock: interval === 'raw' ? rawStock(state.series, to) : (stockFromChanges ?? new Map()) };
+    const input: ChartInput = {
+      ...state,
+      outOfStock: interval === 'raw' ? rawStock(state.series, to) : (stockFromChanges ?? new Map()),
+    };
     if (!chart) {
       if (input.series.length === 0) return;
       chart = priceChart(input, (p) => void showEvidence(ctx, product, p, evidence));
@@ -157,7 +213,15 @@ export async function productPage(ctx: PageContext): Promise<void> {
         ? 'No prices in this period.'
         : `${count(loaded)} ${interval === 'raw' ? 'observations' : 'buckets'} of ${series.length} series${done ? '' : ' so far, loading more…'} (${RANGES[rangeKey]!.label}, ${INTERVALS.find(([k]) => k === interval)![1].toLowerCase()})`,
     );
-    if (series.length === 0 && done) put(chartSlot, h('p', { class: 'muted empty' }, 'No price was observed in this period. Prices come from checks of the product\'s listings and from POST /prices.'));
+    if (series.length === 0 && done)
+      put(
+        chartSlot,
+        h(
+          'p',
+          { class: 'muted empty' },
+          "No price was observed in this period. Prices come from checks of the product's listings and from POST /prices.",
+        ),
+      );
   };
 
   let firstDrawn!: () => void;
@@ -173,7 +237,16 @@ export async function productPage(ctx: PageContext): Promise<void> {
 
   const listingsSlot = h('div', null, loading('Loading listings…'));
   const trendsButton = h('button', { type: 'button', class: 'secondary' }, 'Show trends and statistics');
-  const trendsSlot = h('div', { 'data-testid': 'trends' }, h('p', { class: 'muted' }, 'Every series\' changes over 24 hours, 7 and 30 days, and its statistics over the last year. ', trendsButton));
+  const trendsSlot = h(
+    'div',
+    { 'data-testid': 'trends' },
+    h(
+      'p',
+      { class: 'muted' },
+      "Every series' changes over 24 hours, 7 and 30 days, and its statistics over the last year. ",
+      trendsButton,
+    ),
+  );
   const trendsSection = section('Trends and statistics', trendsSlot);
   ctx.main.append(section('Listings', listingsSlot), trendsSection);
 
@@ -205,17 +278,24 @@ export async function productPage(ctx: PageContext): Promise<void> {
     trendsAsked = true;
     observer.disconnect();
     put(trendsSlot, loading('Loading trends…'));
-    void history.then(() => loadTrends(ctx, product, trendsSlot, positionSlot)).then((trends) => trends && updateStock(trends));
+    void history
+      .then(() => loadTrends(ctx, product, trendsSlot, positionSlot))
+      .then((trends) => trends && updateStock(trends));
   };
   trendsButton.addEventListener('click', showTrends);
-  const observer = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showTrends(), { rootMargin: '100px' });
+  const observer = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showTrends(), {
+    rootMargin: '100px',
+  });
   // Observed once the chart is on the page: before, the section would be in view for a moment.
   requestAnimationFrame(() => !ctx.signal.aborted && !trendsAsked && observer.observe(trendsSection));
   ctx.onLeave(() => observer.disconnect());
   await history;
 }
 
-const meta = (label: string, value: Child) => (value === null || value === undefined || value === '' ? null : h('div', null, h('dt', null, label), h('dd', null, value)));
+const meta = (label: string, value: Child) =>
+  value === null || value === undefined || value === ''
+    ? null
+    : h('div', null, h('dt', null, label), h('dd', null, value));
 
 function positionSummary(p: Product): HTMLElement {
   const pos = p.monitoring.position;
@@ -223,26 +303,55 @@ function positionSummary(p: Product): HTMLElement {
   return h(
     'div',
     { class: `position-card ${kind}` },
-    h('p', { class: 'big' }, kind === 'none' ? 'Not compared yet' : `#${pos.rank} of ${pos.competitors_compared + 1}: ${POSITION_WORDS[kind]}`),
+    h(
+      'p',
+      { class: 'big' },
+      kind === 'none' ? 'Not compared yet' : `#${pos.rank} of ${pos.competitors_compared + 1}: ${POSITION_WORDS[kind]}`,
+    ),
     h(
       'dl',
       { class: 'stats' },
-      h('div', null, h('dt', null, 'Our price'), h('dd', null, money(pos.own_price, p.currency), pos.own_price_source === 'base_price' ? ' (base price)' : '')),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Our price'),
+        h('dd', null, money(pos.own_price, p.currency), pos.own_price_source === 'base_price' ? ' (base price)' : ''),
+      ),
       h('div', null, h('dt', null, 'Price index'), h('dd', null, number(pos.price_index))),
-      h('div', null, h('dt', null, 'Competitors compared'), h('dd', null, count(pos.competitors_compared), pos.competitors_left_out ? ` (${pos.competitors_left_out} left out)` : '')),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Competitors compared'),
+        h(
+          'dd',
+          null,
+          count(pos.competitors_compared),
+          pos.competitors_left_out ? ` (${pos.competitors_left_out} left out)` : '',
+        ),
+      ),
     ),
   );
 }
 
 function historyControls(ctx: PageContext, rangeKey: string, interval: Interval, days: number): HTMLElement {
-  const link = (range: string, iv: Interval | null) => href(`/products/${ctx.params.id}`, { range, interval: iv ?? undefined });
+  const link = (range: string, iv: Interval | null) =>
+    href(`/products/${ctx.params.id}`, { range, interval: iv ?? undefined });
   return h(
     'div',
     { class: 'history-controls' },
     h(
       'nav',
       { class: 'segmented', 'aria-label': 'Period' },
-      Object.entries(RANGES).map(([k, r]) => h('a', { href: link(k, MAX_DAYS[interval] >= r.days ? interval : null), 'aria-current': k === rangeKey ? 'true' : undefined }, r.label)),
+      Object.entries(RANGES).map(([k, r]) =>
+        h(
+          'a',
+          {
+            href: link(k, MAX_DAYS[interval] >= r.days ? interval : null),
+            'aria-current': k === rangeKey ? 'true' : undefined,
+          },
+          r.label,
+        ),
+      ),
     ),
     h(
       'nav',
@@ -259,7 +368,12 @@ function historyControls(ctx: PageContext, rangeKey: string, interval: Interval,
 /** Series key: the seller, and the currency when a seller used several. */
 const keyOf = (competitorId: string | null) => competitorId ?? 'own';
 
-function labelOf(comps: Map<string, Competitor>, competitorId: string | null, currency: string, productCurrency: string): string {
+function labelOf(
+  comps: Map<string, Competitor>,
+  competitorId: string | null,
+  currency: string,
+  productCurrency: string,
+): string {
   const name = competitorId === null ? 'Our price' : competitorName(comps, competitorId);
   return currency === productCurrency ? name : `${name} (${currency})`;
 }
@@ -267,7 +381,13 @@ function labelOf(comps: Map<string, Competitor>, competitorId: string | null, cu
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 /** The history's first request: all the buckets, or the first window of raw observations (loadHistory). */
-function firstHistoryRequest(ctx: PageContext, id: string, interval: Interval, from: number, to: number): Promise<BucketHistory | RawHistory> {
+function firstHistoryRequest(
+  ctx: PageContext,
+  id: string,
+  interval: Interval,
+  from: number,
+  to: number,
+): Promise<BucketHistory | RawHistory> {
   const start = interval === 'raw' ? Math.max(from, to - RAW_FIRST_WINDOW) : from;
   const query = { interval, from: iso(start), to: iso(to), ...(interval === 'raw' ? { limit: RAW_PAGE_MAX } : {}) };
   return ph.GET('/api/v1/products/{id}/prices', { params: { path: { id }, query }, signal: ctx.signal });
@@ -276,7 +396,10 @@ function firstHistoryRequest(ctx: PageContext, id: string, interval: Interval, f
 /** Raw history pages of [start, end), from `cursor` on: the client's pagination. */
 const rawPages = (ctx: PageContext, id: string, start: number, end: number, cursor?: string) =>
   ph.pages('/api/v1/products/{id}/prices', {
-    params: { path: { id }, query: { interval: 'raw', from: iso(start), to: iso(end), limit: RAW_PAGE_MAX, ...(cursor ? { cursor } : {}) } },
+    params: {
+      path: { id },
+      query: { interval: 'raw', from: iso(start), to: iso(end), limit: RAW_PAGE_MAX, ...(cursor ? { cursor } : {}) },
+    },
     signal: ctx.signal,
   });
 
@@ -303,7 +426,12 @@ async function loadHistory(
         points.push({ t: Date.parse(b.start) / 1000, v: b.close, inStock: null, bucket: b });
       }
       loaded += points.length;
-      return { key: `${keyOf(s.competitor_id)}|${s.currency}`, label: labelOf(comps, s.competitor_id, s.currency, product.currency), currency: s.currency, points };
+      return {
+        key: `${keyOf(s.competitor_id)}|${s.currency}`,
+        label: labelOf(comps, s.competitor_id, s.currency, product.currency),
+        currency: s.currency,
+        points,
+      };
     });
     onPoints(sortSeries(series), true, loaded);
     return;
@@ -314,7 +442,10 @@ async function loadHistory(
   const byKey = new Map<string, { series: PriceSeries; windows: PricePoint[][] }>();
   const current = () =>
     sortSeries(
-      [...byKey.values()].map(({ series, windows }) => ({ ...series, points: windows.length === 1 ? windows[0]! : windows.slice().reverse().flat() })),
+      [...byKey.values()].map(({ series, windows }) => ({
+        ...series,
+        points: windows.length === 1 ? windows[0]! : windows.slice().reverse().flat(),
+      })),
     );
   let loaded = 0;
   let pages = 0;
@@ -331,7 +462,15 @@ async function loadHistory(
         const key = `${keyOf(o.competitor_id)}|${o.currency}`;
         let entry = byKey.get(key);
         if (!entry) {
-          entry = { series: { key, label: labelOf(comps, o.competitor_id, o.currency, product.currency), currency: o.currency, points: [] }, windows: [] };
+          entry = {
+            series: {
+              key,
+              label: labelOf(comps, o.competitor_id, o.currency, product.currency),
+              currency: o.currency,
+              points: [],
+            },
+            windows: [],
+          };
           byKey.set(key, entry);
         }
         let w = windowIndex.get(key);
@@ -376,7 +515,8 @@ async function loadHistory(
 }
 
 /** Ours first, then competitors by name. */
-const sortSeries = (s: PriceSeries[]) => s.sort((a, b) => (a.key.startsWith('own|') ? -1 : b.key.startsWith('own|') ? 1 : a.label.localeCompare(b.label)));
+const sortSeries = (s: PriceSeries[]) =>
+  s.sort((a, b) => (a.key.startsWith('own|') ? -1 : b.key.startsWith('own|') ? 1 : a.label.localeCompare(b.label)));
 
 /** Out-of-stock spans from raw observations: from an out-of-stock observation to the series' next one. */
 function rawStock(series: PriceSeries[], end: number): Map<string, [number, number][]> {
@@ -402,10 +542,19 @@ function rawStock(series: PriceSeries[], end: number): Map<string, [number, numb
  * changes in the period (each says the stock before and after), and once trends are loaded, for
  * series without a change in it, their stock now.
  */
-async function stockTimeline(ctx: PageContext, productId: string, from: number, to: number, trends: Trends | null): Promise<Map<string, [number, number][]>> {
+async function stockTimeline(
+  ctx: PageContext,
+  productId: string,
+  from: number,
+  to: number,
+  trends: Trends | null,
+): Promise<Map<string, [number, number][]>> {
   // The newest 500 changes (5 pages) at most.
   const changes: PriceChange[] = await take(
-    ph.paginate('/api/v1/price-changes', { params: { query: { product_id: productId, since: new Date(from * 1000).toISOString() } }, signal: ctx.signal }),
+    ph.paginate('/api/v1/price-changes', {
+      params: { query: { product_id: productId, since: new Date(from * 1000).toISOString() } },
+      signal: ctx.signal,
+    }),
     500,
   );
   changes.reverse(); // oldest first
@@ -430,13 +579,21 @@ async function stockTimeline(ctx: PageContext, productId: string, from: number, 
     if (spans.length) out.set(k, spans);
   }
   if (trends) {
-    const now = [{ key: `own|${trends.own.currency}`, inStock: trends.own.in_stock }, ...trends.competitors.map((c) => ({ key: `${c.competitor_id}|${c.currency}`, inStock: c.in_stock }))];
+    const now = [
+      { key: `own|${trends.own.currency}`, inStock: trends.own.in_stock },
+      ...trends.competitors.map((c) => ({ key: `${c.competitor_id}|${c.currency}`, inStock: c.in_stock })),
+    ];
     for (const s of now) if (!bySeries.has(s.key) && s.inStock === false) out.set(s.key, [[from, to]]);
   }
   return out;
 }
 
-async function loadAlertMarkers(ctx: PageContext, productId: string, from: number, comps: Map<string, Competitor>): Promise<{ markers: Marker[]; list: HTMLElement } | null> {
+async function loadAlertMarkers(
+  ctx: PageContext,
+  productId: string,
+  from: number,
+  comps: Map<string, Competitor>,
+): Promise<{ markers: Marker[]; list: HTMLElement } | null> {
   let events: AlertEvent[];
   try {
     const page = await ph.GET('/api/v1/alert-events', {
@@ -448,7 +605,10 @@ async function loadAlertMarkers(ctx: PageContext, productId: string, from: numbe
     if (ctx.signal.aborted) return null;
     return { markers: [], list: errorBox(err) };
   }
-  const markers = events.map((e) => ({ t: Date.parse(e.current?.observed_at ?? e.created_at) / 1000, label: e.message }));
+  const markers = events.map((e) => ({
+    t: Date.parse(e.current?.observed_at ?? e.created_at) / 1000,
+    label: e.message,
+  }));
   const list = h(
     'div',
     { 'data-testid': 'alert-firings' },
@@ -458,13 +618,28 @@ async function loadAlertMarkers(ctx: PageContext, productId: string, from: numbe
       : h(
           'ul',
           { class: 'events' },
-          events.map((e) => h('li', null, h('time', { datetime: e.created_at }, when(e.created_at)), ' — ', e.message, e.competitor_id ? ` (${competitorName(comps, e.competitor_id)})` : '', e.test ? ' [test]' : '')),
+          events.map((e) =>
+            h(
+              'li',
+              null,
+              h('time', { datetime: e.created_at }, when(e.created_at)),
+              ' — ',
+              e.message,
+              e.competitor_id ? ` (${competitorName(comps, e.competitor_id)})` : '',
+              e.test ? ' [test]' : '',
+            ),
+          ),
         ),
   );
   return { markers, list };
 }
 
-async function loadTrends(ctx: PageContext, product: Product, slot: HTMLElement, positionSlot: HTMLElement): Promise<Trends | null> {
+async function loadTrends(
+  ctx: PageContext,
+  product: Product,
+  slot: HTMLElement,
+  positionSlot: HTMLElement,
+): Promise<Trends | null> {
   let t: Trends;
   try {
     t = await ph.GET('/api/v1/products/{id}/trends', { params: { path: { id: product.id } }, signal: ctx.signal });
@@ -479,54 +654,121 @@ async function loadTrends(ctx: PageContext, product: Product, slot: HTMLElement,
     h(
       'div',
       { class: `position-card ${kind}` },
-      h('p', { class: 'big' }, kind === 'none' ? 'Not compared yet' : `#${c.rank} of ${c.compared + 1}: ${POSITION_WORDS[kind]}`),
+      h(
+        'p',
+        { class: 'big' },
+        kind === 'none' ? 'Not compared yet' : `#${c.rank} of ${c.compared + 1}: ${POSITION_WORDS[kind]}`,
+      ),
       h(
         'dl',
         { class: 'stats' },
-        stat('Our price', money(t.own.price_in_product_currency ?? t.own.price, t.currency), t.own.source === 'base_price' ? ' (base price)' : ''),
+        stat(
+          'Our price',
+          money(t.own.price_in_product_currency ?? t.own.price, t.currency),
+          t.own.source === 'base_price' ? ' (base price)' : '',
+        ),
         stat('Price index', number(c.price_index), ' (100 = the average)'),
-        stat('Cheapest competitor', c.cheapest ? `${c.cheapest.competitor_name}: ${money(c.cheapest.price_in_product_currency, t.currency)}` : '—', c.cheapest ? ` since ${when(c.cheapest.since)}` : ''),
-        stat('Lowest / average / highest', `${money(c.lowest, t.currency)} / ${money(c.average, t.currency)} / ${money(c.highest, t.currency)}`),
-        stat('Competitors', `${c.compared} compared`, c.left_out.out_of_stock || c.left_out.no_rate ? `, left out: ${c.left_out.out_of_stock} out of stock, ${c.left_out.no_rate} without exchange rate` : ''),
+        stat(
+          'Cheapest competitor',
+          c.cheapest
+            ? `${c.cheapest.competitor_name}: ${money(c.cheapest.price_in_product_currency, t.currency)}`
+            : '—',
+          c.cheapest ? ` since ${when(c.cheapest.since)}` : '',
+        ),
+        stat(
+          'Lowest / average / highest',
+          `${money(c.lowest, t.currency)} / ${money(c.average, t.currency)} / ${money(c.highest, t.currency)}`,
+        ),
+        stat(
+          'Competitors',
+          `${c.compared} compared`,
+          c.left_out.out_of_stock || c.left_out.no_rate
+            ? `, left out: ${c.left_out.out_of_stock} out of stock, ${c.left_out.no_rate} without exchange rate`
+            : '',
+        ),
         stat('Their stock', `${c.stock.in_stock} in stock, ${c.stock.out_of_stock} out, ${c.stock.unknown} unknown`),
       ),
     ),
   );
-  type Row = { name: string; price: string; stock: string; since: string | null; changes: Trends['own']['changes']; stats: Trends['own']['stats'] };
+  type Row = {
+    name: string;
+    price: string;
+    stock: string;
+    since: string | null;
+    changes: Trends['own']['changes'];
+    stats: Trends['own']['stats'];
+  };
   const rows: Row[] = [
-    { name: 'Our price', price: money(t.own.price, t.own.currency), stock: stock(t.own.in_stock), since: t.own.price_since, changes: t.own.changes, stats: t.own.stats },
-    ...t.competitors.map((s) => ({ name: s.competitor_name, price: money(s.price, s.currency), stock: `${stock(s.in_stock)}${s.compared === 'no_rate' ? ', no exchange rate' : ''}`, since: s.price_since, changes: s.changes, stats: s.stats })),
+    {
+      name: 'Our price',
+      price: money(t.own.price, t.own.currency),
+      stock: stock(t.own.in_stock),
+      since: t.own.price_since,
+      changes: t.own.changes,
+      stats: t.own.stats,
+    },
+    ...t.competitors.map((s) => ({
+      name: s.competitor_name,
+      price: money(s.price, s.currency),
+      stock: `${stock(s.in_stock)}${s.compared === 'no_rate' ? ', no exchange rate' : ''}`,
+      since: s.price_since,
+      changes: s.changes,
+      stats: s.stats,
+    })),
   ];
   const ch = (r: Row, p: '24h' | '7d' | '30d') => {
     const v = r.changes?.[p].percent;
-    return h('span', { class: v === null || v === undefined || v === 0 ? '' : v < 0 ? 'down' : 'up' }, percent(v ?? null));
+    return h(
+      'span',
+      { class: v === null || v === undefined || v === 0 ? '' : v < 0 ? 'down' : 'up' },
+      percent(v ?? null),
+    );
   };
   const range = (r: Row, k: '30d' | '90d' | '365d') => {
     const s = r.stats?.ranges[k];
     if (!s) return '—';
     const cur = r.stats!.currency;
-    return h('span', null, `avg ${money(s.average, cur)}`, h('br'), `${money(s.lowest?.price, cur)} – ${money(s.highest?.price, cur)}`, s.out_of_stock_share ? h('br') : null, s.out_of_stock_share ? `${percent(s.out_of_stock_share * 100, false)} out of stock` : null);
+    return h(
+      'span',
+      null,
+      `avg ${money(s.average, cur)}`,
+      h('br'),
+      `${money(s.lowest?.price, cur)} – ${money(s.highest?.price, cur)}`,
+      s.out_of_stock_share ? h('br') : null,
+      s.out_of_stock_share ? `${percent(s.out_of_stock_share * 100, false)} out of stock` : null,
+    );
   };
   put(
     slot,
-    table(`Every series as of ${when(t.as_of)}`, [
-      { title: 'Seller', cell: (r: Row) => r.name },
-      { title: 'Price now', class: 'num', cell: (r) => r.price },
-      { title: 'Stock', cell: (r) => r.stock },
-      { title: 'Since', cell: (r) => (r.since ? when(r.since) : '—') },
-      { title: '24 h', class: 'num', cell: (r) => ch(r, '24h') },
-      { title: '7 days', class: 'num', cell: (r) => ch(r, '7d') },
-      { title: '30 days', class: 'num', cell: (r) => ch(r, '30d') },
-      { title: 'Last 30 days', cell: (r) => range(r, '30d') },
-      { title: 'Last 90 days', cell: (r) => range(r, '90d') },
-      { title: 'Last year', cell: (r) => range(r, '365d') },
-      { title: 'Lowest / highest ever', cell: (r) => (r.stats ? `${money(r.stats.lowest_ever?.price, r.stats.currency)} / ${money(r.stats.highest_ever?.price, r.stats.currency)}` : '—') },
-    ], rows),
+    table(
+      `Every series as of ${when(t.as_of)}`,
+      [
+        { title: 'Seller', cell: (r: Row) => r.name },
+        { title: 'Price now', class: 'num', cell: (r) => r.price },
+        { title: 'Stock', cell: (r) => r.stock },
+        { title: 'Since', cell: (r) => (r.since ? when(r.since) : '—') },
+        { title: '24 h', class: 'num', cell: (r) => ch(r, '24h') },
+        { title: '7 days', class: 'num', cell: (r) => ch(r, '7d') },
+        { title: '30 days', class: 'num', cell: (r) => ch(r, '30d') },
+        { title: 'Last 30 days', cell: (r) => range(r, '30d') },
+        { title: 'Last 90 days', cell: (r) => range(r, '90d') },
+        { title: 'Last year', cell: (r) => range(r, '365d') },
+        {
+          title: 'Lowest / highest ever',
+          cell: (r) =>
+            r.stats
+              ? `${money(r.stats.lowest_ever?.price, r.stats.currency)} / ${money(r.stats.highest_ever?.price, r.stats.currency)}`
+              : '—',
+        },
+      ],
+      rows,
+    ),
   );
   return t;
 }
 
-const stat = (label: string, value: string, extra: string = '') => h('div', null, h('dt', null, label), h('dd', null, value, extra));
+const stat = (label: string, value: string, extra: string = '') =>
+  h('div', null, h('dt', null, label), h('dd', null, value, extra));
 
 /**
  * The evidence of a point: the observation, and for a price a check found, that check from the
@@ -542,7 +784,10 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
       const b = picked.point.bucket;
       const competitor = picked.series.key.split('|')[0]!;
       const res = await ph.GET('/api/v1/products/{id}/prices', {
-        params: { path: { id: product.id }, query: { interval: 'raw', from: b.start, to: b.end, competitor_id: [competitor], limit: RAW_PAGE_MAX } },
+        params: {
+          path: { id: product.id },
+          query: { interval: 'raw', from: b.start, to: b.end, competitor_id: [competitor], limit: RAW_PAGE_MAX },
+        },
         signal: ctx.signal,
       });
       const inCurrency = res.interval === 'raw' ? res.data.filter((o) => o.currency === picked.series.currency) : [];
@@ -572,10 +817,15 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
       return;
     }
     // A price a check recorded, or one a person accepted after its check held it.
-    const checks = await ph.GET('/api/v1/listings/{id}/checks', { params: { path: { id: obs.listing_id }, query: { limit: 100 } }, signal: ctx.signal }).catch((err: unknown) => {
-      if (err instanceof ApiError && err.status === 404) return null;
-      throw err;
-    });
+    const checks = await ph
+      .GET('/api/v1/listings/{id}/checks', {
+        params: { path: { id: obs.listing_id }, query: { limit: 100 } },
+        signal: ctx.signal,
+      })
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 404) return null;
+        throw err;
+      });
     const t = Date.parse(obs.observed_at);
     const check = checks?.data.find((c) => {
       const start = Date.parse(c.started_at);
@@ -583,7 +833,17 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
       return recorded && start <= t && t <= start + c.duration_ms + 2000 && c.price === obs.price;
     });
     if (!check) {
-      put(slot, head, h('p', { class: 'muted' }, checks ? 'This check is no longer in the listing\'s log (it keeps the last 50 checks).' : 'The listing has been deleted; its check log went with it.'));
+      put(
+        slot,
+        head,
+        h(
+          'p',
+          { class: 'muted' },
+          checks
+            ? "This check is no longer in the listing's log (it keeps the last 50 checks)."
+            : 'The listing has been deleted; its check log went with it.',
+        ),
+      );
       return;
     }
     const chosen = check.candidates.find((c) => c.chosen);
@@ -598,7 +858,16 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
         h('div', null, h('dt', null, 'Page'), h('dd', null, extLink(check.final_url))),
         stat('Found in', check.source ?? '—'),
       ),
-      check.held ? h('p', { class: 'notice warn' }, check.outcome === 'held' ? 'Held by its check, then accepted by hand: ' : 'Held first, then read again by the next check and recorded: ', check.held.reason) : null,
+      check.held
+        ? h(
+            'p',
+            { class: 'notice warn' },
+            check.outcome === 'held'
+              ? 'Held by its check, then accepted by hand: '
+              : 'Held first, then read again by the next check and recorded: ',
+            check.held.reason,
+          )
+        : null,
       chosen
         ? h(
             'div',
@@ -612,17 +881,26 @@ async function showEvidence(ctx: PageContext, product: Product, picked: PickedPo
     );
     slot.querySelector<HTMLElement>('h3')?.focus();
   } catch (err) {
-    if (!ctx.signal.aborted) put(slot, h('p', { class: 'notice error' }, `Could not load the evidence: ${describeError(err)}`));
+    if (!ctx.signal.aborted)
+      put(slot, h('p', { class: 'notice error' }, `Could not load the evidence: ${describeError(err)}`));
   }
 }
 
-async function renderProductListings(ctx: PageContext, product: Product, comps: Map<string, Competitor>, slot: HTMLElement): Promise<void> {
+async function renderProductListings(
+  ctx: PageContext,
+  product: Product,
+  comps: Map<string, Competitor>,
+  slot: HTMLElement,
+): Promise<void> {
   try {
-    const page = await ph.GET('/api/v1/products/{id}/listings', { params: { path: { id: product.id }, query: { limit: 100 } }, signal: ctx.signal });
+    const page = await ph.GET('/api/v1/products/{id}/listings', {
+      params: { path: { id: product.id }, query: { limit: 100 } },
+      signal: ctx.signal,
+    });
     put(
       slot,
       table(
-        'Pages where this product\'s price is checked',
+        "Pages where this product's price is checked",
         [
           { title: 'Where', cell: (l: Listing) => competitorName(comps, l.competitor_id) },
           { title: 'Page', cell: (l) => extLink(l.url) },
@@ -634,10 +912,22 @@ async function renderProductListings(ctx: PageContext, product: Product, comps: 
         page.data,
         'No listings yet: add the pages to check below.',
       ),
-      h('p', null, h('a', { href: href('/listings', { product_id: product.id }) }, 'Manage these listings (check now, check log, dry run)')),
+      h(
+        'p',
+        null,
+        h(
+          'a',
+          { href: href('/listings', { product_id: product.id }) },
+          'Manage these listings (check now, check log, dry run)',
+        ),
+      ),
       // For this product: nothing to paste.
       h('h3', null, 'Add a listing of this product'),
-      addListingForm(comps, { id: product.id, name: product.name }, () => void renderProductListings(ctx, product, comps, slot)),
+      addListingForm(
+        comps,
+        { id: product.id, name: product.name },
+        () => void renderProductListings(ctx, product, comps, slot),
+      ),
     );
   } catch (err) {
     if (!ctx.signal.aborted) put(slot, errorBox(err));

@@ -36,13 +36,43 @@ import {
   withBusy,
 } from '../ui';
 import { combobox, optionFor } from '../combobox';
-import { type HistogramBin, listPositions, POSITION_SORTS, type PositionQuery, type PositionRow, positionSummary, unavailable } from '../positions';
+import {
+  type HistogramBin,
+  listPositions,
+  POSITION_SORTS,
+  type PositionQuery,
+  type PositionRow,
+  positionSummary,
+  unavailable,
+} from '../positions';
 import { openProductForm } from './product-form';
 
-const FILTERS = ['q', 'brand', 'category', 'currency', 'min_price', 'max_price', 'sort', 'undercut', 'rank_min', 'rank_max', 'gap_percent_min', 'gap_percent_max', 'competitor_id'] as const;
+const FILTERS = [
+  'q',
+  'brand',
+  'category',
+  'currency',
+  'min_price',
+  'max_price',
+  'sort',
+  'undercut',
+  'rank_min',
+  'rank_max',
+  'gap_percent_min',
+  'gap_percent_max',
+  'competitor_id',
+] as const;
 /** Filters only GET /positions has: with any of them (or a position sort) the list is the positions'. */
-const POSITION_FILTERS = ['undercut', 'rank_min', 'rank_max', 'gap_percent_min', 'gap_percent_max', 'competitor_id'] as const;
-const isPositionSort = (v: string | undefined): v is NonNullable<PositionQuery['sort']> => POSITION_SORTS.some(([s]) => s === v);
+const POSITION_FILTERS = [
+  'undercut',
+  'rank_min',
+  'rank_max',
+  'gap_percent_min',
+  'gap_percent_max',
+  'competitor_id',
+] as const;
+const isPositionSort = (v: string | undefined): v is NonNullable<PositionQuery['sort']> =>
+  POSITION_SORTS.some(([s]) => s === v);
 type ProductQuery = Query<'/api/v1/products'>;
 type Sort = NonNullable<ProductQuery['sort']>;
 const SORTS: [Sort, string][] = [
@@ -57,7 +87,6 @@ const SORTS: [Sort, string][] = [
   ['category', 'Category'],
   ['-updated_at', 'Recently changed'],
 ];
-
 
 const isSort = (v: string | undefined): v is Sort => SORTS.some(([s]) => s === v);
 const amount = (v: string | undefined) => (v === undefined ? undefined : Number(v));
@@ -85,14 +114,20 @@ export function positionCell(p: Product): Child {
     badge(`#${pos.rank} of ${pos.competitors_compared + 1}`, kind),
     h('span', { class: 'sr-only' }, ` (${POSITION_WORDS[kind]})`),
     ' ',
-    h('span', { title: 'Price index: our price / the competitors\' average × 100' }, `index ${number(pos.price_index)}`),
+    h('span', { title: "Price index: our price / the competitors' average × 100" }, `index ${number(pos.price_index)}`),
   );
 }
 
 export function cheapestCell(p: Product, comps: Map<string, Competitor>): Child {
   const l = p.monitoring.lowest_competitor_price;
   if (!l) return '—';
-  return h('span', null, money(l.price, l.currency), h('br'), h('span', { class: 'muted' }, competitorName(comps, l.competitor_id)));
+  return h(
+    'span',
+    null,
+    money(l.price, l.currency),
+    h('br'),
+    h('span', { class: 'muted' }, competitorName(comps, l.competitor_id)),
+  );
 }
 
 export async function productsPage(ctx: PageContext): Promise<void> {
@@ -105,7 +140,11 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   const cursor = q.get('cursor');
 
   const newButton = h('button', { type: 'button', onclick: () => void create() }, 'New product');
-  const importButton = h('button', { type: 'button', class: 'secondary', onclick: () => void openImport(() => void reload()) }, 'Import CSV');
+  const importButton = h(
+    'button',
+    { type: 'button', class: 'secondary', onclick: () => void openImport(() => void reload()) },
+    'Import CSV',
+  );
   const exportButton = h('button', { type: 'button', class: 'secondary' }, 'Export CSV');
   exportButton.addEventListener('click', () => void withBusy(exportButton, null, () => exportCsv(filters)));
   pageHeader(ctx, 'Products', h('div', { class: 'toolbar' }, newButton, importButton, exportButton));
@@ -115,7 +154,11 @@ export async function productsPage(ctx: PageContext): Promise<void> {
     name: 'competitor_id',
     label: 'Undercut by',
     anyLabel: 'Any competitor',
-    value: filters.competitor_id ? await optionFor('competitor', filters.competitor_id, ctx.signal).then((o) => o ?? { id: filters.competitor_id!, label: filters.competitor_id! }) : null,
+    value: filters.competitor_id
+      ? await optionFor('competitor', filters.competitor_id, ctx.signal).then(
+          (o) => o ?? { id: filters.competitor_id!, label: filters.competitor_id! },
+        )
+      : null,
   });
   const form = h(
     'form',
@@ -126,14 +169,37 @@ export async function productsPage(ctx: PageContext): Promise<void> {
     field({ name: 'currency', label: 'Currency', value: filters.currency, maxlength: 3 }),
     field({ name: 'min_price', label: 'Min base price', value: filters.min_price, inputmode: 'decimal' }),
     field({ name: 'max_price', label: 'Max base price', value: filters.max_price, inputmode: 'decimal' }),
-    selectField({ name: 'sort', label: 'Sort', options: [...SORTS, ...POSITION_SORTS], value: filters.sort ?? '-created_at' }),
+    selectField({
+      name: 'sort',
+      label: 'Sort',
+      options: [...SORTS, ...POSITION_SORTS],
+      value: filters.sort ?? '-created_at',
+    }),
     checkbox({ name: 'undercut', label: 'Only where a competitor is cheaper', checked: filters.undercut === 'true' }),
-    field({ name: 'rank_min', label: 'Rank from', type: 'number', min: '1', value: filters.rank_min, hint: '1 = cheapest' }),
+    field({
+      name: 'rank_min',
+      label: 'Rank from',
+      type: 'number',
+      min: '1',
+      value: filters.rank_min,
+      hint: '1 = cheapest',
+    }),
     field({ name: 'rank_max', label: 'Rank to', type: 'number', min: '1', value: filters.rank_max }),
-    field({ name: 'gap_percent_min', label: 'Gap from (%)', inputmode: 'decimal', value: filters.gap_percent_min, hint: 'Our price over the cheapest competitor\'s' }),
+    field({
+      name: 'gap_percent_min',
+      label: 'Gap from (%)',
+      inputmode: 'decimal',
+      value: filters.gap_percent_min,
+      hint: "Our price over the cheapest competitor's",
+    }),
     field({ name: 'gap_percent_max', label: 'Gap to (%)', inputmode: 'decimal', value: filters.gap_percent_max }),
     undercutBy.el,
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Apply'), h('a', { href: '#/products', class: 'button secondary' }, 'Clear')),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit' }, 'Apply'),
+      h('a', { href: '#/products', class: 'button secondary' }, 'Clear'),
+    ),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -144,14 +210,23 @@ export async function productsPage(ctx: PageContext): Promise<void> {
     }
     for (const k of FILTERS) {
       const el = form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement | null;
-      const v = el instanceof HTMLInputElement && el.type === 'checkbox' ? (el.checked ? 'true' : '') : (el?.value.trim() ?? '');
+      const v =
+        el instanceof HTMLInputElement && el.type === 'checkbox'
+          ? el.checked
+            ? 'true'
+            : ''
+          : (el?.value.trim() ?? '');
       if (v && !(k === 'sort' && v === '-created_at')) next[k] = v;
     }
     go('/products', next);
   });
   const listSlot = h('div', { 'aria-live': 'polite' }, loading('Loading products…'));
   const chartSlot = h('div', { 'data-testid': 'index-chart' }, loading('Loading the price index…'));
-  ctx.main.append(fold('Filters and sort', Object.keys(filters).length, form), listSlot, section('Price index of the products compared', chartSlot));
+  ctx.main.append(
+    fold('Filters and sort', Object.keys(filters).length, form),
+    listSlot,
+    section('Price index of the products compared', chartSlot),
+  );
   void renderIndexChart(ctx, chartSlot);
   const byPosition = POSITION_FILTERS.some((k) => filters[k] !== undefined) || isPositionSort(filters.sort);
   if (byPosition) {
@@ -184,8 +259,13 @@ export async function productsPage(ctx: PageContext): Promise<void> {
       },
       (page) =>
         page === null
-          ? emptyState('Sorting and filtering by position needs GET /api/v1/positions, which this server does not have yet. Clear the position filters to list the products.')
-          : [positionsTable(page.data, Object.keys(filters).length > 0), listPager('/products', filters, cursor, page.pagination)],
+          ? emptyState(
+              'Sorting and filtering by position needs GET /api/v1/positions, which this server does not have yet. Clear the position filters to list the products.',
+            )
+          : [
+              positionsTable(page.data, Object.keys(filters).length > 0),
+              listPager('/products', filters, cursor, page.pagination),
+            ],
       'Loading positions…',
     );
     return;
@@ -199,7 +279,10 @@ export async function productsPage(ctx: PageContext): Promise<void> {
   const reload = async () => {
     try {
       const [page, comps] = await Promise.all([
-        ph.GET('/api/v1/products', { params: { query: { ...productQuery(filters), cursor: cursor ?? undefined, limit: 25 } }, signal: ctx.signal }),
+        ph.GET('/api/v1/products', {
+          params: { query: { ...productQuery(filters), cursor: cursor ?? undefined, limit: 25 } },
+          signal: ctx.signal,
+        }),
         competitorMap(),
       ]);
       page.data.forEach(rememberProduct);
@@ -208,7 +291,10 @@ export async function productsPage(ctx: PageContext): Promise<void> {
         table(
           `Products${filters.q ? ` matching “${filters.q}”` : ''}`,
           [
-            { title: 'Name', cell: (p) => h('a', { href: href(`/products/${p.id}`), 'data-testid': 'product-link' }, p.name) },
+            {
+              title: 'Name',
+              cell: (p) => h('a', { href: href(`/products/${p.id}`), 'data-testid': 'product-link' }, p.name),
+            },
             { title: 'SKU', class: 'nowrap', cell: (p) => p.sku ?? '—' },
             { title: 'Brand', cell: (p) => p.brand ?? '—' },
             { title: 'Category', cell: (p) => p.category ?? '—' },
@@ -224,13 +310,33 @@ export async function productsPage(ctx: PageContext): Promise<void> {
                 h(
                   'div',
                   { class: 'row-actions' },
-                  h('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit ${p.name}`, onclick: () => void edit(p) }, 'Edit'),
-                  h('button', { type: 'button', class: 'danger small', 'aria-label': `Delete ${p.name}`, onclick: () => void remove(p) }, 'Delete'),
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'secondary small',
+                      'aria-label': `Edit ${p.name}`,
+                      onclick: () => void edit(p),
+                    },
+                    'Edit',
+                  ),
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'danger small',
+                      'aria-label': `Delete ${p.name}`,
+                      onclick: () => void remove(p),
+                    },
+                    'Delete',
+                  ),
                 ),
             },
           ],
           page.data,
-          Object.keys(filters).length > 0 ? 'No product matches these filters.' : 'No products yet: create one or import a CSV file.',
+          Object.keys(filters).length > 0
+            ? 'No product matches these filters.'
+            : 'No products yet: create one or import a CSV file.',
         ),
         listPager('/products', filters, cursor, page.pagination),
       );
@@ -243,7 +349,10 @@ export async function productsPage(ctx: PageContext): Promise<void> {
     if (await openProductForm(p)) await reload();
   };
   const remove = async (p: Product) => {
-    if (!(await confirmDialog(`Delete “${p.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))) return;
+    if (
+      !(await confirmDialog(`Delete “${p.name}”? Its listings, alerts and price history go with it.`, 'Delete product'))
+    )
+      return;
     await withBusy(null, null, async () => {
       await ph.DELETE('/api/v1/products/{id}', { params: { path: { id: p.id } } });
       forgetProduct(p.id);
@@ -260,19 +369,36 @@ function positionsTable(rows: PositionRow[], filtered: boolean): HTMLElement {
   return table(
     'Products by position',
     [
-      { title: 'Name', cell: (p: PositionRow) => h('a', { href: href(`/products/${p.product_id}`), 'data-testid': 'product-link' }, p.name) },
+      {
+        title: 'Name',
+        cell: (p: PositionRow) =>
+          h('a', { href: href(`/products/${p.product_id}`), 'data-testid': 'product-link' }, p.name),
+      },
       { title: 'SKU', class: 'nowrap', cell: (p) => p.sku ?? '—' },
       { title: 'Our price', class: 'num', cell: (p) => money(p.own_price, p.currency) },
       {
         title: 'Rank',
         cell: (p) => {
           const kind = positionClass(p.rank, p.of - 1);
-          return [badge(`#${p.rank ?? '—'} of ${p.of}`, kind), h('span', { class: 'sr-only' }, ` (${POSITION_WORDS[kind]})`)];
+          return [
+            badge(`#${p.rank ?? '—'} of ${p.of}`, kind),
+            h('span', { class: 'sr-only' }, ` (${POSITION_WORDS[kind]})`),
+          ];
         },
       },
       { title: 'Index', class: 'num', cell: (p) => number(p.price_index) },
-      { title: 'Cheapest competitor', cell: (p) => (p.cheapest ? [p.cheapest.name, h('br'), h('span', { class: 'money' }, money(p.cheapest.price, p.currency))] : '—') },
-      { title: 'Gap', class: 'num', cell: (p) => [money(p.gap_amount, p.currency), h('br'), h('span', { class: 'muted' }, percent(p.gap_percent))] },
+      {
+        title: 'Cheapest competitor',
+        cell: (p) =>
+          p.cheapest
+            ? [p.cheapest.name, h('br'), h('span', { class: 'money' }, money(p.cheapest.price, p.currency))]
+            : '—',
+      },
+      {
+        title: 'Gap',
+        class: 'num',
+        cell: (p) => [money(p.gap_amount, p.currency), h('br'), h('span', { class: 'muted' }, percent(p.gap_percent))],
+      },
       { title: 'Undercut by', class: 'num', cell: (p) => count(p.undercut_by) },
       { title: 'Changed', cell: (p) => relative(p.changed_at) },
     ],
@@ -298,8 +424,12 @@ async function renderIndexChart(ctx: PageContext, slot: HTMLElement): Promise<vo
       }
     },
     (s) => {
-      if (s === null) return emptyState('The price index chart needs GET /api/v1/positions/summary, which this server does not have yet.');
-      if (s.histogram.every((b) => b.count === 0)) return emptyState('No product has a competitor price to compare yet.');
+      if (s === null)
+        return emptyState(
+          'The price index chart needs GET /api/v1/positions/summary, which this server does not have yet.',
+        );
+      if (s.histogram.every((b) => b.count === 0))
+        return emptyState('No product has a competitor price to compare yet.');
       const max = Math.max(...s.histogram.map((b) => b.count));
       const bound = (v: number | null, open: string) => (v === null ? open : number(v));
       const label = (b: HistogramBin) => `${bound(b.from, 'below')}–${bound(b.to, 'above')}`;
@@ -309,23 +439,34 @@ async function renderIndexChart(ctx: PageContext, slot: HTMLElement): Promise<vo
         bar.style.height = `${max > 0 ? Math.max(b.count > 0 ? 2 : 0, (b.count / max) * 100) : 0}%`;
         return h(
           'li',
-          { class: `bin${b.to !== null && b.to <= 100 ? ' below' : b.from !== null && b.from >= 100 ? ' above' : ''}`, title: `Index ${label(b)}: ${count(b.count)} products` },
+          {
+            class: `bin${b.to !== null && b.to <= 100 ? ' below' : b.from !== null && b.from >= 100 ? ' above' : ''}`,
+            title: `Index ${label(b)}: ${count(b.count)} products`,
+          },
           h('span', { class: 'bin-count' }, count(b.count)),
           h('span', { class: 'bar-area' }, bar),
           h('span', { class: 'bin-label' }, b.from === null ? `< ${number(b.to ?? 0)}` : number(b.from)),
         );
       });
       return [
-        h('p', { class: 'hint' }, 'Price index: our price over the competitors\' average × 100. Under 100 we are cheaper than the market, over 100 dearer.'),
+        h(
+          'p',
+          { class: 'hint' },
+          "Price index: our price over the competitors' average × 100. Under 100 we are cheaper than the market, over 100 dearer.",
+        ),
         h('ol', { class: 'histogram', 'aria-hidden': 'true' }, bars),
         h(
           'details',
           { class: 'data-table' },
           h('summary', null, 'The numbers'),
-          table('Products per price index', [
-            { title: 'Index', cell: (b: HistogramBin) => label(b) },
-            { title: 'Products', class: 'num', cell: (b) => count(b.count) },
-          ], s.histogram),
+          table(
+            'Products per price index',
+            [
+              { title: 'Index', cell: (b: HistogramBin) => label(b) },
+              { title: 'Products', class: 'num', cell: (b) => count(b.count) },
+            ],
+            s.histogram,
+          ),
         ),
       ];
     },
@@ -358,8 +499,19 @@ interface RowError {
 
 function openImport(done: () => void): void {
   const fileId = 'import-file';
-  const input = h('input', { id: fileId, name: 'file', type: 'file', accept: '.csv,text/csv', required: true, 'aria-describedby': 'import-help' });
-  const update = checkbox({ name: 'update', label: 'Update the products whose SKU is already there', hint: 'Otherwise a row with such a SKU is reported and left out.' });
+  const input = h('input', {
+    id: fileId,
+    name: 'file',
+    type: 'file',
+    accept: '.csv,text/csv',
+    required: true,
+    'aria-describedby': 'import-help',
+  });
+  const update = checkbox({
+    name: 'update',
+    label: 'Update the products whose SKU is already there',
+    hint: 'Otherwise a row with such a SKU is reported and left out.',
+  });
   const start = h('button', { type: 'submit' }, 'Import');
   const cancel = h('button', { type: 'button', class: 'secondary' }, 'Close');
   const progress = h('progress', { max: 1, value: 0, 'aria-label': 'Import progress', hidden: true });
@@ -412,7 +564,14 @@ function openImport(done: () => void): void {
 }
 
 /** Reads the file with the client's products CSV reader and imports it with its importProducts, as `pricehound import products` does. */
-async function runImport(text: string, update: boolean, signal: AbortSignal, progress: HTMLProgressElement, status: HTMLElement, errorsSlot: HTMLElement): Promise<void> {
+async function runImport(
+  text: string,
+  update: boolean,
+  signal: AbortSignal,
+  progress: HTMLProgressElement,
+  status: HTMLElement,
+  errorsSlot: HTMLElement,
+): Promise<void> {
   const { rows, ignored } = readProductsCsv(text);
   const total = rows.length;
   progress.hidden = false;
@@ -449,12 +608,16 @@ async function runImport(text: string, update: boolean, signal: AbortSignal, pro
     errors.length === 0
       ? null
       : [
-          table('Rows not imported', [
-            { title: 'Line', class: 'num', cell: (e: RowError) => String(e.line) },
-            { title: 'Name', cell: (e) => e.name || '—' },
-            { title: 'Field', cell: (e) => h('code', null, e.field || '—') },
-            { title: 'Problem', cell: (e) => e.message },
-          ], errors),
+          table(
+            'Rows not imported',
+            [
+              { title: 'Line', class: 'num', cell: (e: RowError) => String(e.line) },
+              { title: 'Name', cell: (e) => e.name || '—' },
+              { title: 'Field', cell: (e) => h('code', null, e.field || '—') },
+              { title: 'Problem', cell: (e) => e.message },
+            ],
+            errors,
+          ),
           errorReportLink(refused),
         ],
   );

@@ -35,7 +35,12 @@ export async function evaluateOneQueued(db: Database): Promise<boolean> {
     const now = await loadEnabledRules(tx, batch.account_id);
     if (now.length > 0) {
       const same = JSON.stringify(now) === JSON.stringify(rules);
-      await applyRules(tx, batch.account_id, now, same ? points : await readPoints(tx, batch.account_id, now, batch.observation_ids));
+      await applyRules(
+        tx,
+        batch.account_id,
+        now,
+        same ? points : await readPoints(tx, batch.account_id, now, batch.observation_ids),
+      );
     }
     await deleteBacklog(tx, batch.id);
   });

@@ -63,7 +63,9 @@ function judgeObservation(rule: EngineRule, p: ObservationPoint, state: RuleStat
     case 'price_above': {
       const limit = rates.convert(c.threshold ?? 0, c.currency ?? p.product_currency, p.currency);
       if (limit === null) return SKIP;
-      return rule.condition_type === 'price_below' ? below(ratio(p.price), ratio(limit), h) : above(ratio(p.price), ratio(limit), h);
+      return rule.condition_type === 'price_below'
+        ? below(ratio(p.price), ratio(limit), h)
+        : above(ratio(p.price), ratio(limit), h);
     }
     case 'price_drop':
       return changed(rule, p, -1);
@@ -74,7 +76,10 @@ function judgeObservation(rule: EngineRule, p: ObservationPoint, state: RuleStat
       const price = rates.convert(p.price, p.currency, p.product_currency);
       if (price === null) return SKIP;
       const own = ratio(p.own_price);
-      const limit = c.margin_percent !== undefined ? sub(own, percentOf(c.margin_percent, own)) : sub(own, ratio(c.margin_amount ?? 0));
+      const limit =
+        c.margin_percent !== undefined
+          ? sub(own, percentOf(c.margin_percent, own))
+          : sub(own, ratio(c.margin_amount ?? 0));
       return below(ratio(price), limit, h);
     }
     case 'lowest_in_days': {

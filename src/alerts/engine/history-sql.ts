@@ -54,7 +54,12 @@ export interface Cursor {
  * The next observations in [from, to) of each series after its cursor, in time order, at most
  * `limit` per series; the rows come with their series' index in `series`.
  */
-export async function loadSeriesPage(db: Queryable, series: readonly (SeriesKey & { after: Cursor })[], to: Date, limit: number): Promise<(StoredRow & { n: number })[]> {
+export async function loadSeriesPage(
+  db: Queryable,
+  series: readonly (SeriesKey & { after: Cursor })[],
+  to: Date,
+  limit: number,
+): Promise<(StoredRow & { n: number })[]> {
   const r = await db.query<StoredRow & { n: number }>(
     `/* loadPreviewRows */
      select s.n, r.*
@@ -82,12 +87,21 @@ export async function loadSeriesPage(db: Queryable, series: readonly (SeriesKey 
  * For each series, the smallest id among its observations after `after` (any time later, past
  * the range too): an observation read with a larger id arrived after a newer one, so it is late.
  */
-export async function loadFirstArrivalAfter(db: Queryable, series: readonly (SeriesKey & { after: Cursor })[]): Promise<(number | null)[]> {
+export async function loadFirstArrivalAfter(
+  db: Queryable,
+  series: readonly (SeriesKey & { after: Cursor })[],
+): Promise<(number | null)[]> {
   const r = await db.query<{ n: number; first_id: number | null }>(
     `/* loadPreviewArrivalAfter */
      select s.n, (select min(r.id) from ${inSeries('x.id', 'x.observed_at >= s.after_at and (x.observed_at, x.id) > (s.after_at, s.after_id)', '', 's')} r) as first_id
        from unnest($1::text[], $2::text[], $3::timestamptz[], $4::bigint[], $5::int[]) as s (product_id, competitor_id, after_at, after_id, n)`,
-    [series.map((s) => s.product_id), series.map((s) => s.competitor_id), series.map((s) => s.after.at.toISOString()), series.map((s) => s.after.id), series.map((_, n) => n)],
+    [
+      series.map((s) => s.product_id),
+      series.map((s) => s.competitor_id),
+      series.map((s) => s.after.at.toISOString()),
+      series.map((s) => s.after.id),
+      series.map((_, n) => n),
+    ],
   );
   const out: (number | null)[] = series.map(() => null);
   for (const x of r.rows) out[Number(x.n)] = x.first_id === null ? null : Number(x.first_id);
@@ -102,7 +116,11 @@ export interface PreviousRow {
 }
 
 /** For each series, its newest observation before `from` among those recorded before `first_id` (the first of the range to arrive). */
-export async function loadPreviousBefore(db: Queryable, series: readonly (SeriesKey & { first_id: number })[], from: Date): Promise<(PreviousRow | null)[]> {
+export async function loadPreviousBefore(
+  db: Queryable,
+  series: readonly (SeriesKey & { first_id: number })[],
+  from: Date,
+): Promise<(PreviousRow | null)[]> {
   const r = await db.query<PreviousRow & { n: number }>(
     `/* loadPreviewPrevious */
      select s.n, r.*
@@ -113,10 +131,17 @@ export async function loadPreviousBefore(db: Queryable, series: readonly (Series
          'order by x.observed_at desc, x.id desc limit 1',
          's',
        )} r`,
-    [series.map((s) => s.product_id), series.map((s) => s.competitor_id), series.map((s) => s.first_id), series.map((_, n) => n), from.toISOString()],
+    [
+      series.map((s) => s.product_id),
+      series.map((s) => s.competitor_id),
+      series.map((s) => s.first_id),
+      series.map((_, n) => n),
+      from.toISOString(),
+    ],
   );
   const out: (PreviousRow | null)[] = series.map(() => null);
-  for (const x of r.rows) out[Number(x.n)] = { price: x.price, currency: x.currency, in_stock: x.in_stock, observed_at: x.observed_at };
+  for (const x of r.rows)
+    out[Number(x.n)] = { price: x.price, currency: x.currency, in_stock: x.in_stock, observed_at: x.observed_at };
   return out;
 }
 

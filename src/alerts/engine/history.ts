@@ -75,10 +75,21 @@ function* groups<T>(items: readonly T[]): Generator<T[]> {
 }
 
 const newer = (a: { observed_at: Date; id: number }, b: { observed_at: Date; id: number }) =>
-  a.observed_at.getTime() > b.observed_at.getTime() || (a.observed_at.getTime() === b.observed_at.getTime() && a.id > b.id);
+  a.observed_at.getTime() > b.observed_at.getTime() ||
+  (a.observed_at.getTime() === b.observed_at.getTime() && a.id > b.id);
 
-export async function replayStoredPoints(db: Queryable, accountId: string, scope: HistoryScope, opts: ReplayOptions): Promise<Replay> {
-  const series: SeriesRead[] = (await loadScopeSeries(db, accountId, scope)).map((k) => ({ ...k, after: { at: scope.from, id: 0 }, rows: [], done: false }));
+export async function replayStoredPoints(
+  db: Queryable,
+  accountId: string,
+  scope: HistoryScope,
+  opts: ReplayOptions,
+): Promise<Replay> {
+  const series: SeriesRead[] = (await loadScopeSeries(db, accountId, scope)).map((k) => ({
+    ...k,
+    after: { at: scope.from, id: 0 },
+    rows: [],
+    done: false,
+  }));
   let points = 0;
   let complete = true;
   reading: for (;;) {
@@ -109,21 +120,37 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
     }
   }
   opts.signal?.throwIfAborted();
-  const through = complete ? scope.to : new Date(Math.min(...series.filter((s) => !s.done).map((s) => s.after.at.getTime())));
+  const through = complete
+    ? scope.to
+    : new Date(Math.min(...series.filter((s) => !s.done).map((s) => s.after.at.getTime())));
 
   // What is still unread of each series: everything after its cursor (past `to` for one read to the end).
   const firstAfter: (number | null)[] = [];
   for (const group of groups(series)) {
-    firstAfter.push(...(await loadFirstArrivalAfter(db, group.map((s) => ({ ...s, after: s.done ? { at: scope.to, id: 0 } : s.after })))));
+    firstAfter.push(
+      ...(await loadFirstArrivalAfter(
+        db,
+        group.map((s) => ({ ...s, after: s.done ? { at: scope.to, id: 0 } : s.after })),
+      )),
+    );
   }
   const withRows = series.map((s, n) => ({ s, n })).filter(({ s }) => s.rows.length > 0);
   const previous: (PreviousRow | null)[] = series.map(() => null);
   for (const group of groups(withRows)) {
-    const found = await loadPreviousBefore(db, group.map(({ s }) => ({ ...s, first_id: s.rows.reduce((m, r) => Math.min(m, r.id), Infinity) })), scope.from);
+    const found = await loadPreviousBefore(
+      db,
+      group.map(({ s }) => ({ ...s, first_id: s.rows.reduce((m, r) => Math.min(m, r.id), Infinity) })),
+      scope.from,
+    );
     group.forEach(({ n }, i) => (previous[n] = found[i]!));
   }
 
-  const names = await loadNames(db, accountId, [...new Set(series.map((s) => s.product_id))], [...new Set(series.flatMap((s) => (s.competitor_id ? [s.competitor_id] : [])))]);
+  const names = await loadNames(
+    db,
+    accountId,
+    [...new Set(series.map((s) => s.product_id))],
+    [...new Set(series.flatMap((s) => (s.competitor_id ? [s.competitor_id] : [])))],
+  );
   const bySeries: ObservationPoint[][] = [];
   for (const [n, s] of series.entries()) {
     const own: ObservationPoint[] = [];
@@ -136,7 +163,12 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
       const late = (first !== null && first !== undefined && row.id > first) || (newest !== null && newer(newest, row));
       const before = newest ?? previous[n];
       if (newest === null || newer(row, newest)) newest = row;
-      if (row.observed_at.getTime() >= through.getTime() || (opts.listingId !== null && row.listing_id !== opts.listingId) || !product) continue;
+      if (
+        row.observed_at.getTime() >= through.getTime() ||
+        (opts.listingId !== null && row.listing_id !== opts.listingId) ||
+        !product
+      )
+        continue;
       own.push({
         kind: 'observation',
         observation_id: row.id,
@@ -151,7 +183,14 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
         product_name: product.name,
         product_currency: product.currency,
         competitor_name: s.competitor_id === null ? null : (names.competitors.get(s.competitor_id) ?? null),
-        previous: before ? { price: before.price, currency: before.currency, in_stock: before.in_stock, observed_at: before.observed_at } : null,
+        previous: before
+          ? {
+              price: before.price,
+              currency: before.currency,
+              in_stock: before.in_stock,
+              observed_at: before.observed_at,
+            }
+          : null,
         sequence: null,
         late,
       });
@@ -160,12 +199,24 @@ export async function replayStoredPoints(db: Queryable, accountId: string, scope
   }
 
   if (opts.windows.length > 0) await attachLows(db, accountId, series, bySeries, scope.from, opts);
-  const all = bySeries.length === 1 ? bySeries[0]! : bySeries.flat().sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id);
+  const all =
+    bySeries.length === 1
+      ? bySeries[0]!
+      : bySeries
+          .flat()
+          .sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id);
   return { exceeded: false, points: all, through, complete };
 }
 
 /** The lows of the points that are not late: from the rows read (the range) and what lies before it (loadLowInputs). */
-async function attachLows(db: Queryable, accountId: string, series: readonly SeriesRead[], bySeries: ObservationPoint[][], from: Date, opts: ReplayOptions): Promise<void> {
+async function attachLows(
+  db: Queryable,
+  accountId: string,
+  series: readonly SeriesRead[],
+  bySeries: ObservationPoint[][],
+  from: Date,
+  opts: ReplayOptions,
+): Promise<void> {
   const wanted = series
     .map((s, n) => ({ s, targets: bySeries[n]!.filter((p) => !p.late) }))
     .filter((x) => x.targets.length > 0);
@@ -173,23 +224,28 @@ async function attachLows(db: Queryable, accountId: string, series: readonly Ser
     const inputs = await loadLowInputs(
       db,
       accountId,
-      group.map(
-        ({ s, targets }): LowSeries => ({
-          product_id: s.product_id,
-          competitor_id: s.competitor_id,
-          t1: targets.reduce((m, p) => (p.observed_at < m ? p.observed_at : m), targets[0]!.observed_at),
-          tk: targets.reduce((m, p) => (p.observed_at > m ? p.observed_at : m), targets[0]!.observed_at),
-          first_id: targets.reduce((m, p) => Math.min(m, p.observation_id), Infinity),
-          currencies: [...new Set(targets.map((p) => p.currency))],
-        }),
-      ),
+      group.map(({ s, targets }): LowSeries => ({
+        product_id: s.product_id,
+        competitor_id: s.competitor_id,
+        t1: targets.reduce((m, p) => (p.observed_at < m ? p.observed_at : m), targets[0]!.observed_at),
+        tk: targets.reduce((m, p) => (p.observed_at > m ? p.observed_at : m), targets[0]!.observed_at),
+        first_id: targets.reduce((m, p) => Math.min(m, p.observation_id), Infinity),
+        currencies: [...new Set(targets.map((p) => p.currency))],
+      })),
       opts.windows,
       from,
     );
     for (const [i, { s, targets }] of group.entries()) {
       const { rows, shared } = inputs[i]!;
-      for (const r of s.rows) rows.push({ id: r.id, at: r.observed_at.getTime(), price: r.price, currency: r.currency });
-      const lows = await seriesLows(rows, targets.map((p) => ({ id: p.observation_id, at: p.observed_at.getTime(), currency: p.currency })), opts.windows, opts.rates, shared);
+      for (const r of s.rows)
+        rows.push({ id: r.id, at: r.observed_at.getTime(), price: r.price, currency: r.currency });
+      const lows = await seriesLows(
+        rows,
+        targets.map((p) => ({ id: p.observation_id, at: p.observed_at.getTime(), currency: p.currency })),
+        opts.windows,
+        opts.rates,
+        shared,
+      );
       for (const p of targets) p.lows = lows.get(p.observation_id);
     }
   }

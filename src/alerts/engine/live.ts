@@ -43,7 +43,13 @@ const toFiring = (f: Fired): Firing => ({
   sequence: f.sequence,
 });
 
-async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], points: Point[], rates: ExchangeRates): Promise<void> {
+async function evaluate(
+  tx: Queryable,
+  accountId: string,
+  rules: EngineRule[],
+  points: Point[],
+  rates: ExchangeRates,
+): Promise<void> {
   if (points.length === 0) return;
   const keys = new Map<string, { alert_id: string; subject: string }>();
   const rulesOf = rulesByProduct(rules);
@@ -65,7 +71,10 @@ async function evaluate(tx: Queryable, accountId: string, rules: EngineRule[], p
   // Only what differs from what is stored is written (a missing row reads as fresh): most rules
   // judge most points without changing what they remember.
   const changed = [...moved].filter(([key, m]) => !sameState(stored.get(key) ?? freshState(), m.state));
-  await saveStates(tx, changed.map(([, m]) => ({ alert_id: m.rule.id!, subject: m.subject, state: m.state })));
+  await saveStates(
+    tx,
+    changed.map(([, m]) => ({ alert_id: m.rule.id!, subject: m.subject, state: m.state })),
+  );
   await recordFirings(tx, accountId, fired.map(toFiring));
 }
 
@@ -79,7 +88,12 @@ const MAX_BATCH = 1000;
  * just after the commit (backlog.ts; docs/alerts/firing.md, "Large batches"), so an account's
  * batches are evaluated in the order they were recorded.
  */
-export async function evaluateObservations(tx: Queryable, accountId: string, observationIds: readonly number[], inlineMax = Infinity): Promise<void> {
+export async function evaluateObservations(
+  tx: Queryable,
+  accountId: string,
+  observationIds: readonly number[],
+  inlineMax = Infinity,
+): Promise<void> {
   if (observationIds.length === 0) return;
   const rules = await loadEnabledRules(tx, accountId);
   if (rules.length === 0) return;
@@ -101,13 +115,22 @@ const SLICE = 250;
  * and its lows when a rule needs them. Reads only, so a queued batch is read before its write
  * transaction (backlog.ts).
  */
-export async function readPoints(db: Queryable, accountId: string, rules: readonly EngineRule[], ids: readonly number[]): Promise<ObservationPoint[]> {
+export async function readPoints(
+  db: Queryable,
+  accountId: string,
+  rules: readonly EngineRule[],
+  ids: readonly number[],
+): Promise<ObservationPoint[]> {
   const sorted = [...ids].sort((a, b) => a - b);
-  const windows = windowsOf(rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1));
+  const windows = windowsOf(
+    rules.filter((r) => r.condition_type === 'lowest_in_days').map((r) => r.condition.days ?? 1),
+  );
   const rates = windows.length > 0 ? await loadExchangeRates(db, accountId) : null;
   const points: ObservationPoint[] = [];
-  for (let i = 0; i < sorted.length; i += SLICE) points.push(...(await loadNewPoints(db, accountId, sorted.slice(i, i + SLICE))));
-  if (sorted.length > SLICE) points.sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id);
+  for (let i = 0; i < sorted.length; i += SLICE)
+    points.push(...(await loadNewPoints(db, accountId, sorted.slice(i, i + SLICE))));
+  if (sorted.length > SLICE)
+    points.sort((a, b) => a.observed_at.getTime() - b.observed_at.getTime() || a.observation_id - b.observation_id);
   // The lows of the whole batch at once: the part of the windows its observations share is read
   // once per series, however many slices the points took.
   if (rates) await attachLows(db, accountId, points, windows, rates);
@@ -118,14 +141,24 @@ export async function readPoints(db: Queryable, accountId: string, rules: readon
  * The rules over points read by readPoints, in the transaction that records what they decide:
  * the states they move and the alerts they fire. Our price and ranks are read here, as of now.
  */
-export async function applyRules(tx: Queryable, accountId: string, rules: EngineRule[], points: ObservationPoint[]): Promise<void> {
+export async function applyRules(
+  tx: Queryable,
+  accountId: string,
+  rules: EngineRule[],
+  points: ObservationPoint[],
+): Promise<void> {
   const types = new Set(rules.map((r) => r.condition_type));
   const products = [...new Set(points.map((p) => p.product_id))];
   // A product's rank moves with any of its series: its not_cheapest states are taken in turn
   // (lockStates) before the rank is read, so the rank each transaction judges includes what
   // the one before it committed, and a transition fires once.
   const rankRules = rules.filter((r) => r.condition_type === 'not_cheapest').map((r) => r.id!);
-  if (rankRules.length > 0) await lockStates(tx, rankRules, products.map((id) => `p:${id}`));
+  if (rankRules.length > 0)
+    await lockStates(
+      tx,
+      rankRules,
+      products.map((id) => `p:${id}`),
+    );
   if (types.has('undercut') || types.has('not_cheapest')) {
     const positions = await loadPositions(tx, accountId, products);
     for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
@@ -134,7 +167,13 @@ export async function applyRules(tx: Queryable, accountId: string, rules: Engine
 }
 
 /** The lows of a batch's points that are not late (src/alerts/engine/lows.ts), series by series. */
-async function attachLows(db: Queryable, accountId: string, points: ObservationPoint[], windows: number[], rates: ExchangeRates): Promise<void> {
+async function attachLows(
+  db: Queryable,
+  accountId: string,
+  points: ObservationPoint[],
+  windows: number[],
+  rates: ExchangeRates,
+): Promise<void> {
   const bySeries = new Map<string, ObservationPoint[]>();
   for (const p of points) {
     if (p.late) continue;
@@ -144,26 +183,36 @@ async function attachLows(db: Queryable, accountId: string, points: ObservationP
     else bySeries.set(key, [p]);
   }
   const groups = [...bySeries.values()];
-  const series = groups.map(
-    (ps): LowSeries => ({
-      product_id: ps[0]!.product_id,
-      competitor_id: ps[0]!.competitor_id,
-      t1: new Date(Math.min(...ps.map((p) => p.observed_at.getTime()))),
-      tk: new Date(Math.max(...ps.map((p) => p.observed_at.getTime()))),
-      first_id: ps.reduce((m, p) => Math.min(m, p.observation_id), Infinity),
-      currencies: [...new Set(ps.map((p) => p.currency))],
-    }),
-  );
+  const series = groups.map((ps): LowSeries => ({
+    product_id: ps[0]!.product_id,
+    competitor_id: ps[0]!.competitor_id,
+    t1: new Date(Math.min(...ps.map((p) => p.observed_at.getTime()))),
+    tk: new Date(Math.max(...ps.map((p) => p.observed_at.getTime()))),
+    first_id: ps.reduce((m, p) => Math.min(m, p.observation_id), Infinity),
+    currencies: [...new Set(ps.map((p) => p.currency))],
+  }));
   const inputs = await loadLowInputs(db, accountId, series, windows, null);
   for (const [n, ps] of groups.entries()) {
     const { rows, shared } = inputs[n]!;
-    const lows = await seriesLows(rows, ps.map((p) => ({ id: p.observation_id, at: p.observed_at.getTime(), currency: p.currency })), windows, rates, shared);
+    const lows = await seriesLows(
+      rows,
+      ps.map((p) => ({ id: p.observation_id, at: p.observed_at.getTime(), currency: p.currency })),
+      windows,
+      rates,
+      shared,
+    );
     for (const p of ps) p.lows = lows.get(p.observation_id);
   }
 }
 
 /** After a failed check of a listing (src/checks/recorded.ts): `failures` in a row, this one included. */
-export async function evaluateCheckFailure(tx: Queryable, accountId: string, listingId: string, failures: number, at: Date): Promise<void> {
+export async function evaluateCheckFailure(
+  tx: Queryable,
+  accountId: string,
+  listingId: string,
+  failures: number,
+  at: Date,
+): Promise<void> {
   const rules = (await loadEnabledRules(tx, accountId)).filter((r) => r.condition_type === 'listing_failing');
   if (rules.length === 0) return;
   const point = await loadCheckPoint(tx, accountId, listingId, failures, at);

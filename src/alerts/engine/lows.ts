@@ -18,7 +18,6 @@ import { DAY_MS } from '../../time.js';
  * however long the windows.
  */
 
-
 export interface LowRow {
   id: number;
   /** observed_at in ms. */
@@ -115,7 +114,9 @@ export async function seriesLows(
   const out = new Map<number, Lows>();
   if (targets.length === 0 || windows.length === 0) return out;
   const n = rows.length;
-  const byTime = Array.from({ length: n }, (_, i) => i).sort((a, b) => rows[a]!.at - rows[b]!.at || rows[a]!.id - rows[b]!.id);
+  const byTime = Array.from({ length: n }, (_, i) => i).sort(
+    (a, b) => rows[a]!.at - rows[b]!.at || rows[a]!.id - rows[b]!.id,
+  );
   const rankOf = new Int32Array(n);
   byTime.forEach((i, r) => (rankOf[i] = r));
   const ats = Float64Array.from(byTime, (i) => rows[i]!.at);
@@ -173,7 +174,9 @@ function exactKeys(values: readonly (bigint | null)[]): { key: (number | null)[]
   if (values.every((v) => v === null || (v <= limit && v >= -limit))) {
     return { key: values.map((v) => (v === null ? null : Number(v))), decode: (k) => BigInt(k) };
   }
-  const distinct = [...new Set(values.filter((v): v is bigint => v !== null))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const distinct = [...new Set(values.filter((v): v is bigint => v !== null))].sort((a, b) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   const rankOf = new Map(distinct.map((v, i) => [v, i]));
   return { key: values.map((v) => (v === null ? null : rankOf.get(v)!)), decode: (k) => distinct[k]! };
 }

@@ -16,8 +16,10 @@ export function amount(price: string | number, currency: string): string {
   const exact = n.toFixed(4).replace(/0+$/, '').replace(/\.$/, '');
   return `${exact.length > fixed.length ? exact : fixed} ${currency}`;
 }
-const at = (p: ObservationPoint) => (p.competitor_id === null ? 'in our shop' : `at ${p.competitor_name ?? 'a competitor'}`);
-const whose = (p: ObservationPoint) => (p.competitor_id === null ? 'Our price' : `${p.competitor_name ?? 'A competitor'}'s price`);
+const at = (p: ObservationPoint) =>
+  p.competitor_id === null ? 'in our shop' : `at ${p.competitor_name ?? 'a competitor'}`;
+const whose = (p: ObservationPoint) =>
+  p.competitor_id === null ? 'Our price' : `${p.competitor_name ?? 'A competitor'}'s price`;
 
 function percentMoved(p: ObservationPoint): string {
   const prev = Number(p.previous!.price);
@@ -41,7 +43,11 @@ function ofObservation(rule: EngineRule, p: ObservationPoint): string {
       return `${whose(p)} of ${product} ${rule.condition_type === 'price_drop' ? 'fell' : 'rose'} from ${amount(p.previous!.price, p.previous!.currency)} to ${now}${percentMoved(p)}.`;
     case 'undercut':
       return `${p.competitor_name ?? 'A competitor'} sells ${product} at ${now}, under our price of ${amount(p.own_price ?? 0, p.product_currency)}${
-        c.margin_percent ? ` by more than ${c.margin_percent}%` : c.margin_amount ? ` by more than ${amount(c.margin_amount, p.product_currency)}` : ''
+        c.margin_percent
+          ? ` by more than ${c.margin_percent}%`
+          : c.margin_amount
+            ? ` by more than ${amount(c.margin_amount, p.product_currency)}`
+            : ''
       }.`;
     case 'not_cheapest':
       return `${product} is no longer cheapest with us: our price now ranks ${p.rank ?? '?'} after ${p.competitor_id === null ? 'our price' : `${p.competitor_name ?? 'a competitor'}'s price`} of ${now}.`;

@@ -23,14 +23,17 @@ export interface Fired {
 }
 
 const side = (s: PriceSide | null): ObservedPrice | null =>
-  s === null ? null : { price: Number(s.price), currency: s.currency, in_stock: s.in_stock, observed_at: s.observed_at.toISOString() };
+  s === null
+    ? null
+    : { price: Number(s.price), currency: s.currency, in_stock: s.in_stock, observed_at: s.observed_at.toISOString() };
 
 /** The rules that may watch a product's points, in their order: rules scoped to another product never do. */
 export function rulesByProduct(rules: readonly EngineRule[]): (productId: string) => readonly EngineRule[] {
   const ofProduct = new Map<string, readonly EngineRule[]>();
   return (productId) => {
     let found = ofProduct.get(productId);
-    if (found === undefined) ofProduct.set(productId, (found = rules.filter((r) => r.product_id === null || r.product_id === productId)));
+    if (found === undefined)
+      ofProduct.set(productId, (found = rules.filter((r) => r.product_id === null || r.product_id === productId)));
     return found;
   };
 }

@@ -10,10 +10,16 @@ import type { EngineRule } from './rule.js';
 /** Statements of the alert engine (docs/alerts/firing.md): each a fixed cost for any batch. */
 
 /** An alert_events row to insert (acknowledged_at null, created_at now()). */
-export type NewAlertEvent = Omit<AlertEventRow, 'acknowledged_at' | 'created_at' | 'sequence'> & { sequence: number | null };
+export type NewAlertEvent = Omit<AlertEventRow, 'acknowledged_at' | 'created_at' | 'sequence'> & {
+  sequence: number | null;
+};
 
 /** Inserts every firing in one statement, in the order given. */
-export async function insertAlertEvents(db: Queryable, accountId: string, rows: readonly NewAlertEvent[]): Promise<AlertEventRow[]> {
+export async function insertAlertEvents(
+  db: Queryable,
+  accountId: string,
+  rows: readonly NewAlertEvent[],
+): Promise<AlertEventRow[]> {
   if (rows.length === 0) return [];
   const r = await db.query<AlertEventRow>(
     `/* insertAlertEvents */
@@ -40,7 +46,12 @@ export async function loadEnabledRules(db: Queryable, accountId: string): Promis
       order by created_at, id`,
     [accountId],
   );
-  return r.rows.map((x) => ({ ...x, cooldown_seconds: Number(x.cooldown_seconds), confirmations: Number(x.confirmations), daily_cap: x.daily_cap === null ? null : Number(x.daily_cap) }));
+  return r.rows.map((x) => ({
+    ...x,
+    cooldown_seconds: Number(x.cooldown_seconds),
+    confirmations: Number(x.confirmations),
+    daily_cap: x.daily_cap === null ? null : Number(x.daily_cap),
+  }));
 }
 
 /**
@@ -112,7 +123,14 @@ async function loadPoints(db: Queryable, name: string, ids: string, params: unkn
     product_currency: x.product_currency,
     competitor_name: x.competitor_name,
     previous:
-      x.prev_price === null ? null : { price: x.prev_price, currency: x.prev_currency!, in_stock: x.prev_in_stock, observed_at: x.prev_observed_at! },
+      x.prev_price === null
+        ? null
+        : {
+            price: x.prev_price,
+            currency: x.prev_currency!,
+            in_stock: x.prev_in_stock,
+            observed_at: x.prev_observed_at!,
+          },
     sequence: x.sequence === null ? null : Number(x.sequence),
     late: x.late,
   }));
@@ -159,7 +177,11 @@ export const loadNewPoints = (db: Queryable, accountId: string, ids: readonly nu
   );
 
 /** Our price (in the product's currency) and rank of each product, as src/position defines them, now. */
-export async function loadPositions(db: Queryable, accountId: string, productIds: readonly string[]): Promise<Map<string, { own_price: string | null; rank: number | null }>> {
+export async function loadPositions(
+  db: Queryable,
+  accountId: string,
+  productIds: readonly string[],
+): Promise<Map<string, { own_price: string | null; rank: number | null }>> {
   const r = await db.query<{ id: string; own_price: string | null; rank: number | null }>(
     `/* loadAlertPositions */
      select p.id, pos.own_price::text as own_price, pos.rank
@@ -171,7 +193,8 @@ export async function loadPositions(db: Queryable, accountId: string, productIds
 }
 
 /** The distinct numbers of days to look back: positive integers only (they are written into SQL text). */
-export const windowsOf = (days: readonly number[]) => [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0 && d <= 366);
+export const windowsOf = (days: readonly number[]) =>
+  [...new Set(days)].filter((d) => Number.isInteger(d) && d > 0 && d <= 366);
 
 /** `t` minus `days` days of 24 hours, as SQL (`days` checked by windowsOf: never user text). */
 const back = (t: string, days: number) => `${t} - interval '${days * 24} hours'`;
@@ -204,7 +227,13 @@ export interface LowInputs {
  * the shared part recorded after the first of them. Two statements for any number of series;
  * rows read grow with the span of the observations, not with the windows' length.
  */
-export async function loadLowInputs(db: Queryable, accountId: string, series: readonly LowSeries[], days: readonly number[], before: Date | null): Promise<LowInputs[]> {
+export async function loadLowInputs(
+  db: Queryable,
+  accountId: string,
+  series: readonly LowSeries[],
+  days: readonly number[],
+  before: Date | null,
+): Promise<LowInputs[]> {
   const windows = windowsOf(days);
   const out = series.map((): LowInputs => ({ rows: [], shared: new Map() }));
   if (series.length === 0 || windows.length === 0) return out;
@@ -262,7 +291,13 @@ export async function loadLowInputs(db: Queryable, accountId: string, series: re
       before?.toISOString() ?? null,
     ],
   );
-  for (const r of rows.rows) out[Number(r.n)]!.rows.push({ id: Number(r.id), at: r.observed_at.getTime(), price: r.price, currency: r.currency });
+  for (const r of rows.rows)
+    out[Number(r.n)]!.rows.push({
+      id: Number(r.id),
+      at: r.observed_at.getTime(),
+      price: r.price,
+      currency: r.currency,
+    });
   return out;
 }
 
@@ -282,7 +317,10 @@ interface StateRow {
  * same rules and subjects, which nobody asks for). The distinct rules and subjects are sent, not
  * every pair: a batch's pairs are (rules x series), its parameters (rules + series).
  */
-export async function loadStates(db: Queryable, keys: readonly { alert_id: string; subject: string }[]): Promise<Map<string, RuleState>> {
+export async function loadStates(
+  db: Queryable,
+  keys: readonly { alert_id: string; subject: string }[],
+): Promise<Map<string, RuleState>> {
   if (keys.length === 0) return new Map();
   const r = await db.query<StateRow>(
     `/* loadAlertStates */
@@ -313,7 +351,11 @@ export async function loadStates(db: Queryable, keys: readonly { alert_id: strin
  * (not_cheapest's product): a series' own states are already taken in turn under its lock
  * (src/prices/series-lock.ts).
  */
-export async function lockStates(db: Queryable, alertIds: readonly string[], subjects: readonly string[]): Promise<void> {
+export async function lockStates(
+  db: Queryable,
+  alertIds: readonly string[],
+  subjects: readonly string[],
+): Promise<void> {
   if (alertIds.length === 0 || subjects.length === 0) return;
   await db.query(
     `/* lockAlertStates */
@@ -326,7 +368,10 @@ export async function lockStates(db: Queryable, alertIds: readonly string[], sub
 }
 
 /** Writes the states that moved, in one statement. */
-export async function saveStates(db: Queryable, rows: readonly { alert_id: string; subject: string; state: RuleState }[]): Promise<void> {
+export async function saveStates(
+  db: Queryable,
+  rows: readonly { alert_id: string; subject: string; state: RuleState }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
     `/* saveAlertStates */
@@ -351,8 +396,19 @@ export async function saveStates(db: Queryable, rows: readonly { alert_id: strin
 }
 
 /** A failed check of `listingId` as a point (failures in a row, the listing's product and competitor). */
-export async function loadCheckPoint(db: Queryable, accountId: string, listingId: string, failures: number, at: Date): Promise<CheckPoint | null> {
-  const r = await db.query<{ product_id: string; competitor_id: string | null; product_name: string; competitor_name: string | null }>(
+export async function loadCheckPoint(
+  db: Queryable,
+  accountId: string,
+  listingId: string,
+  failures: number,
+  at: Date,
+): Promise<CheckPoint | null> {
+  const r = await db.query<{
+    product_id: string;
+    competitor_id: string | null;
+    product_name: string;
+    competitor_name: string | null;
+  }>(
     `/* loadAlertCheckPoint */
      select l.product_id, l.competitor_id, p.name as product_name, c.name as competitor_name
        from listings l join products p on p.id = l.product_id left join competitors c on c.id = l.competitor_id
@@ -365,13 +421,19 @@ export async function loadCheckPoint(db: Queryable, accountId: string, listingId
 
 /** Whether the account has a batch waiting in alert_backlog (then new ones queue behind it). */
 export async function hasBacklog(db: Queryable, accountId: string): Promise<boolean> {
-  const r = await db.query<{ waiting: boolean }>(`/* hasAlertBacklog */ select exists (select 1 from alert_backlog where account_id = $1) as waiting`, [accountId]);
+  const r = await db.query<{ waiting: boolean }>(
+    `/* hasAlertBacklog */ select exists (select 1 from alert_backlog where account_id = $1) as waiting`,
+    [accountId],
+  );
   return r.rows[0]!.waiting;
 }
 
 /** Queues a batch for evaluation after commit (migrations/0007: the insert wakes the evaluators). */
 export async function queueBacklog(db: Queryable, accountId: string, observationIds: readonly number[]): Promise<void> {
-  await db.query(`/* queueAlertBacklog */ insert into alert_backlog (account_id, observation_ids) values ($1, $2::bigint[])`, [accountId, observationIds]);
+  await db.query(
+    `/* queueAlertBacklog */ insert into alert_backlog (account_id, observation_ids) values ($1, $2::bigint[])`,
+    [accountId, observationIds],
+  );
 }
 
 export interface QueuedBatch {
@@ -406,7 +468,10 @@ export async function leaseBacklog(db: Queryable, worker: string, leaseMs: numbe
 
 /** Whether `worker` still holds batch `id`, locking it to the end of the transaction (which deletes it). */
 export async function holdsBacklog(db: Queryable, id: number, worker: string): Promise<boolean> {
-  const r = await db.query(`/* holdsAlertBacklog */ select 1 from alert_backlog where id = $1 and locked_by = $2 for update`, [id, worker]);
+  const r = await db.query(
+    `/* holdsAlertBacklog */ select 1 from alert_backlog where id = $1 and locked_by = $2 for update`,
+    [id, worker],
+  );
   return r.rows.length > 0;
 }
 

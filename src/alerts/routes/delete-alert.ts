@@ -10,7 +10,8 @@ export const deleteAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'deleteAlert',
         summary: 'Delete an alert rule',
-        description: 'Removes the rule with its state and the alert events it fired (the events of the `/events` feed stay).',
+        description:
+          'Removes the rule with its state and the alert events it fired (the events of the `/events` feed stay).',
         tags: ['Alerts'],
         params: AlertIdParams,
         response: { 204: withHeaders(NoContent as never, 'Deleted'), ...errorResponses(404) },

@@ -12,7 +12,7 @@ export const getAlertEventRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getAlertEvent',
         summary: 'Get an alert event',
-        description: 'An alert event of the calling account; another account\'s is a 404.',
+        description: "An alert event of the calling account; another account's is a 404.",
         tags: ['Alerts'],
         params: AlertEventIdParams,
         response: { 200: withHeaders(AlertEventSchema, 'The alert event'), ...errorResponses(404) },

@@ -11,7 +11,7 @@ export const getAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getAlert',
         summary: 'Get an alert rule',
-        description: 'A rule of the calling account; another account\'s rule is a 404.',
+        description: "A rule of the calling account; another account's rule is a 404.",
         tags: ['Alerts'],
         params: AlertIdParams,
         response: { 200: withHeaders(AlertSchema, 'The rule'), ...errorResponses(404) },

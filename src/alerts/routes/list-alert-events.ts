@@ -13,7 +13,7 @@ export const listAlertEventsRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'listAlertEvents',
         summary: 'List alert events',
         description:
-          'What the account\'s rules fired (test firings included), newest first; filter by rule, product, competitor, ' +
+          "What the account's rules fired (test firings included), newest first; filter by rule, product, competitor, " +
           'state (`open`: not acknowledged) and time.',
         tags: ['Alerts'],
         querystring: AlertEventListQuerySchema,

@@ -20,7 +20,7 @@ export const previewAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
           'Runs a rule body (as for `POST /alerts`) over the observations stored between `from` (inclusive) and `to` ' +
           `(exclusive, at most ${PREVIEW_MAX_DAYS} days later), from a fresh state, with the same semantics as live ` +
           'evaluation, and answers the alert events it would have created (`id` and `alert_id` null, `created_at` the ' +
-          'firing observation\'s time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). ' +
+          "firing observation's time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). " +
           'A preview stops at its time limit and says so (`complete: false`, `through`); it stops when the client goes away; ' +
           'a process runs a few at once, one per account, and answers 503 with `Retry-After` when the others took too long. ' +
           'See docs/alerts/firing.md.',
@@ -37,7 +37,12 @@ export const previewAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
       const account = request.principal.accountId;
       const progress = { observations: 0 };
       try {
-        return await lane.run(account, () => previewAlert(app.ctx.db, account, request.body, { timeLimitMs: alertPreviewTimeoutMs, signal, progress }), signal);
+        return await lane.run(
+          account,
+          () =>
+            previewAlert(app.ctx.db, account, request.body, { timeLimitMs: alertPreviewTimeoutMs, signal, progress }),
+          signal,
+        );
       } catch (err) {
         if (!signal.aborted) throw err;
         // Nobody is left to answer: the work stopped where it was.

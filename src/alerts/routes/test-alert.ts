@@ -14,12 +14,15 @@ export const testAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Fire a test alert event',
         description:
           'Records an alert event marked `"test": true`, and its `alert.triggered` event (delivered to webhooks like any ' +
-          'other), whether the condition holds or not: `current` is the latest observation of a series in the rule\'s ' +
+          "other), whether the condition holds or not: `current` is the latest observation of a series in the rule's " +
           'scope, `previous` the one before it (both null when the scope has no price yet, and the message says so). ' +
-          'The rule\'s state and daily cap are untouched. No body is needed.',
+          "The rule's state and daily cap are untouched. No body is needed.",
         tags: ['Alerts'],
         params: AlertIdParams,
-        response: { 201: withHeaders(AlertEventSchema, 'The test alert event', locationHeader), ...errorResponses(404) },
+        response: {
+          201: withHeaders(AlertEventSchema, 'The test alert event', locationHeader),
+          ...errorResponses(404),
+        },
       },
     },
     async (request, reply) => {

@@ -14,10 +14,10 @@ export const listApiKeysRoute: FastifyPluginAsyncTypebox = async (app) => {
       config: { scope: 'full', managesKeys: true },
       schema: {
         operationId: 'listApiKeys',
-        summary: 'List the account\'s API keys',
+        summary: "List the account's API keys",
         description:
           'Every key of the account, revoked ones included (filter with `revoked=false`), newest first; never a secret, ' +
-          'only each key\'s `prefix` to recognise it. Only full keys may list keys: a read key gets 403 `insufficient_scope`.',
+          "only each key's `prefix` to recognise it. Only full keys may list keys: a read key gets 403 `insufficient_scope`.",
         tags: ['Keys'],
         querystring: ApiKeyListQuerySchema,
         response: { 200: withHeaders(ApiKeyListSchema, 'A page of keys'), ...errorResponses(422) },
@@ -27,7 +27,12 @@ export const listApiKeysRoute: FastifyPluginAsyncTypebox = async (app) => {
       const q = request.query;
       const page = pageRequest(q, KEY_SORTS, '-created_at');
       const [rows, lastUsed] = await app.ctx.usage.withLastUse(() =>
-        listAccountKeys(app.ctx.db, request.principal.accountId, { scope: q.scope as Scope | undefined, revoked: q.revoked }, page),
+        listAccountKeys(
+          app.ctx.db,
+          request.principal.accountId,
+          { scope: q.scope as Scope | undefined, revoked: q.revoked },
+          page,
+        ),
       );
       return pageOf(rows, page, (r) => toApiKey(r, lastUsed));
     },

@@ -13,7 +13,7 @@ export const revokeApiKeyRoute: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Revoke an API key',
         description:
           'The key is refused (401) from the next request on, in every server process; it stays listed with `revoked_at`, ' +
-          'and the answer is the revoked key. Revoking a revoked key answers it unchanged. The account\'s last unrevoked ' +
+          "and the answer is the revoked key. Revoking a revoked key answers it unchanged. The account's last unrevoked " +
           '`full` key cannot be revoked (409): make another full key first, so that the account is never locked out. ' +
           'A key may revoke itself. Only full keys manage keys.',
         tags: ['Keys'],
@@ -22,7 +22,12 @@ export const revokeApiKeyRoute: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const revoked = await revokeKeyOfAccount(app.ctx.db, app.ctx.keys, request.principal.accountId, request.params.id);
+      const revoked = await revokeKeyOfAccount(
+        app.ctx.db,
+        app.ctx.keys,
+        request.principal.accountId,
+        request.params.id,
+      );
       // Outside the transaction: the usage writes need not wait for it.
       const [row, lastUsed] = await app.ctx.usage.withLastUse(async () => revoked);
       return toApiKey(row, lastUsed);

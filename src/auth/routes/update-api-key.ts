@@ -13,7 +13,7 @@ export const updateApiKeyRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'updateApiKey',
         summary: 'Rename an API key',
         description:
-          'Only `name` changes (`null` clears it); a key\'s scope and plan are those it was made with: make a new key ' +
+          "Only `name` changes (`null` clears it); a key's scope and plan are those it was made with: make a new key " +
           'and revoke this one to change them. An empty body changes nothing. Only full keys manage keys.',
         tags: ['Keys'],
         params: ApiKeyIdParams,

@@ -1,6 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errorResponse, errorResponses, rateLimitHeaders, requestIdHeader, retryAfterHeader, withHeaders } from '../../http/schemas.js';
+import {
+  errorResponse,
+  errorResponses,
+  rateLimitHeaders,
+  requestIdHeader,
+  retryAfterHeader,
+  withHeaders,
+} from '../../http/schemas.js';
 import { BUSY_RETRY_AFTER_SECONDS, checkListingNow } from '../check-now.js';
 import { CheckResultSchema, ListingIdSchema, toCheckResult } from '../schemas.js';
 
@@ -13,8 +20,8 @@ export const checkListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'checkListing',
         summary: 'Check a listing now',
         description:
-          'Fetches the listing\'s page and reads its price now, outside the schedule, and returns the check, recorded like ' +
-          'a scheduled one: on success a price observation, and the listing\'s state and next check (one interval from ' +
+          "Fetches the listing's page and reads its price now, outside the schedule, and returns the check, recorded like " +
+          "a scheduled one: on success a price observation, and the listing's state and next check (one interval from " +
           'now; after a failure, the backoff) updated. A failed check is still a 200 with `outcome: "failed"` and ' +
           '`error`; a price that cannot be right next to the listing\'s last one is a 200 with `outcome: "held"` and `held`: ' +
           'nothing recorded, and (for an enabled listing) a recheck within five minutes. 409 with `Retry-After` (at most ' +
@@ -34,6 +41,7 @@ export const checkListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => toCheckResult(await checkListingNow(app.ctx, request.principal.accountId, request.params.id, request.log)),
+    async (request) =>
+      toCheckResult(await checkListingNow(app.ctx, request.principal.accountId, request.params.id, request.log)),
   );
 };

@@ -15,7 +15,7 @@ export const rejectHeldCheckRoute: FastifyPluginAsyncTypebox = async (app) => {
           'Drops the listing\'s held reading (a check with `outcome: "held"`): nothing is recorded and the listing goes on as ' +
           'before, checked on its schedule. The same price read again later is held again (never recorded by a recheck) until ' +
           'someone accepts it or the page shows another price. Answers the check, its `held.state` now `rejected`. Only the ' +
-          'listing\'s pending held reading can be rejected, once: anything else is a 409 and changes nothing. No body.',
+          "listing's pending held reading can be rejected, once: anything else is a 409 and changes nothing. No body.",
         tags: ['Listings'],
         params: HeldCheckParams,
         response: {
@@ -24,6 +24,7 @@ export const rejectHeldCheckRoute: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => answerHeldCheck(app.ctx.db, request.principal.accountId, request.params.id, request.params.check_id, 'reject'),
+    async (request) =>
+      answerHeldCheck(app.ctx.db, request.principal.accountId, request.params.id, request.params.check_id, 'reject'),
   );
 };

@@ -14,7 +14,14 @@ export const DEMO_KEY_NAME = 'pricehound demo';
 const DEFAULT_SHOP_PORT = 4791;
 const MAX_PRODUCTS = demoProducts(1000).length;
 
-function wholeNumber(values: Record<string, unknown>, name: string, fallback: number, min: number, max: number, command: string): number {
+function wholeNumber(
+  values: Record<string, unknown>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  command: string,
+): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
@@ -126,7 +133,9 @@ quiet (LOG_LEVEL warn) unless LOG_LEVEL is set. Ctrl-C stops the service and the
       } catch (err) {
         if (!(err instanceof DataDirInUseError)) throw err;
         ops = await openOperations(config);
-        note(`A server already runs on DATA_DIR ${config.dataDir}: the data goes in through it. This process serves the demo shop until Ctrl-C.`);
+        note(
+          `A server already runs on DATA_DIR ${config.dataDir}: the data goes in through it. This process serves the demo shop until Ctrl-C.`,
+        );
       }
       const key = await fill(ops, products, days, shop.url);
       out(`Dashboard: ${base}/dashboard (sign in with the API key below)`);

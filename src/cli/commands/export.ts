@@ -7,7 +7,18 @@ import { EXIT, UsageError } from '../errors.js';
 import { DAY_MS } from '../../time.js';
 
 /** The filters of GET /products (and GET /prices.csv), as options: --min-price is min_price. */
-const PRODUCT_FILTERS = ['category', 'brand', 'sku', 'currency', 'min-price', 'max-price', 'q', 'created-after', 'created-before', 'sort'] as const;
+const PRODUCT_FILTERS = [
+  'category',
+  'brand',
+  'sku',
+  'currency',
+  'min-price',
+  'max-price',
+  'q',
+  'created-after',
+  'created-before',
+  'sort',
+] as const;
 const filterOptions = Object.fromEntries(PRODUCT_FILTERS.map((f) => [f, { type: 'string' as const }]));
 
 const COMMON_OPTIONS = {
@@ -59,19 +70,26 @@ function format(values: Record<string, unknown>, command: string): 'csv' | 'json
 function instant(value: unknown, fallback: Date, option: string, command: string): Date {
   if (value === undefined) return fallback;
   const d = new Date(String(value));
-  if (typeof value !== 'string' || Number.isNaN(d.getTime())) throw new UsageError(`${option} must be a date and time (RFC 3339), got "${String(value)}"`, command);
+  if (typeof value !== 'string' || Number.isNaN(d.getTime()))
+    throw new UsageError(`${option} must be a date and time (RFC 3339), got "${String(value)}"`, command);
   return d;
 }
 
 /** Runs an export: the rows `write` writes, then a note of where they went and what they cost. */
-async function exportTo(values: Record<string, unknown>, command: string, write: (account: AccountClient, out: ReturnType<typeof sink>, fmt: 'csv' | 'jsonl') => Promise<number>) {
+async function exportTo(
+  values: Record<string, unknown>,
+  command: string,
+  write: (account: AccountClient, out: ReturnType<typeof sink>, fmt: 'csv' | 'jsonl') => Promise<number>,
+) {
   const account = accountClient(values, command);
   const fmt = format(values, command);
   const file = typeof values.out === 'string' ? values.out : undefined;
   const out = sink(file);
   const rows = await write(account, out, fmt);
   await out.end();
-  note(`Exported ${rows} row${rows === 1 ? '' : 's'}${file ? ` to ${file}` : ''} from ${account.url}. Cost: ${cost(account.requests, account.ph.usage)}.`);
+  note(
+    `Exported ${rows} row${rows === 1 ? '' : 's'}${file ? ` to ${file}` : ''} from ${account.url}. Cost: ${cost(account.requests, account.ph.usage)}.`,
+  );
   return EXIT.ok;
 }
 
@@ -111,7 +129,8 @@ const WINDOW_MS = 366 * DAY_MS;
 /** [from, to) cut into the spans one request answers, oldest first. */
 function windows(from: Date, to: Date): [Date, Date][] {
   const out: [Date, Date][] = [];
-  for (let a = from.getTime(); a < to.getTime(); a += WINDOW_MS) out.push([new Date(a), new Date(Math.min(a + WINDOW_MS, to.getTime()))]);
+  for (let a = from.getTime(); a < to.getTime(); a += WINDOW_MS)
+    out.push([new Date(a), new Date(Math.min(a + WINDOW_MS, to.getTime()))]);
   return out;
 }
 
@@ -177,7 +196,8 @@ ${COMMON_HELP}
               continue;
             }
             count++;
-            if (fmt === 'jsonl') chunk += `${JSON.stringify(Object.fromEntries(header.map((c, i) => [c, jsonCell(c, cells[i] ?? '')])))}\n`;
+            if (fmt === 'jsonl')
+              chunk += `${JSON.stringify(Object.fromEntries(header.map((c, i) => [c, jsonCell(c, cells[i] ?? '')])))}\n`;
           }
           if (fmt === 'csv') {
             if (headerText !== undefined) {

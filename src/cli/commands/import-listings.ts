@@ -1,6 +1,15 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { BATCH_MAX, CsvError, csvRow, importListings as importRows, LISTING_CSV_COLUMNS, LISTING_IMPORT_ERROR_COLUMNS, ListingCsvReader, listingImportErrorRows } from '@pricehound/client';
+import {
+  BATCH_MAX,
+  CsvError,
+  csvRow,
+  importListings as importRows,
+  LISTING_CSV_COLUMNS,
+  LISTING_IMPORT_ERROR_COLUMNS,
+  ListingCsvReader,
+  listingImportErrorRows,
+} from '@pricehound/client';
 import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient, cost } from '../account.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
@@ -9,7 +18,7 @@ import { fileHash, readState, rowsOf, type ImportState, statePath, writeState } 
 
 export const importListings: Command = {
   name: 'import listings',
-  summary: 'Import competitors\' listings from a CSV file (resumable)',
+  summary: "Import competitors' listings from a CSV file (resumable)",
   positionals: [1, 1],
   argName: 'FILE (the CSV file to import)',
   options: {
@@ -80,11 +89,24 @@ failure, 2 wrong usage.
     const stateFile = statePath(file!, 'listings');
     const hash = await fileHash(file!);
     const saved = values.restart ? undefined : readState(stateFile);
-    const fresh: ImportState = { sha256: hash, run: crypto.randomUUID(), rows_done: 0, created: 0, updated: 0, present: 0, failed: 0, complete: false };
+    const fresh: ImportState = {
+      sha256: hash,
+      run: crypto.randomUUID(),
+      rows_done: 0,
+      created: 0,
+      updated: 0,
+      present: 0,
+      failed: 0,
+      complete: false,
+    };
     const state: ImportState = saved?.sha256 === hash ? { ...fresh, ...saved } : fresh;
-    if (saved && saved.sha256 !== hash) note(`${stateFile} is for another version of the file: starting from the first row`);
+    if (saved && saved.sha256 !== hash)
+      note(`${stateFile} is for another version of the file: starting from the first row`);
     const skipped = state.rows_done;
-    if (skipped > 0) note(`resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`);
+    if (skipped > 0)
+      note(
+        `resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`,
+      );
     // The error report goes on from where the run before stopped.
     if (skipped === 0 || !fs.existsSync(errorsFile)) fs.writeFileSync(errorsFile, csvRow(LISTING_IMPORT_ERROR_COLUMNS));
 
@@ -100,7 +122,10 @@ failure, 2 wrong usage.
       }
     });
     try {
-      const batches = importRows(ph, rows, { batchSize, idempotencyKey: (batch) => `import-listings-${state.run}-${batch[0]!.row}-${batch.length}` });
+      const batches = importRows(ph, rows, {
+        batchSize,
+        idempotencyKey: (batch) => `import-listings-${state.run}-${batch[0]!.row}-${batch.length}`,
+      });
       for await (const done of batches) {
         let report = '';
         for (const r of done) {
@@ -110,7 +135,10 @@ failure, 2 wrong usage.
         if (report) fs.appendFileSync(errorsFile, report);
         state.rows_done = done[done.length - 1]!.row;
         writeState(stateFile, state);
-        bar.update(bytes / Math.max(1, size), `row ${state.rows_done}: ${state.created} created, ${state.present} present, ${state.failed} failed`);
+        bar.update(
+          bytes / Math.max(1, size),
+          `row ${state.rows_done}: ${state.created} created, ${state.present} present, ${state.failed} failed`,
+        );
       }
     } catch (err) {
       if (err instanceof CsvError) throw new CliError(`${file}: ${err.message}`);

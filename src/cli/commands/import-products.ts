@@ -1,6 +1,15 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { BATCH_MAX, CsvError, IMPORT_ERROR_COLUMNS, importErrorRows, importProducts as importRows, PRODUCT_CSV_COLUMNS, ProductCsvReader, csvRow } from '@pricehound/client';
+import {
+  BATCH_MAX,
+  CsvError,
+  IMPORT_ERROR_COLUMNS,
+  importErrorRows,
+  importProducts as importRows,
+  PRODUCT_CSV_COLUMNS,
+  ProductCsvReader,
+  csvRow,
+} from '@pricehound/client';
 import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient, cost } from '../account.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
@@ -81,11 +90,24 @@ failure, 2 wrong usage.
     const errorsFile = typeof values.errors === 'string' ? values.errors : `${file}.errors.csv`;
     const hash = await fileHash(file!);
     const saved = values.restart ? undefined : readState(statePath(file!));
-    const fresh: ImportState = { sha256: hash, run: crypto.randomUUID(), rows_done: 0, created: 0, updated: 0, present: 0, failed: 0, complete: false };
+    const fresh: ImportState = {
+      sha256: hash,
+      run: crypto.randomUUID(),
+      rows_done: 0,
+      created: 0,
+      updated: 0,
+      present: 0,
+      failed: 0,
+      complete: false,
+    };
     const state: ImportState = saved?.sha256 === hash ? { ...fresh, ...saved } : fresh;
-    if (saved && saved.sha256 !== hash) note(`${statePath(file!)} is for another version of the file: starting from the first row`);
+    if (saved && saved.sha256 !== hash)
+      note(`${statePath(file!)} is for another version of the file: starting from the first row`);
     const skipped = state.rows_done;
-    if (skipped > 0) note(`resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`);
+    if (skipped > 0)
+      note(
+        `resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`,
+      );
     // The error report goes on from where the run before stopped.
     if (skipped === 0 || !fs.existsSync(errorsFile)) fs.writeFileSync(errorsFile, csvRow(IMPORT_ERROR_COLUMNS));
 
@@ -116,7 +138,10 @@ failure, 2 wrong usage.
         state.rows_done = done[done.length - 1]!.row;
         writeState(statePath(file!), state);
         const changed = state.updated > 0 ? `, ${state.updated} updated` : '';
-        bar.update(bytes / Math.max(1, size), `row ${state.rows_done}: ${state.created} created${changed}, ${state.present} present, ${state.failed} failed`);
+        bar.update(
+          bytes / Math.max(1, size),
+          `row ${state.rows_done}: ${state.created} created${changed}, ${state.present} present, ${state.failed} failed`,
+        );
       }
     } catch (err) {
       if (err instanceof CsvError) throw new CliError(`${file}: ${err.message}`);
@@ -140,7 +165,9 @@ failure, 2 wrong usage.
     if (state.failed === 0) fs.rmSync(errorsFile, { force: true });
     const text =
       `Imported ${file} into ${url}: ${result.rows} row${result.rows === 1 ? '' : 's'}, ${result.created} created, ` +
-      (values.update ? `${result.updated} updated, ${result.present} unchanged (same SKU)` : `${result.present} already present (same SKU)`) +
+      (values.update
+        ? `${result.updated} updated, ${result.present} unchanged (same SKU)`
+        : `${result.present} already present (same SKU)`) +
       `, ${result.failed} failed` +
       (skipped > 0 ? ` (rows 1-${skipped} were done by an earlier run)` : '') +
       (state.failed > 0 ? `; the errors are in ${errorsFile}` : '') +

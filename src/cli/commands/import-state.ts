@@ -50,7 +50,9 @@ export async function* rowsOf<R extends { row: number }>(
 export function readState(path: string): ImportState | undefined {
   try {
     const s = JSON.parse(fs.readFileSync(path, 'utf8')) as ImportState;
-    return typeof s.sha256 === 'string' && typeof s.run === 'string' && Number.isInteger(s.rows_done) ? { ...s, updated: s.updated ?? 0 } : undefined;
+    return typeof s.sha256 === 'string' && typeof s.run === 'string' && Number.isInteger(s.rows_done)
+      ? { ...s, updated: s.updated ?? 0 }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -11,9 +11,19 @@ const printable = (s: string | null) => (s === null ? '-' : s.replace(/[\u0000-\
 
 function table(keys: KeyView[]): string {
   const header = ['ID', 'ACCOUNT', 'PLAN', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'];
-  const rows = keys.map((k) => [k.id, k.account_id, k.plan, printable(k.name), k.key_prefix, k.created_at, k.revoked_at ?? '-']);
+  const rows = keys.map((k) => [
+    k.id,
+    k.account_id,
+    k.plan,
+    printable(k.name),
+    k.key_prefix,
+    k.created_at,
+    k.revoked_at ?? '-',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return [header, ...rows]
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
 }
 
 function optionalText(values: Record<string, unknown>, name: string, command: string): string | undefined {
@@ -89,7 +99,12 @@ Options:
     const accountId = optionalText(values, 'account', this.name);
     const keys = await withOperations((ops) => ops.listKeys(accountId));
     if (values.json) out(JSON.stringify(keys));
-    else if (keys.length === 0) note(accountId ? `No API keys for account ${accountId}.` : 'No API keys yet: create one with `pricehound keys create --plan free`.');
+    else if (keys.length === 0)
+      note(
+        accountId
+          ? `No API keys for account ${accountId}.`
+          : 'No API keys yet: create one with `pricehound keys create --plan free`.',
+      );
     else out(table(keys));
     return EXIT.ok;
   },

@@ -30,7 +30,10 @@ Exit status: 0 done, 1 failure, 2 wrong usage or configuration.
     const raw = values['older-than'];
     if (raw === undefined) throw new UsageError('--older-than is required (a number of days)', this.name);
     if (typeof raw !== 'string' || !/^\d{1,5}$/.test(raw) || Number(raw) < 1) {
-      throw new UsageError(`--older-than must be a whole number of days from 1 to 99999, got "${String(raw)}"`, this.name);
+      throw new UsageError(
+        `--older-than must be a whole number of days from 1 to 99999, got "${String(raw)}"`,
+        this.name,
+      );
     }
     const ops = await openOperations(loadConfigOrExit());
     const total: Omit<RollupResult, 'next'> = { cutoff: '', series: 0, deleted: 0, updated: 0 };
@@ -50,7 +53,10 @@ Exit status: 0 done, 1 failure, 2 wrong usage or configuration.
       await ops.close();
     }
     if (values.json) out(JSON.stringify(total));
-    else out(`Rolled up observations before ${total.cutoff}: ${total.series} series read, ${total.deleted} observations removed, ${total.updated} kept ones now carry their hour's counts.`);
+    else
+      out(
+        `Rolled up observations before ${total.cutoff}: ${total.series} series read, ${total.deleted} observations removed, ${total.updated} kept ones now carry their hour's counts.`,
+      );
     return EXIT.ok;
   },
 };

@@ -28,26 +28,58 @@ export interface DemoCompetitor {
 }
 
 const KITCHEN: [string, string, number][] = [
-  ['Electric kettle 1.7 l', 'Kochwerk', 39.99], ['2-slice toaster', 'Kochwerk', 34.99], ['Stand mixer 5 l', 'Brava', 349],
-  ['Hand blender 800 W', 'Brava', 49.99], ['Espresso machine', 'Caffara', 279], ['Burr coffee grinder', 'Caffara', 119],
-  ['Milk frother', 'Caffara', 59.99], ['Air fryer 5.5 l', 'Nordhaus', 129], ['Rice cooker 1.8 l', 'Nordhaus', 69.99],
-  ['Slow cooker 6 l', 'Nordhaus', 79.99], ['Cast iron skillet 28 cm', 'Ferro', 54.9], ['Chef\'s knife 20 cm', 'Ferro', 89],
-  ['Knife block, 6 pieces', 'Ferro', 149], ['Non-stick pan set', 'Ferro', 99.99], ['Food processor 1000 W', 'Brava', 189],
-  ['Juicer, slow press', 'Brava', 229], ['Kitchen scale', 'Kochwerk', 19.99], ['Waffle maker', 'Kochwerk', 44.99],
-  ['Vacuum sealer', 'Nordhaus', 89.99], ['Sous-vide stick', 'Nordhaus', 139], ['Glass teapot 1.2 l', 'Kochwerk', 29.99],
-  ['Dutch oven 5 l', 'Ferro', 169], ['Pasta machine', 'Caffara', 64.99], ['Bread maker', 'Nordhaus', 119.99],
+  ['Electric kettle 1.7 l', 'Kochwerk', 39.99],
+  ['2-slice toaster', 'Kochwerk', 34.99],
+  ['Stand mixer 5 l', 'Brava', 349],
+  ['Hand blender 800 W', 'Brava', 49.99],
+  ['Espresso machine', 'Caffara', 279],
+  ['Burr coffee grinder', 'Caffara', 119],
+  ['Milk frother', 'Caffara', 59.99],
+  ['Air fryer 5.5 l', 'Nordhaus', 129],
+  ['Rice cooker 1.8 l', 'Nordhaus', 69.99],
+  ['Slow cooker 6 l', 'Nordhaus', 79.99],
+  ['Cast iron skillet 28 cm', 'Ferro', 54.9],
+  ["Chef's knife 20 cm", 'Ferro', 89],
+  ['Knife block, 6 pieces', 'Ferro', 149],
+  ['Non-stick pan set', 'Ferro', 99.99],
+  ['Food processor 1000 W', 'Brava', 189],
+  ['Juicer, slow press', 'Brava', 229],
+  ['Kitchen scale', 'Kochwerk', 19.99],
+  ['Waffle maker', 'Kochwerk', 44.99],
+  ['Vacuum sealer', 'Nordhaus', 89.99],
+  ['Sous-vide stick', 'Nordhaus', 139],
+  ['Glass teapot 1.2 l', 'Kochwerk', 29.99],
+  ['Dutch oven 5 l', 'Ferro', 169],
+  ['Pasta machine', 'Caffara', 64.99],
+  ['Bread maker', 'Nordhaus', 119.99],
   ['Induction hob, single', 'Kochwerk', 74.99],
 ];
 
 const ELECTRONICS: [string, string, number][] = [
-  ['Wireless earbuds', 'Sonique', 129], ['Noise-cancelling headphones', 'Sonique', 299], ['Bluetooth speaker', 'Sonique', 89.99],
-  ['Soundbar 2.1', 'Sonique', 249], ['USB-C charger 65 W', 'Voltra', 39.99], ['Power bank 20000 mAh', 'Voltra', 49.99],
-  ['Portable SSD 1 TB', 'Voltra', 109], ['Smartwatch', 'Lumen', 229], ['Fitness tracker', 'Lumen', 79.99],
-  ['E-reader 6"', 'Lumen', 139.99], ['Action camera 4K', 'Lumen', 299], ['Webcam 1080p', 'Pixelon', 69.99],
-  ['Mechanical keyboard', 'Pixelon', 119], ['Wireless mouse', 'Pixelon', 39.99], ['27" monitor, QHD', 'Pixelon', 329],
-  ['Wi-Fi 6 router', 'Netra', 149], ['Mesh Wi-Fi, 3 pack', 'Netra', 279], ['Smart plug, 2 pack', 'Netra', 24.99],
-  ['Robot vacuum', 'Nordhaus', 399], ['Electric toothbrush', 'Lumen', 89.99], ['Tablet 10"', 'Pixelon', 349],
-  ['Streaming stick 4K', 'Netra', 59.99], ['Dash cam', 'Lumen', 99.99], ['Drone, foldable', 'Pixelon', 499],
+  ['Wireless earbuds', 'Sonique', 129],
+  ['Noise-cancelling headphones', 'Sonique', 299],
+  ['Bluetooth speaker', 'Sonique', 89.99],
+  ['Soundbar 2.1', 'Sonique', 249],
+  ['USB-C charger 65 W', 'Voltra', 39.99],
+  ['Power bank 20000 mAh', 'Voltra', 49.99],
+  ['Portable SSD 1 TB', 'Voltra', 109],
+  ['Smartwatch', 'Lumen', 229],
+  ['Fitness tracker', 'Lumen', 79.99],
+  ['E-reader 6"', 'Lumen', 139.99],
+  ['Action camera 4K', 'Lumen', 299],
+  ['Webcam 1080p', 'Pixelon', 69.99],
+  ['Mechanical keyboard', 'Pixelon', 119],
+  ['Wireless mouse', 'Pixelon', 39.99],
+  ['27" monitor, QHD', 'Pixelon', 329],
+  ['Wi-Fi 6 router', 'Netra', 149],
+  ['Mesh Wi-Fi, 3 pack', 'Netra', 279],
+  ['Smart plug, 2 pack', 'Netra', 24.99],
+  ['Robot vacuum', 'Nordhaus', 399],
+  ['Electric toothbrush', 'Lumen', 89.99],
+  ['Tablet 10"', 'Pixelon', 349],
+  ['Streaming stick 4K', 'Netra', 59.99],
+  ['Dash cam', 'Lumen', 99.99],
+  ['Drone, foldable', 'Pixelon', 499],
   ['Instant camera', 'Lumen', 89],
 ];
 
@@ -67,7 +99,10 @@ export function unit(...parts: (string | number)[]): number {
 export function demoProducts(count: number): DemoProduct[] {
   const all: DemoProduct[] = [];
   for (let i = 0; i < Math.max(KITCHEN.length, ELECTRONICS.length); i++) {
-    for (const [list, category, prefix] of [[KITCHEN, 'kitchen', 'KIT'], [ELECTRONICS, 'electronics', 'ELC']] as const) {
+    for (const [list, category, prefix] of [
+      [KITCHEN, 'kitchen', 'KIT'],
+      [ELECTRONICS, 'electronics', 'ELC'],
+    ] as const) {
       const entry = list[i];
       if (!entry) continue;
       const [name, brand, base_price] = entry;
@@ -97,7 +132,11 @@ const round99 = (p: number) => Math.max(0.99, Math.round(p) - 0.01);
  * level, a slow drift of a few percent, a sale week now and then (15-25 % off), and a few
  * days out of stock in some months.
  */
-export function priceAt(product: DemoProduct, competitor: DemoCompetitor | null, at: Date): { price: number; inStock: boolean } {
+export function priceAt(
+  product: DemoProduct,
+  competitor: DemoCompetitor | null,
+  at: Date,
+): { price: number; inStock: boolean } {
   const day = Math.floor(at.getTime() / DAY_MS);
   const who = competitor?.slug ?? 'own';
   const phase = unit(product.sku, who, 'phase');

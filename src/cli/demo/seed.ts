@@ -3,7 +3,6 @@ import type { Progress } from '../progress.js';
 import { DEMO_COMPETITORS, type DemoCompetitor, type DemoProduct, priceAt, sellers, unit } from './catalogue.js';
 import { DAY_MS, HOUR_MS } from '../../time.js';
 
-
 export interface SeedOptions {
   products: DemoProduct[];
   /** Days of history before today. */
@@ -32,7 +31,11 @@ export async function seedDemo(ph: PricehoundClient, opts: SeedOptions, bar: Pro
   const competitorIds = new Map<string, string>();
   for (const c of DEMO_COMPETITORS) {
     const created = await ph.POST('/api/v1/competitors', {
-      body: { name: c.name, website: `${opts.shopUrl}/${c.slug}/`, notes: 'A demo shop served by `pricehound demo` on this machine' },
+      body: {
+        name: c.name,
+        website: `${opts.shopUrl}/${c.slug}/`,
+        notes: 'A demo shop served by `pricehound demo` on this machine',
+      },
     });
     competitorIds.set(c.slug, created.id);
   }
@@ -41,7 +44,9 @@ export async function seedDemo(ph: PricehoundClient, opts: SeedOptions, bar: Pro
     opts.products.map((p) => ({ ...p, currency: 'EUR' })),
     { atomic: true },
   );
-  const productIds = new Map(batch.data.flatMap((d) => (d.status === 201 ? [[opts.products[d.index]!.sku, d.product.id] as const] : [])));
+  const productIds = new Map(
+    batch.data.flatMap((d) => (d.status === 201 ? [[opts.products[d.index]!.sku, d.product.id] as const] : [])),
+  );
 
   const listings: { product: DemoProduct; competitor: DemoCompetitor; id: string }[] = [];
   for (const product of opts.products) {
@@ -98,11 +103,21 @@ export async function seedDemo(ph: PricehoundClient, opts: SeedOptions, bar: Pro
   const first = opts.products[0]!;
   const rules = [
     { name: 'We are no longer the cheapest', condition: { type: 'not_cheapest' as const } },
-    { name: `${first.name}: a competitor is out of stock`, product_id: productIds.get(first.sku)!, condition: { type: 'out_of_stock' as const } },
+    {
+      name: `${first.name}: a competitor is out of stock`,
+      product_id: productIds.get(first.sku)!,
+      condition: { type: 'out_of_stock' as const },
+    },
   ];
   for (const rule of rules) {
     const created = await ph.POST('/api/v1/alerts', { body: rule });
     await ph.POST('/api/v1/alerts/{id}/test', { params: { path: { id: created.id } } });
   }
-  return { products: productIds.size, competitors: competitorIds.size, listings: listings.length, observations: sent, alerts: rules.length };
+  return {
+    products: productIds.size,
+    competitors: competitorIds.size,
+    listings: listings.length,
+    observations: sent,
+    alerts: rules.length,
+  };
 }

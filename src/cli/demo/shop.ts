@@ -57,7 +57,9 @@ export async function startDemoShop(products: DemoProduct[], port: number, host 
       return;
     }
     const { price, inStock } = priceAt(product, competitor, new Date());
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(product, competitor.name, price, inStock));
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(page(product, competitor.name, price, inStock));
   });
   server.listen(port, host);
   await once(server, 'listening');

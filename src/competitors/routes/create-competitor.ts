@@ -14,7 +14,7 @@ export const createCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Create a competitor',
         description:
           '`name` and `website` are required; `domain` is derived from the website (lower case, without `www.`). ' +
-          'An optional `proxy_url` sends checks of this competitor\'s pages through an HTTP proxy; its credentials ' +
+          "An optional `proxy_url` sends checks of this competitor's pages through an HTTP proxy; its credentials " +
           'are never shown back. Send an `Idempotency-Key` to make retries safe.',
         tags: ['Competitors'],
         body: CompetitorCreateSchema,

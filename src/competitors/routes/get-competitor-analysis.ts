@@ -10,10 +10,10 @@ export const getCompetitorAnalysisRoute: FastifyPluginAsyncTypebox = async (app)
     {
       schema: {
         operationId: 'getCompetitorAnalysis',
-        summary: 'Compare a competitor\'s prices with ours',
+        summary: "Compare a competitor's prices with ours",
         description:
-          'How many of our products the competitor lists and, from each listing\'s latest price, how often it is ' +
-          'cheaper than our `base_price` and by how much on average. Only prices in the product\'s own currency ' +
+          "How many of our products the competitor lists and, from each listing's latest price, how often it is " +
+          "cheaper than our `base_price` and by how much on average. Only prices in the product's own currency " +
           'are compared (never converted); amounts are reported per currency, shares and percentages also overall. ' +
           'Offers last seen out of stock and listings without a price yet are counted in `not_compared`.',
         tags: ['Competitors'],

@@ -11,7 +11,8 @@ export const getCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getCompetitor',
         summary: 'Get a competitor',
-        description: 'A competitor of the calling account with its listing count; another account\'s competitor is a 404.',
+        description:
+          "A competitor of the calling account with its listing count; another account's competitor is a 404.",
         tags: ['Competitors'],
         params: CompetitorIdParams,
         response: { 200: withHeaders(CompetitorSchema, 'The competitor'), ...errorResponses(404) },

@@ -14,7 +14,8 @@ export const listCompetitorsRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'listCompetitors',
         summary: 'List competitors',
-        description: 'Competitors of the account, newest first by default, with filters, sorting and cursor pagination.',
+        description:
+          'Competitors of the account, newest first by default, with filters, sorting and cursor pagination.',
         tags: ['Competitors'],
         querystring: CompetitorListQuerySchema,
         response: { 200: withHeaders(CompetitorListSchema, 'A page of competitors'), ...errorResponses(422) },
@@ -28,7 +29,11 @@ export const listCompetitorsRoute: FastifyPluginAsyncTypebox = async (app) => {
         throw ERRORS.invalidQuery([{ field: 'domain', message: 'must be a host name such as example.com' }]);
       }
       const page = pageRequest(q, COMPETITOR_SORTS, '-created_at');
-      return pageOf(await listCompetitors(app.ctx.db, request.principal.accountId, { ...q, domain }, page), page, toCompetitor);
+      return pageOf(
+        await listCompetitors(app.ctx.db, request.principal.accountId, { ...q, domain }, page),
+        page,
+        toCompetitor,
+      );
     },
   );
 };

@@ -19,7 +19,10 @@ export const updateCompetitorRoute: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Competitors'],
         params: CompetitorIdParams,
         body: CompetitorUpdateSchema,
-        response: { 200: withHeaders(CompetitorSchema, 'The updated competitor'), ...errorResponses(404, 413, 415, 422) },
+        response: {
+          200: withHeaders(CompetitorSchema, 'The updated competitor'),
+          ...errorResponses(404, 413, 415, 422),
+        },
       },
       handler: async (request) =>
         toCompetitor(await changeCompetitor(app.ctx.db, request.principal.accountId, request.params.id, request.body)),

@@ -27,6 +27,8 @@ export const confirmEmailSubscriptionRoute: FastifyPluginAsyncTypebox = async (a
       },
     },
     async (request) =>
-      toSubscription(await confirmSubscription(emailContext(app), request.principal.accountId, request.params.id, request.body.code)),
+      toSubscription(
+        await confirmSubscription(emailContext(app), request.principal.accountId, request.params.id, request.body.code),
+      ),
   );
 };

@@ -21,7 +21,11 @@ export const createEmailSubscriptionRoute: FastifyPluginAsyncTypebox = async (ap
         tags: ['Email'],
         body: EmailSubscriptionCreateSchema,
         response: {
-          201: withHeaders(EmailSubscriptionSchema, 'The subscription, unconfirmed; the code is on its way', locationHeader),
+          201: withHeaders(
+            EmailSubscriptionSchema,
+            'The subscription, unconfirmed; the code is on its way',
+            locationHeader,
+          ),
           ...errorResponses(409, 413, 415, 422),
         },
       },

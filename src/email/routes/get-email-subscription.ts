@@ -11,12 +11,13 @@ export const getEmailSubscriptionRoute: FastifyPluginAsyncTypebox = async (app) 
       schema: {
         operationId: 'getEmailSubscription',
         summary: 'Get an email subscription',
-        description: 'One subscription of the account; another account\'s is a 404.',
+        description: "One subscription of the account; another account's is a 404.",
         tags: ['Email'],
         params: EmailSubscriptionIdParams,
         response: { 200: withHeaders(EmailSubscriptionSchema, 'The subscription'), ...errorResponses(404) },
       },
     },
-    async (request) => toSubscription(await findSubscription(app.ctx.db, request.principal.accountId, request.params.id)),
+    async (request) =>
+      toSubscription(await findSubscription(app.ctx.db, request.principal.accountId, request.params.id)),
   );
 };

@@ -11,7 +11,7 @@ export const listEmailSubscriptionsRoute: FastifyPluginAsyncTypebox = async (app
       schema: {
         operationId: 'listEmailSubscriptions',
         summary: 'List email subscriptions',
-        description: 'The account\'s email subscriptions, newest first. Works whether or not email is on (`SMTP_URL`).',
+        description: "The account's email subscriptions, newest first. Works whether or not email is on (`SMTP_URL`).",
         tags: ['Email'],
         querystring: EmailSubscriptionListQuerySchema,
         response: { 200: withHeaders(EmailSubscriptionListSchema, 'A page of subscriptions'), ...errorResponses(422) },

@@ -5,7 +5,6 @@ import { ErrorBodySchema } from '../../http/schemas.js';
 import { escapeHtml } from '../render.js';
 import { UNSUBSCRIBED_MESSAGE, UnsubscribeQuerySchema, UnsubscribeResultSchema } from '../schemas.js';
 
-
 /** A browser (the link clicked in a mail) gets a page; anything that asks for JSON, JSON. */
 const wantsHtml = (request: FastifyRequest) => {
   const accept = request.headers.accept ?? '';
@@ -48,7 +47,10 @@ export const unsubscribeSchema = {
     'deleted) a 410; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page.',
   querystring: UnsubscribeQuerySchema,
   response: {
-    200: { ...UnsubscribeResultSchema, description: 'Unsubscribed (JSON; a page for a browser that asks for text/html)' },
+    200: {
+      ...UnsubscribeResultSchema,
+      description: 'Unsubscribed (JSON; a page for a browser that asks for text/html)',
+    },
     400: { ...ErrorBodySchema, description: 'The token is not one this server issued (altered or cut short)' },
     410: { ...ErrorBodySchema, description: 'The token was used already, or its subscription no longer exists' },
   },

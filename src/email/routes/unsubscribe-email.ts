@@ -9,7 +9,11 @@ import { answer, unsubscribeSchema } from './unsubscribe-answer.js';
  */
 export const unsubscribeEmailRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(UNSUBSCRIBE_PATH, {
-    schema: { operationId: 'unsubscribeEmail', summary: 'Unsubscribe with the link of a mail (no API key)', ...unsubscribeSchema },
+    schema: {
+      operationId: 'unsubscribeEmail',
+      summary: 'Unsubscribe with the link of a mail (no API key)',
+      ...unsubscribeSchema,
+    },
     handler: async (request, reply) => answer(request, reply, () => unsubscribe(emailContext(app), request.query.s)),
   });
 };

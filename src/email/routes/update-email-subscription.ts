@@ -19,10 +19,15 @@ export const updateEmailSubscriptionRoute: FastifyPluginAsyncTypebox = async (ap
         tags: ['Email'],
         params: EmailSubscriptionIdParams,
         body: EmailSubscriptionUpdateSchema,
-        response: { 200: withHeaders(EmailSubscriptionSchema, 'The updated subscription'), ...errorResponses(404, 409, 413, 415, 422) },
+        response: {
+          200: withHeaders(EmailSubscriptionSchema, 'The updated subscription'),
+          ...errorResponses(404, 409, 413, 415, 422),
+        },
       },
     },
     async (request) =>
-      toSubscription(await changeSubscription(emailContext(app), request.principal.accountId, request.params.id, request.body)),
+      toSubscription(
+        await changeSubscription(emailContext(app), request.principal.accountId, request.params.id, request.body),
+      ),
   );
 };

@@ -12,7 +12,7 @@ export const getEventRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getEvent',
         summary: 'Get an event',
-        description: 'One event of the account, as webhooks deliver it; another account\'s event is a 404.',
+        description: "One event of the account, as webhooks deliver it; another account's event is a 404.",
         tags: ['Events'],
         params: EventIdParams,
         response: { 200: withHeaders(DocumentedEventSchema, 'The event'), ...errorResponses(404) },

@@ -27,9 +27,14 @@ export const listEventsRoute: FastifyPluginAsyncTypebox = async (app) => {
       checkRange(q, 'created_after', 'created_before');
       const types = q.type?.split(',');
       const unknown = types?.filter((t) => !KNOWN.has(t)) ?? [];
-      if (unknown.length > 0) throw ERRORS.invalidQuery([{ field: 'type', message: `has unknown event types: ${unknown.join(', ')}` }]);
+      if (unknown.length > 0)
+        throw ERRORS.invalidQuery([{ field: 'type', message: `has unknown event types: ${unknown.join(', ')}` }]);
       const page = pageRequest(q, EVENT_SORTS, '-created_at');
-      const answer = pageOf(await listEvents(app.ctx.db, request.principal.accountId, { ...q, types }, page), page, toEvent);
+      const answer = pageOf(
+        await listEvents(app.ctx.db, request.principal.accountId, { ...q, types }, page),
+        page,
+        toEvent,
+      );
       // Events as stored (../payloads.ts); set once the answer exists, so errors keep their serialiser.
       reply.serializer(reply.compileSerializationSchema(EVENT_LIST_SHAPE, '200'));
       return answer;

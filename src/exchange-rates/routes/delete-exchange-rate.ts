@@ -14,7 +14,8 @@ export const deleteExchangeRateRoute: FastifyPluginAsyncTypebox = async (app) =>
       schema: {
         operationId: 'deleteExchangeRate',
         summary: 'Delete an exchange rate',
-        description: 'Removes the rate of this pair; prices in these currencies are no longer compared (unless the opposite pair is set).',
+        description:
+          'Removes the rate of this pair; prices in these currencies are no longer compared (unless the opposite pair is set).',
         tags: ['Prices'],
         params: PairParams,
         response: { 204: withHeaders(NoContent as never, 'Deleted'), ...errorResponses(404, 422) },
@@ -22,7 +23,8 @@ export const deleteExchangeRateRoute: FastifyPluginAsyncTypebox = async (app) =>
     },
     async (request, reply) => {
       const { base, quote } = currencyPair(request.params);
-      if (!(await deleteExchangeRate(app.ctx.db, request.principal.accountId, base, quote))) throw ERRORS.notFound('Exchange rate');
+      if (!(await deleteExchangeRate(app.ctx.db, request.principal.accountId, base, quote)))
+        throw ERRORS.notFound('Exchange rate');
       return reply.code(204).send();
     },
   );

@@ -19,7 +19,11 @@ export const listExchangeRatesRoute: FastifyPluginAsyncTypebox = async (app) => 
     },
     async (request) => {
       const page = pageRequest(request.query, RATE_SORTS, 'base,quote');
-      return pageOf(await listExchangeRates(app.ctx.db, request.principal.accountId, request.query, page), page, toExchangeRate);
+      return pageOf(
+        await listExchangeRates(app.ctx.db, request.principal.accountId, request.query, page),
+        page,
+        toExchangeRate,
+      );
     },
   );
 };

@@ -9,7 +9,15 @@ import { type Availability } from '../availability.js';
 import { normaliseCurrencyCode } from '../../money/currency.js';
 import { isObject, jsonObjectAt, type JsonObject } from '../json.js';
 import { F_BC_MAIN, type PageScan } from '../scan.js';
-import { makeCandidate, quote, rawText, readMachinePrice, readTextPrice, type SourceContext, type SourceResult } from '../source.js';
+import {
+  makeCandidate,
+  quote,
+  rawText,
+  readMachinePrice,
+  readTextPrice,
+  type SourceContext,
+  type SourceResult,
+} from '../source.js';
 import type { Candidate } from '../types.js';
 import { orderEligibleFirst, requireAgreement } from './common.js';
 
@@ -63,7 +71,15 @@ export function fromBigCommerce(scan: PageScan, ctx: SourceContext): SourceResul
         continue;
       }
       candidates.push(
-        makeCandidate({ source: 'platform:bigcommerce', detail: `BCData.product_attributes.price.${field}.value`, raw: rawText(value), read, currency: cur, availability, ignored }),
+        makeCandidate({
+          source: 'platform:bigcommerce',
+          detail: `BCData.product_attributes.price.${field}.value`,
+          raw: rawText(value),
+          read,
+          currency: cur,
+          availability,
+          ignored,
+        }),
       );
     }
     break;
@@ -80,7 +96,15 @@ export function fromBigCommerce(scan: PageScan, ctx: SourceContext): SourceResul
         notes.push(`BigCommerce [${attr}] ${quote(e.text)} is not usable (${read.reason})`);
         continue;
       }
-      field.push(makeCandidate({ source: 'platform:bigcommerce', detail: `${inMain.length ? '.productView ' : ''}[${attr}]`, raw: e.text, read, ignored }));
+      field.push(
+        makeCandidate({
+          source: 'platform:bigcommerce',
+          detail: `${inMain.length ? '.productView ' : ''}[${attr}]`,
+          raw: e.text,
+          read,
+          ignored,
+        }),
+      );
     }
     if (!inMain.length) requireAgreement(field, 'one of several different BigCommerce prices outside .productView');
     dom.push(...field);
@@ -92,6 +116,11 @@ export function fromBigCommerce(scan: PageScan, ctx: SourceContext): SourceResul
     availability,
     currency,
     notes,
-    missing: ordered[0] && !ordered[0].ignored ? undefined : scan.platform.bigcommerce ? 'BigCommerce page without a readable product price' : undefined,
+    missing:
+      ordered[0] && !ordered[0].ignored
+        ? undefined
+        : scan.platform.bigcommerce
+          ? 'BigCommerce page without a readable product price'
+          : undefined,
   };
 }

@@ -8,7 +8,14 @@
  */
 import { availabilityFromText, type Availability } from '../availability.js';
 import { F_MAGENTO_MAIN, type PageScan } from '../scan.js';
-import { makeCandidate, quote, readMachinePrice, readTextPrice, type SourceContext, type SourceResult } from '../source.js';
+import {
+  makeCandidate,
+  quote,
+  readMachinePrice,
+  readTextPrice,
+  type SourceContext,
+  type SourceResult,
+} from '../source.js';
 import { hasClass } from '../text.js';
 import type { Candidate } from '../types.js';
 import { orderEligibleFirst, requireAgreement } from './common.js';
@@ -16,7 +23,7 @@ import { orderEligibleFirst, requireAgreement } from './common.js';
 const NOT_FINAL: Readonly<Record<string, string>> = {
   oldPrice: 'the old (regular) price',
   basePrice: 'the price excluding tax',
-  msrpPrice: 'the manufacturer\'s suggested price',
+  msrpPrice: "the manufacturer's suggested price",
 };
 
 export function fromMagento(scan: PageScan, ctx: SourceContext): SourceResult {
@@ -26,9 +33,19 @@ export function fromMagento(scan: PageScan, ctx: SourceContext): SourceResult {
   const stock = scan.magentoStock[0];
   if (stock) {
     const cls = stock.attrs.class;
-    availability = hasClass(cls, 'unavailable') ? 'out_of_stock' : hasClass(cls, 'available') ? 'in_stock' : availabilityFromText(stock.text);
+    availability = hasClass(cls, 'unavailable')
+      ? 'out_of_stock'
+      : hasClass(cls, 'available')
+        ? 'in_stock'
+        : availabilityFromText(stock.text);
   }
-  if (prices.length === 0) return { candidates: [], availability, notes, missing: scan.platform.magento ? 'Magento page without [data-price-amount]' : undefined };
+  if (prices.length === 0)
+    return {
+      candidates: [],
+      availability,
+      notes,
+      missing: scan.platform.magento ? 'Magento page without [data-price-amount]' : undefined,
+    };
   const inMain = prices.filter((e) => e.flags & F_MAGENTO_MAIN);
   const pool = inMain.length ? inMain : prices;
   const candidates: Candidate[] = [];
@@ -44,9 +61,25 @@ export function fromMagento(scan: PageScan, ctx: SourceContext): SourceResult {
       continue;
     }
     const ignored = NOT_FINAL[type] ?? (type && type !== 'finalPrice' ? `price type ${type}` : undefined);
-    candidates.push(makeCandidate({ source: 'platform:magento', detail, raw: amount, read, currency, ignored, availability: inMain.length ? availability : undefined }));
+    candidates.push(
+      makeCandidate({
+        source: 'platform:magento',
+        detail,
+        raw: amount,
+        read,
+        currency,
+        ignored,
+        availability: inMain.length ? availability : undefined,
+      }),
+    );
   }
-  if (!inMain.length) requireAgreement(candidates, 'one of several different Magento prices outside .product-info-main');
+  if (!inMain.length)
+    requireAgreement(candidates, 'one of several different Magento prices outside .product-info-main');
   const ordered = orderEligibleFirst(candidates);
-  return { candidates: ordered, availability, notes, missing: ordered[0] && !ordered[0].ignored ? undefined : 'Magento prices but none for this product' };
+  return {
+    candidates: ordered,
+    availability,
+    notes,
+    missing: ordered[0] && !ordered[0].ignored ? undefined : 'Magento prices but none for this product',
+  };
 }

@@ -11,7 +11,16 @@ import { normaliseCurrencyCode } from '../../money/currency.js';
 import { decimalFromMinorUnits, decimalFromPlainString, compareDecimals } from '../../money/decimal.js';
 import { isObject, jsonObjectAt, type JsonObject } from '../json.js';
 import { F_PRICE_REGULAR, F_SHOPIFY_MAIN, type PageScan, type ScanElement } from '../scan.js';
-import { makeCandidate, quote, rawText, readTextPrice, variantParam, type SourceContext, type SourceResult, type ValueRead } from '../source.js';
+import {
+  makeCandidate,
+  quote,
+  rawText,
+  readTextPrice,
+  variantParam,
+  type SourceContext,
+  type SourceResult,
+  type ValueRead,
+} from '../source.js';
 import { hasClass } from '../text.js';
 import type { Candidate } from '../types.js';
 import { orderEligibleFirst, requireAgreement } from './common.js';
@@ -38,7 +47,14 @@ function variantsOf(v: unknown): JsonObject[] | undefined {
 }
 
 function variantLabel(v: JsonObject): string {
-  const title = typeof v.public_title === 'string' ? v.public_title : typeof v.title === 'string' ? v.title : typeof v.name === 'string' ? v.name : undefined;
+  const title =
+    typeof v.public_title === 'string'
+      ? v.public_title
+      : typeof v.title === 'string'
+        ? v.title
+        : typeof v.name === 'string'
+          ? v.name
+          : undefined;
   return `variant ${rawText(v.id)}${title ? ` ${quote(title, 30)}` : ''}`;
 }
 
@@ -47,7 +63,9 @@ export function fromShopify(scan: PageScan, ctx: SourceContext): SourceResult {
   const candidates: Candidate[] = [];
   let currency: string | undefined;
   for (const s of scan.scripts) {
-    const m = /ShopifyAnalytics\.meta\.currency\s*=\s*['"]([A-Za-z]{3})['"]/.exec(s) ?? /Shopify\.currency\s*=\s*\{[^}]*?["']?active["']?\s*:\s*["']([A-Za-z]{3})["']/.exec(s);
+    const m =
+      /ShopifyAnalytics\.meta\.currency\s*=\s*['"]([A-Za-z]{3})['"]/.exec(s) ??
+      /Shopify\.currency\s*=\s*\{[^}]*?["']?active["']?\s*:\s*["']([A-Za-z]{3})["']/.exec(s);
     currency = normaliseCurrencyCode(m?.[1]);
     if (currency) break;
   }
@@ -77,7 +95,8 @@ export function fromShopify(scan: PageScan, ctx: SourceContext): SourceResult {
     variants.forEach((v, i) => {
       const read = readMoney(v.price);
       if (!read.ok) return;
-      const avail: Availability | undefined = v.available === true ? 'in_stock' : v.available === false ? 'out_of_stock' : undefined;
+      const avail: Availability | undefined =
+        v.available === true ? 'in_stock' : v.available === false ? 'out_of_stock' : undefined;
       const isSelected = v === selected;
       const c = makeCandidate({
         source: 'platform:shopify',
@@ -86,7 +105,9 @@ export function fromShopify(scan: PageScan, ctx: SourceContext): SourceResult {
         read,
         currency,
         availability: avail,
-        ignored: isSelected ? undefined : `another variant; add ?variant=${rawText(v.id)} to the listing URL to track it`,
+        ignored: isSelected
+          ? undefined
+          : `another variant; add ?variant=${rawText(v.id)} to the listing URL to track it`,
       });
       candidates.push(c);
       if (isSelected) {
@@ -135,7 +156,9 @@ export function fromShopify(scan: PageScan, ctx: SourceContext): SourceResult {
           raw: rawText(v.price),
           read,
           currency,
-          ignored: isSelected ? undefined : `another variant; add ?variant=${rawText(v.id)} to the listing URL to track it`,
+          ignored: isSelected
+            ? undefined
+            : `another variant; add ?variant=${rawText(v.id)} to the listing URL to track it`,
         }),
       );
     });
@@ -167,7 +190,14 @@ export function fromShopify(scan: PageScan, ctx: SourceContext): SourceResult {
       notes.push(`Shopify ${field} ${quote(e.text)} is not usable (${read.reason})`);
       continue;
     }
-    dom.push(makeCandidate({ source: 'platform:shopify', detail: `${inMain.length ? 'main product ' : ''}${field}`, raw: e.text, read }));
+    dom.push(
+      makeCandidate({
+        source: 'platform:shopify',
+        detail: `${inMain.length ? 'main product ' : ''}${field}`,
+        raw: e.text,
+        read,
+      }),
+    );
   }
   if (!inMain.length) requireAgreement(dom, 'one of several different Shopify prices outside the main product block');
   candidates.push(...dom);

@@ -28,7 +28,9 @@ export function fromWooCommerce(scan: PageScan, ctx: SourceContext): SourceResul
   }
   if (!availability && scan.wooProductClass) {
     const cls = scan.wooProductClass.split(/\s+/);
-    availability = cls.map((c) => (['instock', 'outofstock', 'onbackorder'].includes(c) ? availabilityFromValue(c) : undefined)).find(Boolean);
+    availability = cls
+      .map((c) => (['instock', 'outofstock', 'onbackorder'].includes(c) ? availabilityFromValue(c) : undefined))
+      .find(Boolean);
   }
   const candidates: Candidate[] = [];
   const el = scan.wooPrices.find((e) => e.text);
@@ -36,7 +38,13 @@ export function fromWooCommerce(scan: PageScan, ctx: SourceContext): SourceResul
     const read = readTextPrice(el.text, ctx.hints);
     if (read.ok) {
       candidates.push(
-        makeCandidate({ source: 'platform:woocommerce', detail: '.summary .price (without <del>)', raw: el.text, read, availability }),
+        makeCandidate({
+          source: 'platform:woocommerce',
+          detail: '.summary .price (without <del>)',
+          raw: el.text,
+          read,
+          availability,
+        }),
       );
     } else notes.push(`WooCommerce .summary .price ${quote(el.text)} is not usable (${read.reason})`);
   }

@@ -146,7 +146,12 @@ export function repeatedShapes(nodes: readonly VisibleNode[]): Set<string> {
 
 /** A button's label as a shopper reads it. */
 export function buttonLabel(b: VisibleNode): string {
-  return (b.el ? b.el.text : (b.text ?? '')).replace(/\s+/g, ' ').trim() || b.el?.attrs.value || b.el?.attrs['aria-label'] || '';
+  return (
+    (b.el ? b.el.text : (b.text ?? '')).replace(/\s+/g, ' ').trim() ||
+    b.el?.attrs.value ||
+    b.el?.attrs['aria-label'] ||
+    ''
+  );
 }
 
 /**
@@ -296,7 +301,14 @@ export function createCollector(): Collector {
           others++ < (result.h1 && result.h1.othersUid === undefined ? MAX_OUTSIDE : MAX_OTHERS)
         : true);
 
-  const pushFrame = (tag: string, attrs: Attrs, nth: number, ctx: number, othersUid: number | undefined, marks: number): VFrame => {
+  const pushFrame = (
+    tag: string,
+    attrs: Attrs,
+    nth: number,
+    ctx: number,
+    othersUid: number | undefined,
+    marks: number,
+  ): VFrame => {
     let f = stack[depth];
     if (f) {
       f.uid = uid++;
@@ -319,7 +331,18 @@ export function createCollector(): Collector {
   const node = (f: VFrame, extra: Partial<VisibleNode>): VisibleNode => {
     let boxMarks = 0;
     for (let i = depth - 2, n = 0; i >= 0 && n < 3; i--, n++) boxMarks |= (stack[i] as VFrame).marks;
-    return { seq, chain: chainTo(depth), ctx: f.ctx, othersUid: f.othersUid, marks: f.marks, boxMarks, path: cssPath(depth), tag: f.tag, at: chunks.length, ...extra };
+    return {
+      seq,
+      chain: chainTo(depth),
+      ctx: f.ctx,
+      othersUid: f.othersUid,
+      marks: f.marks,
+      boxMarks,
+      path: cssPath(depth),
+      tag: f.tag,
+      at: chunks.length,
+      ...extra,
+    };
   };
   const chainTo = (levels: number): number[] => {
     const chain: number[] = [];
@@ -355,7 +378,9 @@ export function createCollector(): Collector {
     if (result.buttons.length < MAX_BUTTONS) return true;
     if (compactions++ >= MAX_COMPACTIONS) return false;
     const shapes = repeatedShapes(result.buttons);
-    result.buttons = result.buttons.filter((b) => !shapes.has(shapeOf(b)) && (b.buy || buttonLabelKind(buttonLabel(b)) !== undefined));
+    result.buttons = result.buttons.filter(
+      (b) => !shapes.has(shapeOf(b)) && (b.buy || buttonLabelKind(buttonLabel(b)) !== undefined),
+    );
     return result.buttons.length < MAX_BUTTONS;
   };
 
@@ -384,8 +409,16 @@ export function createCollector(): Collector {
     } else if (r.digit && r.currency && room(r.ctx)) {
       const top = stack[common - 1] as VFrame | undefined;
       r.node = {
-        seq: r.seq, chain: r.chain.slice(0, common), ctx: r.ctx, othersUid: r.othersUid, marks: 0, boxMarks: 0,
-        path: cssPath(common), tag: top?.tag ?? 'body', at: r.at, text: r.text,
+        seq: r.seq,
+        chain: r.chain.slice(0, common),
+        ctx: r.ctx,
+        othersUid: r.othersUid,
+        marks: 0,
+        boxMarks: 0,
+        path: cssPath(common),
+        tag: top?.tag ?? 'body',
+        at: r.at,
+        text: r.text,
       };
       result.prices.push(r.node);
     }
@@ -420,7 +453,15 @@ export function createCollector(): Collector {
       let marks = 0;
 
       if (tag === 'del' || tag === 's' || tag === 'strike') ctx |= C_STRUCK;
-      else if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head' || tag === 'title') ctx |= C_HIDDEN;
+      else if (
+        tag === 'script' ||
+        tag === 'style' ||
+        tag === 'noscript' ||
+        tag === 'template' ||
+        tag === 'head' ||
+        tag === 'title'
+      )
+        ctx |= C_HIDDEN;
       else if (tag === 'main' || tag === 'article') ctx |= C_MAINLIKE | C_MAINTAG;
       // A dialog waits closed for a click ("Notify me when back", a quick view): not the page as shown.
       else if (tag === 'dialog' && attrs.open === undefined) ctx |= C_HIDDEN;
@@ -496,8 +537,10 @@ export function createCollector(): Collector {
       if (label) {
         const l = label.toLowerCase();
         if (PRICE_WORD.test(l)) marks |= M_PRICE | M_ARIA;
-        if (/(?<![\p{L}])(?:was|original|regular|old|compare|before|uvp|statt|list)(?![\p{L}])/u.test(l)) marks |= M_OLD;
-        else if (marks & M_ARIA && /(?<![\p{L}])(?:sale|current|now|final|special)(?![\p{L}])/u.test(l)) marks |= M_CURRENT;
+        if (/(?<![\p{L}])(?:was|original|regular|old|compare|before|uvp|statt|list)(?![\p{L}])/u.test(l))
+          marks |= M_OLD;
+        else if (marks & M_ARIA && /(?<![\p{L}])(?:sale|current|now|final|special)(?![\p{L}])/u.test(l))
+          marks |= M_CURRENT;
       }
       // "price__badge--sold-out", "product-availability": a stock message, not a price.
       // Badges ("price__badge-sold-out") sit in every page of some themes, shown by CSS: not a message.
@@ -519,16 +562,36 @@ export function createCollector(): Collector {
       }
       if (tag === 'h1' && !result.h1 && !(ctx & (C_CHROME | C_CART))) result.h1 = node(f, {});
       // A <div> or <span> scripted as the buy button ("<div class=\"aa_buy\">Купить</div>"): its short label decides.
-      if ((tag === 'div' || tag === 'span') && k & (K_BUY | K_BUYISH) && !(ctx & (C_CHROME | C_CART)) && ownRegion(ctx, othersUid) && roomForButton()) {
+      if (
+        (tag === 'div' || tag === 'span') &&
+        k & (K_BUY | K_BUYISH) &&
+        !(ctx & (C_CHROME | C_CART)) &&
+        ownRegion(ctx, othersUid) &&
+        roomForButton()
+      ) {
         result.buttons.push(keep(node(f, { disabled: /(?:^|\s)disabled(?:\s|$)/.test(cls ?? ''), buy: false })));
-      } else if ((tag === 'button' || tag === 'input' || tag === 'a') && !(ctx & (C_CHROME | C_CART)) && ownRegion(ctx, othersUid) && roomForButton()) {
+      } else if (
+        (tag === 'button' || tag === 'input' || tag === 'a') &&
+        !(ctx & (C_CHROME | C_CART)) &&
+        ownRegion(ctx, othersUid) &&
+        roomForButton()
+      ) {
         const type = (attrs.type ?? '').toLowerCase();
         const named = k & K_BUY || (attrs.name !== undefined && BUY_WORD.test(attrs.name.toLowerCase()));
-        const buyish = named || attrs.name === 'add' || (ctx & C_FORM && (tag === 'button' || type === 'submit')) || (tag === 'a' && BUY_HREF.test(attrs.href ?? ''));
+        const buyish =
+          named ||
+          attrs.name === 'add' ||
+          (ctx & C_FORM && (tag === 'button' || type === 'submit')) ||
+          (tag === 'a' && BUY_HREF.test(attrs.href ?? ''));
         // A link styled as a button lets its label decide ("Aggiungi al carrello", "Kupi").
-        const linkButton = tag === 'a' && (attrs.role === 'button' || k & K_BUYISH || /(?:^|[\s_-])(?:btn|button|cta)(?:$|[\s_-])/i.test(cls ?? ''));
+        const linkButton =
+          tag === 'a' &&
+          (attrs.role === 'button' || k & K_BUYISH || /(?:^|[\s_-])(?:btn|button|cta)(?:$|[\s_-])/i.test(cls ?? ''));
         if (tag === 'a' ? buyish || linkButton : tag === 'button' || type === 'submit' || type === 'button' || buyish) {
-          const disabled = attrs.disabled !== undefined || attrs['aria-disabled'] === 'true' || /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
+          const disabled =
+            attrs.disabled !== undefined ||
+            attrs['aria-disabled'] === 'true' ||
+            /(?:^|\s)disabled(?:\s|$)/.test(cls ?? '');
           result.buttons.push(keep(node(f, { disabled, buy: !!buyish })));
         }
       }
@@ -555,10 +618,28 @@ export function createCollector(): Collector {
       if (run && (numeric || (currency && !digit)) && extend(run, f, data, numeric, currency)) return;
       run = undefined;
       if (short && (numeric || currency)) {
-        run = { text: data, chain: chainTo(depth), seq, at: chunks.length, ctx: f.ctx, othersUid: f.othersUid, digit, currency, pieces: 1, boundary: boundaries };
+        run = {
+          text: data,
+          chain: chainTo(depth),
+          seq,
+          at: chunks.length,
+          ctx: f.ctx,
+          othersUid: f.othersUid,
+          digit,
+          currency,
+          pieces: 1,
+          boundary: boundaries,
+        };
         if (digit && currency && room(f.ctx)) result.prices.push((run.node = node(f, { text: data })));
       } else if (digit && currency && room(f.ctx)) result.prices.push(node(f, { text: data }));
-      else if (!digit && data.length <= MAX_STOCK_TEXT && stockTexts < MAX_STOCK_TEXTS && !(f.ctx & C_CART) && ownRegion(f.ctx, f.othersUid) && availabilityFromText(data)) {
+      else if (
+        !digit &&
+        data.length <= MAX_STOCK_TEXT &&
+        stockTexts < MAX_STOCK_TEXTS &&
+        !(f.ctx & C_CART) &&
+        ownRegion(f.ctx, f.othersUid) &&
+        availabilityFromText(data)
+      ) {
         // "En Stock" in a plain <p>: a stock statement without a class saying so.
         stockTexts++;
         result.stock.push(node(f, { text: data }));
@@ -580,7 +661,10 @@ export function createCollector(): Collector {
       if (h1 && stopAt === Infinity && h1.chain[depth] === f.uid && depth >= 2) {
         const button = buyButton(result.buttons, h1);
         if (button && button.chain[depth] === f.uid && button.chain.length > depth) {
-          const shared = h1.chain.length > depth + 1 && button.chain.length > depth + 1 && h1.chain[depth + 1] === button.chain[depth + 1];
+          const shared =
+            h1.chain.length > depth + 1 &&
+            button.chain.length > depth + 1 &&
+            h1.chain[depth + 1] === button.chain[depth + 1];
           if (!shared) stopAt = Math.max(seq + PAST_BLOCK, button.seq + PAST_BUTTON, h1.seq + PAST_TITLE);
         }
       }

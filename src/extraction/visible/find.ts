@@ -93,7 +93,7 @@ interface Read {
 }
 
 function textOf(n: VisibleNode): string {
-  return (n.el ? n.el.text : n.text ?? '').replace(/\s+/g, ' ').trim();
+  return (n.el ? n.el.text : (n.text ?? '')).replace(/\s+/g, ' ').trim();
 }
 
 /** Index of the deepest shared ancestor of two chains. */
@@ -118,9 +118,11 @@ function snippetOf(n: VisibleNode, raw: string, chunks: readonly string[]): stri
   // description's paragraph is one piece of hundreds of characters: the pieces stop once they
   // hold more than the cut can keep, so joining and collapsing them stays small.
   let from = n.at;
-  for (let chars = 0; from > Math.max(0, n.at - SNIPPET_PIECES) && chars < SNIPPET_REACH; ) chars += (chunks[--from] as string).length;
+  for (let chars = 0; from > Math.max(0, n.at - SNIPPET_PIECES) && chars < SNIPPET_REACH;)
+    chars += (chunks[--from] as string).length;
   let to = n.at;
-  for (let chars = 0; to < Math.min(chunks.length, n.at + SNIPPET_PIECES) && chars < SNIPPET_REACH; ) chars += (chunks[to++] as string).length;
+  for (let chars = 0; to < Math.min(chunks.length, n.at + SNIPPET_PIECES) && chars < SNIPPET_REACH;)
+    chars += (chunks[to++] as string).length;
   const before = chunks.slice(from, n.at).join('').replace(/\s+/g, ' ');
   const after = chunks.slice(n.at, to).join('').replace(/\s+/g, ' ');
   const text = `${before}${after}`.trim();
@@ -151,7 +153,11 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
   // "List Price: <span>$49.99</span>", "statt <span>…</span>", "bez DPH <span>…</span>", "from
   // <span>£36.61</span>": the label before the element (a text node's is before its first piece).
   const start = node.el ? node.at : node.at - 1;
-  const before = chunks.slice(Math.max(0, start - 3), Math.max(0, start)).join('').replace(/\s+/g, ' ').slice(-30);
+  const before = chunks
+    .slice(Math.max(0, start - 3), Math.max(0, start))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .slice(-30);
   const worded = /\p{L}\.?\s*[:：]?\s*$/u.test(before);
   const labelled = worded && OLD_LABEL.test(before);
   const struck = labelled || (node.ctx & (C_STRUCK | C_OLDBOX)) !== 0 || ((node.marks | node.boxMarks) & M_OLD) !== 0;
@@ -161,10 +167,17 @@ function readNode(node: VisibleNode, hints: PriceHints, chunks: readonly string[
     if (/could be .* or .*: nothing says whether/.test(p.reason)) r.ambiguous = p.reason;
     return { ...r, ignored: p.reason };
   }
-  Object.assign(r, { price: p.amount, currency: p.currency, range: p.range, from: p.from, period: p.period !== undefined });
+  Object.assign(r, {
+    price: p.amount,
+    currency: p.currency,
+    range: p.range,
+    from: p.from,
+    period: p.period !== undefined,
+  });
   if (struck || r.old) return { ...r, old: true, ignored: 'a struck-through or old ("was", "UVP", "RRP") price' };
   if (region) return { ...r, ignored: region };
-  if (p.exTax || node.ctx & C_EXTAX || (worded && EX_TAX_BEFORE.test(before))) return { ...r, exTax: true, ignored: 'the price without VAT' };
+  if (p.exTax || node.ctx & C_EXTAX || (worded && EX_TAX_BEFORE.test(before)))
+    return { ...r, exTax: true, ignored: 'the price without VAT' };
   if (node.ctx & C_TERMS || SHIPPING_TEXT.test(text) || (worded && SAVE_LABEL.test(before))) {
     return { ...r, ignored: 'a shipping, instalment, unit-price or saving line' };
   }
@@ -221,7 +234,8 @@ function score(r: Read, a: Anchors): void {
 function candidateOf(r: Read, hints: PriceHints, chunks: readonly string[], extra: Partial<Candidate>): Candidate {
   const c: Candidate = { price: r.price as string, source: 'visible', detail: r.node.path, raw: r.text };
   // The snippet costs a join of the text around: only the price that may be chosen carries one.
-  if (extra.ignored === undefined) c.evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text, chunks) } satisfies Evidence;
+  if (extra.ignored === undefined)
+    c.evidence = { path: r.node.path, text: r.text, snippet: snippetOf(r.node, r.text, chunks) } satisfies Evidence;
   const currency = r.currency;
   if (currency) c.currency = currency;
   else if (hints.currency && r.price) c.currency = hints.currency;
@@ -236,7 +250,8 @@ function stockMessage(s: VisibleNode): string | undefined {
   const t = textOf(s);
   if (t.length > 120) return undefined;
   // "Unavailable for store pickup", "Verfügbarkeit in der Filiale": about the shop's stores.
-  if (aboutStores(`${t} ${s.el?.attrs.class ?? ''} ${s.el?.attrs.id ?? ''}`.replace(/([a-z])([A-Z])/g, '$1 $2'))) return undefined;
+  if (aboutStores(`${t} ${s.el?.attrs.class ?? ''} ${s.el?.attrs.id ?? ''}`.replace(/([a-z])([A-Z])/g, '$1 $2')))
+    return undefined;
   // A row of a seller or variant table ("Seller X ₹2,433 In stock"): an offer, not the page's statement.
   if (/\d/.test(t)) {
     const p = parsePrice(t, {});
@@ -248,7 +263,8 @@ function stockMessage(s: VisibleNode): string | undefined {
 function findAvailability(scan: VisibleScan, a: Anchors): VisibleAvailability | undefined {
   let weak: VisibleAvailability | undefined;
   const strong: VisibleAvailability[] = [];
-  const near = (n: VisibleNode): boolean => !a.block || within(n, a.block) || (!!a.button && Math.abs(a.button.seq - n.seq) < 60);
+  const near = (n: VisibleNode): boolean =>
+    !a.block || within(n, a.block) || (!!a.button && Math.abs(a.button.seq - n.seq) < 60);
   // A statement in plain text, with no class or id saying it is about stock ("En Stock" in a
   // <p>): only "in stock", and only when nothing else says anything. Pages carry the texts of
   // other states hidden by their scripts ("Produto Indisponível", "List unavailable.").
@@ -265,10 +281,14 @@ function findAvailability(scan: VisibleScan, a: Anchors): VisibleAvailability | 
   if (b) {
     const label = buttonLabel(b);
     const kind = buttonLabelKind(label);
-    if (kind === 'sold_out') strong.unshift({ value: 'out_of_stock', strong: true, why: `the buy button reads ${quote(label)}` });
-    else if (kind === 'preorder') strong.unshift({ value: 'preorder', strong: true, why: `the buy button reads ${quote(label)}` });
-    else if (b.disabled) weak = { value: 'out_of_stock', strong: false, why: `the buy button ${quote(label)} is disabled` };
-    else if (kind === 'buy' || b.buy) weak = { value: 'in_stock', strong: false, why: `the buy button ${quote(label)} is enabled` };
+    if (kind === 'sold_out')
+      strong.unshift({ value: 'out_of_stock', strong: true, why: `the buy button reads ${quote(label)}` });
+    else if (kind === 'preorder')
+      strong.unshift({ value: 'preorder', strong: true, why: `the buy button reads ${quote(label)}` });
+    else if (b.disabled)
+      weak = { value: 'out_of_stock', strong: false, why: `the buy button ${quote(label)} is disabled` };
+    else if (kind === 'buy' || b.buy)
+      weak = { value: 'in_stock', strong: false, why: `the buy button ${quote(label)} is enabled` };
   }
   return strong.find((s) => s.value !== 'in_stock') ?? strong[0] ?? weak ?? plain;
 }
@@ -298,12 +318,17 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const outside: Array<[VisibleNode, string]> = [];
   for (const n of scan.prices) {
     const repeated = regionOf(n, scan.h1) ? 0 : (shapes.get(shapeOf(n)) ?? 0);
-    const region = regionOf(n, scan.h1) ?? (repeated >= 3 ? `one of ${repeated} prices in the same place of repeated blocks: a list of products` : undefined);
+    const region =
+      regionOf(n, scan.h1) ??
+      (repeated >= 3
+        ? `one of ${repeated} prices in the same place of repeated blocks: a list of products`
+        : undefined);
     if (!region) reads.push(readNode(n, hints, scan.chunks));
     else if (outside.length < MAX_OUTSIDE) outside.push([n, region]);
   }
   for (const r of reads) if (!r.ignored || r.ambiguous || r.old) score(r, anchors);
-  const ownBlock = (r: Read): boolean => !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block));
+  const ownBlock = (r: Read): boolean =>
+    !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)) && (!anchors.block || within(r.node, anchors.block));
   const oldPrices = reads.filter((r) => r.old && r.price && ownBlock(r)).map((r) => r.price as string);
   const exTaxPrices = reads.filter((r) => r.exTax && r.price && ownBlock(r)).map((r) => r.price as string);
 
@@ -328,10 +353,13 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const unclear = reads.filter((r) => r.ambiguous).sort((x, y) => y.score - x.score)[0];
   const pin = 'pin a CSS selector for the price';
   let refusal: string | undefined;
-  const unreadable = reads.find((r) => !r.price && r.text && r.ignored && r.node.marks & M_PRICE && !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)));
+  const unreadable = reads.find(
+    (r) => !r.price && r.text && r.ignored && r.node.marks & M_PRICE && !(r.node.ctx & (C_CART | C_CHROME | C_OTHERS)),
+  );
   if (!best) {
     if (unclear) refusal = `the visible price ${quote(unclear.text)} reads two ways (${unclear.ambiguous}); ${pin}`;
-    else if (unreadable) refusal = `the visible price ${quote(unreadable.text)} cannot be read (${unreadable.ignored}); ${pin}`;
+    else if (unreadable)
+      refusal = `the visible price ${quote(unreadable.text)} cannot be read (${unreadable.ignored}); ${pin}`;
     else if (ignored.length) {
       refusal = `the visible page shows ${ignored.length} price${ignored.length > 1 ? 's' : ''}, none the product's (${[...new Set(ignored.map((r) => r.ignored))].slice(0, 2).join('; ')})`;
     } else refusal = 'no price-like text on the visible page';
@@ -347,7 +375,13 @@ export function findVisiblePrice(scan: VisibleScan, pageHints: PriceHints): Visi
   const others = (from: number, why: (r: Read) => string): Candidate[] =>
     ranked.slice(from, from + MAX_LISTED).map((r) => candidateOf(r, hints, scan.chunks, { ignored: why(r) }));
   if (refusal || !best) {
-    return { candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()], refusal, oldPrices, exTaxPrices, availability };
+    return {
+      candidates: [...others(0, () => 'the visible-price finder refused to choose'), ...listIgnored()],
+      refusal,
+      oldPrices,
+      exTaxPrices,
+      availability,
+    };
   }
   const lead = second ? best.score - second.score : best.score;
   const confidence = Math.round(Math.min(1, best.score / 14) * Math.min(1, lead / 6) * 100) / 100;

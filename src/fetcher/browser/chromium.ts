@@ -35,10 +35,16 @@ async function isExecutableFile(p: string): Promise<boolean> {
  * Find the Chromium to use: CHROMIUM_PATH when set (and then only it), else the usual install
  * locations and PATH. Looks at the file system only; it does not start anything.
  */
-export async function findChromium(chromiumPath: string | undefined, envPath = process.env.PATH ?? ''): Promise<BrowserAvailability> {
+export async function findChromium(
+  chromiumPath: string | undefined,
+  envPath = process.env.PATH ?? '',
+): Promise<BrowserAvailability> {
   if (chromiumPath !== undefined) {
     if (await isExecutableFile(chromiumPath)) return { available: true, path: chromiumPath };
-    return { available: false, reason: `${NO_CHROMIUM_MESSAGE} (CHROMIUM_PATH=${chromiumPath} is not an executable file)` };
+    return {
+      available: false,
+      reason: `${NO_CHROMIUM_MESSAGE} (CHROMIUM_PATH=${chromiumPath} is not an executable file)`,
+    };
   }
   const onPath = envPath
     .split(path.delimiter)

@@ -35,15 +35,29 @@ export function renderFailure(err: unknown, r: FailedRender): FetchError {
   if (err instanceof FetchError) return err;
   const { state, session, browser, url } = r;
   const message = String((err as Error | undefined)?.message ?? err);
-  if (state.timedOut) return new FetchError('timeout', `the page did not finish loading within ${r.timeoutMs} ms`, undefined, { cause: err });
-  if (state.aborted) return new FetchError('timeout', 'the fetch was cancelled before the page finished', undefined, { cause: err });
+  if (state.timedOut)
+    return new FetchError('timeout', `the page did not finish loading within ${r.timeoutMs} ms`, undefined, {
+      cause: err,
+    });
+  if (state.aborted)
+    return new FetchError('timeout', 'the fetch was cancelled before the page finished', undefined, { cause: err });
   if (session.overBudget) return overBudget(r.maxTrafficBytes);
-  if (r.fetcherClosed) return new FetchError('network', 'the browser fetcher was closed during the fetch', undefined, { cause: err });
+  if (r.fetcherClosed)
+    return new FetchError('network', 'the browser fetcher was closed during the fetch', undefined, { cause: err });
   if (!browser.isConnected()) {
-    return new FetchError('network', 'Chromium exited while rendering the page; it restarts for the next fetch', undefined, { cause: err });
+    return new FetchError(
+      'network',
+      'Chromium exited while rendering the page; it restarts for the next fetch',
+      undefined,
+      { cause: err },
+    );
   }
   if (state.mainRefusal) return state.mainRefusal;
-  if (/net::ERR_(TUNNEL_CONNECTION_FAILED|EMPTY_RESPONSE|CONNECTION_CLOSED|BLOCKED_BY_CLIENT|PROXY_CONNECTION_FAILED)/.test(message)) {
+  if (
+    /net::ERR_(TUNNEL_CONNECTION_FAILED|EMPTY_RESPONSE|CONNECTION_CLOSED|BLOCKED_BY_CLIENT|PROXY_CONNECTION_FAILED)/.test(
+      message,
+    )
+  ) {
     const refusal = session.refused.at(-1);
     if (refusal) return refusal;
   }
@@ -51,8 +65,15 @@ export function renderFailure(err: unknown, r: FailedRender): FetchError {
     return new FetchError('unsupported_content', `${url.href} is a download, not a page`, undefined, { cause: err });
   }
   if ((err as Error | undefined)?.name === 'TimeoutError') {
-    return new FetchError('timeout', `the page did not finish loading within ${r.timeoutMs} ms`, undefined, { cause: err });
+    return new FetchError('timeout', `the page did not finish loading within ${r.timeoutMs} ms`, undefined, {
+      cause: err,
+    });
   }
   const net = /net::(ERR_[A-Z_]+)/.exec(message);
-  return new FetchError('network', net ? `the browser could not load the page (${net[1]})` : `the browser failed: ${firstLine(message)}`, undefined, { cause: err });
+  return new FetchError(
+    'network',
+    net ? `the browser could not load the page (${net[1]})` : `the browser failed: ${firstLine(message)}`,
+    undefined,
+    { cause: err },
+  );
 }

@@ -36,7 +36,11 @@ export class ChromiumFetcher implements BrowserFetcher {
     this.guard = opts.guard ?? new AddressGuard(addressPolicy(cfg));
     this.robots = opts.robots;
     this.limiter = opts.limiter;
-    this.proxy = new GuardProxy({ guard: this.guard, onEvent: opts.onProxy, connectTimeoutMs: Math.min(10_000, cfg.fetchTimeoutMs) });
+    this.proxy = new GuardProxy({
+      guard: this.guard,
+      onEvent: opts.onProxy,
+      connectTimeoutMs: Math.min(10_000, cfg.fetchTimeoutMs),
+    });
     this.slots = new PageSlots(Math.max(1, opts.maxPages ?? 2));
     const warn = opts.warn ?? ((m: string) => process.emitWarning(m, 'PricehoundBrowser'));
     this.chromium = new SharedBrowser({

@@ -52,7 +52,10 @@ export function createBrowserFetcher(config: BrowserFetcherConfig, opts: Browser
 export function routeRenderJs(http: Fetcher, browser: Fetcher): Fetcher {
   return {
     fetch: (req) => (req.renderJs ? browser : http).fetch(req),
-    browserAvailable: async () => (browser.browserAvailable ? browser.browserAvailable() : { available: false, reason: 'no browser fetcher configured' }),
+    browserAvailable: async () =>
+      browser.browserAvailable
+        ? browser.browserAvailable()
+        : { available: false, reason: 'no browser fetcher configured' },
     close: async () => {
       await Promise.all([http.close(), browser.close()]);
     },

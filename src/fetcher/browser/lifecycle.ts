@@ -183,7 +183,11 @@ export class SharedBrowser {
     try {
       ({ chromium } = await import('playwright-core'));
     } catch (err) {
-      throw this.launchFailed(new FetchError('browser_unavailable', 'playwright-core is not installed (npm install)', undefined, { cause: err }));
+      throw this.launchFailed(
+        new FetchError('browser_unavailable', 'playwright-core is not installed (npm install)', undefined, {
+          cause: err,
+        }),
+      );
     }
     const start = (sandbox: boolean): Promise<Browser> =>
       chromium.launch({
@@ -209,11 +213,18 @@ export class SharedBrowser {
       } catch (err) {
         if (!trySandbox) throw err;
         browser = await start(false);
-        this.opts.warn(`Chromium started without its sandbox (it failed with the sandbox: ${firstLine(String((err as Error).message))})`);
+        this.opts.warn(
+          `Chromium started without its sandbox (it failed with the sandbox: ${firstLine(String((err as Error).message))})`,
+        );
       }
     } catch (err) {
       throw this.launchFailed(
-        new FetchError('browser_unavailable', `Chromium at ${executablePath} did not start: ${firstLine(String((err as Error).message))}`, undefined, { cause: err }),
+        new FetchError(
+          'browser_unavailable',
+          `Chromium at ${executablePath} did not start: ${firstLine(String((err as Error).message))}`,
+          undefined,
+          { cause: err },
+        ),
       );
     }
     this.launchFailure = null;

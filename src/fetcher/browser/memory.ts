@@ -8,7 +8,9 @@ export async function chromiumProcesses(browser: Browser): Promise<Array<{ type:
   try {
     const cdp = await browser.newBrowserCDPSession();
     try {
-      const info = (await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: Array<{ type: string; id: number }> };
+      const info = (await cdp.send('SystemInfo.getProcessInfo')) as {
+        processInfo: Array<{ type: string; id: number }>;
+      };
       return info.processInfo;
     } finally {
       await cdp.detach().catch(() => undefined);

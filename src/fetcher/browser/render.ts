@@ -14,7 +14,6 @@ import { routeRequest } from './routing.js';
 import { settle } from './settle.js';
 import type { BrowserFetchRequest, BrowserRequestEvent, RenderState } from './types.js';
 
-
 /** Longest wait for a page or context to close before the browser is considered wedged, in ms. */
 const CLOSE_WAIT_MS = 5_000;
 
@@ -147,7 +146,10 @@ export class PageRenderer {
       req.signal?.removeEventListener('abort', onAbort);
       const p = page as Page | null;
       if (p) {
-        await within(p.close().catch(() => undefined), CLOSE_WAIT_MS);
+        await within(
+          p.close().catch(() => undefined),
+          CLOSE_WAIT_MS,
+        );
         this.pageClosed();
       }
       if (!(await within(closeContext(), CLOSE_WAIT_MS))) {

@@ -43,22 +43,45 @@ export async function renderResult(
     throw session.refused.at(-1) ?? new FetchError('network', `the page navigated to ${finalUrl.slice(0, 100)}`);
   }
   // robots.txt of where the redirects (or the page's own script) led.
-  if (req.respectRobots && rules.robots && finalUrl !== url.href) await rules.robots(finalUrl, req.signal, req.proxyUrl);
+  if (req.respectRobots && rules.robots && finalUrl !== url.href)
+    await rules.robots(finalUrl, req.signal, req.proxyUrl);
   if (status >= 400) {
     // 429/503 with Retry-After pause the host for the HTTP fetcher too (shared limiter).
     // Unlike the HTTP fetcher, a 429 without Retry-After does not pause the host here.
     const retryAfterMs = retryAfterPause(status, response.headers()['retry-after']);
-    if (retryAfterMs !== undefined && retryAfterMs > 0) rules.limiter?.pause?.(new URL(response.url()).hostname, retryAfterMs, status);
-    throw new FetchError('http_error', `the page answered HTTP ${status}${retryAfterNote(retryAfterMs)}`, status, retryAfterMs !== undefined ? { retryAfterMs } : undefined);
+    if (retryAfterMs !== undefined && retryAfterMs > 0)
+      rules.limiter?.pause?.(new URL(response.url()).hostname, retryAfterMs, status);
+    throw new FetchError(
+      'http_error',
+      `the page answered HTTP ${status}${retryAfterNote(retryAfterMs)}`,
+      status,
+      retryAfterMs !== undefined ? { retryAfterMs } : undefined,
+    );
   }
   let body: string;
   if (contentType === null || HTML_TYPES.test(contentType)) body = await page.content();
   else if (TEXT_TYPES.test(contentType)) body = await response.text();
-  else throw new FetchError('unsupported_content', `the page is ${contentType.split(';', 1)[0]!.trim()}, not HTML or text`);
+  else
+    throw new FetchError(
+      'unsupported_content',
+      `the page is ${contentType.split(';', 1)[0]!.trim()}, not HTML or text`,
+    );
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > cfg.fetchMaxBytes) {
-    throw new FetchError('too_large', `the rendered page is ${bytes} bytes, more than FETCH_MAX_BYTES (${cfg.fetchMaxBytes})`);
+    throw new FetchError(
+      'too_large',
+      `the rendered page is ${bytes} bytes, more than FETCH_MAX_BYTES (${cfg.fetchMaxBytes})`,
+    );
   }
   if (session.overBudget) throw overBudget(rules.maxTrafficBytes);
-  return { url: req.url, finalUrl, status, contentType, body, bytes, redirects: hops, ms: Math.round(performance.now() - started) };
+  return {
+    url: req.url,
+    finalUrl,
+    status,
+    contentType,
+    body,
+    bytes,
+    redirects: hops,
+    ms: Math.round(performance.now() - started),
+  };
 }

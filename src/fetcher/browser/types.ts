@@ -6,7 +6,13 @@ import type { BrowserAvailability, FetchError, FetchRequest, FetchResult, Fetche
 
 export type BrowserFetcherConfig = Pick<
   Config,
-  'chromiumPath' | 'allowLoopbackTargets' | 'allowTargets' | 'userAgent' | 'fetchTimeoutMs' | 'fetchMaxBytes' | 'fetchMaxRedirects'
+  | 'chromiumPath'
+  | 'allowLoopbackTargets'
+  | 'allowTargets'
+  | 'userAgent'
+  | 'fetchTimeoutMs'
+  | 'fetchMaxBytes'
+  | 'fetchMaxRedirects'
 >;
 
 /**

@@ -11,12 +11,12 @@ export const createListingRoute: FastifyPluginAsyncTypebox = async (app) => {
       config: { idempotent: true },
       schema: {
         operationId: 'createListing',
-        summary: 'Start monitoring a product\'s page',
+        summary: "Start monitoring a product's page",
         description:
           'A page showing one of our products at a competitor (`competitor_id` and `url`), or on our own shop ' +
-          '(no `competitor_id`; `url` defaults to the product\'s). The first check is due at once, then every ' +
+          "(no `competitor_id`; `url` defaults to the product's). The first check is due at once, then every " +
           '`check_interval_seconds`. A product or competitor that is not in this account is a 422 naming the field; ' +
-          'a URL the product already has a listing for is a 409. A URL outside the competitor\'s domain is accepted ' +
+          "a URL the product already has a listing for is a 409. A URL outside the competitor's domain is accepted " +
           'with a `domain_mismatch` warning. Send an `Idempotency-Key` to make retries safe.',
         tags: ['Listings'],
         body: ListingCreateSchema,

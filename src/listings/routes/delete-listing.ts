@@ -10,7 +10,7 @@ export const deleteListingRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'deleteListing',
         summary: 'Stop monitoring a page',
-        description: 'Removes the listing and its check log. Prices it observed stay in the product\'s price history.',
+        description: "Removes the listing and its check log. Prices it observed stay in the product's price history.",
         tags: ['Listings'],
         params: ListingIdParams,
         response: { 204: withHeaders(NoContent as never, 'Deleted'), ...errorResponses(404) },

@@ -11,7 +11,8 @@ export const getListingRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getListing',
         summary: 'Get a listing',
-        description: 'Its settings and its state: last check, last price and currency, stock, last error, failures in a row, next check.',
+        description:
+          'Its settings and its state: last check, last price and currency, stock, last error, failures in a row, next check.',
         tags: ['Listings'],
         params: ListingIdParams,
         response: { 200: withHeaders(ListingSchema, 'The listing'), ...errorResponses(404) },

@@ -12,12 +12,15 @@ export const listCompetitorListingsRoute: FastifyPluginAsyncTypebox = async (app
     {
       schema: {
         operationId: 'listCompetitorListings',
-        summary: 'List a competitor\'s listings',
+        summary: "List a competitor's listings",
         description: 'Every page monitored at this competitor, with the filters of `GET /listings`.',
         tags: ['Listings'],
         params: CompetitorIdParams,
         querystring: CompetitorListingsQuerySchema,
-        response: { 200: withHeaders(ListingListSchema, 'A page of the competitor\'s listings'), ...errorResponses(404, 422) },
+        response: {
+          200: withHeaders(ListingListSchema, "A page of the competitor's listings"),
+          ...errorResponses(404, 422),
+        },
       },
     },
     async (request) => {

@@ -12,7 +12,7 @@ export const listListingChecksRoute: FastifyPluginAsyncTypebox = async (app) => 
     {
       schema: {
         operationId: 'listListingChecks',
-        summary: 'List a listing\'s recent checks',
+        summary: "List a listing's recent checks",
         description:
           'The check log, newest first: outcome (`recorded`, `failed` or `held`), HTTP status, the price chosen and every ' +
           'price candidate found on the page with its source, so you can see why a price was chosen and pin a `selector`. ' +
@@ -27,7 +27,11 @@ export const listListingChecksRoute: FastifyPluginAsyncTypebox = async (app) => 
       const { accountId } = request.principal;
       const { db } = app.ctx;
       const page = pageRequest(request.query, CHECK_LOG_SORTS, '-started_at');
-      const checks = pageOf(await listChecks(db, accountId, request.params.id, request.query, page), page, toCheckResult);
+      const checks = pageOf(
+        await listChecks(db, accountId, request.params.id, request.query, page),
+        page,
+        toCheckResult,
+      );
       return nestedPage(checks, () => accountOwns(db, accountId, 'listings', request.params.id), 'Listing');
     },
   );

@@ -12,12 +12,16 @@ export const listProductListingsRoute: FastifyPluginAsyncTypebox = async (app) =
     {
       schema: {
         operationId: 'listProductListings',
-        summary: 'List a product\'s listings',
-        description: 'Every page where the product is monitored, at competitors and on our own shop, with the filters of `GET /listings`.',
+        summary: "List a product's listings",
+        description:
+          'Every page where the product is monitored, at competitors and on our own shop, with the filters of `GET /listings`.',
         tags: ['Listings'],
         params: ProductIdParams,
         querystring: ProductListingsQuerySchema,
-        response: { 200: withHeaders(ListingListSchema, 'A page of the product\'s listings'), ...errorResponses(404, 422) },
+        response: {
+          200: withHeaders(ListingListSchema, "A page of the product's listings"),
+          ...errorResponses(404, 422),
+        },
       },
     },
     async (request) => {

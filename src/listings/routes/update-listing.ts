@@ -24,7 +24,10 @@ export const updateListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Listings'],
         params: ListingIdParams,
         body: ListingUpdateSchema,
-        response: { 200: withHeaders(ListingSchema, 'The updated listing'), ...errorResponses(404, 409, 413, 415, 422) },
+        response: {
+          200: withHeaders(ListingSchema, 'The updated listing'),
+          ...errorResponses(404, 409, 413, 415, 422),
+        },
       },
       // Before the schema, which would only call them unknown fields.
       preValidation: async (request) => {
@@ -32,10 +35,13 @@ export const updateListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
         const fixed = FIXED.filter((f) => Object.hasOwn(body, f));
         if (fixed.length > 0) {
-          throw ERRORS.validation(fixed.map((field) => ({ field, message: 'cannot be changed; create a new listing instead' })));
+          throw ERRORS.validation(
+            fixed.map((field) => ({ field, message: 'cannot be changed; create a new listing instead' })),
+          );
         }
       },
-      handler: async (request) => toListing(await changeListing(app.ctx.db, request.principal.accountId, request.params.id, request.body)),
+      handler: async (request) =>
+        toListing(await changeListing(app.ctx.db, request.principal.accountId, request.params.id, request.body)),
     });
   }
 };

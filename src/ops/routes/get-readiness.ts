@@ -5,10 +5,22 @@ import { ErrorBodySchema } from '../../http/schemas.js';
 
 const Browser = Type.Object(
   {
-    available: Type.Boolean({ description: 'Listings with `render_js` can be checked: a Chromium was found and its last start worked' }),
-    reason: Type.Optional(Type.String({ maxLength: 2000, description: 'Why not (no Chromium found, or how its start failed); `render_js` checks fail with `browser_unavailable`' })),
+    available: Type.Boolean({
+      description: 'Listings with `render_js` can be checked: a Chromium was found and its last start worked',
+    }),
+    reason: Type.Optional(
+      Type.String({
+        maxLength: 2000,
+        description:
+          'Why not (no Chromium found, or how its start failed); `render_js` checks fail with `browser_unavailable`',
+      }),
+    ),
   },
-  { additionalProperties: false, description: 'The optional browser for JavaScript-rendered pages (docs/BROWSER.md); its absence does not make the service unready' },
+  {
+    additionalProperties: false,
+    description:
+      'The optional browser for JavaScript-rendered pages (docs/BROWSER.md); its absence does not make the service unready',
+  },
 );
 
 const Readiness = Type.Object(
@@ -43,8 +55,17 @@ export function getReadinessRoute(app: FastifyInstance) {
         throw ERRORS.unavailable('The database is unreachable');
       }
       // Looks at the file system only (docs/BROWSER.md); a browser is optional, so this never fails readiness.
-      const b = (await app.ctx.fetcher.browserAvailable?.()) ?? { available: false, reason: 'this process renders no pages' };
-      return { status: 'ok', database: app.ctx.db.kind, browser: b.available ? { available: true } : { available: false, reason: (b.reason ?? 'unknown').slice(0, 2000) } };
+      const b = (await app.ctx.fetcher.browserAvailable?.()) ?? {
+        available: false,
+        reason: 'this process renders no pages',
+      };
+      return {
+        status: 'ok',
+        database: app.ctx.db.kind,
+        browser: b.available
+          ? { available: true }
+          : { available: false, reason: (b.reason ?? 'unknown').slice(0, 2000) },
+      };
     },
   );
 }

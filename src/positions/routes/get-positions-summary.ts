@@ -19,6 +19,11 @@ export const getPositionsSummaryRoute: FastifyPluginAsyncTypebox = async (app) =
         response: { 200: withHeaders(PositionSummarySchema, 'The counts'), ...errorResponses(422) },
       },
     },
-    async (request) => positionsSummary(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, request.query),
+    async (request) =>
+      positionsSummary(
+        app.ctx.reads.forAccount(request.principal.accountId),
+        request.principal.accountId,
+        request.query,
+      ),
   );
 };

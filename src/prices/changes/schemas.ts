@@ -23,11 +23,13 @@ export const PriceChangeSchema = Type.Object(
   {
     id: ResourceId('pchg'),
     object: Type.Literal('price_change', {
-      description: 'A series\' new latest observation that differs from the one before it in price, currency or stock',
+      description: "A series' new latest observation that differs from the one before it in price, currency or stock",
     }),
     product_id: ResourceId('prod'),
     competitor_id: Type.Union([ResourceId('comp'), Type.Null()], { description: 'null: our own price' }),
-    listing_id: Type.Union([ResourceId('lst'), Type.Null()], { description: 'The page the new price was seen on, if any' }),
+    listing_id: Type.Union([ResourceId('lst'), Type.Null()], {
+      description: 'The page the new price was seen on, if any',
+    }),
     observation_id: ResourceId('obs'),
     old: Side('previous'),
     new: Side('new'),
@@ -38,24 +40,33 @@ export const PriceChangeSchema = Type.Object(
             amount: Type.Number({
               minimum: -MAX_MONEY,
               maximum: MAX_MONEY,
-              description: 'new price - old price, exact to 4 decimal places; negative: the price fell; 0: only the stock changed',
+              description:
+                'new price - old price, exact to 4 decimal places; negative: the price fell; 0: only the stock changed',
             }),
             percent: Type.Union([Type.Number({ minimum: -100, maximum: 1e17 }), Type.Null()], {
-              description: 'amount as a percentage of the old price, rounded to 2 decimal places (half away from zero); null when the old price was 0',
+              description:
+                'amount as a percentage of the old price, rounded to 2 decimal places (half away from zero); null when the old price was 0',
             }),
           },
           { additionalProperties: false },
         ),
         Type.Null(),
       ],
-      { description: 'How much the price moved; null when the currency changed (amounts in two currencies are never subtracted)' },
+      {
+        description:
+          'How much the price moved; null when the currency changed (amounts in two currencies are never subtracted)',
+      },
     ),
-    source: Type.String({ enum: ['scrape', 'api'], description: 'Where the new observation came from: a check (`scrape`) or POST /prices (`api`)' }),
+    source: Type.String({
+      enum: ['scrape', 'api'],
+      description: 'Where the new observation came from: a check (`scrape`) or POST /prices (`api`)',
+    }),
     sequence: Type.Integer({
       format: 'int64',
       minimum: 1,
       maximum: Number.MAX_SAFE_INTEGER,
-      description: 'The change\'s number in its series: 1 for the first change, one more for each after it (events carry it, so a gap shows)',
+      description:
+        "The change's number in its series: 1 for the first change, one more for each after it (events carry it, so a gap shows)",
     }),
     created_at: Timestamp('When the change was recorded (RFC 3339, UTC)'),
   },
@@ -78,7 +89,7 @@ export const PriceChangeQuerySchema = Type.Object(
       Type.String({
         maxLength: 64,
         pattern: '^(own|comp_[0-9A-Za-z]+)$',
-        description: 'A competitor\'s id, or `own` for our own prices',
+        description: "A competitor's id, or `own` for our own prices",
       }),
     ),
     since: Type.Optional(Timestamp('Changes observed at or after this instant')),
@@ -87,7 +98,8 @@ export const PriceChangeQuerySchema = Type.Object(
       Type.Unsafe<ChangeSeries>({
         type: 'string',
         enum: [...CHANGE_SERIES],
-        description: 'Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor\'s; absent: both',
+        description:
+          "Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor's; absent: both",
       }),
     ),
     kind: Type.Optional(
@@ -104,7 +116,8 @@ export const PriceChangeQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const SummaryCount = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+const SummaryCount = (description: string) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 
 export const PriceChangeSummarySchema = Type.Object(
   {
@@ -117,10 +130,15 @@ export const PriceChangeSummarySchema = Type.Object(
     back_in_stock: SummaryCount('Changes to in stock from out of stock or unknown (`kind=back_in_stock`)'),
     out_of_stock: SummaryCount('Changes to out of stock from in stock or unknown (`kind=out_of_stock`)'),
     average_percent: Type.Union([Type.Number({ minimum: -100, maximum: 1e17 }), Type.Null()], {
-      description: 'Mean `change.percent` of the rises and falls (`kind=moved`), 2 decimal places; null when there are none',
+      description:
+        'Mean `change.percent` of the rises and falls (`kind=moved`), 2 decimal places; null when there are none',
     }),
-    series_observed: SummaryCount('Price series (a product at one competitor, or our own price) with an observation in the period'),
-    series_unchanged: SummaryCount('Of those, the series whose price (and currency) did not change in the period; stock may have'),
+    series_observed: SummaryCount(
+      'Price series (a product at one competitor, or our own price) with an observation in the period',
+    ),
+    series_unchanged: SummaryCount(
+      'Of those, the series whose price (and currency) did not change in the period; stock may have',
+    ),
   },
   { title: 'PriceChangeSummary', additionalProperties: false },
 );
@@ -133,7 +151,8 @@ export const PriceChangeSummaryQuerySchema = Type.Object(
       Type.Unsafe<ChangeSeries>({
         type: 'string',
         enum: [...CHANGE_SERIES],
-        description: 'Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor\'s; absent: both',
+        description:
+          "Whose prices: `own` our own (as `competitor_id=own`), `competitors` every competitor's; absent: both",
       }),
     ),
   },

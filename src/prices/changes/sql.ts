@@ -40,10 +40,22 @@ export function toPriceChange(r: PriceChangeRow): PriceChange {
     competitor_id: r.competitor_id,
     listing_id: r.listing_id,
     observation_id: observationId(r.observation_id),
-    old: { price: Number(r.old_price), currency: r.old_currency, in_stock: r.old_in_stock, observed_at: iso(r.old_observed_at) },
-    new: { price: Number(r.new_price), currency: r.new_currency, in_stock: r.new_in_stock, observed_at: iso(r.observed_at) },
+    old: {
+      price: Number(r.old_price),
+      currency: r.old_currency,
+      in_stock: r.old_in_stock,
+      observed_at: iso(r.old_observed_at),
+    },
+    new: {
+      price: Number(r.new_price),
+      currency: r.new_currency,
+      in_stock: r.new_in_stock,
+      observed_at: iso(r.observed_at),
+    },
     change:
-      r.change_amount === null ? null : { amount: Number(r.change_amount), percent: r.change_percent === null ? null : Number(r.change_percent) },
+      r.change_amount === null
+        ? null
+        : { amount: Number(r.change_amount), percent: r.change_percent === null ? null : Number(r.change_percent) },
     source: r.source as PriceChange['source'],
     sequence: Number(r.sequence),
     created_at: iso(r.created_at),
@@ -105,7 +117,11 @@ const CHANGE_COLUMNS = `id, product_id, competitor_id, listing_id, observation_i
  * The changes that the observations `observationIds` made (at most one each), in the order the
  * series saw them: for their price.changed and stock.changed events.
  */
-export async function changesOfObservations(db: Queryable, accountId: string, observationIds: readonly number[]): Promise<PriceChangeRow[]> {
+export async function changesOfObservations(
+  db: Queryable,
+  accountId: string,
+  observationIds: readonly number[],
+): Promise<PriceChangeRow[]> {
   const r = await db.query<PriceChangeRow>(
     `/* changesOfObservations */
      select ${CHANGE_COLUMNS} from price_changes
@@ -119,7 +135,12 @@ export async function changesOfObservations(db: Queryable, accountId: string, ob
 /**
  * A page of the account's changes, newest first (by id, which only grows).
  */
-export async function listPriceChanges(db: Queryable, accountId: string, f: ChangeFilter, page: PageRequest<PriceChangeRow>): Promise<PriceChangeRow[]> {
+export async function listPriceChanges(
+  db: Queryable,
+  accountId: string,
+  f: ChangeFilter,
+  page: PageRequest<PriceChangeRow>,
+): Promise<PriceChangeRow[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.product_id !== undefined) add((p) => `product_id = ${p}`, f.product_id);
   if (f.competitor_id === null) where.push('competitor_id is null');
@@ -161,7 +182,12 @@ export interface SummaryRow {
  * period's rows are touched however long the history; series through `price_series_account`.
  * A series was observed since `since` exactly when its latest observation is at or after it.
  */
-export async function summarizePriceChanges(db: Queryable, accountId: string, since: string, series?: ChangeSeries): Promise<SummaryRow> {
+export async function summarizePriceChanges(
+  db: Queryable,
+  accountId: string,
+  since: string,
+  series?: ChangeSeries,
+): Promise<SummaryRow> {
   // A fixed text per `series` (never a value), so the statement stays one of three.
   const c = series === undefined ? '' : ` and c.${SERIES_SQL[series]}`;
   const s = series === undefined ? '' : ` and s.${SERIES_SQL[series]}`;

@@ -58,7 +58,8 @@ function instants(q: HistoryCsvQuery): { from?: number; to?: number } {
     const text = q[field];
     if (text === undefined) continue;
     const t = Date.parse(text);
-    if (!Number.isFinite(t) || t < EARLIEST || t >= LATEST) details.push({ field, message: 'must be between 1970-01-01 and 9000-01-01' });
+    if (!Number.isFinite(t) || t < EARLIEST || t >= LATEST)
+      details.push({ field, message: 'must be between 1970-01-01 and 9000-01-01' });
     out[field] = t;
   }
   if (details.length > 0) throw ERRORS.invalidQuery(details);
@@ -75,7 +76,10 @@ export function historyRange(q: HistoryCsvQuery, now = Date.now()): HistoryRange
   const from = sent.from ?? Math.max(EARLIEST, to - DEFAULT_SPAN_MS);
   if (from >= to) throw invalid('from', 'must be before to');
   if (to - from > MAX_SPAN_MS[interval]) {
-    throw invalid('from', `is too far before to: interval=${interval} answers at most ${MAX_SPAN_DAYS[interval]} days at a time`);
+    throw invalid(
+      'from',
+      `is too far before to: interval=${interval} answers at most ${MAX_SPAN_DAYS[interval]} days at a time`,
+    );
   }
   return { from: new Date(from), to: new Date(to), interval, tz, series: seriesFilter(q.competitor_id) };
 }

@@ -3,7 +3,16 @@ import { ERRORS } from '../../http/errors.js';
 import { eachPage, type PageRequest, pageRequest } from '../../pagination/page.js';
 import type { HistoryRange } from './params.js';
 import type { BucketUnit } from './schemas.js';
-import { type BucketRow, historyQuery, type HistoryParams, type ObservationRow, observedProductsQuery, RAW_SORTS, rawQuery, type SqlQuery } from './sql.js';
+import {
+  type BucketRow,
+  historyQuery,
+  type HistoryParams,
+  type ObservationRow,
+  observedProductsQuery,
+  RAW_SORTS,
+  rawQuery,
+  type SqlQuery,
+} from './sql.js';
 
 /** PostgreSQL's "invalid_parameter_value", which is what an unknown time zone name raises. */
 const PG_INVALID_PARAMETER_VALUE = '22023';
@@ -32,14 +41,21 @@ export async function bucketRows(db: Queryable, p: HistoryParams & { interval: B
 }
 
 /** A page of raw observations (see rawQuery); 404 when the product is not the account's. */
-export async function rawRows(db: Queryable, p: HistoryParams, page: PageRequest<ObservationRow>): Promise<ObservationRow[]> {
+export async function rawRows(
+  db: Queryable,
+  p: HistoryParams,
+  page: PageRequest<ObservationRow>,
+): Promise<ObservationRow[]> {
   const rows = await run<ObservationRow>(db, rawQuery(p, page));
   if (rows.length === 0) throw ERRORS.notFound('Product');
   return rows.filter((r) => r.id !== null);
 }
 
 /** `limit` and `cursor` page raw answers only; sent with buckets they are a mistake worth saying. */
-export function refusePagingOfBuckets(q: { limit?: number | undefined; cursor?: string | undefined }, interval: string): void {
+export function refusePagingOfBuckets(
+  q: { limit?: number | undefined; cursor?: string | undefined },
+  interval: string,
+): void {
   const details = (['limit', 'cursor'] as const)
     .filter((f) => q[f] !== undefined)
     .map((field) => ({ field, message: `is only for interval=raw, not interval=${interval}` }));
@@ -66,12 +82,17 @@ export async function* accountObservationPages(
 ): AsyncGenerator<AccountObservationRow[]> {
   for await (const page of products) {
     if (page.length === 0) continue;
-    const observed = new Set((await run<{ id: string }>(db, observedProductsQuery({ ...range, accountId, productIds: page.map((p) => p.id) }))).map((r) => r.id));
+    const observed = new Set(
+      (
+        await run<{ id: string }>(db, observedProductsQuery({ ...range, accountId, productIds: page.map((p) => p.id) }))
+      ).map((r) => r.id),
+    );
     for (const product of page) {
       if (!observed.has(product.id)) continue;
       const p: HistoryParams = { ...range, productId: product.id, accountId };
       const first = pageRequest({ limit: EXPORT_PAGE_ROWS }, RAW_SORTS, 'observed_at');
-      const load = async (pg: PageRequest<ObservationRow>) => (await run<ObservationRow>(db, rawQuery(p, pg))).filter((r) => r.id !== null);
+      const load = async (pg: PageRequest<ObservationRow>) =>
+        (await run<ObservationRow>(db, rawQuery(p, pg))).filter((r) => r.id !== null);
       for await (const rows of eachPage(first, load)) {
         if (rows.length > 0) yield rows.map((r) => ({ ...r, sku: product.sku }));
       }

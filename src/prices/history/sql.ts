@@ -41,7 +41,9 @@ function seriesCondition(filter: SeriesFilter | null, values: unknown[]): string
  * the round trip through local time.
  */
 const bucketEnd = (unit: BucketUnit, start: string) =>
-  unit === 'hour' ? `(${start} + interval '1 hour')` : `((${start} at time zone $5::text) + interval '1 ${unit}') at time zone $5::text`;
+  unit === 'hour'
+    ? `(${start} + interval '1 hour')`
+    : `((${start} at time zone $5::text) + interval '1 ${unit}') at time zone $5::text`;
 
 /** Every bucket of the range: the one holding `from` to the one holding the last instant before `to`. */
 function bucketsSql(unit: BucketUnit): string {

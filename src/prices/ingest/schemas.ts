@@ -17,7 +17,8 @@ export const ObservationCreateSchema = Type.Object(
     competitor_id: Type.Optional(
       Nullable({
         ...ResourceId('comp'),
-        description: 'The competitor whose price this is; null or left out: our own price (unless `listing_id` says otherwise)',
+        description:
+          'The competitor whose price this is; null or left out: our own price (unless `listing_id` says otherwise)',
       }),
     ),
     listing_id: Type.Optional(
@@ -25,7 +26,7 @@ export const ObservationCreateSchema = Type.Object(
         ...ResourceId('lst'),
         description:
           'The page the price was seen on; must be a listing of `product_id` (and of `competitor_id` when that is sent). ' +
-          'When only `listing_id` is sent the competitor is the listing\'s',
+          "When only `listing_id` is sent the competitor is the listing's",
       }),
     ),
     price: Money('The price seen'),
@@ -34,7 +35,7 @@ export const ObservationCreateSchema = Type.Object(
     observed_at: Type.Optional(
       Timestamp(
         'When the price was seen, RFC 3339 with a time zone offset; default: when the request arrived. Not before ' +
-          '2000-01-01 and at most 5 minutes ahead of the server\'s clock; kept to the millisecond',
+          "2000-01-01 and at most 5 minutes ahead of the server's clock; kept to the millisecond",
       ),
     ),
   },
@@ -53,7 +54,10 @@ export const PriceObservationSchema = Type.Object(
     currency: Currency,
     in_stock: InStock,
     observed_at: Timestamp('When the price was seen (RFC 3339, UTC, milliseconds)'),
-    source: Type.String({ enum: ['scrape', 'api'], description: '`scrape`: a check of a listing; `api`: sent through POST /prices' }),
+    source: Type.String({
+      enum: ['scrape', 'api'],
+      description: '`scrape`: a check of a listing; `api`: sent through POST /prices',
+    }),
     created_at: Timestamp('When the observation was recorded (RFC 3339, UTC)'),
   },
   { title: 'PriceObservation', additionalProperties: false },
@@ -64,12 +68,15 @@ export const IngestBatchSchema = batchBodySchema(
   'observations',
   ObservationCreateSchema,
   'PriceObservationBatch',
-  'true: record all or none (422 with every item\'s problems when any fails)',
+  "true: record all or none (422 with every item's problems when any fails)",
 );
 
 export const IngestResultSchema = batchResultSchema(
   'observation',
   PriceObservationSchema,
-  { values: [201, 404, 422], description: '201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields' },
+  {
+    values: [201, 404, 422],
+    description: '201 recorded; 404 a product, competitor or listing that is not in the account; 422 invalid fields',
+  },
   'PriceObservationBatchResult',
 );

@@ -3,8 +3,19 @@ import { atomicBatchError, invalidItem, invalidItems, type ItemResult } from '..
 import type { ErrorDetail } from '../../http/errors.js';
 import { afterObservations } from '../observed.js';
 import { lockSeries } from '../series-lock.js';
-import { EARLIEST_OBSERVED_AT, FUTURE_TOLERANCE_MS, type ObservationCreate, ObservationCreateSchema } from './schemas.js';
-import { insertObservations, lockReferences, type NewObservation, type ObservationRow, type References } from './sql.js';
+import {
+  EARLIEST_OBSERVED_AT,
+  FUTURE_TOLERANCE_MS,
+  type ObservationCreate,
+  ObservationCreateSchema,
+} from './schemas.js';
+import {
+  insertObservations,
+  lockReferences,
+  type NewObservation,
+  type ObservationRow,
+  type References,
+} from './sql.js';
 
 export type IngestItemResult = ItemResult<ObservationRow>;
 
@@ -46,9 +57,15 @@ function roundHalfEven(x: number): number {
  * that is not in the account (never existed, deleted, or another account's: the same answer),
  * 422 for a listing that does not belong to the product or competitor sent with it.
  */
-function resolve(index: number, item: ObservationCreate, refs: References, observedAt: string): IngestItemResult | NewObservation {
+function resolve(
+  index: number,
+  item: ObservationCreate,
+  refs: References,
+  observedAt: string,
+): IngestItemResult | NewObservation {
   const missing: ErrorDetail[] = [];
-  if (!refs.products.has(item.product_id)) missing.push({ field: 'product_id', message: 'is not a product of this account' });
+  if (!refs.products.has(item.product_id))
+    missing.push({ field: 'product_id', message: 'is not a product of this account' });
   if (item.competitor_id && !refs.competitors.has(item.competitor_id)) {
     missing.push({ field: 'competitor_id', message: 'is not a competitor of this account' });
   }
@@ -56,19 +73,26 @@ function resolve(index: number, item: ObservationCreate, refs: References, obser
   if (item.listing_id && !listing) missing.push({ field: 'listing_id', message: 'is not a listing of this account' });
   if (missing.length > 0) {
     const what = missing.length === 1 ? missing[0]!.field.replace('_id', '') : 'reference';
-    return { index, status: 404, code: 'not_found', error: `The item names a ${what} that is not in this account`, details: missing };
+    return {
+      index,
+      status: 404,
+      code: 'not_found',
+      error: `The item names a ${what} that is not in this account`,
+      details: missing,
+    };
   }
   let competitorId = item.competitor_id ?? null;
   if (listing) {
     const mismatch: ErrorDetail[] = [];
-    if (listing.product_id !== item.product_id) mismatch.push({ field: 'listing_id', message: 'is a listing of another product' });
+    if (listing.product_id !== item.product_id)
+      mismatch.push({ field: 'listing_id', message: 'is a listing of another product' });
     if (item.competitor_id === undefined) competitorId = listing.competitor_id;
     else if (listing.competitor_id !== competitorId) {
       mismatch.push({
         field: 'competitor_id',
         message: listing.competitor_id
           ? `does not match the listing's competitor ${listing.competitor_id}`
-          : 'must be null or left out: the listing is our own shop\'s page',
+          : "must be null or left out: the listing is our own shop's page",
       });
     }
     if (mismatch.length > 0) return invalidItem(index, mismatch);
@@ -108,7 +132,11 @@ export async function ingestObservations(
     const item = raw as ObservationCreate;
     const problem = item.observed_at === undefined ? undefined : observedAtProblem(item.observed_at, nowMs);
     if (problem) return results.push(invalidItem(index, [{ field: 'observed_at', message: problem }]));
-    candidates.push({ index, item, observedAt: new Date(item.observed_at === undefined ? nowMs : storedInstant(item.observed_at)).toISOString() });
+    candidates.push({
+      index,
+      item,
+      observedAt: new Date(item.observed_at === undefined ? nowMs : storedInstant(item.observed_at)).toISOString(),
+    });
   });
   if (candidates.length === 0) {
     if (atomic) throw atomicBatchError(results, 'observations', BATCH_WORDS);
@@ -136,9 +164,17 @@ export async function ingestObservations(
     // Thrown inside the transaction, so it rolls back (though nothing was written yet).
     if (atomic && results.length > 0) throw atomicBatchError(results, 'observations', BATCH_WORDS);
     // Each series locked, then its observations inserted in time order (series-lock.ts).
-    await lockSeries(tx, accountId, toInsert.map((t) => t.row));
+    await lockSeries(
+      tx,
+      accountId,
+      toInsert.map((t) => t.row),
+    );
     toInsert.sort((a, b) => Date.parse(a.row.observed_at) - Date.parse(b.row.observed_at));
-    const rows = await insertObservations(tx, accountId, toInsert.map((t) => t.row));
+    const rows = await insertObservations(
+      tx,
+      accountId,
+      toInsert.map((t) => t.row),
+    );
     toInsert.forEach(({ index, row }, i) => {
       const got = rows[i];
       if (!got || got.product_id !== row.product_id || got.competitor_id !== row.competitor_id) {
@@ -146,7 +182,12 @@ export async function ingestObservations(
       }
       results.push({ index, status: 201, row: got });
     });
-    await afterObservations(tx, accountId, rows.map((r) => Number(r.id)), opts);
+    await afterObservations(
+      tx,
+      accountId,
+      rows.map((r) => Number(r.id)),
+      opts,
+    );
   });
   return results;
 }

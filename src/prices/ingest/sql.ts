@@ -23,7 +23,8 @@ export interface ObservationRow {
   created_at: Date;
 }
 
-export const OBSERVATION_COLUMNS = 'id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source, created_at';
+export const OBSERVATION_COLUMNS =
+  'id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source, created_at';
 
 export const observationId = (id: number | string) => publicId('obs', id);
 
@@ -61,7 +62,12 @@ export async function lockReferences(
   accountId: string,
   ids: { products: string[]; competitors: string[]; listings: string[] },
 ): Promise<References> {
-  const r = await db.query<{ kind: 'p' | 'c' | 'l'; id: string; product_id: string | null; competitor_id: string | null }>(
+  const r = await db.query<{
+    kind: 'p' | 'c' | 'l';
+    id: string;
+    product_id: string | null;
+    competitor_id: string | null;
+  }>(
     `/* lockReferences */
      with p as (select id from products where account_id = $1 and id = any($2::text[]) for key share),
           c as (select id from competitors where account_id = $1 and id = any($3::text[]) for key share),
@@ -81,7 +87,9 @@ export async function lockReferences(
 }
 
 /** A row to insert: an observation's own fields, `price` as exact decimal text, `observed_at` as RFC 3339 text as sent (PostgreSQL reads the offset). */
-export type NewObservation = Omit<ObservationRow, 'id' | 'observed_at' | 'source' | 'created_at'> & { observed_at: string };
+export type NewObservation = Omit<ObservationRow, 'id' | 'observed_at' | 'source' | 'created_at'> & {
+  observed_at: string;
+};
 
 /**
  * Inserts every row in one statement (a column array per field, unnested), so the trigger runs
@@ -89,7 +97,11 @@ export type NewObservation = Omit<ObservationRow, 'id' | 'observed_at' | 'source
  * which is the arrays' order (PostgreSQL inserts serially; Django's and Prisma's bulk inserts
  * rely on the same): row i of the result is item i. The caller checks that anyway.
  */
-export async function insertObservations(db: Queryable, accountId: string, rows: NewObservation[]): Promise<ObservationRow[]> {
+export async function insertObservations(
+  db: Queryable,
+  accountId: string,
+  rows: NewObservation[],
+): Promise<ObservationRow[]> {
   if (rows.length === 0) return [];
   const r = await db.query<ObservationRow>(
     `/* insertObservations */

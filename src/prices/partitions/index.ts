@@ -35,7 +35,11 @@ export interface EnsureResult {
  * its own short transaction under an advisory lock, so any number of processes can run it at
  * once: the second finds the month made. Idempotent.
  */
-export async function ensureObservationPartitions(db: Database, now = new Date(), monthsAhead = MONTHS_AHEAD): Promise<EnsureResult> {
+export async function ensureObservationPartitions(
+  db: Database,
+  now = new Date(),
+  monthsAhead = MONTHS_AHEAD,
+): Promise<EnsureResult> {
   const out: EnsureResult = { created: [], moved: 0 };
   const existing = new Set((await listMonthPartitions(db)).map((m) => m.name));
   const wanted = new Map<string, MonthPartition>();
@@ -43,7 +47,11 @@ export async function ensureObservationPartitions(db: Database, now = new Date()
     const m = monthAfter(now, i);
     wanted.set(m.name, m);
   }
-  for (const t of await monthsInDefault(db, monthAfter(now, -MONTHS_BACK).from, monthAfter(now, monthsAhead + 1).from)) {
+  for (const t of await monthsInDefault(
+    db,
+    monthAfter(now, -MONTHS_BACK).from,
+    monthAfter(now, monthsAhead + 1).from,
+  )) {
     const m = monthOf(t);
     wanted.set(m.name, m);
   }

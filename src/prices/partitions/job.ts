@@ -20,7 +20,12 @@ export function partitionsRun(db: Database, log: Logger): () => Promise<void> {
  * dropped, the month the cutoff falls in is deleted from in short batches. An aborted `signal`
  * ends the run after the batch in progress.
  */
-export function retentionRun(db: Database, days: number, log: Logger, clock: Clock = systemClock): (signal: AbortSignal) => Promise<void> {
+export function retentionRun(
+  db: Database,
+  days: number,
+  log: Logger,
+  clock: Clock = systemClock,
+): (signal: AbortSignal) => Promise<void> {
   return async (signal) => {
     const r = await dropObservationsBefore(db, retentionCutoff(days, clock.now()), { stop: () => signal.aborted });
     log.info({ component: 'price-retention', ...r }, 'price retention done');

@@ -54,10 +54,10 @@ export async function lockPartitions(tx: Queryable): Promise<void> {
 
 /** Whether the default partition holds observations in the month. */
 export async function defaultHoldsMonth(tx: Queryable, m: MonthPartition): Promise<boolean> {
-  const r = await tx.query(`/* defaultHoldsMonth */ select 1 from ${DEFAULT_PARTITION} where observed_at >= $1 and observed_at < $2 limit 1`, [
-    m.from.toISOString(),
-    m.to.toISOString(),
-  ]);
+  const r = await tx.query(
+    `/* defaultHoldsMonth */ select 1 from ${DEFAULT_PARTITION} where observed_at >= $1 and observed_at < $2 limit 1`,
+    [m.from.toISOString(), m.to.toISOString()],
+  );
   return r.rows.length > 0;
 }
 
@@ -86,7 +86,9 @@ export async function createMonth(tx: Queryable, m: MonthPartition): Promise<voi
  * on price_observations, does not see them as new), then is attached as the month.
  */
 export async function createMonthFromDefault(tx: Queryable, m: MonthPartition): Promise<number> {
-  await tx.query(`/* createMonthTable */ create table ${m.name} (like price_observations including defaults including constraints)`);
+  await tx.query(
+    `/* createMonthTable */ create table ${m.name} (like price_observations including defaults including constraints)`,
+  );
   const moved = await tx.query(
     `/* moveFromDefault */
      with gone as (delete from ${DEFAULT_PARTITION} where observed_at >= $1 and observed_at < $2 returning *)

@@ -12,7 +12,12 @@ const LATE_SLACK_MS = 2 * 86_400_000;
  * since the previous cutoff (with slack for late arrivals). Several processes may run it: a
  * batch locks its series. An aborted `signal` ends the run after the batch in progress.
  */
-export function rollupRun(db: Database, days: number, log: Logger, clock: Clock): (signal: AbortSignal) => Promise<void> {
+export function rollupRun(
+  db: Database,
+  days: number,
+  log: Logger,
+  clock: Clock,
+): (signal: AbortSignal) => Promise<void> {
   let since: Date | undefined;
   return async (signal) => {
     const now = clock.now();

@@ -11,10 +11,16 @@ export interface SeriesKey {
 }
 
 /** `o.competitor_id` matching the series' `$n`: an index condition either way (`is not distinct from` is not one). */
-const competitorIs = (key: SeriesKey, n: number) => (key.competitorId === null ? `competitor_id is null and $${n}::text is null` : `competitor_id = $${n}`);
+const competitorIs = (key: SeriesKey, n: number) =>
+  key.competitorId === null ? `competitor_id is null and $${n}::text is null` : `competitor_id = $${n}`;
 
 /** The next series, in key order, after `after`, that has observations before the cutoff. */
-export async function nextSeries(db: Queryable, after: SeriesKey | undefined, cutoff: Date, limit: number): Promise<SeriesKey[]> {
+export async function nextSeries(
+  db: Queryable,
+  after: SeriesKey | undefined,
+  cutoff: Date,
+  limit: number,
+): Promise<SeriesKey[]> {
   const r = await db.query<{ product_id: string; competitor_id: string | null }>(
     `/* nextSeries */ select product_id, competitor_id from price_series
       where first_observed_at < $1
@@ -31,7 +37,13 @@ export async function nextSeries(db: Queryable, after: SeriesKey | undefined, cu
  * observation, to the hour of its `rows`-th observation (at least one whole hour), never past
  * the cutoff. Null when nothing is left before the cutoff.
  */
-export async function nextWindow(db: Queryable, key: SeriesKey, from: Date, cutoff: Date, rows: number): Promise<{ lo: Date; hi: Date } | null> {
+export async function nextWindow(
+  db: Queryable,
+  key: SeriesKey,
+  from: Date,
+  cutoff: Date,
+  rows: number,
+): Promise<{ lo: Date; hi: Date } | null> {
   const r = await db.query<{ lo: Date | null; hi: Date | null }>(
     `/* nextWindow */ with f as (
        select date_trunc('hour', min(observed_at), 'UTC') as lo from price_observations
@@ -57,8 +69,16 @@ export async function nextWindow(db: Queryable, key: SeriesKey, from: Date, cuto
  * changes nothing; rows that arrive later in a rolled-up hour are folded in the same way.
  * Locks the series (as the insert trigger does) so two roll-ups of it take turns.
  */
-export async function rollupWindow(db: Queryable, key: SeriesKey, lo: Date, hi: Date): Promise<{ deleted: number; updated: number }> {
-  await db.query(`/* lockSeriesForRollup */ select 1 from price_series where product_id = $1 and ${competitorIs(key, 2)} for update`, [key.productId, key.competitorId]);
+export async function rollupWindow(
+  db: Queryable,
+  key: SeriesKey,
+  lo: Date,
+  hi: Date,
+): Promise<{ deleted: number; updated: number }> {
+  await db.query(
+    `/* lockSeriesForRollup */ select 1 from price_series where product_id = $1 and ${competitorIs(key, 2)} for update`,
+    [key.productId, key.competitorId],
+  );
   const r = await db.query<{ deleted: number | string; updated: number | string }>(
     `/* rollupWindow */ with o as (
        select id, currency, h, samples, total,

@@ -105,10 +105,14 @@ export async function getTrends(db: Queryable, accountId: string, productId: str
               price_in_product_currency: Number(cheapest.converted),
               tied: Math.max(0, first.cheapest_tied),
               since: iso(
-                new Date(Math.max(
-                  Date.parse(since(cheapest)),
-                  ...competitors.filter((c) => c !== cheapest && c.cheaper_until).map((c) => c.cheaper_until!.getTime()),
-                )),
+                new Date(
+                  Math.max(
+                    Date.parse(since(cheapest)),
+                    ...competitors
+                      .filter((c) => c !== cheapest && c.cheaper_until)
+                      .map((c) => c.cheaper_until!.getTime()),
+                  ),
+                ),
               ),
             }
           : null,

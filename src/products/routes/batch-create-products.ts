@@ -19,12 +19,19 @@ export const batchCreateProductsRoute: FastifyPluginAsyncTypebox = async (app) =
           'is created or none is, and the failures come back as one 422 (or 409) error.',
         tags: ['Products'],
         body: ProductBatchSchema,
-        response: { 200: withHeaders(ProductBatchResultSchema.documented, 'Per-item results'), ...errorResponses(409, 413, 415, 422) },
+        response: {
+          200: withHeaders(ProductBatchResultSchema.documented, 'Per-item results'),
+          ...errorResponses(409, 413, 415, 422),
+        },
       },
     },
     async (request, reply) => {
       const { products, atomic } = request.body as { products: unknown[]; atomic?: boolean };
-      const answer = batchAnswer(await createProductsBatch(app.ctx.db, request.principal.accountId, products, atomic ?? false), 'product', toProduct);
+      const answer = batchAnswer(
+        await createProductsBatch(app.ctx.db, request.principal.accountId, products, atomic ?? false),
+        'product',
+        toProduct,
+      );
       // Set once the answer exists: an error thrown before must keep the error serialiser.
       reply.serializer(reply.compileSerializationSchema(ProductBatchResultSchema.shape, '200')); // the loose shape (batches/schemas.ts)
       return answer;

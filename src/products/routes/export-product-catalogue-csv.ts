@@ -11,9 +11,25 @@ import { listProducts, type MonitoringColumns, PRODUCT_SORTS, type ProductRow } 
 export const CATALOGUE_PAGE_ROWS = 500;
 
 export const CATALOGUE_HEADER = [
-  'id', 'sku', 'name', 'brand', 'category', 'currency', 'base_price', 'own_price', 'own_price_source',
-  'lowest_competitor_price', 'average_competitor_price', 'highest_competitor_price', 'cheapest_competitor_id',
-  'cheapest_competitor_name', 'rank', 'price_index', 'competitors_compared', 'competitors_left_out', 'listing_count',
+  'id',
+  'sku',
+  'name',
+  'brand',
+  'category',
+  'currency',
+  'base_price',
+  'own_price',
+  'own_price_source',
+  'lowest_competitor_price',
+  'average_competitor_price',
+  'highest_competitor_price',
+  'cheapest_competitor_id',
+  'cheapest_competitor_name',
+  'rank',
+  'price_index',
+  'competitors_compared',
+  'competitors_left_out',
+  'listing_count',
   'last_checked_at',
 ] as const;
 
@@ -24,7 +40,7 @@ const CatalogueCsvSchema = {
   maxLength: Number.MAX_SAFE_INTEGER,
   description:
     `RFC 4180 CSV, UTF-8, CRLF line ends, a header row first: ${CATALOGUE_HEADER.join(', ')}. Amounts are in the ` +
-    'product\'s currency; empty cells are nulls. Text cells a spreadsheet would run as a formula get a leading `\'`.',
+    "product's currency; empty cells are nulls. Text cells a spreadsheet would run as a formula get a leading `'`.",
 };
 
 type Row = ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null };
@@ -32,10 +48,26 @@ const num = (v: string | null) => (v === null ? null : Number(v));
 
 function cells(r: Row): CsvValue[] {
   return [
-    r.id, r.sku, r.name, r.brand, r.category, r.currency, Number(r.base_price), num(r.pos_own_price),
-    r.pos_own_observed ? 'observation' : 'base_price', num(r.pos_lowest), num(r.pos_average), num(r.pos_highest),
-    r.pos_cheapest_id, r.pos_cheapest_name ?? null, r.pos_rank, num(r.pos_price_index), Number(r.pos_compared),
-    Number(r.pos_left_out), Number(r.listing_count), r.last_checked_at ? iso(r.last_checked_at) : null,
+    r.id,
+    r.sku,
+    r.name,
+    r.brand,
+    r.category,
+    r.currency,
+    Number(r.base_price),
+    num(r.pos_own_price),
+    r.pos_own_observed ? 'observation' : 'base_price',
+    num(r.pos_lowest),
+    num(r.pos_average),
+    num(r.pos_highest),
+    r.pos_cheapest_id,
+    r.pos_cheapest_name ?? null,
+    r.pos_rank,
+    num(r.pos_price_index),
+    Number(r.pos_compared),
+    Number(r.pos_left_out),
+    Number(r.listing_count),
+    r.last_checked_at ? iso(r.last_checked_at) : null,
   ];
 }
 
@@ -56,7 +88,11 @@ export const exportProductCatalogueCsvRoute: FastifyPluginAsyncTypebox = async (
         produces: ['text/csv'],
         querystring: ProductCatalogueQuerySchema,
         response: {
-          200: withHeaders(CatalogueCsvSchema as never, 'The catalogue as CSV (text/csv; charset=utf-8)', contentDispositionHeader),
+          200: withHeaders(
+            CatalogueCsvSchema as never,
+            'The catalogue as CSV (text/csv; charset=utf-8)',
+            contentDispositionHeader,
+          ),
           ...errorResponses(422),
         },
       },
@@ -66,7 +102,8 @@ export const exportProductCatalogueCsvRoute: FastifyPluginAsyncTypebox = async (
       checkListFilters(q);
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
       const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));
-      const load = (page: PageRequest<ProductRow>) => listProducts(db, request.principal.accountId, q, page, { cheapestName: true });
+      const load = (page: PageRequest<ProductRow>) =>
+        listProducts(db, request.principal.accountId, q, page, { cheapestName: true });
       const page = pageRequest({ sort: q.sort, limit: CATALOGUE_PAGE_ROWS }, PRODUCT_SORTS, '-created_at');
       const first = await load(page); // before the headers go out: a failure is still a JSON error here
       return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, rowsOf(eachPage(page, load, first))));

@@ -11,7 +11,8 @@ export const getProductRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getProduct',
         summary: 'Get a product',
-        description: 'A product of the calling account; another account\'s product is a 404. Send the `ETag` back in `If-None-Match` to get a 304 while it is unchanged.',
+        description:
+          "A product of the calling account; another account's product is a 404. Send the `ETag` back in `If-None-Match` to get a 304 while it is unchanged.",
         tags: ['Products'],
         params: ProductIdParams,
         response: {

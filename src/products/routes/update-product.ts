@@ -17,9 +17,13 @@ export const updateProductRoute: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Products'],
         params: ProductIdParams,
         body: ProductUpdateSchema,
-        response: { 200: withHeaders(ProductSchema, 'The updated product'), ...errorResponses(404, 409, 413, 415, 422) },
+        response: {
+          200: withHeaders(ProductSchema, 'The updated product'),
+          ...errorResponses(404, 409, 413, 415, 422),
+        },
       },
-      handler: async (request) => toProduct(await changeProduct(app.ctx.db, request.principal.accountId, request.params.id, request.body)),
+      handler: async (request) =>
+        toProduct(await changeProduct(app.ctx.db, request.principal.accountId, request.params.id, request.body)),
     });
   }
 };

@@ -13,15 +13,35 @@ const UsageSchema = Type.Object(
     account_id: Type.String({ maxLength: 64, pattern: '^acct_[0-9a-z]+$' }),
     plan: Type.String({ enum: PLAN_NAMES }),
     limit: Count,
-    used: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000, description: 'Requests counted in the current hour' }),
+    used: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: 1_000_000_000_000,
+      description: 'Requests counted in the current hour',
+    }),
     remaining: Count,
-    reset: Type.Integer({ format: 'int64', minimum: 0, maximum: 99_999_999_999, description: 'Unix seconds when the hour ends' }),
+    reset: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: 99_999_999_999,
+      description: 'Unix seconds when the hour ends',
+    }),
     history: Type.Array(
       Type.Object(
         {
           hour: Type.String({ format: 'date-time', maxLength: 40, description: 'Start of the UTC hour' }),
-          requests: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000, description: 'Requests served within the limit' }),
-          rejected: Type.Integer({ format: 'int64', minimum: 0, maximum: 1_000_000_000_000, description: 'Requests refused with 429' }),
+          requests: Type.Integer({
+            format: 'int64',
+            minimum: 0,
+            maximum: 1_000_000_000_000,
+            description: 'Requests served within the limit',
+          }),
+          rejected: Type.Integer({
+            format: 'int64',
+            minimum: 0,
+            maximum: 1_000_000_000_000,
+            description: 'Requests refused with 429',
+          }),
         },
         { additionalProperties: false },
       ),
@@ -32,7 +52,17 @@ const UsageSchema = Type.Object(
 );
 
 const UsageQuery = Type.Object(
-  { hours: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 720, default: 24, description: 'How many hours of history' })) },
+  {
+    hours: Type.Optional(
+      Type.Integer({
+        format: 'int32',
+        minimum: 1,
+        maximum: 720,
+        default: 24,
+        description: 'How many hours of history',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

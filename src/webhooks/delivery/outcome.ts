@@ -4,7 +4,16 @@ import { redactedEndpointUrl } from '../secrets.js';
 import { toWebhook } from '../sql.js';
 import { retryAfterMs, retryDelay, type RetryRules } from './schedule.js';
 import type { SendResult } from './send.js';
-import { addRetry, type AttemptAnswer, attemptsSucceeded, type ClaimedEndpoint, disableEndpoint, endpointFailed, markAttemptFailed, type PendingAttempt } from './sql.js';
+import {
+  addRetry,
+  type AttemptAnswer,
+  attemptsSucceeded,
+  type ClaimedEndpoint,
+  disableEndpoint,
+  endpointFailed,
+  markAttemptFailed,
+  type PendingAttempt,
+} from './sql.js';
 
 /** What becomes of an answered (or unanswered) attempt: docs/WEBHOOKS.md, "Delivery". */
 
@@ -43,7 +52,8 @@ function formatDuration(ms: number): string {
   return `${ms} ms`;
 }
 
-export const isSuccess = (r: SendResult) => r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
+export const isSuccess = (r: SendResult) =>
+  r.error === undefined && r.status !== undefined && r.status >= 200 && r.status < 300;
 
 const answerOf = (result: SendResult): AttemptAnswer => ({
   status: result.status ?? null,
@@ -59,11 +69,23 @@ const answerOf = (result: SendResult): AttemptAnswer => ({
  */
 export async function recordSuccesses(
   db: Database,
-  o: { endpoint: ClaimedEndpoint; answered: readonly { attempt: PendingAttempt; result: SendResult; at: Date }[]; workerId: string; leaseSeconds: number },
+  o: {
+    endpoint: ClaimedEndpoint;
+    answered: readonly { attempt: PendingAttempt; result: SendResult; at: Date }[];
+    workerId: string;
+    leaseSeconds: number;
+  },
 ): Promise<AttemptOutcome[]> {
   const rows = o.answered.map((x) => ({ attemptId: x.attempt.id, answer: answerOf(x.result), at: x.at }));
   const held = await attemptsSucceeded(db, o.endpoint.id, rows, o.workerId, o.leaseSeconds);
-  return o.answered.map((x) => ({ endpointId: o.endpoint.id, attemptId: x.attempt.id, eventId: x.attempt.event_id, status: x.result.status ?? null, succeeded: true, held }));
+  return o.answered.map((x) => ({
+    endpointId: o.endpoint.id,
+    attemptId: x.attempt.id,
+    eventId: x.attempt.event_id,
+    status: x.result.status ?? null,
+    succeeded: true,
+    held,
+  }));
 }
 
 /**
@@ -92,11 +114,15 @@ export async function recordFailure(
     }
     // Exhausted: the next attempt in the queue is the next probe, at once (or after Retry-After).
     const overdue = await endpointFailed(tx, endpoint.id, o.workerId, delay ?? pause ?? 0, o.rules.disableAfterMs);
-    const reason = result.status === 410 ? GONE_REASON : overdue ? disableAfterReason(o.rules.disableAfterMs) : undefined;
+    const reason =
+      result.status === 410 ? GONE_REASON : overdue ? disableAfterReason(o.rules.disableAfterMs) : undefined;
     if (reason !== undefined) {
       const row = await disableEndpoint(tx, endpoint.id, reason);
       if (row) {
-        await recordEvent(tx, row.account_id, 'endpoint.disabled', { ...toWebhook(row), url: redactedEndpointUrl(row.url) });
+        await recordEvent(tx, row.account_id, 'endpoint.disabled', {
+          ...toWebhook(row),
+          url: redactedEndpointUrl(row.url),
+        });
         outcome.disabled = reason;
       }
     }

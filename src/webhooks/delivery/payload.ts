@@ -25,8 +25,18 @@ const TEXT_MAX = 500;
 export function chatText(e: EventToSend): string {
   const d = e.data;
   const said = typeof d.message === 'string' && d.message.trim() !== '' ? d.message : undefined;
-  const what = typeof d.name === 'string' ? d.name : typeof d.url === 'string' ? d.url : typeof d.id === 'string' ? d.id : undefined;
-  const line = said !== undefined ? `pricehound ${e.type}: ${said}` : `pricehound ${e.type}${what !== undefined ? `: ${what}` : ''}`;
+  const what =
+    typeof d.name === 'string'
+      ? d.name
+      : typeof d.url === 'string'
+        ? d.url
+        : typeof d.id === 'string'
+          ? d.id
+          : undefined;
+  const line =
+    said !== undefined
+      ? `pricehound ${e.type}: ${said}`
+      : `pricehound ${e.type}${what !== undefined ? `: ${what}` : ''}`;
   const flat = line.replace(/\s+/g, ' ').trim();
   return flat.length > TEXT_MAX ? `${flat.slice(0, TEXT_MAX - 1)}…` : flat;
 }

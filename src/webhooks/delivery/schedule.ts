@@ -14,7 +14,12 @@ export interface RetryRules {
  * try of its chain), or undefined when the schedule is exhausted. Never shorter than the answer's
  * Retry-After (`retryAfterMs`, see below).
  */
-export function retryDelay(rules: RetryRules, retry: number, retryAfterMs?: number, random = Math.random): number | undefined {
+export function retryDelay(
+  rules: RetryRules,
+  retry: number,
+  retryAfterMs?: number,
+  random = Math.random,
+): number | undefined {
   const base = rules.schedule[retry];
   if (base === undefined) return undefined;
   const wait = Math.round(base * (1 + rules.jitter * random()));

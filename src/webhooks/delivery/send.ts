@@ -45,8 +45,13 @@ export class WebhookSender {
 
   constructor(opts: SenderOptions) {
     this.timeoutMs = opts.timeoutMs;
-    const guard = opts.guard ?? new AddressGuard({ allowLoopback: opts.allowLoopback, allowTargets: opts.allowTargets });
-    this.agent = createGuardedAgent(guard, { timeoutMs: opts.timeoutMs, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs });
+    const guard =
+      opts.guard ?? new AddressGuard({ allowLoopback: opts.allowLoopback, allowTargets: opts.allowTargets });
+    this.agent = createGuardedAgent(guard, {
+      timeoutMs: opts.timeoutMs,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
   }
 
   async send(req: SendRequest): Promise<SendResult> {
@@ -55,7 +60,13 @@ export class WebhookSender {
     const ms = () => Math.round(performance.now() - t0);
     let status: number | undefined;
     try {
-      const res = await request(req.url, { method: 'POST', headers: req.headers, body: req.body, dispatcher: this.agent, signal });
+      const res = await request(req.url, {
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        dispatcher: this.agent,
+        signal,
+      });
       status = res.statusCode;
       const retryAfter = res.headers['retry-after'];
       const chunks: Buffer[] = [];
@@ -84,7 +95,10 @@ export class WebhookSender {
 
 /** Text a PostgreSQL text column takes (no NUL), cut to whole characters. */
 function logText(buf: Buffer): string {
-  return new TextDecoder('utf-8', { fatal: false }).decode(buf).replace(/\uFFFD$/, '').replaceAll('\u0000', '');
+  return new TextDecoder('utf-8', { fatal: false })
+    .decode(buf)
+    .replace(/\uFFFD$/, '')
+    .replaceAll('\u0000', '');
 }
 
 function describe(err: unknown, timeoutMs: number): string {

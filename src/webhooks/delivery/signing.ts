@@ -28,7 +28,13 @@ export interface SigningSecrets {
  * overlap, the previous secret's, space-separated, so a receiver that still has the old secret
  * verifies as well as one that has the new.
  */
-export function signatureHeader(s: SigningSecrets, id: string, timestamp: number, body: string, now = Date.now()): string {
+export function signatureHeader(
+  s: SigningSecrets,
+  id: string,
+  timestamp: number,
+  body: string,
+  now = Date.now(),
+): string {
   const current = sign(s.secret, id, timestamp, body);
   if (s.previous_secret && s.previous_secret_expires_at && s.previous_secret_expires_at.getTime() > now) {
     return `${current} ${sign(s.previous_secret, id, timestamp, body)}`;

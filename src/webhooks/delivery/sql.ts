@@ -44,7 +44,12 @@ const due = (leaseFree: boolean) => `e.enabled
  * never wait for each other nor take one endpoint twice; a row claimed and committed after this
  * statement's snapshot is re-read by FOR UPDATE (READ COMMITTED), no longer due, and skipped.
  */
-export async function claimEndpoints(db: Queryable, workerId: string, limit: number, leaseSeconds: number): Promise<string[]> {
+export async function claimEndpoints(
+  db: Queryable,
+  workerId: string,
+  limit: number,
+  leaseSeconds: number,
+): Promise<string[]> {
   const r = await db.query<{ id: string }>(
     `/* claimWebhookEndpoints */
      update webhook_endpoints w
@@ -78,7 +83,12 @@ export interface PendingAttempt {
  * The endpoint's oldest pending attempts, in the order of their events, while `workerId` holds
  * it and it is enabled (none otherwise). `due`: its time has come.
  */
-export async function pendingAttempts(db: Queryable, endpointId: string, workerId: string, limit: number): Promise<PendingAttempt[]> {
+export async function pendingAttempts(
+  db: Queryable,
+  endpointId: string,
+  workerId: string,
+  limit: number,
+): Promise<PendingAttempt[]> {
   const r = await db.query<PendingAttempt>(
     `/* pendingWebhookAttempts */
      select d.id, d.event_id, d.attempt, d.retry, d.next_attempt_at <= now() or w.failing_since is null as due,
@@ -183,7 +193,13 @@ export async function addRetry(db: Queryable, failedId: string, delayMs: number)
  * next probe goes out `probeInMs` from now, and the lease of `workerId` ends. Answers whether it
  * has been failing for at least `disableAfterMs`.
  */
-export async function endpointFailed(db: Queryable, endpointId: string, workerId: string, probeInMs: number, disableAfterMs: number): Promise<boolean> {
+export async function endpointFailed(
+  db: Queryable,
+  endpointId: string,
+  workerId: string,
+  probeInMs: number,
+  disableAfterMs: number,
+): Promise<boolean> {
   const r = await db.query<{ overdue: boolean }>(
     `/* webhookEndpointFailed */
      update webhook_endpoints
@@ -207,7 +223,11 @@ export interface DisabledEndpoint extends WebhookRow {
  * Disables an enabled endpoint for `reason`; its pending attempts stay pending (enabling it again
  * resumes them, from a clean state). Undefined when it was already disabled.
  */
-export async function disableEndpoint(db: Queryable, endpointId: string, reason: string): Promise<DisabledEndpoint | undefined> {
+export async function disableEndpoint(
+  db: Queryable,
+  endpointId: string,
+  reason: string,
+): Promise<DisabledEndpoint | undefined> {
   const r = await db.query<DisabledEndpoint>(
     `/* disableWebhookEndpoint */
      update webhook_endpoints
@@ -225,7 +245,11 @@ export async function disableEndpoint(db: Queryable, endpointId: string, reason:
  * queued while it finished is not left behind). `held`: `workerId` held it when the statement
  * began; `released`: it no longer does.
  */
-export async function releaseEndpoint(db: Queryable, endpointId: string, workerId: string): Promise<{ held: boolean; released: boolean }> {
+export async function releaseEndpoint(
+  db: Queryable,
+  endpointId: string,
+  workerId: string,
+): Promise<{ held: boolean; released: boolean }> {
   const r = await db.query<{ held: boolean; released: boolean }>(
     `/* releaseWebhookEndpoint */
      with e as (select e.id, e.locked_by = $2 as held, (${due(false)}) as more
@@ -244,7 +268,11 @@ export async function releaseEndpoint(db: Queryable, endpointId: string, workerI
  * cut short (the database went away), so nobody waits for their leases to run out. Answers how
  * many.
  */
-export async function giveBackEndpoints(db: Queryable, endpointIds: readonly string[], workerId: string): Promise<number> {
+export async function giveBackEndpoints(
+  db: Queryable,
+  endpointIds: readonly string[],
+  workerId: string,
+): Promise<number> {
   const r = await db.query(
     `/* giveBackWebhookEndpoints */
      update webhook_endpoints set locked_by = null, locked_until = now()

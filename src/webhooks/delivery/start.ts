@@ -7,7 +7,12 @@ import { releaseAllEndpoints } from './sql.js';
 import { DeliveryWorker } from './worker.js';
 
 /** The delivery worker of a process, built from its configuration (the `webhook-deliveries` task of src/jobs/tasks.ts). */
-export function createDeliveryWorker(config: Config, db: Database, log: Logger, opts: { workerId?: string } = {}): { worker: DeliveryWorker; sender: WebhookSender } {
+export function createDeliveryWorker(
+  config: Config,
+  db: Database,
+  log: Logger,
+  opts: { workerId?: string } = {},
+): { worker: DeliveryWorker; sender: WebhookSender } {
   const sender = new WebhookSender({ ...addressPolicy(config), timeoutMs: config.webhookTimeoutMs });
   const worker = new DeliveryWorker({
     db,
@@ -16,7 +21,11 @@ export function createDeliveryWorker(config: Config, db: Database, log: Logger, 
     concurrency: config.webhookConcurrency,
     timeoutMs: config.webhookTimeoutMs,
     userAgent: config.userAgent,
-    rules: { schedule: config.webhookRetrySchedule, jitter: config.webhookRetryJitter, disableAfterMs: config.webhookDisableAfterMs },
+    rules: {
+      schedule: config.webhookRetrySchedule,
+      jitter: config.webhookRetryJitter,
+      disableAfterMs: config.webhookDisableAfterMs,
+    },
     ...opts,
   });
   return { worker, sender };

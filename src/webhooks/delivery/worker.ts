@@ -7,7 +7,17 @@ import { webhookBody } from './payload.js';
 import type { SendResult, WebhookSender } from './send.js';
 import { signatureHeader } from './signing.js';
 import { SuccessGroup } from './success-group.js';
-import { claimEndpoints, DELIVERIES_CHANNEL, type ClaimedEndpoint, giveBackEndpoints, nextWakeInMs, type PendingAttempt, pendingAttempts, releaseAllEndpoints, releaseEndpoint } from './sql.js';
+import {
+  claimEndpoints,
+  DELIVERIES_CHANNEL,
+  type ClaimedEndpoint,
+  giveBackEndpoints,
+  nextWakeInMs,
+  type PendingAttempt,
+  pendingAttempts,
+  releaseAllEndpoints,
+  releaseEndpoint,
+} from './sql.js';
 
 export interface DeliveryWorkerOptions {
   db: Database;
@@ -117,7 +127,10 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
     if (giveBack.length > 0) {
       const n = await giveBackEndpoints(this.db, giveBack, this.id);
       for (const id of giveBack) this.cutShort.delete(id);
-      this.log.info({ worker_id: this.id, endpoints: n }, 'gave back the webhook endpoints whose serving the database cut short');
+      this.log.info(
+        { worker_id: this.id, endpoints: n },
+        'gave back the webhook endpoints whose serving the database cut short',
+      );
     }
     const claimed = await claimEndpoints(this.db, this.id, free, this.leaseSeconds);
     // With every slot taken, the end of a serve claims again; otherwise the timer.
@@ -140,10 +153,16 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
         if (isUnavailable(err)) {
           // Given back once the database answers again (run()), before its lease runs out.
           this.cutShort.add(endpointId);
-          this.log.warn({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed: the database is unavailable; it is given back once it answers');
+          this.log.warn(
+            { err, endpoint_id: endpointId, worker_id: this.id },
+            'serving a webhook endpoint failed: the database is unavailable; it is given back once it answers',
+          );
         } else {
           // Its lease runs out and the endpoint is served again (by whoever claims it then).
-          this.log.error({ err, endpoint_id: endpointId, worker_id: this.id }, 'serving a webhook endpoint failed; it is retried when its lease ends');
+          this.log.error(
+            { err, endpoint_id: endpointId, worker_id: this.id },
+            'serving a webhook endpoint failed; it is retried when its lease ends',
+          );
         }
         this.emit('error', err as Error);
       })
@@ -163,7 +182,13 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
   private async drain(endpointId: string): Promise<void> {
     type Answered = { endpoint: ClaimedEndpoint; attempt: PendingAttempt; result: SendResult; at: Date };
     const group = new SuccessGroup<Answered>(
-      (answered) => recordSuccesses(this.db, { endpoint: answered[0]!.endpoint, answered, workerId: this.id, leaseSeconds: this.leaseSeconds }),
+      (answered) =>
+        recordSuccesses(this.db, {
+          endpoint: answered[0]!.endpoint,
+          answered,
+          workerId: this.id,
+          leaseSeconds: this.leaseSeconds,
+        }),
       (outcome) => this.emit('attempted', outcome),
       UNRECORDED_MAX,
     );
@@ -183,8 +208,15 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
           continue;
         }
         if (!(await group.settle())) return;
-        const outcome = await recordFailure(this.db, { endpoint: a.endpoint, attempt: a, result, workerId: this.id, rules: this.rules });
-        if (outcome.disabled) this.log.warn({ endpoint_id: endpointId, reason: outcome.disabled }, 'webhook endpoint disabled');
+        const outcome = await recordFailure(this.db, {
+          endpoint: a.endpoint,
+          attempt: a,
+          result,
+          workerId: this.id,
+          rules: this.rules,
+        });
+        if (outcome.disabled)
+          this.log.warn({ endpoint_id: endpointId, reason: outcome.disabled }, 'webhook endpoint disabled');
         this.emit('attempted', outcome);
         return; // the endpoint was given back
       }
@@ -225,7 +257,10 @@ export class DeliveryWorker extends EventEmitter<WorkerEvents> {
     await this.claims.stop();
     if (!this.started) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(this.serving.values()), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    await Promise.race([
+      Promise.all(this.serving.values()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
     clearTimeout(timer);
     await releaseAllEndpoints(this.db, this.id).catch((err: unknown) => {
       this.log.warn({ err }, 'could not give back the webhook endpoints held; their leases will run out');

@@ -27,7 +27,10 @@ export const createWebhookRoute: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const row = await createWebhook(app.ctx.db, app.ctx.config, request.principal.accountId, request.body);
       const base = request.url.startsWith('/api/') ? '/api/v1' : '/v1';
-      return reply.code(201).header('Location', `${base}/webhooks/${row.id}`).send({ ...toWebhook(row), secret: row.secret });
+      return reply
+        .code(201)
+        .header('Location', `${base}/webhooks/${row.id}`)
+        .send({ ...toWebhook(row), secret: row.secret });
     },
   );
 };

@@ -11,7 +11,7 @@ export const getWebhookRoute: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         operationId: 'getWebhook',
         summary: 'Get a webhook endpoint',
-        description: 'One endpoint of the account, without its secret; another account\'s endpoint is a 404.',
+        description: "One endpoint of the account, without its secret; another account's endpoint is a 404.",
         tags: ['Webhooks'],
         params: WebhookIdParams,
         response: { 200: withHeaders(WebhookSchema, 'The endpoint'), ...errorResponses(404) },

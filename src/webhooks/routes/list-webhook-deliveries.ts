@@ -11,10 +11,10 @@ export const listWebhookDeliveriesRoute: FastifyPluginAsyncTypebox = async (app)
     {
       schema: {
         operationId: 'listWebhookDeliveries',
-        summary: 'List a webhook endpoint\'s delivery attempts',
+        summary: "List a webhook endpoint's delivery attempts",
         description:
           'One row per attempt, newest first: the event, the attempt number, `pending` until made, then `succeeded` or ' +
-          '`failed` with the answer\'s status, duration and first 1 KB (or `error` when there was no answer), and whether ' +
+          "`failed` with the answer's status, duration and first 1 KB (or `error` when there was no answer), and whether " +
           'it was `scheduled` or a `manual` redelivery. Filter by `status` and `event_id`.',
         tags: ['Webhooks'],
         params: WebhookIdParams,

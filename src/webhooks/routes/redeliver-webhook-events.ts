@@ -18,7 +18,10 @@ export const redeliverWebhookEventsRoute: FastifyPluginAsyncTypebox = async (app
         tags: ['Webhooks'],
         params: WebhookIdParams,
         body: RedeliverSchema,
-        response: { 202: withHeaders(RedeliverResultSchema, 'How many attempts were queued'), ...errorResponses(404, 409, 413, 415, 422) },
+        response: {
+          202: withHeaders(RedeliverResultSchema, 'How many attempts were queued'),
+          ...errorResponses(404, 409, 413, 415, 422),
+        },
       },
     },
     async (request, reply) => {

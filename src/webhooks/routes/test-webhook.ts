@@ -19,11 +19,19 @@ export const testWebhookRoute: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Webhooks'],
         params: WebhookIdParams,
         body: WebhookTestSchema,
-        response: { 202: withHeaders(DocumentedEventSchema, 'The test event, queued for delivery'), ...errorResponses(404, 409, 413, 415, 422) },
+        response: {
+          202: withHeaders(DocumentedEventSchema, 'The test event, queued for delivery'),
+          ...errorResponses(404, 409, 413, 415, 422),
+        },
       },
     },
     async (request, reply) => {
-      const event = await sendTestEvent(app.ctx.db, request.principal.accountId, request.params.id, request.body.message);
+      const event = await sendTestEvent(
+        app.ctx.db,
+        request.principal.accountId,
+        request.params.id,
+        request.body.message,
+      );
       // As stored (events/payloads.ts); set once the answer exists, so errors keep their serialiser.
       reply.serializer(reply.compileSerializationSchema(EVENT_SHAPE, '202'));
       return reply.code(202).send(event);

@@ -12,7 +12,10 @@ export const updateWebhookRoute: FastifyPluginAsyncTypebox = async (app) => {
       url: '/webhooks/:id',
       schema: {
         operationId: method === 'PUT' ? 'updateWebhook' : 'patchWebhook',
-        summary: method === 'PUT' ? 'Update a webhook endpoint (only the fields sent)' : 'Update a webhook endpoint (same as PUT)',
+        summary:
+          method === 'PUT'
+            ? 'Update a webhook endpoint (only the fields sent)'
+            : 'Update a webhook endpoint (same as PUT)',
         description:
           'Fields not in the body keep their values; `null` clears `description`. `{"enabled": true}` on a disabled ' +
           'endpoint clears `disabled_reason` and its failing state, so its queued events go out at once; a new `url` ' +
@@ -23,7 +26,9 @@ export const updateWebhookRoute: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: withHeaders(WebhookSchema, 'The updated endpoint'), ...errorResponses(404, 413, 415, 422) },
       },
       handler: async (request) =>
-        toWebhook(await changeWebhook(app.ctx.db, app.ctx.config, request.principal.accountId, request.params.id, request.body)),
+        toWebhook(
+          await changeWebhook(app.ctx.db, app.ctx.config, request.principal.accountId, request.params.id, request.body),
+        ),
     });
   }
 };

@@ -12,7 +12,11 @@ export interface CliResult {
 const CLI_TIMEOUT_MS = 120_000;
 
 /** Runs `pricehound ARGS` from source with `env` and waits for it to exit. */
-export async function cli(args: string[], env: Record<string, string>, opts: { cwd?: string } = {}): Promise<CliResult> {
+export async function cli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { cwd?: string } = {},
+): Promise<CliResult> {
   const proc = runCli(args, env, opts);
   let stdout = '';
   let stderr = '';
@@ -25,12 +29,18 @@ export async function cli(args: string[], env: Record<string, string>, opts: { c
   }, CLI_TIMEOUT_MS);
   const [code] = (await once(proc, 'close')) as [number | null];
   clearTimeout(timer);
-  if (timedOut) throw new Error(`pricehound ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS / 1000} s; stderr: ${stderr}; stdout: ${stdout.slice(0, 2000)}`);
+  if (timedOut)
+    throw new Error(
+      `pricehound ${args.join(' ')} did not exit within ${CLI_TIMEOUT_MS / 1000} s; stderr: ${stderr}; stdout: ${stdout.slice(0, 2000)}`,
+    );
   return { code, stdout, stderr };
 }
 
 /** `pricehound keys create --json ...`, asserting success. */
-export async function createKeyWithCli(env: Record<string, string>, args: string[] = ['--plan', 'free']): Promise<CreatedKeyView> {
+export async function createKeyWithCli(
+  env: Record<string, string>,
+  args: string[] = ['--plan', 'free'],
+): Promise<CreatedKeyView> {
   const r = await cli(['keys', 'create', '--json', ...args], env);
   if (r.code !== 0) throw new Error(`keys create exited ${r.code}: ${r.stderr}`);
   return JSON.parse(r.stdout) as CreatedKeyView;

@@ -27,28 +27,37 @@ export function buildBigPage(targetBytes = 150_000): string {
     return s.charAt(0).toUpperCase() + s.slice(1) + '.';
   };
   const euro = (cents: number): string => {
-    const whole = Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+    const whole = Math.floor(cents / 100)
+      .toString()
+      .replace(/\B(?=(\d{3})+(?!\d))/g, '.');
     return `${whole},${String(cents % 100).padStart(2, '0')}&nbsp;€`;
   };
 
-  const css = Array.from({ length: 260 }, (_, i) =>
-    `.c-${i}{margin:${i % 7}px ${i % 5}px;padding:${i % 3}px;color:#${(i * 2654435761 >>> 8).toString(16).slice(0, 6).padEnd(6, '0')};}`,
+  const css = Array.from(
+    { length: 260 },
+    (_, i) =>
+      `.c-${i}{margin:${i % 7}px ${i % 5}px;padding:${i % 3}px;color:#${((i * 2654435761) >>> 8).toString(16).slice(0, 6).padEnd(6, '0')};}`,
   ).join('\n');
-  const analytics = Array.from({ length: 120 }, (_, i) =>
-    `window.dataLayer.push({event:"impression_${i}",item:{id:"SKU-${1000 + i}",list:"related",position:${i}}});`,
+  const analytics = Array.from(
+    { length: 120 },
+    (_, i) =>
+      `window.dataLayer.push({event:"impression_${i}",item:{id:"SKU-${1000 + i}",list:"related",position:${i}}});`,
   ).join('\n');
 
   const menu = Array.from({ length: 14 }, (_, i) => {
-    const items = Array.from({ length: 22 }, (_, j) =>
-      `<li class="nav__item"><a class="nav__link" href="/c/${i}/${j}">${sentence(2).slice(0, -1)}</a></li>`,
+    const items = Array.from(
+      { length: 22 },
+      (_, j) => `<li class="nav__item"><a class="nav__link" href="/c/${i}/${j}">${sentence(2).slice(0, -1)}</a></li>`,
     ).join('');
     return `<li class="nav__group"><button class="nav__toggle" aria-expanded="false">${sentence(1).slice(0, -1)}</button><ul class="nav__list">${items}</ul></li>`;
   }).join('\n');
 
   const description = Array.from({ length: 18 }, () => `<p>${sentence(40)}</p>`).join('\n');
 
-  const reviews = Array.from({ length: 24 }, (_, i) =>
-    `<article class="review" id="review-${i}"><header><span class="review__author">Kunde ${i + 1}</span> <span class="review__stars" aria-label="${1 + (i % 5)} von 5 Sternen">${'★'.repeat(1 + (i % 5))}</span></header><p>${sentence(30)}</p><footer><time datetime="2024-0${1 + (i % 9)}-1${i % 10}">1${i % 10}.0${1 + (i % 9)}.2024</time> · ${Math.floor(rand() * 40)} fanden das hilfreich</footer></article>`,
+  const reviews = Array.from(
+    { length: 24 },
+    (_, i) =>
+      `<article class="review" id="review-${i}"><header><span class="review__author">Kunde ${i + 1}</span> <span class="review__stars" aria-label="${1 + (i % 5)} von 5 Sternen">${'★'.repeat(1 + (i % 5))}</span></header><p>${sentence(30)}</p><footer><time datetime="2024-0${1 + (i % 9)}-1${i % 10}">1${i % 10}.0${1 + (i % 9)}.2024</time> · ${Math.floor(rand() * 40)} fanden das hilfreich</footer></article>`,
   ).join('\n');
 
   const related = Array.from({ length: 24 }, (_, i) => {
@@ -56,8 +65,10 @@ export function buildBigPage(targetBytes = 150_000): string {
     return `<li class="card"><a href="/p/related-${i}"><img src="/img/r${i}.jpg" alt="${sentence(3).slice(0, -1)}" width="200" height="200" loading="lazy"><h3 class="card__title">${sentence(4).slice(0, -1)}</h3></a><div class="card__price"><span class="price">${euro(cents)}</span></div><button class="card__add" type="button">In den Warenkorb</button></li>`;
   }).join('\n');
 
-  const footer = Array.from({ length: 8 }, (_, i) =>
-    `<div class="footer__col"><h4>${sentence(2).slice(0, -1)}</h4><ul>${Array.from({ length: 12 }, (_, j) => `<li><a href="/info/${i}/${j}">${sentence(3).slice(0, -1)}</a></li>`).join('')}</ul></div>`,
+  const footer = Array.from(
+    { length: 8 },
+    (_, i) =>
+      `<div class="footer__col"><h4>${sentence(2).slice(0, -1)}</h4><ul>${Array.from({ length: 12 }, (_, j) => `<li><a href="/info/${i}/${j}">${sentence(3).slice(0, -1)}</a></li>`).join('')}</ul></div>`,
   ).join('\n');
 
   const jsonLd = JSON.stringify({

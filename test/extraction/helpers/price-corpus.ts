@@ -46,13 +46,21 @@ export function judge(expected: Expectation, r: PriceParseResult): Outcome {
   if (allowed === undefined) return 'right';
   if (r.currency === undefined && expected.currencyOptional) return 'right';
   if (allowed.length === 0) return r.currency === undefined ? 'right' : 'wrong';
-  return r.currency !== undefined && allowed.includes(r.currency) ? 'right' : r.currency === undefined ? 'refused' : 'wrong';
+  return r.currency !== undefined && allowed.includes(r.currency)
+    ? 'right'
+    : r.currency === undefined
+      ? 'refused'
+      : 'wrong';
 }
 
 export function score(cases: Array<{ text: string; expected: Expectation; hints?: PriceHints }>): Scored[] {
   return cases.map(({ text, expected, hints }) => {
     const r = parsePrice(text, hints);
-    return { text, outcome: judge(expected, r), got: r.ok ? `${r.amount} ${r.currency ?? '(no currency)'}` : `refused: ${r.reason}` };
+    return {
+      text,
+      outcome: judge(expected, r),
+      got: r.ok ? `${r.amount} ${r.currency ?? '(no currency)'}` : `refused: ${r.reason}`,
+    };
   });
 }
 
@@ -78,7 +86,9 @@ export function corpus(): CorpusEntry[] {
   return JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8')) as CorpusEntry[];
 }
 
-export function corpusCases(entries: CorpusEntry[]): Array<{ text: string; expected: Expectation; hints?: PriceHints }> {
+export function corpusCases(
+  entries: CorpusEntry[],
+): Array<{ text: string; expected: Expectation; hints?: PriceHints }> {
   return entries.map((e) => ({
     text: e.text,
     hints: e.hints,
@@ -100,14 +110,57 @@ const DOLLARS = ['USD', 'CAD', 'AUD', 'NZD', 'SGD', 'HKD', 'MXN'];
  * amount, which is the same price; the harness compares an IRR result with ten times it.
  */
 const SHARED_CURRENCY: Readonly<Record<string, readonly string[]>> = {
-  '€': ['EUR'], EUR: ['EUR'], euro: ['EUR'], $: DOLLARS, US$: ['USD'], A$: ['AUD'], NZD: ['NZD'], Kč: ['CZK'],
-  '£': ['GBP'], GBP: ['GBP'], zł: ['PLN'], PLN: ['PLN'], pln: ['PLN'], 'руб.': ['RUB', 'BYN'], руб: ['RUB', 'BYN'],
-  Р: ['RUB', 'BYN'], 'р.': ['RUB', 'BYN'], 'грн.': ['UAH'], грн: ['UAH'], DKK: ['DKK'], lei: ['RON', 'MDL'],
-  LEI: ['RON', 'MDL'], Lei: ['RON', 'MDL'], Rp: ['IDR'], '₫': ['VND'], đ: ['VND'], kr: ['SEK', 'NOK', 'DKK', 'ISK'],
-  CHF: ['CHF'], 'Fr.': ['CHF'], 'лв.': ['BGN'], KD: ['KWD'], OMR: ['OMR'], PTE: ['PTE'], DEM: ['DEM'], AED: ['AED'],
-  원: ['KRW'], 円: ['JPY'], جنيه: ['EGP', 'SDG'], درهم: ['AED', 'MAD'], ريال: ['SAR', 'QAR', 'OMR', 'YER', 'IRR'],
-  R$: ['BRL'], '₪': ['ILS'], '฿': ['THB'], HUF: ['HUF'], Ft: ['HUF'], Dinara: ['RSD'], Br: ['BYN', 'ETB'], TL: ['TRY'],
-  تومان: ['IRR'], '₤': [], '₶': [],
+  '€': ['EUR'],
+  EUR: ['EUR'],
+  euro: ['EUR'],
+  $: DOLLARS,
+  US$: ['USD'],
+  A$: ['AUD'],
+  NZD: ['NZD'],
+  Kč: ['CZK'],
+  '£': ['GBP'],
+  GBP: ['GBP'],
+  zł: ['PLN'],
+  PLN: ['PLN'],
+  pln: ['PLN'],
+  'руб.': ['RUB', 'BYN'],
+  руб: ['RUB', 'BYN'],
+  Р: ['RUB', 'BYN'],
+  'р.': ['RUB', 'BYN'],
+  'грн.': ['UAH'],
+  грн: ['UAH'],
+  DKK: ['DKK'],
+  lei: ['RON', 'MDL'],
+  LEI: ['RON', 'MDL'],
+  Lei: ['RON', 'MDL'],
+  Rp: ['IDR'],
+  '₫': ['VND'],
+  đ: ['VND'],
+  kr: ['SEK', 'NOK', 'DKK', 'ISK'],
+  CHF: ['CHF'],
+  'Fr.': ['CHF'],
+  'лв.': ['BGN'],
+  KD: ['KWD'],
+  OMR: ['OMR'],
+  PTE: ['PTE'],
+  DEM: ['DEM'],
+  AED: ['AED'],
+  원: ['KRW'],
+  円: ['JPY'],
+  جنيه: ['EGP', 'SDG'],
+  درهم: ['AED', 'MAD'],
+  ريال: ['SAR', 'QAR', 'OMR', 'YER', 'IRR'],
+  R$: ['BRL'],
+  '₪': ['ILS'],
+  '฿': ['THB'],
+  HUF: ['HUF'],
+  Ft: ['HUF'],
+  Dinara: ['RSD'],
+  Br: ['BYN', 'ETB'],
+  TL: ['TRY'],
+  تومان: ['IRR'],
+  '₤': [],
+  '₶': [],
 };
 
 export function sharedRows(): SharedRow[] | undefined {
@@ -124,8 +177,11 @@ export function sharedCases(rows: SharedRow[]): Array<{ text: string; expected: 
   return rows.map((row) => {
     const text = row.text ?? '';
     const toman = row.currency_text === 'تومان';
-    const currencies = row.currency_text === null ? [] : SHARED_CURRENCY[row.currency_text] ?? [];
+    const currencies = row.currency_text === null ? [] : (SHARED_CURRENCY[row.currency_text] ?? []);
     const known = currencies.length > 0 || row.currency_text === null;
-    return { text, expected: { amount: row.amount, currencies: known ? currencies : undefined, currencyOptional: true, toman } };
+    return {
+      text,
+      expected: { amount: row.amount, currencies: known ? currencies : undefined, currencyOptional: true, toman },
+    };
   });
 }

@@ -30,7 +30,9 @@ export function testConfig(overrides: Partial<HttpFetcherConfig> = {}): HttpFetc
  * A resolver from a fixed table (name -> addresses); unknown names fail like NXDOMAIN. Counts
  * calls per name. Nothing is asked of any DNS server.
  */
-export function tableLookup(table: Record<string, string[] | (() => string[])>): LookupAll & { calls: Map<string, number> } {
+export function tableLookup(
+  table: Record<string, string[] | (() => string[])>,
+): LookupAll & { calls: Map<string, number> } {
   const calls = new Map<string, number>();
   const fn = async (hostname: string): Promise<ResolvedAddress[]> => {
     calls.set(hostname, (calls.get(hostname) ?? 0) + 1);

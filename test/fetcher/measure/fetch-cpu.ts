@@ -13,7 +13,9 @@ const mode = process.argv[2] ?? 'identity';
 const CONCURRENCY = 16;
 const N = 3000;
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'test/fetcher/measure/site-process.ts', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, ['--import', 'tsx', 'test/fetcher/measure/site-process.ts', mode], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const [line] = (await once(child.stdout!, 'data')) as [Buffer];
 const url = `${line.toString().trim()}/pages/big-page.html`;
 const fetcher = createHttpFetcher(testConfig({ fetchDomainConcurrency: 100 }));

@@ -31,7 +31,7 @@ export const HOSTILE_STRINGS = [
   '"',
   '<script>alert(1)</script>',
   '<img src=x onerror=alert(1)>',
-  '=cmd|\' /C calc\'!A0',
+  "=cmd|' /C calc'!A0",
   '\ud800',
   'a\udfffb',
   '\u0000',
@@ -69,7 +69,25 @@ export const HOSTILE_STRINGS = [
   VERY_LONG,
 ];
 
-export const HOSTILE_NUMBERS = [0, -0, -1, 1, 0.1, 1e-7, 1.23456789, 2 ** 31, 2 ** 31 - 1, -(2 ** 31), 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, 1e308, -1e308, 99_999_999_999.9999, 100_000_000_000];
+export const HOSTILE_NUMBERS = [
+  0,
+  -0,
+  -1,
+  1,
+  0.1,
+  1e-7,
+  1.23456789,
+  2 ** 31,
+  2 ** 31 - 1,
+  -(2 ** 31),
+  2 ** 53,
+  2 ** 53 + 2,
+  Number.MAX_SAFE_INTEGER,
+  1e308,
+  -1e308,
+  99_999_999_999.9999,
+  100_000_000_000,
+];
 
 /** Only loopback targets: a generated URL must never make the test send traffic elsewhere. */
 export const URLS = [
@@ -128,7 +146,11 @@ export class Values {
 
   /** Ids of `prefix`: the account's own, another account's, or made up. */
   id(prefix: string, strict = false): fc.Arbitrary<string> {
-    const pool = (m: Map<string, string[]>) => fc.constant(null).map(() => m.get(prefix) ?? []).chain((a) => (a.length ? fc.constantFrom(...a) : fc.constant(`${prefix}0000000000000000000000000000`)));
+    const pool = (m: Map<string, string[]>) =>
+      fc
+        .constant(null)
+        .map(() => m.get(prefix) ?? [])
+        .chain((a) => (a.length ? fc.constantFrom(...a) : fc.constant(`${prefix}0000000000000000000000000000`)));
     return fc.oneof(
       { weight: 6, arbitrary: pool(this.ids.own) },
       { weight: strict ? 0 : 2, arbitrary: pool(this.ids.other) },
@@ -143,10 +165,21 @@ export class Values {
     if (s.const !== undefined) return fc.constant(s.const);
     if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
     for (const k of ['oneOf', 'anyOf'] as const) {
-      if (Array.isArray(s[k])) return fc.oneof(...(s[k] as unknown[]).map((alt) => this.valid({ ...s, [k]: undefined, ...deref<Obj>(this.doc, alt) }, depth + 1, strict)));
+      if (Array.isArray(s[k]))
+        return fc.oneof(
+          ...(s[k] as unknown[]).map((alt) =>
+            this.valid({ ...s, [k]: undefined, ...deref<Obj>(this.doc, alt) }, depth + 1, strict),
+          ),
+        );
     }
-    if (Array.isArray(s.allOf)) return this.valid(Object.assign({}, ...(s.allOf as unknown[]).map((x) => deref(this.doc, x)), { allOf: undefined }), depth + 1, strict);
-    if (Array.isArray(s.type)) return fc.oneof(...(s.type as string[]).map((type) => this.valid({ ...s, type }, depth, strict)));
+    if (Array.isArray(s.allOf))
+      return this.valid(
+        Object.assign({}, ...(s.allOf as unknown[]).map((x) => deref(this.doc, x)), { allOf: undefined }),
+        depth + 1,
+        strict,
+      );
+    if (Array.isArray(s.type))
+      return fc.oneof(...(s.type as string[]).map((type) => this.valid({ ...s, type }, depth, strict)));
     switch (s.type) {
       case 'null':
         return fc.constant(null);
@@ -160,7 +193,10 @@ export class Values {
       case 'array': {
         const max = Math.min(Number(s.maxItems ?? 4), 4);
         const min = Math.min(Number(s.minItems ?? 0), max);
-        return fc.array(strict ? this.valid(s.items ?? {}, depth + 1, true) : this.any(s.items ?? {}, depth + 1), { minLength: min, maxLength: max });
+        return fc.array(strict ? this.valid(s.items ?? {}, depth + 1, true) : this.any(s.items ?? {}, depth + 1), {
+          minLength: min,
+          maxLength: max,
+        });
       }
       case 'object':
       default:
@@ -171,12 +207,30 @@ export class Values {
   private object(s: Obj, depth: number, strict: boolean): fc.Arbitrary<unknown> {
     const props = (s.properties ?? {}) as Record<string, unknown>;
     const required = new Set((s.required ?? []) as string[]);
-    const model = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, strict ? this.valid(v, depth + 1, true) : this.any(v, depth + 1)]));
+    const model = Object.fromEntries(
+      Object.entries(props).map(([k, v]) => [k, strict ? this.valid(v, depth + 1, true) : this.any(v, depth + 1)]),
+    );
     if (strict) return fc.record(model, { requiredKeys: Object.keys(props).filter((k) => required.has(k)) });
-    return fc.tuple(
-      fc.record(model, { requiredKeys: Object.keys(props).filter((k) => required.has(k)) }),
-      oneIn(8, fc.tuple(fc.constantFrom('unknown_field', '__proto__', 'constructor', 'id', 'account_id', 'created_at', 'é'.repeat(400)), hostile())),
-    ).map(([o, extra]) => (extra ? { ...o, [extra[0]]: extra[1] } : o));
+    return fc
+      .tuple(
+        fc.record(model, { requiredKeys: Object.keys(props).filter((k) => required.has(k)) }),
+        oneIn(
+          8,
+          fc.tuple(
+            fc.constantFrom(
+              'unknown_field',
+              '__proto__',
+              'constructor',
+              'id',
+              'account_id',
+              'created_at',
+              'é'.repeat(400),
+            ),
+            hostile(),
+          ),
+        ),
+      )
+      .map(([o, extra]) => (extra ? { ...o, [extra[0]]: extra[1] } : o));
   }
 
   private number(s: Obj, strict: boolean): fc.Arbitrary<number> {
@@ -186,11 +240,26 @@ export class Values {
     if (s.type === 'integer') {
       const lo = Math.max(min, Number.MIN_SAFE_INTEGER);
       const hi = Math.min(max, Number.MAX_SAFE_INTEGER);
-      return fc.oneof({ weight: 5, arbitrary: fc.integer({ min: Math.ceil(Math.max(lo, -(2 ** 31))), max: Math.floor(Math.min(hi, 2 ** 31 - 1)) }) }, { weight: 1, arbitrary: boundary });
+      return fc.oneof(
+        {
+          weight: 5,
+          arbitrary: fc.integer({
+            min: Math.ceil(Math.max(lo, -(2 ** 31))),
+            max: Math.floor(Math.min(hi, 2 ** 31 - 1)),
+          }),
+        },
+        { weight: 1, arbitrary: boundary },
+      );
     }
     // money and percent: at most 4 decimal places.
-    const cents = fc.integer({ min: Math.ceil(min * 100), max: Math.floor(Math.min(max, 1e9) * 100) }).map((c) => c / 100);
-    return fc.oneof({ weight: 5, arbitrary: cents }, { weight: 1, arbitrary: boundary }, ...(strict ? [] : [{ weight: 1, arbitrary: fc.double({ min, max, noNaN: true }) }]));
+    const cents = fc
+      .integer({ min: Math.ceil(min * 100), max: Math.floor(Math.min(max, 1e9) * 100) })
+      .map((c) => c / 100);
+    return fc.oneof(
+      { weight: 5, arbitrary: cents },
+      { weight: 1, arbitrary: boundary },
+      ...(strict ? [] : [{ weight: 1, arbitrary: fc.double({ min, max, noNaN: true }) }]),
+    );
   }
 
   private string(s: Obj, strict: boolean): fc.Arbitrary<string> {
@@ -203,11 +272,20 @@ export class Values {
       case 'iso4217':
         return fc.constantFrom(...(strict ? CURRENCIES.slice(0, 5) : CURRENCIES));
       case 'date-time': {
-        const date = fc.date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+        const date = fc
+          .date({ min: new Date('1970-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString());
         if (strict) return date;
         return fc.oneof(
           date,
-          fc.constantFrom('2025-02-30T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '2025-01-01', '2025-01-01T00:00:00+14:00', 'yesterday'),
+          fc.constantFrom(
+            '2025-02-30T00:00:00Z',
+            '0000-01-01T00:00:00Z',
+            '9999-12-31T23:59:59.999Z',
+            '2025-01-01',
+            '2025-01-01T00:00:00+14:00',
+            'yesterday',
+          ),
         );
       }
     }
@@ -217,7 +295,9 @@ export class Values {
     if (typeof s.pattern === 'string') {
       try {
         const re = new RegExp(s.pattern, 'u');
-        const matching = fc.stringMatching(re).filter((x) => x.length >= Number(s.minLength ?? 0) && x.length <= Number(s.maxLength ?? Infinity));
+        const matching = fc
+          .stringMatching(re)
+          .filter((x) => x.length >= Number(s.minLength ?? 0) && x.length <= Number(s.maxLength ?? Infinity));
         return strict ? matching : fc.oneof(matching, plain);
       } catch {
         return plain;

@@ -23,7 +23,8 @@ export function harvest(value: unknown, ids: Map<string, string[]>, cursors?: st
     for (const v of value) harvest(v, ids, cursors, exclude);
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k === 'next_cursor' && typeof v === 'string' && cursors && !cursors.includes(v)) cursors.splice(0, cursors.length - MAX_POOL, v);
+      if (k === 'next_cursor' && typeof v === 'string' && cursors && !cursors.includes(v))
+        cursors.splice(0, cursors.length - MAX_POOL, v);
       else harvest(v, ids, cursors, exclude);
     }
   }
@@ -39,17 +40,45 @@ export async function seedAccount(t: TestApp, headers: Record<string, string>, i
     return body;
   };
   for (let i = 0; i < n; i++) {
-    const product = await call('POST', '/products', { name: `Kettle ${i}`, sku: `K-${i}`, base_price: 20 + i, currency: 'EUR', category: 'kitchen' });
-    const competitor = await call('POST', '/competitors', { name: `Shop ${i}`, website: 'http://127.0.0.1:9/' });
-    const listing = await call('POST', '/listings', { product_id: product.id, competitor_id: competitor.id, url: `http://127.0.0.1:9/p/${i}`, enabled: false });
-    await call('POST', '/prices', {
-      observations: [19.5, 18, 21].map((price, h) => ({ product_id: product.id, competitor_id: competitor.id, price, currency: 'EUR', observed_at: new Date(Date.UTC(2025, 0, 1, h)).toISOString() })),
+    const product = await call('POST', '/products', {
+      name: `Kettle ${i}`,
+      sku: `K-${i}`,
+      base_price: 20 + i,
+      currency: 'EUR',
+      category: 'kitchen',
     });
-    const alert = await call('POST', '/alerts', { name: `Below ${i}`, product_id: product.id, condition: { type: 'price_below', threshold: 19, currency: 'EUR' } });
+    const competitor = await call('POST', '/competitors', { name: `Shop ${i}`, website: 'http://127.0.0.1:9/' });
+    const listing = await call('POST', '/listings', {
+      product_id: product.id,
+      competitor_id: competitor.id,
+      url: `http://127.0.0.1:9/p/${i}`,
+      enabled: false,
+    });
+    await call('POST', '/prices', {
+      observations: [19.5, 18, 21].map((price, h) => ({
+        product_id: product.id,
+        competitor_id: competitor.id,
+        price,
+        currency: 'EUR',
+        observed_at: new Date(Date.UTC(2025, 0, 1, h)).toISOString(),
+      })),
+    });
+    const alert = await call('POST', '/alerts', {
+      name: `Below ${i}`,
+      product_id: product.id,
+      condition: { type: 'price_below', threshold: 19, currency: 'EUR' },
+    });
     await call('POST', `/alerts/${alert.id}/test`);
     const webhook = await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hooks' });
     await call('POST', `/webhooks/${webhook.id}/test`, {});
     await call('PUT', '/exchange-rates/USD/EUR', { rate: 0.9 });
-    for (const list of ['/events', '/alert-events', `/webhooks/${webhook.id}/deliveries`, '/price-changes', `/listings/${listing.id}/checks`]) await call('GET', list);
+    for (const list of [
+      '/events',
+      '/alert-events',
+      `/webhooks/${webhook.id}/deliveries`,
+      '/price-changes',
+      `/listings/${listing.id}/checks`,
+    ])
+      await call('GET', list);
   }
 }

@@ -34,8 +34,10 @@ export const listPriceChangesRoute: FastifyPluginAsyncTypebox = async (app) => {
       const rows = await listPriceChanges(db, accountId, { ...q, competitor_id: competitorId }, page);
       // An empty page may mean a filter names something not in the account: only then is it worth asking.
       if (rows.length === 0) {
-        if (q.product_id && !(await accountOwns(db, accountId, 'products', q.product_id))) throw ERRORS.notFound('Product');
-        if (competitorId && !(await accountOwns(db, accountId, 'competitors', competitorId))) throw ERRORS.notFound('Competitor');
+        if (q.product_id && !(await accountOwns(db, accountId, 'products', q.product_id)))
+          throw ERRORS.notFound('Product');
+        if (competitorId && !(await accountOwns(db, accountId, 'competitors', competitorId)))
+          throw ERRORS.notFound('Competitor');
       }
       return pageOf(rows, page, toPriceChange);
     },

@@ -12,18 +12,23 @@ export const summarizePriceChangesRoute: FastifyPluginAsyncTypebox = async (app)
         operationId: 'summarizePriceChanges',
         summary: 'Count price changes since an instant',
         description:
-          'How the account\'s prices moved from `since` until now: the changes observed in that time counted by kind ' +
+          "How the account's prices moved from `since` until now: the changes observed in that time counted by kind " +
           '(each count is the length of `GET /price-changes?since=...&kind=...`), the mean percentage of the rises and ' +
           'falls, and how many price series were observed and how many of them kept their price. `series=own` counts only our ' +
-          'own prices, `series=competitors` only the competitors\' (the Overview shows them apart). Read-only, one statement.',
+          "own prices, `series=competitors` only the competitors' (the Overview shows them apart). Read-only, one statement.",
         tags: ['Prices'],
         querystring: PriceChangeSummaryQuerySchema,
-        response: { 200: withHeaders(PriceChangeSummarySchema, 'The period\'s price movement'), ...errorResponses(422) },
+        response: { 200: withHeaders(PriceChangeSummarySchema, "The period's price movement"), ...errorResponses(422) },
       },
     },
     async (request) => {
       const { since, series } = request.query;
-      const r = await summarizePriceChanges(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, since, series);
+      const r = await summarizePriceChanges(
+        app.ctx.reads.forAccount(request.principal.accountId),
+        request.principal.accountId,
+        since,
+        series,
+      );
       const n = (v: string) => Number(v);
       return {
         object: 'price_change_summary' as const,

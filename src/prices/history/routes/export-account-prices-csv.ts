@@ -24,17 +24,21 @@ export const exportAccountPricesCsvRoute: FastifyPluginAsyncTypebox = async (app
         operationId: 'exportAccountPricesCsv',
         summary: 'Export the price history of every product as CSV',
         description:
-          'Every price observation (ours and competitors\') between `from` and `to` of every product that the filters ' +
+          "Every price observation (ours and competitors') between `from` and `to` of every product that the filters " +
           'of `GET /products` pick (all of them by default), in one streamed CSV: one request, counted once against ' +
           'the hourly limit, instead of `GET /products/{id}/prices.csv` per product. Rows go product after product ' +
-          '(in `sort` order), each product\'s oldest first, with the product\'s id and SKU; `competitor_id` keeps ' +
+          "(in `sort` order), each product's oldest first, with the product's id and SKU; `competitor_id` keeps " +
           'some series only (`own` for ours). The range is that of `interval=raw`: default the last 30 days, at most ' +
           '366. See docs/prices/HISTORY.md.',
         tags: ['Prices'],
         produces: ['text/csv'],
         querystring: AccountPricesCsvQuerySchema,
         response: {
-          200: withHeaders(AccountPricesCsvSchema as never, 'The observations as CSV (text/csv; charset=utf-8)', contentDispositionHeader),
+          200: withHeaders(
+            AccountPricesCsvSchema as never,
+            'The observations as CSV (text/csv; charset=utf-8)',
+            contentDispositionHeader,
+          ),
           ...errorResponses(422),
         },
       },

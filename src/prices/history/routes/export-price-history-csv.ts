@@ -11,7 +11,19 @@ import { bucketRows, rawRows } from '../service.js';
 import { type BucketRow, type HistoryParams, type ObservationRow, RAW_SORTS } from '../sql.js';
 import { normaliseCompetitorParam } from './get-price-history.js';
 
-const BUCKET_HEADER = ['competitor_id', 'competitor_name', 'currency', 'start', 'end', 'open', 'close', 'min', 'max', 'average', 'count'];
+const BUCKET_HEADER = [
+  'competitor_id',
+  'competitor_name',
+  'currency',
+  'start',
+  'end',
+  'open',
+  'close',
+  'min',
+  'max',
+  'average',
+  'count',
+];
 
 /** Rows per query of a raw export: each page is a short statement, and only one page is held at a time. */
 export const CSV_PAGE_ROWS = 5000;
@@ -19,7 +31,19 @@ export const CSV_PAGE_ROWS = 5000;
 const num = (v: string | number | null) => (v === null ? null : Number(v));
 
 function bucketCells(r: BucketRow): CsvValue[] {
-  return [r.competitor_id, r.competitor_name, r.currency, iso(r.start!), iso(r.end!), num(r.open), num(r.close), num(r.min), num(r.max), num(r.average), num(r.count)];
+  return [
+    r.competitor_id,
+    r.competitor_name,
+    r.currency,
+    iso(r.start!),
+    iso(r.end!),
+    num(r.open),
+    num(r.close),
+    num(r.min),
+    num(r.max),
+    num(r.average),
+    num(r.count),
+  ];
 }
 
 async function* rawCsvRows(pages: AsyncIterable<ObservationRow[]>) {
@@ -34,17 +58,21 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
       config: { streamed: true },
       schema: {
         operationId: 'exportPriceHistoryCsv',
-        summary: 'Export a product\'s price history as CSV',
+        summary: "Export a product's price history as CSV",
         description:
           'The same parameters and data as `GET /products/{id}/prices`, as a CSV file: one row per bucket (empty ' +
           'buckets included) or, with `interval=raw`, per observation, all of them (no pages; large exports are ' +
-          'streamed). Text cells that a spreadsheet would run as a formula get a leading `\'`. See docs/prices/HISTORY.md.',
+          "streamed). Text cells that a spreadsheet would run as a formula get a leading `'`. See docs/prices/HISTORY.md.",
         tags: ['Prices'],
         produces: ['text/csv'],
         params: ProductIdParams,
         querystring: HistoryCsvQuerySchema,
         response: {
-          200: withHeaders(PriceHistoryCsvSchema as never, 'The history as CSV (text/csv; charset=utf-8)', contentDispositionHeader),
+          200: withHeaders(
+            PriceHistoryCsvSchema as never,
+            'The history as CSV (text/csv; charset=utf-8)',
+            contentDispositionHeader,
+          ),
           ...errorResponses(404, 422),
         },
       },
@@ -54,7 +82,9 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
       const p: HistoryParams = { productId: request.params.id, accountId: request.principal.accountId, ...range };
       const filename = `${p.productId}-prices-${range.interval}.csv`;
       if (range.interval !== 'raw') {
-        const rows = (await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval })).filter((r) => r.start !== null);
+        const rows = (
+          await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval })
+        ).filter((r) => r.start !== null);
         return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
       }
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).

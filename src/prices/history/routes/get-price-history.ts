@@ -31,12 +31,12 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
       preValidation: normaliseCompetitorParam,
       schema: {
         operationId: 'getPriceHistory',
-        summary: 'Get a product\'s price history',
+        summary: "Get a product's price history",
         description:
           'Per series (our own shop, each competitor; one entry per currency a series used) the buckets of the range ' +
           '(`interval` hour, day, week or month, calendar buckets in `tz`) with open, close, min, max, average and ' +
           'count, empty buckets included with count 0; or, with `interval=raw`, the observations themselves, oldest ' +
-          'first, a page at a time. Another account\'s product is a 404. See docs/prices/HISTORY.md.',
+          "first, a page at a time. Another account's product is a 404. See docs/prices/HISTORY.md.",
         tags: ['Prices'],
         params: ProductIdParams,
         querystring: HistoryQuerySchema,
@@ -53,15 +53,30 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
       const head = { object: 'price_history' as const, product_id: p.productId, tz: range.tz };
       if (range.interval !== 'raw') {
         refusePagingOfBuckets(q, range.interval);
-        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval });
+        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), {
+          ...p,
+          interval: range.interval,
+        });
         const first = rows[0]!;
         reply.serializer(reply.compileSerializationSchema(BUCKETS_SHAPE, '200'));
-        return { ...head, interval: range.interval, from: iso(first.range_start), to: iso(first.range_end), series: toSeries(rows) };
+        return {
+          ...head,
+          interval: range.interval,
+          from: iso(first.range_start),
+          to: iso(first.range_end),
+          series: toSeries(rows),
+        };
       }
       const page = pageRequest(q, RAW_SORTS, 'observed_at', RAW_LIMIT_DEFAULT);
       const rows = await rawRows(app.ctx.reads.forAccount(request.principal.accountId), p, page);
       reply.serializer(reply.compileSerializationSchema(OBSERVATIONS_SHAPE, '200'));
-      return { ...head, interval: 'raw' as const, from: iso(range.from), to: iso(range.to), ...pageOf(rows, page, toObservation) };
+      return {
+        ...head,
+        interval: 'raw' as const,
+        from: iso(range.from),
+        to: iso(range.to),
+        ...pageOf(rows, page, toObservation),
+      };
     },
   );
 };

@@ -11,21 +11,25 @@ export const getProductTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
     {
       schema: {
         operationId: 'getProductTrends',
-        summary: 'Get a product\'s price position and trends',
+        summary: "Get a product's price position and trends",
         description:
-          'Our current price and each competitor\'s latest, the comparison in the product\'s currency (lowest, ' +
+          "Our current price and each competitor's latest, the comparison in the product's currency (lowest, " +
           'average, highest, our rank, price index, the cheapest competitor and since when), the change of every ' +
           'series over 24 hours, 7 and 30 days, and per series Keepa-style statistics over 30, 90, 180 and 365 days. ' +
-          'Prices in another currency are converted only through the account\'s exchange rates; without one they ' +
+          "Prices in another currency are converted only through the account's exchange rates; without one they " +
           'are reported as they are and left out of the comparison, which counts them. Definitions: docs/prices/TRENDS.md.',
         tags: ['Prices'],
         params: ProductIdParams,
         querystring: TrendsQuerySchema,
-        response: { 200: withHeaders(TrendsSchema, 'The product\'s position and trends'), ...errorResponses(404, 422) },
+        response: { 200: withHeaders(TrendsSchema, "The product's position and trends"), ...errorResponses(404, 422) },
       },
     },
     async (request) => {
-      const trends = await getTrends(app.ctx.reads.forAccount(request.principal.accountId), request.principal.accountId, request.params.id);
+      const trends = await getTrends(
+        app.ctx.reads.forAccount(request.principal.accountId),
+        request.principal.accountId,
+        request.params.id,
+      );
       if (!trends) throw ERRORS.notFound('Product');
       return trends;
     },
