@@ -1,6 +1,5 @@
 // The answer of the unsubscribe link (GET unsubscribe-email.ts, POST unsubscribe-email-one-click.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../http/errors.js';
 import { ErrorBodySchema } from '../../http/schemas.js';
 import { escapeHtml } from '../render.js';
 import { UNSUBSCRIBED_MESSAGE, UnsubscribeQuerySchema, UnsubscribeResultSchema } from '../schemas.js';
@@ -18,16 +17,9 @@ const htmlPage = (title: string, text: string) =>
 
 export async function answer(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>) {
   reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-  try {
-    await run();
-  } catch (err) {
-    if (!(err instanceof ApiError) || !wantsHtml(request)) throw err;
-    return reply
-      .code(err.status)
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      .send(htmlPage('This link does not work', err.message));
-  }
+  // A link that does not work answers in our one error shape (JSON), whoever asks: the page is
+  // for the one outcome a person needs to see, the unsubscription.
+  await run();
   if (wantsHtml(request)) {
     return reply
       .type('text/html; charset=utf-8')
@@ -44,7 +36,7 @@ export const unsubscribeSchema = {
   description:
     'The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that ' +
     'subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was ' +
-    'deleted) a 410; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page.',
+    'deleted) a 410, both in the JSON error shape; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page for the unsubscription.',
   querystring: UnsubscribeQuerySchema,
   response: {
     200: {
