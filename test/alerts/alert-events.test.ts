@@ -4,16 +4,17 @@ import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
 import { type AlertEventJson, catalogue, createAlert, type Headers, post, rule } from './rules-support.js';
 import type { TestApp } from '../helpers/app.js';
+import type { Page } from '../helpers/api-types.js';
 
-type Page = { data: AlertEventJson[]; pagination: { limit: number; has_more: boolean; next_cursor: string | null } };
+type AlertPage = Page<AlertEventJson>;
 
 const fire = (t: TestApp, headers: Headers, alertId: string) =>
   post<AlertEventJson>(t, headers, `/alerts/${alertId}/test`, undefined);
 
-async function list(t: TestApp, headers: Headers, query = ''): Promise<Page> {
+async function list(t: TestApp, headers: Headers, query = ''): Promise<AlertPage> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/alert-events${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<Page>();
+  return res.json<AlertPage>();
 }
 
 describe('alert events: the feed and acknowledgement', () => {
@@ -27,7 +28,7 @@ describe('alert events: the feed and acknowledgement', () => {
     const e1 = await fire(t, headers, byProduct.id);
     const e2 = await fire(t, headers, byCompetitor.id);
     const e3 = await fire(t, headers, byProduct.id);
-    const names = (p: Page) => p.data.map((e) => e.id);
+    const names = (p: AlertPage) => p.data.map((e) => e.id);
     assert.deepEqual(names(await list(t, headers)), [e3.id, e2.id, e1.id]);
     assert.deepEqual(names(await list(t, headers, '?sort=created_at')), [e1.id, e2.id, e3.id]);
     assert.deepEqual(names(await list(t, headers, `?alert_id=${byProduct.id}`)), [e3.id, e1.id]);
@@ -58,7 +59,7 @@ describe('alert events: the feed and acknowledgement', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page = await list(t, headers, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: AlertPage = await list(t, headers, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       assert.ok(page.data.length <= 2);
       seen.push(...page.data.map((e) => e.id));
       cursor = page.pagination.next_cursor;

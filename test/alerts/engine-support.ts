@@ -2,25 +2,11 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
 import { at, type Catalogue, catalogue, ingestOk } from '../prices/ingest-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /** Helpers of the alert engine and preview tests (not a test file itself: no `.test.ts`). */
 
-export interface AlertEventJson {
-  id: string | null;
-  object: 'alert_event';
-  alert_id: string | null;
-  condition_type: string;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  previous: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  current: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  message: string;
-  test: boolean;
-  sequence: number | null;
-  acknowledged_at: string | null;
-  created_at: string;
-}
+export type AlertEventJson = AlertEvent;
 
 export const ALERT_EVENT_KEYS = [
   'acknowledged_at',

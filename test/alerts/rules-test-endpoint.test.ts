@@ -4,12 +4,9 @@ import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
 import { Contract, fetchDocument } from '../openapi/support.js';
 import { type AlertEventJson, catalogue, createAlert, post, rule } from './rules-support.js';
+import type { EventOf } from '../helpers/api-types.js';
 
-interface EventJson {
-  id: string;
-  type: string;
-  data: AlertEventJson;
-}
+type EventJson = EventOf<'alert.triggered'>;
 
 describe('POST /alerts/{id}/test', () => {
   const t = useTestApp();

@@ -9,28 +9,14 @@ import { createRuntime } from '../../src/runtime.js';
 import { useTestApp } from '../helpers/app.js';
 import { usingPostgres } from '../helpers/database.js';
 import { expectError, type Headers, PREFIXES } from '../products/support.js';
+import type { ApiKeyMaybeSecret, Page } from '../helpers/api-types.js';
 
 // design/API.md "API keys over HTTP": /keys (list, create), /keys/{id} (get, PATCH name, DELETE =
 // revoke); the key object; a new key's plan at most the creator's; revocation on the next
 // request; no revoking the last full key (409); only full keys manage keys. Bad input: a clear
 // 4xx in the one error shape, and nothing written.
 
-interface KeyJson {
-  object: string;
-  id: string;
-  name: string | null;
-  scope: 'full' | 'read';
-  plan: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  secret?: string;
-}
-interface Page {
-  data: KeyJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+type KeyJson = ApiKeyMaybeSecret;
 
 const KEY_FIELDS = ['created_at', 'id', 'last_used_at', 'name', 'object', 'plan', 'prefix', 'revoked_at', 'scope'];
 const bearer = (key: string): Headers => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -166,7 +152,7 @@ describe('API keys over HTTP', () => {
     const revokedRes = await call('DELETE', `/keys/${made[0]!.id}`, owner.headers);
     assert.equal(revokedRes.statusCode, 200, revokedRes.body);
 
-    const all = (await call('GET', '/keys?limit=100', owner.headers)).json<Page>();
+    const all = (await call('GET', '/keys?limit=100', owner.headers)).json<Page<KeyJson>>();
     assert.deepEqual(
       all.data.map((k) => k.id),
       [...made.map((k) => k.id).reverse(), owner.keyId],
@@ -175,16 +161,16 @@ describe('API keys over HTTP', () => {
     assert.doesNotMatch(JSON.stringify(all), /Other account/);
 
     const ids = async (q: string) =>
-      (await call('GET', `/keys?${q}`, owner.headers)).json<Page>().data.map((k) => k.id);
+      (await call('GET', `/keys?${q}`, owner.headers)).json<Page<KeyJson>>().data.map((k) => k.id);
     assert.deepEqual(await ids('revoked=true'), [made[0]!.id]);
     assert.deepEqual(await ids('revoked=false&scope=read'), [made[3]!.id, made[1]!.id]);
     assert.deepEqual(await ids('scope=full&sort=created_at'), [owner.keyId, made[0]!.id, made[2]!.id]);
 
-    const first = (await call('GET', '/keys?limit=2', owner.headers)).json<Page>();
+    const first = (await call('GET', '/keys?limit=2', owner.headers)).json<Page<KeyJson>>();
     assert.equal(first.pagination.has_more, true);
-    const second = (
-      await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)
-    ).json<Page>();
+    const second = (await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)).json<
+      Page<KeyJson>
+    >();
     assert.deepEqual(
       [...first.data, ...second.data].map((k) => k.id),
       all.data.slice(0, 4).map((k) => k.id),
@@ -470,7 +456,7 @@ describe('API keys over HTTP', () => {
     // A key as the CLI makes it (no scope given) manages keys.
     const cli = await t.newKey('free');
     assert.equal((await call('GET', '/keys', cli.headers)).statusCode, 200);
-    const listed = (await call('GET', '/keys', cli.headers)).json<Page>().data;
+    const listed = (await call('GET', '/keys', cli.headers)).json<Page<KeyJson>>().data;
     assert.deepEqual(
       listed.map((k) => [k.id, k.scope, k.plan]),
       [[cli.keyId, 'full', 'free']],

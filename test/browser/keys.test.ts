@@ -10,16 +10,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
+import type { ApiKeyMaybeSecret } from '../helpers/api-types.js';
 
-interface Key {
-  id: string;
-  name: string | null;
-  scope: string;
-  plan: string;
-  prefix: string;
-  revoked_at: string | null;
-  secret?: string;
-}
+type Key = ApiKeyMaybeSecret;
 
 /** Resolves once the page has rendered everything it loads (no busy region left). */
 const settled = (page: Page) =>

@@ -7,6 +7,7 @@ import type { Listing } from '../../src/listings/schemas.js';
 import { createRule, fired } from '../alerts/engine-support.js';
 import { assertDocumentedEvents } from '../events/documented.js';
 import { createCompetitor, listingState, makeDue, nextCheck, startWorker, useMonitoringTest } from '../jobs/support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * Issue 23 point 4 (design/API.md "Checks: a price that cannot be right is held, not recorded"):
@@ -136,10 +137,7 @@ async function checkLog(s: Pick<Series, 'listingId'>, query = ''): Promise<Check
   return res.json<{ data: CheckResult[] }>().data;
 }
 
-interface EventJson {
-  type: string;
-  data: Record<string, unknown> & { product_id?: string; listing_id?: string; id?: string };
-}
+type EventJson = AnyEvent;
 
 /** The account's events of `type` about the series' product (price changes) or listing (checks), oldest first. */
 async function events(s: Series, type: string): Promise<EventJson[]> {

@@ -3,24 +3,9 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { createProduct, PREFIXES } from '../products/support.js';
 import { createCompetitor, createListing, getJson, setListingState } from './support.js';
+import type { CompetitorAnalysis } from '../helpers/api-types.js';
 
-interface Comparison {
-  compared: number;
-  cheaper: number;
-  same: number;
-  more_expensive: number;
-  cheaper_share: number | null;
-  average_difference_percent: number | null;
-}
-interface Analysis {
-  object: 'competitor_analysis';
-  competitor_id: string;
-  listing_count: number;
-  product_count: number;
-  not_compared: { no_price: number; out_of_stock: number; other_currency: number };
-  overall: Comparison;
-  by_currency: (Comparison & { currency: string; average_difference: number })[];
-}
+type Analysis = CompetitorAnalysis;
 
 describe('competitors: analysis', () => {
   const t = useTestApp();

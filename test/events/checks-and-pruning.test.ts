@@ -2,18 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pruneEvents } from '../../src/events/service.js';
 import { createCompetitor, useMonitoringTest } from '../jobs/support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /** Checks tell their outcome through the outbox; old events are pruned (docs/EVENTS.md). */
 
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 
-interface EventJson {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
+type EventJson = AnyEvent;
 
 async function eventsOf(type: string): Promise<EventJson[]> {
   const res = await t.app.inject({

@@ -4,6 +4,7 @@ import { EVENT_TYPES } from '../../src/events/schemas.js';
 import { createCompetitor, useMonitoringTest } from '../jobs/support.js';
 import { deref, type Doc, fetchDocument, type Obj } from '../openapi/support.js';
 import { assertDocumentedEvents } from './documented.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * Each event type's `data` is documented (src/events/payloads.ts), so the typed client's `Event`
@@ -15,11 +16,7 @@ import { assertDocumentedEvents } from './documented.js';
 const t = useMonitoringTest();
 const T = { timeout: 60_000 };
 
-interface EventJson {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
+type EventJson = AnyEvent;
 
 describe('documented event payloads', () => {
   let doc: Doc;

@@ -2,15 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, type Headers } from '../products/support.js';
+import type { ExchangeRate } from '../helpers/api-types.js';
 
-interface RateJson {
-  object: 'exchange_rate';
-  base: string;
-  quote: string;
-  rate: number;
-  created_at: string;
-  updated_at: string;
-}
+type RateJson = ExchangeRate;
 
 describe('/exchange-rates', () => {
   const t = useTestApp();

@@ -3,17 +3,9 @@ import { describe, it } from 'node:test';
 import { createCompetitor, createListing, getJson, type Page } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, PREFIXES } from '../products/support.js';
+import type { ListingCheck } from '../helpers/api-types.js';
 
-interface CheckJson {
-  id: string;
-  object: 'listing_check';
-  listing_id: string;
-  started_at: string;
-  ok: boolean;
-  price: number | null;
-  error_code: string | null;
-  candidates: { price: number; source: string; chosen: boolean; ignored: string | null }[];
-}
+type CheckJson = ListingCheck;
 
 const candidate = (price: number, source: string, chosen: boolean, ignored: string | null = null) => ({
   price,

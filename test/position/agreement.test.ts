@@ -5,20 +5,9 @@ import { useTestApp } from '../helpers/app.js';
 import { parseCsv } from '../helpers/csv.js';
 import { HOUR, observe, setRate } from '../prices/trends-support.js';
 import { createProduct, type ProductJson } from '../products/support.js';
+import type { ProductTrends } from '../helpers/api-types.js';
 
-interface TrendsJson {
-  own: { source: string; price_in_product_currency: number | null };
-  comparison: {
-    compared: number;
-    left_out: { out_of_stock: number; no_rate: number };
-    lowest: number | null;
-    average: number | null;
-    highest: number | null;
-    rank: number | null;
-    price_index: number | null;
-    cheapest: { competitor_id: string } | null;
-  };
-}
+type TrendsJson = ProductTrends;
 
 const num = (cell: string | undefined) => (cell === undefined || cell === '' ? null : Number(cell));
 

@@ -5,15 +5,9 @@ import { useTestApp } from '../helpers/app.js';
 import { prng } from '../helpers/prng.js';
 import { createProduct, type ProductJson } from '../products/support.js';
 import { allPositions, postPrices, summary } from './support.js';
+import type { ProductPosition } from '../helpers/api-types.js';
 
-interface Position {
-  own_price: number | null;
-  own_price_source: string;
-  competitors_compared: number;
-  competitors_left_out: number;
-  rank: number | null;
-  price_index: number | null;
-}
+type Position = ProductPosition;
 
 /**
  * GET /positions reads positions stored as prices arrive (product_positions, kept by triggers);

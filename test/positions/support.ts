@@ -1,40 +1,15 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import type { Page, Position, PositionSummary } from '../helpers/api-types.js';
 
 /** Helpers of the positions tests (not a test file itself: no `.test.ts`). */
 
-export interface PositionJson {
-  product_id: string;
-  name: string;
-  sku: string | null;
-  own_price: number;
-  currency: string;
-  rank: number;
-  of: number;
-  price_index: number | null;
-  cheapest: { competitor_id: string; name: string; price: number };
-  gap_amount: number;
-  gap_percent: number | null;
-  undercut_by: number;
-  changed_at: string;
-}
+export type PositionJson = Position;
 
-export interface SummaryJson {
-  object: 'position_summary';
-  products: number;
-  cheapest: number;
-  in_between: number;
-  dearest: number;
-  alone: number;
-  undercut: number;
-  price_index_histogram: { from: number | null; to: number | null; count: number }[];
-}
+export type SummaryJson = PositionSummary;
 
-interface PageJson {
-  data: PositionJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+type PageJson = Page<PositionJson>;
 
 /** One page of GET /positions with `query`. */
 export async function positionsPage(t: TestApp, headers: Headers, query = '', prefix = '/api/v1'): Promise<PageJson> {

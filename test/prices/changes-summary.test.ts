@@ -3,20 +3,9 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, type Headers } from '../products/support.js';
 import { at, catalogue, changesOf, ingestOk } from './ingest-support.js';
+import type { PriceChangeSummary } from '../helpers/api-types.js';
 
-interface Summary {
-  object: string;
-  since: string;
-  until: string;
-  changes: number;
-  up: number;
-  down: number;
-  back_in_stock: number;
-  out_of_stock: number;
-  average_percent: number | null;
-  series_observed: number;
-  series_unchanged: number;
-}
+type Summary = PriceChangeSummary;
 
 describe('GET /price-changes/summary and the kind filter of GET /price-changes', () => {
   const t = useTestApp();

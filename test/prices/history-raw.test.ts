@@ -2,20 +2,9 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
+import type { PriceHistoryRaw } from '../helpers/api-types.js';
 
-interface RawPage {
-  interval: string;
-  data: {
-    id: string;
-    competitor_id: string | null;
-    price: number;
-    observed_at: string;
-    samples: number;
-    price_sum: number;
-    source: string;
-  }[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+type RawPage = PriceHistoryRaw;
 
 describe('price history: raw observations', () => {
   const t = useTestApp();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
+import type { PriceBucket, PriceHistory, PriceSeries } from '../helpers/api-types.js';
 
 /** Helpers shared by the history and roll-up tests (not a test file itself: no `.test.ts`). */
 
@@ -49,32 +50,11 @@ export async function insertObservations(t: TestApp, accountId: string, productI
   );
 }
 
-export interface Bucket {
-  start: string;
-  end: string;
-  open: number | null;
-  close: number | null;
-  min: number | null;
-  max: number | null;
-  average: number | null;
-  count: number;
-}
+export type Bucket = PriceBucket;
 
-export interface Series {
-  competitor_id: string | null;
-  currency: string;
-  buckets: Bucket[];
-}
+export type Series = PriceSeries;
 
-export interface History {
-  object: string;
-  product_id: string;
-  interval: string;
-  tz: string;
-  from: string;
-  to: string;
-  series: Series[];
-}
+export type History = PriceHistory;
 
 export async function history(t: TestApp, headers: Headers, productId: string, query: string) {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?${query}`, headers });

@@ -1,50 +1,22 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import type {
+  PriceChange,
+  PriceObservation,
+  PriceObservationBatchItem,
+  PriceObservationBatchResult,
+} from '../helpers/api-types.js';
 
 /** Helpers shared by the ingestion and price-change tests (not a test file itself: no `.test.ts`). */
 
-export interface ObservationJson {
-  id: string;
-  object: 'price_observation';
-  product_id: string;
-  competitor_id: string | null;
-  listing_id: string | null;
-  price: number;
-  currency: string;
-  in_stock: boolean | null;
-  observed_at: string;
-  source: 'api' | 'scrape';
-  created_at: string;
-}
+export type ObservationJson = PriceObservation;
 
-export interface ItemResult {
-  index: number;
-  status: 201 | 404 | 422;
-  observation?: ObservationJson;
-  error?: { code: string; error: string; details?: { field: string; message: string }[] };
-}
+export type ItemResult = PriceObservationBatchItem;
 
-export interface IngestResult {
-  data: ItemResult[];
-  created: number;
-  failed: number;
-}
+export type IngestResult = PriceObservationBatchResult;
 
-export interface ChangeJson {
-  id: string;
-  object: 'price_change';
-  product_id: string;
-  competitor_id: string | null;
-  listing_id: string | null;
-  observation_id: string;
-  old: { price: number; currency: string; in_stock: boolean | null; observed_at: string };
-  new: { price: number; currency: string; in_stock: boolean | null; observed_at: string };
-  change: { amount: number; percent: number | null } | null;
-  source: 'api' | 'scrape';
-  sequence: number;
-  created_at: string;
-}
+export type ChangeJson = PriceChange;
 
 /** An account with a product, two competitors, and a listing of the product at the first competitor and on our own shop. */
 export interface Catalogue {

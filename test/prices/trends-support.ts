@@ -1,4 +1,5 @@
 import type { TestApp } from '../helpers/app.js';
+import type { ProductTrends } from '../helpers/api-types.js';
 
 /** Helpers of the trends and catalogue tests (not a test file itself: no `.test.ts`). */
 
@@ -51,69 +52,4 @@ export async function setRate(t: TestApp, accountId: string, base: string, quote
   );
 }
 
-export interface PriceAtJson {
-  price: number;
-  at: string;
-}
-export interface RangeJson {
-  average: number | null;
-  lowest: PriceAtJson | null;
-  highest: PriceAtJson | null;
-  current_is_lowest: boolean | null;
-  observations: number;
-  out_of_stock_share: number | null;
-}
-export interface ChangeJson {
-  from: number | null;
-  from_currency: string | null;
-  amount: number | null;
-  percent: number | null;
-}
-export interface StatsJson {
-  currency: string;
-  lowest_ever: PriceAtJson | null;
-  highest_ever: PriceAtJson | null;
-  ranges: Record<'30d' | '90d' | '180d' | '365d', RangeJson>;
-}
-export interface SeriesJson {
-  price: number;
-  currency: string;
-  price_in_product_currency: number | null;
-  in_stock: boolean | null;
-  observed_at: string | null;
-  listing_id: string | null;
-  price_since: string | null;
-  changes: Record<'24h' | '7d' | '30d', ChangeJson> | null;
-  stats: StatsJson | null;
-}
-export interface TrendsJson {
-  object: 'product_trends';
-  product_id: string;
-  currency: string;
-  as_of: string;
-  own: SeriesJson & { source: 'observation' | 'base_price' };
-  comparison: {
-    compared: number;
-    left_out: { out_of_stock: number; no_rate: number };
-    lowest: number | null;
-    average: number | null;
-    highest: number | null;
-    rank: number | null;
-    price_index: number | null;
-    cheapest: {
-      competitor_id: string;
-      competitor_name: string;
-      price_in_product_currency: number;
-      tied: number;
-      since: string;
-    } | null;
-    stock: { in_stock: number; out_of_stock: number; unknown: number };
-  };
-  competitors: (SeriesJson & {
-    competitor_id: string;
-    competitor_name: string;
-    compared: 'yes' | 'out_of_stock' | 'no_rate';
-    observed_at: string;
-    price_since: string;
-  })[];
-}
+export type TrendsJson = ProductTrends;

@@ -2,16 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers, type ProductJson } from './support.js';
-
-interface Page {
-  data: ProductJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+import type { Page } from '../helpers/api-types.js';
 
 async function page(t: TestApp, headers: Headers, query: string, prefix = '/api/v1') {
   const res = await t.app.inject({ method: 'GET', url: `${prefix}/products${query ? `?${query}` : ''}`, headers });
   assert.equal(res.statusCode, 200, `${query}: ${res.body}`);
-  return res.json<Page>();
+  return res.json<Page<ProductJson>>();
 }
 
 /** Follows next_cursor to the end; returns every item in order and the number of pages. */
@@ -310,7 +306,7 @@ describe('products: list filters', () => {
     };
     return { h, p };
   }
-  const names = (pg: Page) => pg.data.map((x) => x.name).sort();
+  const names = (pg: Page<ProductJson>) => pg.data.map((x) => x.name).sort();
 
   it('filters on category, brand and sku exactly (case-sensitive)', async () => {
     const { h } = await fixture();

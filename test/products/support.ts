@@ -1,52 +1,15 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/app.js';
+import type { ApiError, Product } from '../helpers/api-types.js';
 
 /** Helpers shared by the products tests (not a test file itself: no `.test.ts`). */
 
 export type Headers = Record<string, string>;
 
-export interface ProductJson {
-  id: string;
-  object: 'product';
-  name: string;
-  brand: string | null;
-  sku: string | null;
-  category: string | null;
-  description: string | null;
-  base_price: number;
-  currency: string;
-  url: string | null;
-  created_at: string;
-  updated_at: string;
-  monitoring: {
-    listing_count: number;
-    lowest_competitor_price: {
-      price: number;
-      currency: string;
-      competitor_id: string;
-      listing_id: string;
-      observed_at: string | null;
-    } | null;
-    last_checked_at: string | null;
-    position: {
-      own_price: number | null;
-      own_price_source: 'observation' | 'base_price';
-      competitors_compared: number;
-      competitors_left_out: number;
-      rank: number | null;
-      price_index: number | null;
-    };
-  };
-}
+export type ProductJson = Product;
 
-export interface ErrorJson {
-  error: string;
-  status: number;
-  code: string;
-  details?: { field: string; message: string }[];
-  request_id: string;
-}
+export type ErrorJson = ApiError;
 
 export const PREFIXES = ['/api/v1', '/v1'] as const;
 

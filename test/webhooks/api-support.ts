@@ -1,43 +1,16 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
+import type { WebhookDelivery, WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** Helpers of the webhooks API tests (not a test file itself). */
 
 export type Headers = Record<string, string>;
 
-export interface WebhookJson {
-  id: string;
-  object: 'webhook';
-  url: string;
-  description: string | null;
-  event_types: string[];
-  format: 'standard' | 'slack';
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  secret?: string;
-}
+export type WebhookJson = WebhookMaybeSecret;
 
-export interface DeliveryJson {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'pending' | 'succeeded' | 'failed';
-  response_status: number | null;
-  duration_ms: number | null;
-  response_body: string | null;
-  error: string | null;
-  trigger: 'scheduled' | 'manual';
-  created_at: string;
-  next_attempt_at: string | null;
-}
+export type DeliveryJson = WebhookDelivery;
 
-export interface Page<T> {
-  data: T[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+export type { Page } from '../helpers/api-types.js';
 
 export const WEBHOOK_KEYS = [
   'created_at',

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
 import { call, createWebhook, type DeliveryJson, type Headers, type Page } from './api-support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * The API side of delivery: the test event, the delivery log and redelivery. No delivery worker
@@ -12,12 +13,7 @@ import { call, createWebhook, type DeliveryJson, type Headers, type Page } from 
 
 const t = useTestApp({ ALLOW_LOOPBACK_TARGETS: 'true' });
 
-interface EventJson {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
+type EventJson = AnyEvent;
 
 const DELIVERY_KEYS = [
   'attempt',

@@ -13,6 +13,7 @@ import {
   retire,
   startWorker,
 } from './delivery-support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * What a failing receiver gets, and what becomes of the endpoint (docs/WEBHOOKS.md,
@@ -24,11 +25,7 @@ import {
 const t = useTestApp(DELIVERY_ENV);
 const T = { timeout: 90_000 };
 
-interface EventJson {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
+type EventJson = AnyEvent;
 
 async function accountEvents(headers: Record<string, string>, type: string): Promise<EventJson[]> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/events?type=${type}&limit=100`, headers });

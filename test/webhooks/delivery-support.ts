@@ -7,6 +7,7 @@ import { createDeliveryWorker } from '../../src/webhooks/delivery/start.js';
 import type { AttemptOutcome } from '../../src/webhooks/delivery/outcome.js';
 import type { DeliveryWorker } from '../../src/webhooks/delivery/worker.js';
 import type { TestApp } from '../helpers/app.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** Helpers of the delivery tests (not a test file itself). */
 
@@ -24,13 +25,7 @@ export const DELIVERY_ENV = {
 
 export const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
 
-export interface EndpointJson {
-  id: string;
-  url: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  secret?: string;
-}
+export type EndpointJson = WebhookMaybeSecret;
 
 /** A webhook endpoint of the account, made through POST /api/v1/webhooks. */
 export async function createEndpoint(
