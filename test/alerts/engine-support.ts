@@ -6,8 +6,6 @@ import type { AlertEvent } from '../helpers/api-types.js';
 
 /** Helpers of the alert engine and preview tests (not a test file itself: no `.test.ts`). */
 
-export type AlertEventJson = AlertEvent;
-
 export const ALERT_EVENT_KEYS = [
   'acknowledged_at',
   'alert_id',
@@ -38,14 +36,14 @@ export async function createRule(t: TestApp, headers: Headers, body: object): Pr
 }
 
 /** The alert events of the account, oldest first, as the `alert.triggered` events of GET /events carry them. */
-export async function fired(t: TestApp, headers: Headers, alertId?: string): Promise<AlertEventJson[]> {
+export async function fired(t: TestApp, headers: Headers, alertId?: string): Promise<AlertEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: '/api/v1/events?type=alert.triggered&sort=created_at&limit=100',
     headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  const all = res.json<{ data: { type: string; data: AlertEventJson }[] }>().data.map((e) => e.data);
+  const all = res.json<{ data: { type: string; data: AlertEvent }[] }>().data.map((e) => e.data);
   return alertId ? all.filter((e) => e.alert_id === alertId) : all;
 }
 
@@ -77,6 +75,6 @@ export async function series(
 }
 
 /** prices of the events, for short assertions. */
-export const pricesOf = (events: AlertEventJson[]) => events.map((e) => e.current?.price);
+export const pricesOf = (events: AlertEvent[]) => events.map((e) => e.current?.price);
 
 export { at, catalogue };

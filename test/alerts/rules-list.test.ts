@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
-import { type AlertJson, catalogue, createAlert, rule } from './rules-support.js';
-import type { Page } from '../helpers/api-types.js';
+import { catalogue, createAlert, rule } from './rules-support.js';
+import type { Alert, Page } from '../helpers/api-types.js';
 
-type AlertPage = Page<AlertJson>;
+type AlertPage = Page<Alert>;
 
 describe('alert rules: the list', () => {
   const t = useTestApp();

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
-import type { Alert, AlertEvent } from '../helpers/api-types.js';
+import type { Alert } from '../helpers/api-types.js';
 
 /** Helpers of the alert rule and alert event tests (not a test file itself). */
 
 export type Headers = Record<string, string>;
-
-export type AlertJson = Alert;
-
-export type AlertEventJson = AlertEvent;
 
 export async function post<T>(t: TestApp, headers: Headers, url: string, payload: unknown, status = 201): Promise<T> {
   const res = await t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: payload as object });
@@ -45,5 +41,5 @@ export const rule = (extra: Record<string, unknown> = {}) => ({
 });
 
 export async function createAlert(t: TestApp, headers: Headers, body: Record<string, unknown> = rule()) {
-  return post<AlertJson>(t, headers, '/alerts', body);
+  return post<Alert>(t, headers, '/alerts', body);
 }

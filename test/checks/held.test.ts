@@ -137,10 +137,8 @@ async function checkLog(s: Pick<Series, 'listingId'>, query = ''): Promise<Check
   return res.json<{ data: CheckResult[] }>().data;
 }
 
-type EventJson = AnyEvent;
-
 /** The account's events of `type` about the series' product (price changes) or listing (checks), oldest first. */
-async function events(s: Series, type: string): Promise<EventJson[]> {
+async function events(s: Series, type: string): Promise<AnyEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/events?type=${type}&sort=created_at&limit=100`,
@@ -148,7 +146,7 @@ async function events(s: Series, type: string): Promise<EventJson[]> {
   });
   assert.equal(res.statusCode, 200, res.body);
   return res
-    .json<{ data: EventJson[] }>()
+    .json<{ data: AnyEvent[] }>()
     .data.filter((e) => e.data.product_id === s.productId || e.data.listing_id === s.listingId);
 }
 

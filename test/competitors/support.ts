@@ -5,10 +5,6 @@ import type { Competitor, Listing } from '../helpers/api-types.js';
 
 /** Helpers shared by the competitors and listings tests (not a test file itself: no `.test.ts`). */
 
-export type CompetitorJson = Competitor;
-
-export type ListingJson = Listing;
-
 export type { Page } from '../helpers/api-types.js';
 
 export async function createCompetitor(
@@ -24,13 +20,13 @@ export async function createCompetitor(
     payload: { name: 'Rival', website: 'https://www.rival.example/', ...body },
   });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<CompetitorJson>();
+  return res.json<Competitor>();
 }
 
 export async function createListing(t: TestApp, headers: Headers, body: Record<string, unknown>, prefix = '/api/v1') {
   const res = await t.app.inject({ method: 'POST', url: `${prefix}/listings`, headers, payload: body });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<ListingJson>();
+  return res.json<Listing>();
 }
 
 /** GET that must answer 200; returns the parsed body. */

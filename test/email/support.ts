@@ -154,8 +154,6 @@ export function call(
   });
 }
 
-export type SubscriptionJson = EmailSubscription;
-
 export const SUBSCRIPTION_KEYS = [
   'address',
   'confirmed_at',
@@ -174,10 +172,10 @@ export async function subscribe(
   t: TestApp,
   headers: Headers,
   body: Record<string, unknown>,
-): Promise<SubscriptionJson> {
+): Promise<EmailSubscription> {
   const res = await call(t, headers, 'POST', '/email-subscriptions', body);
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<SubscriptionJson>();
+  return res.json<EmailSubscription>();
 }
 
 /** The email services over the test app's database, as the worker builds them. */

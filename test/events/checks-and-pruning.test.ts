@@ -9,16 +9,14 @@ import type { AnyEvent } from '../helpers/api-types.js';
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 
-type EventJson = AnyEvent;
-
-async function eventsOf(type: string): Promise<EventJson[]> {
+async function eventsOf(type: string): Promise<AnyEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/events?type=${type}&sort=created_at&limit=100`,
     headers: t.account.headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: EventJson[] }>().data;
+  return res.json<{ data: AnyEvent[] }>().data;
 }
 
 async function listing(body: Record<string, unknown>): Promise<string> {

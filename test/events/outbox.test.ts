@@ -7,12 +7,11 @@ import type { AnyEvent, Page } from '../helpers/api-types.js';
 
 /** The outbox: every change commits with its event, and only then (docs/EVENTS.md). */
 
-type EventJson = AnyEvent;
-type EventPage = Page<EventJson>;
+type EventPage = Page<AnyEvent>;
 
 const t = useTestApp();
 
-async function events(headers: Headers, query = '', prefix = '/api/v1'): Promise<EventJson[]> {
+async function events(headers: Headers, query = '', prefix = '/api/v1'): Promise<AnyEvent[]> {
   const res = await t.app.inject({ method: 'GET', url: `${prefix}/events?limit=100${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<EventPage>().data;

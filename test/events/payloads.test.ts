@@ -16,8 +16,6 @@ import type { AnyEvent } from '../helpers/api-types.js';
 const t = useMonitoringTest();
 const T = { timeout: 60_000 };
 
-type EventJson = AnyEvent;
-
 describe('documented event payloads', () => {
   let doc: Doc;
   before(async () => {
@@ -101,10 +99,10 @@ describe('documented event payloads', () => {
     await call('DELETE', `/competitors/${competitorId}`);
     await call('DELETE', `/products/${String(product.id)}`);
 
-    const events: EventJson[] = [];
+    const events: AnyEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const page = (await call('GET', `/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`))! as {
-        data: EventJson[];
+        data: AnyEvent[];
         pagination: { next_cursor: string | null };
       };
       events.push(...page.data);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CompetitorJson, createCompetitor, createListing, getJson, type Page } from '../competitors/support.js';
+import { createCompetitor, createListing, getJson, type Page } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers } from '../products/support.js';
-import type { ListingBatchItem, ListingBatchResult } from '../helpers/api-types.js';
+import type { Competitor, ListingBatchItem, ListingBatchResult } from '../helpers/api-types.js';
 
 async function counts(t: TestApp, accountId: string) {
   const q = async (sql: string) => Number((await t.rt.db.query<{ n: number | string }>(sql, [accountId])).rows[0]!.n);
@@ -92,7 +92,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
     assert.equal(a!.check_interval_seconds, 21_600);
     assert.deepEqual(a!.warnings, []);
     assert.equal(e!.warnings[0]?.code, 'domain_mismatch', 'a named competitor keeps the warning of POST /listings');
-    const made = await getJson<CompetitorJson>(t, headers, `/api/v1/competitors/${a!.competitor_id}`);
+    const made = await getJson<Competitor>(t, headers, `/api/v1/competitors/${a!.competitor_id}`);
     assert.equal(made.name, 'newshop.example');
     assert.equal(made.domain, 'newshop.example');
     assert.equal(made.website, 'https://www.newshop.example/');
@@ -264,7 +264,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
       listingEvents: 1000,
       competitorEvents: 4,
     });
-    const page = await getJson<Page<CompetitorJson>>(t, headers, '/api/v1/competitors?sort=name');
+    const page = await getJson<Page<Competitor>>(t, headers, '/api/v1/competitors?sort=name');
     assert.deepEqual(
       page.data.map((c) => [c.name, c.listing_count]),
       [0, 1, 2, 3].map((i) => [`shop${i}.example`, 250]),

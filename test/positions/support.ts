@@ -5,11 +5,7 @@ import type { Page, Position, PositionSummary } from '../helpers/api-types.js';
 
 /** Helpers of the positions tests (not a test file itself: no `.test.ts`). */
 
-export type PositionJson = Position;
-
-export type SummaryJson = PositionSummary;
-
-type PageJson = Page<PositionJson>;
+type PageJson = Page<Position>;
 
 /** One page of GET /positions with `query`. */
 export async function positionsPage(t: TestApp, headers: Headers, query = '', prefix = '/api/v1'): Promise<PageJson> {
@@ -19,8 +15,8 @@ export async function positionsPage(t: TestApp, headers: Headers, query = '', pr
 }
 
 /** Every position of GET /positions with `query`, following the cursors 100 at a time (or `limit`). */
-export async function allPositions(t: TestApp, headers: Headers, query = '', limit = 100): Promise<PositionJson[]> {
-  const out: PositionJson[] = [];
+export async function allPositions(t: TestApp, headers: Headers, query = '', limit = 100): Promise<Position[]> {
+  const out: Position[] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
     const params = new URLSearchParams(query);
@@ -34,14 +30,14 @@ export async function allPositions(t: TestApp, headers: Headers, query = '', lim
   throw new Error('too many pages');
 }
 
-export async function summary(t: TestApp, headers: Headers, query = ''): Promise<SummaryJson> {
+export async function summary(t: TestApp, headers: Headers, query = ''): Promise<PositionSummary> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/positions/summary${query ? `?${query}` : ''}`,
     headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<SummaryJson>();
+  return res.json<PositionSummary>();
 }
 
 /** Observations through POST /prices (all or nothing). */

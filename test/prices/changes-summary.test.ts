@@ -5,8 +5,6 @@ import { expectError, type Headers } from '../products/support.js';
 import { at, catalogue, changesOf, ingestOk } from './ingest-support.js';
 import type { PriceChangeSummary } from '../helpers/api-types.js';
 
-type Summary = PriceChangeSummary;
-
 describe('GET /price-changes/summary and the kind filter of GET /price-changes', () => {
   const t = useTestApp();
   const summary = async (headers: Headers, since: string, prefix = '/api/v1') => {
@@ -16,7 +14,7 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
       headers,
     });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json<Summary>();
+    return res.json<PriceChangeSummary>();
   };
 
   /**
@@ -143,7 +141,7 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
         headers: c.headers,
       });
       assert.equal(r.statusCode, 200, r.body);
-      return r.json<Summary>();
+      return r.json<PriceChangeSummary>();
     };
     const [all, own, comp] = [await summary(c.headers, since), await res('own'), await res('competitors')];
     // Ours: P up (10 -> 12) and Q's currency change; series P ours and Q ours, neither unchanged.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
-import type { PriceBucket, PriceHistory, PriceSeries } from '../helpers/api-types.js';
+import type { PriceBucket, PriceHistory } from '../helpers/api-types.js';
 
 /** Helpers shared by the history and roll-up tests (not a test file itself: no `.test.ts`). */
 
@@ -50,20 +50,14 @@ export async function insertObservations(t: TestApp, accountId: string, productI
   );
 }
 
-export type Bucket = PriceBucket;
-
-export type Series = PriceSeries;
-
-export type History = PriceHistory;
-
 export async function history(t: TestApp, headers: Headers, productId: string, query: string) {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<History>();
+  return res.json<PriceHistory>();
 }
 
 /** A bucket holding a single price. */
-export const one = (start: string, end: string, price: number): Bucket => ({
+export const one = (start: string, end: string, price: number): PriceBucket => ({
   start,
   end,
   open: price,
@@ -73,7 +67,7 @@ export const one = (start: string, end: string, price: number): Bucket => ({
   average: price,
   count: 1,
 });
-export const empty = (start: string, end: string): Bucket => ({
+export const empty = (start: string, end: string): PriceBucket => ({
   start,
   end,
   open: null,

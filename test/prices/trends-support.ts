@@ -1,5 +1,4 @@
 import type { TestApp } from '../helpers/app.js';
-import type { ProductTrends } from '../helpers/api-types.js';
 
 /** Helpers of the trends and catalogue tests (not a test file itself: no `.test.ts`). */
 
@@ -51,5 +50,3 @@ export async function setRate(t: TestApp, accountId: string, base: string, quote
     [accountId, base, quote, rate],
   );
 }
-
-export type TrendsJson = ProductTrends;

@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import {
-  countProducts,
-  createProduct,
-  expectError,
-  fieldsOf,
-  type Headers,
-  type ProductJson,
-  snapshot,
-} from './support.js';
-import type { ProductBatchResult } from '../helpers/api-types.js';
+import { countProducts, createProduct, expectError, fieldsOf, type Headers, snapshot } from './support.js';
+import type { Product, ProductBatchResult } from '../helpers/api-types.js';
 
 const item = (i: number, extra: Record<string, unknown> = {}) => ({
   name: `Item ${i}`,
@@ -44,7 +36,7 @@ describe('products: batch create', () => {
     });
     assert.equal(await countProducts(t, accountId), 1000);
     const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${out.data[999]!.product!.id}`, headers });
-    assert.equal(got.json<ProductJson>().name, 'Item 999');
+    assert.equal(got.json<Product>().name, 'Item 999');
   });
 
   it('refuses 1001 products with 422 and creates none', async () => {
@@ -140,7 +132,7 @@ describe('products: batch create', () => {
     assert.equal(await countProducts(t, accountId), 1 + 4);
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=100&sort=name', headers });
     assert.deepEqual(
-      list.json<{ data: ProductJson[] }>().data.map((p) => p.name),
+      list.json<{ data: Product[] }>().data.map((p) => p.name),
       ['Item 0', 'Item 3', 'Item 7', 'Item 9', 'Widget'],
     );
   });

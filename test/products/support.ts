@@ -7,10 +7,6 @@ import type { ApiError, Product } from '../helpers/api-types.js';
 
 export type Headers = Record<string, string>;
 
-export type ProductJson = Product;
-
-export type ErrorJson = ApiError;
-
 export const PREFIXES = ['/api/v1', '/v1'] as const;
 
 export async function createProduct(
@@ -26,7 +22,7 @@ export async function createProduct(
     payload: { name: 'Widget', base_price: 10, currency: 'USD', ...body },
   });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<ProductJson>();
+  return res.json<Product>();
 }
 
 /** Products of an account, counted in the database itself. */
@@ -50,10 +46,10 @@ export async function snapshot(t: TestApp, accountId: string): Promise<unknown[]
 }
 
 /** Asserts the standard error body and returns it. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string): ErrorJson {
+export function expectError(res: LightMyRequestResponse, status: number, code: string): ApiError {
   assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}: ${res.body}`);
   assert.match(String(res.headers['content-type']), /^application\/json/);
-  const body = res.json<ErrorJson>();
+  const body = res.json<ApiError>();
   assert.equal(body.status, status);
   assert.equal(body.code, code);
   assert.equal(typeof body.error, 'string');
@@ -81,6 +77,6 @@ export function assertNoLeaks(body: string) {
   }
 }
 
-export function fieldsOf(body: ErrorJson): string[] {
+export function fieldsOf(body: ApiError): string[] {
   return (body.details ?? []).map((d) => d.field).sort();
 }

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
-import type { WebhookDelivery, WebhookMaybeSecret } from '../helpers/api-types.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** Helpers of the webhooks API tests (not a test file itself). */
 
 export type Headers = Record<string, string>;
-
-export type WebhookJson = WebhookMaybeSecret;
-
-export type DeliveryJson = WebhookDelivery;
 
 export type { Page } from '../helpers/api-types.js';
 
@@ -47,10 +43,10 @@ export async function createWebhook(
   t: TestApp,
   headers: Headers,
   body: Record<string, unknown> = {},
-): Promise<WebhookJson> {
+): Promise<WebhookMaybeSecret> {
   const res = await call(t, headers, 'POST', '/webhooks', { url: RECEIVER, ...body });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<WebhookJson>();
+  return res.json<WebhookMaybeSecret>();
 }
 
 /** The secret's promised shape: `whsec_` + base64 of 24 to 64 bytes. */

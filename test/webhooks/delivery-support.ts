@@ -25,14 +25,12 @@ export const DELIVERY_ENV = {
 
 export const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
 
-export type EndpointJson = WebhookMaybeSecret;
-
 /** A webhook endpoint of the account, made through POST /api/v1/webhooks. */
 export async function createEndpoint(
   t: TestApp,
   key: { headers: Headers; accountId: string },
   body: { url: string; event_types?: string[]; format?: string },
-): Promise<EndpointJson & { secret: string }> {
+): Promise<WebhookMaybeSecret & { secret: string }> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key.headers, payload: body });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
