@@ -2,18 +2,19 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
-import { type AlertEventJson, catalogue, createAlert, type Headers, post, rule } from './rules-support.js';
+import { catalogue, createAlert, type Headers, post, rule } from './rules-support.js';
 import type { TestApp } from '../helpers/app.js';
+import type { AlertEvent, Page } from '../helpers/api-types.js';
 
-type Page = { data: AlertEventJson[]; pagination: { limit: number; has_more: boolean; next_cursor: string | null } };
+type AlertPage = Page<AlertEvent>;
 
 const fire = (t: TestApp, headers: Headers, alertId: string) =>
-  post<AlertEventJson>(t, headers, `/alerts/${alertId}/test`, undefined);
+  post<AlertEvent>(t, headers, `/alerts/${alertId}/test`, undefined);
 
-async function list(t: TestApp, headers: Headers, query = ''): Promise<Page> {
+async function list(t: TestApp, headers: Headers, query = ''): Promise<AlertPage> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/alert-events${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<Page>();
+  return res.json<AlertPage>();
 }
 
 describe('alert events: the feed and acknowledgement', () => {
@@ -27,7 +28,7 @@ describe('alert events: the feed and acknowledgement', () => {
     const e1 = await fire(t, headers, byProduct.id);
     const e2 = await fire(t, headers, byCompetitor.id);
     const e3 = await fire(t, headers, byProduct.id);
-    const names = (p: Page) => p.data.map((e) => e.id);
+    const names = (p: AlertPage) => p.data.map((e) => e.id);
     assert.deepEqual(names(await list(t, headers)), [e3.id, e2.id, e1.id]);
     assert.deepEqual(names(await list(t, headers, '?sort=created_at')), [e1.id, e2.id, e3.id]);
     assert.deepEqual(names(await list(t, headers, `?alert_id=${byProduct.id}`)), [e3.id, e1.id]);
@@ -58,7 +59,7 @@ describe('alert events: the feed and acknowledgement', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: Page = await list(t, headers, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: AlertPage = await list(t, headers, `?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       assert.ok(page.data.length <= 2);
       seen.push(...page.data.map((e) => e.id));
       cursor = page.pagination.next_cursor;
@@ -101,20 +102,18 @@ describe('alert events: the feed and acknowledgement', () => {
     assert.equal(got.statusCode, 200);
     assert.deepEqual(got.json(), e);
     assert.equal(e.acknowledged_at, null);
-    const first = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, undefined, 200);
+    const first = await post<AlertEvent>(t, headers, `/alert-events/${e.id}/acknowledge`, undefined, 200);
     assert.deepEqual({ ...first, acknowledged_at: null }, e);
     assert.match(first.acknowledged_at ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const stored = (
       await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${e.id}`, headers })
-    ).json<AlertEventJson>();
+    ).json<AlertEvent>();
     assert.equal(stored.acknowledged_at, first.acknowledged_at, 'the answer says what was stored, to the millisecond');
     // Moved into the past, so a second write would show.
     await t.rt.db.query(`update alert_events set acknowledged_at = '2026-01-01T00:00:00Z' where id = $1`, [e.id]);
-    const second = await post<AlertEventJson>(t, headers, `/alert-events/${e.id}/acknowledge`, {}, 200);
+    const second = await post<AlertEvent>(t, headers, `/alert-events/${e.id}/acknowledge`, {}, 200);
     assert.equal(second.acknowledged_at, '2026-01-01T00:00:00.000Z');
-    const again = (
-      await t.app.inject({ method: 'GET', url: `/v1/alert-events/${e.id}`, headers })
-    ).json<AlertEventJson>();
+    const again = (await t.app.inject({ method: 'GET', url: `/v1/alert-events/${e.id}`, headers })).json<AlertEvent>();
     assert.equal(again.acknowledged_at, '2026-01-01T00:00:00.000Z');
   });
 
@@ -127,8 +126,8 @@ describe('alert events: the feed and acknowledgement', () => {
     const e2 = await fire(t, mine.headers, a.id);
     const e3 = await fire(t, mine.headers, a.id);
     const foreign = await fire(t, theirs.headers, b.id);
-    const early = await post<AlertEventJson>(t, mine.headers, `/alert-events/${e1.id}/acknowledge`, undefined, 200);
-    const res = await post<{ data: AlertEventJson[]; count: number; not_found: string[] }>(
+    const early = await post<AlertEvent>(t, mine.headers, `/alert-events/${e1.id}/acknowledge`, undefined, 200);
+    const res = await post<{ data: AlertEvent[]; count: number; not_found: string[] }>(
       t,
       mine.headers,
       '/alert-events/acknowledge',
@@ -228,7 +227,7 @@ describe('alert events: the feed and acknowledgement', () => {
     assert.equal((await list(t, mine.headers, `?alert_id=${b.id}`)).data.length, 0);
     const still = (
       await t.app.inject({ method: 'GET', url: `/api/v1/alert-events/${foreign.id}`, headers: theirs.headers })
-    ).json<AlertEventJson>();
+    ).json<AlertEvent>();
     assert.equal(still.acknowledged_at, null);
   });
 

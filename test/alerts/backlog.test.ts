@@ -4,7 +4,8 @@ import pino from 'pino';
 import { drainAlertBacklog, startAlertBacklog } from '../../src/alerts/engine/backlog.js';
 import { useTestApp } from '../helpers/app.js';
 import { ingestOk } from '../prices/ingest-support.js';
-import { at, type AlertEventJson, catalogue, createRule, fired } from './engine-support.js';
+import { at, catalogue, createRule, fired } from './engine-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /**
  * Large batches (docs/alerts/firing.md, "Large batches"): with ALERT_INLINE_MAX=100, more than
@@ -129,7 +130,7 @@ describe('alert backlog: large batches evaluated after their commit', () => {
       const obs = observations(c, 100);
       await ingestOk(t, c.headers, obs);
       const want = obs.filter((o) => o.competitor_id === c.competitorId && o.price < 45).length;
-      let got: AlertEventJson[] = [];
+      let got: AlertEvent[] = [];
       const deadline = Date.now() + 20_000;
       while ((got = await fired(t, c.headers)).length < want && Date.now() < deadline)
         await new Promise((r) => setImmediate(r));

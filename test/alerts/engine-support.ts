@@ -2,25 +2,9 @@ import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
 import { at, type Catalogue, catalogue, ingestOk } from '../prices/ingest-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /** Helpers of the alert engine and preview tests (not a test file itself: no `.test.ts`). */
-
-export interface AlertEventJson {
-  id: string | null;
-  object: 'alert_event';
-  alert_id: string | null;
-  condition_type: string;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  previous: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  current: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  message: string;
-  test: boolean;
-  sequence: number | null;
-  acknowledged_at: string | null;
-  created_at: string;
-}
 
 export const ALERT_EVENT_KEYS = [
   'acknowledged_at',
@@ -52,14 +36,14 @@ export async function createRule(t: TestApp, headers: Headers, body: object): Pr
 }
 
 /** The alert events of the account, oldest first, as the `alert.triggered` events of GET /events carry them. */
-export async function fired(t: TestApp, headers: Headers, alertId?: string): Promise<AlertEventJson[]> {
+export async function fired(t: TestApp, headers: Headers, alertId?: string): Promise<AlertEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: '/api/v1/events?type=alert.triggered&sort=created_at&limit=100',
     headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  const all = res.json<{ data: { type: string; data: AlertEventJson }[] }>().data.map((e) => e.data);
+  const all = res.json<{ data: { type: string; data: AlertEvent }[] }>().data.map((e) => e.data);
   return alertId ? all.filter((e) => e.alert_id === alertId) : all;
 }
 
@@ -91,6 +75,6 @@ export async function series(
 }
 
 /** prices of the events, for short assertions. */
-export const pricesOf = (events: AlertEventJson[]) => events.map((e) => e.current?.price);
+export const pricesOf = (events: AlertEvent[]) => events.map((e) => e.current?.price);
 
 export { at, catalogue };

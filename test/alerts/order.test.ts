@@ -9,7 +9,8 @@ import { useTestApp } from '../helpers/app.js';
 import { usingPostgres } from '../helpers/database.js';
 import { prng } from '../helpers/prng.js';
 import type { Headers } from '../products/support.js';
-import { type AlertEventJson, at, catalogue, createRule } from './engine-support.js';
+import { at, catalogue, createRule } from './engine-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /**
  * The order live evaluation sees a series in, and preview replaying it (issue 22): observations
@@ -43,8 +44,8 @@ async function post(app: App, headers: Headers, observations: object[]) {
 }
 
 /** Every alert event of a rule, oldest first, through the paginated list. */
-async function eventsOf(headers: Headers, alertId: string): Promise<AlertEventJson[]> {
-  const out: AlertEventJson[] = [];
+async function eventsOf(headers: Headers, alertId: string): Promise<AlertEvent[]> {
+  const out: AlertEvent[] = [];
   let cursor = '';
   for (;;) {
     const res = await t.app.inject({
@@ -53,7 +54,7 @@ async function eventsOf(headers: Headers, alertId: string): Promise<AlertEventJs
       headers,
     });
     assert.equal(res.statusCode, 200, res.body);
-    const page = res.json<{ data: AlertEventJson[]; pagination: { has_more: boolean; next_cursor: string | null } }>();
+    const page = res.json<{ data: AlertEvent[]; pagination: { has_more: boolean; next_cursor: string | null } }>();
     out.push(...page.data);
     if (!page.pagination.has_more) break;
     cursor = `&cursor=${encodeURIComponent(page.pagination.next_cursor!)}`;
@@ -69,13 +70,13 @@ async function previewOf(headers: Headers, body: object, from: string, to: strin
     payload: { name: 'p', ...body, from, to },
   });
   assert.equal(res.statusCode, 200, res.body.slice(0, 500));
-  const got = res.json<{ data: AlertEventJson[]; count: number; complete: boolean }>();
+  const got = res.json<{ data: AlertEvent[]; count: number; complete: boolean }>();
   assert.equal(got.complete, true);
   return got.data;
 }
 
 /** What live and preview both decide, one line per event, in one order (time, then series). */
-const decided = (events: AlertEventJson[]) =>
+const decided = (events: AlertEvent[]) =>
   events
     .map((e) =>
       JSON.stringify([

@@ -9,7 +9,8 @@ import { useTestApp } from '../helpers/app.js';
 import { testStorage } from '../helpers/database.js';
 import { spawnServer } from '../helpers/server-process.js';
 import type { Headers } from '../products/support.js';
-import { type AlertEventJson, at, catalogue } from './engine-support.js';
+import { at, catalogue } from './engine-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /**
  * A preview's bounds (issue 22): its time limit (ALERT_PREVIEW_TIMEOUT: the answer says how far
@@ -54,7 +55,7 @@ describe('alert preview: bounds', () => {
       payload: { ...RULE, from: at(0), to: at(24 * 30) },
     });
     assert.equal(res.statusCode, 200, res.body);
-    const cut = res.json<{ data: AlertEventJson[]; count: number; complete: boolean; through: string }>();
+    const cut = res.json<{ data: AlertEvent[]; count: number; complete: boolean; through: string }>();
     assert.equal(cut.complete, false);
     // One page: the first 2 000 observations, so the evaluated range ends at the 2 000th.
     assert.equal(cut.through, new Date(Date.parse(at(0)) + 1999 * 600_000).toISOString());
@@ -66,7 +67,7 @@ describe('alert preview: bounds', () => {
       headers: c.headers,
       payload: { ...RULE, from: at(0), to: cut.through },
     });
-    const full = whole.json<{ data: AlertEventJson[]; complete: boolean }>();
+    const full = whole.json<{ data: AlertEvent[]; complete: boolean }>();
     assert.equal(full.complete, true);
     assert.deepEqual(cut.data, full.data);
   });

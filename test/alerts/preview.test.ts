@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
 import { ingestOk } from '../prices/ingest-support.js';
-import { type AlertEventJson, at, catalogue, createRule, fired, series } from './engine-support.js';
+import { at, catalogue, createRule, fired, series } from './engine-support.js';
+import type { AlertEvent } from '../helpers/api-types.js';
 
 /** POST /alerts/preview: the events a rule would have fired over stored prices, writing nothing. */
 
@@ -13,7 +14,7 @@ const preview = (headers: Headers, payload: unknown) =>
   t.app.inject({ method: 'POST', url: '/api/v1/alerts/preview', headers, payload: payload as object });
 
 /** What live and preview both decide: everything but the ids and the timestamps of creation. */
-const decided = (e: AlertEventJson) => {
+const decided = (e: AlertEvent) => {
   const { id: _i, alert_id: _a, created_at: _c, acknowledged_at: _k, ...rest } = e;
   return rest;
 };
@@ -48,7 +49,7 @@ describe('alert preview', () => {
     for (const [i, body] of bodies.entries()) {
       const res = await preview(c.headers, { name: 'p', ...body, from: at(0), to: at(24 * 30) });
       assert.equal(res.statusCode, 200, res.body);
-      const got = res.json<{ data: AlertEventJson[]; count: number }>();
+      const got = res.json<{ data: AlertEvent[]; count: number }>();
       const expected = live.filter((e) => e.alert_id === ids[i]);
       assert.equal(got.count, got.data.length);
       assert.deepEqual(got.data.map(decided), expected.map(decided), JSON.stringify(body));
@@ -113,7 +114,7 @@ describe('alert preview', () => {
       const res = await preview(c.headers, { name: 'p', ...body, from: at(0), to: at(24 * 30) });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(
-        res.json<{ data: AlertEventJson[] }>().data.map(decided),
+        res.json<{ data: AlertEvent[] }>().data.map(decided),
         expected.map(decided),
         JSON.stringify(body),
       );
@@ -139,7 +140,7 @@ describe('alert preview', () => {
       to: at(2),
     });
     assert.deepEqual(
-      one.json<{ data: AlertEventJson[] }>().data.map((e) => e.current!.price),
+      one.json<{ data: AlertEvent[] }>().data.map((e) => e.current!.price),
       [41],
     );
   });

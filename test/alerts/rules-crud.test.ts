@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, PREFIXES } from '../products/support.js';
-import { type AlertJson, catalogue, createAlert, rule } from './rules-support.js';
+import { catalogue, createAlert, rule } from './rules-support.js';
+import type { Alert } from '../helpers/api-types.js';
 
 describe('alert rules: create, read, update, delete', () => {
   const t = useTestApp();
@@ -26,7 +27,7 @@ describe('alert rules: create, read, update, delete', () => {
       };
       const created = await t.app.inject({ method: 'POST', url: `${prefix}/alerts`, headers, payload: body });
       assert.equal(created.statusCode, 201, created.body);
-      const a = created.json<AlertJson>();
+      const a = created.json<Alert>();
       assert.match(a.id, /^alrt_[0-9a-z]+$/);
       assert.equal(created.headers.location, `${prefix}/alerts/${a.id}`);
       assert.deepEqual(
@@ -53,7 +54,7 @@ describe('alert rules: create, read, update, delete', () => {
         payload: { name: 'Renamed', daily_cap: 5 },
       });
       assert.equal(put.statusCode, 200, put.body);
-      const p = put.json<AlertJson>();
+      const p = put.json<Alert>();
       assert.deepEqual({ ...p, updated_at: undefined }, { ...a, name: 'Renamed', daily_cap: 5, updated_at: undefined });
       assert.ok(p.updated_at > a.updated_at);
 
@@ -64,8 +65,8 @@ describe('alert rules: create, read, update, delete', () => {
         payload: { enabled: false },
       });
       assert.equal(off.statusCode, 200, off.body);
-      assert.equal(off.json<AlertJson>().enabled, false);
-      assert.equal(off.json<AlertJson>().name, 'Renamed');
+      assert.equal(off.json<Alert>().enabled, false);
+      assert.equal(off.json<Alert>().name, 'Renamed');
 
       const del = await t.app.inject({ method: 'DELETE', url: `${prefix}/alerts/${a.id}`, headers });
       assert.equal(del.statusCode, 204);
@@ -133,7 +134,7 @@ describe('alert rules: create, read, update, delete', () => {
     assert.equal(a.cooldown_seconds, 31_536_000);
     assert.equal(a.confirmations, 100);
     assert.equal(a.daily_cap, 100_000);
-    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<AlertJson>();
+    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<Alert>();
     assert.deepEqual(got, a);
   });
 
@@ -147,7 +148,7 @@ describe('alert rules: create, read, update, delete', () => {
       payload: { condition: { type: 'out_of_stock' } },
     });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json<AlertJson>().condition, { type: 'out_of_stock' });
+    assert.deepEqual(res.json<Alert>().condition, { type: 'out_of_stock' });
     const bad = expectError(
       await t.app.inject({
         method: 'PUT',
@@ -159,11 +160,11 @@ describe('alert rules: create, read, update, delete', () => {
       'validation_failed',
     );
     assert.deepEqual(fieldsOf(bad), ['condition']);
-    const again = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<AlertJson>();
+    const again = (await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers })).json<Alert>();
     assert.deepEqual(again.condition, { type: 'out_of_stock' }, 'a refused update changes nothing');
     const empty = await t.app.inject({ method: 'PATCH', url: `/api/v1/alerts/${a.id}`, headers, payload: {} });
     assert.equal(empty.statusCode, 200);
-    assert.equal(empty.json<AlertJson>().name, a.name);
+    assert.equal(empty.json<Alert>().name, a.name);
   });
 
   it('a new condition or scope makes the rule forget its state; enabling it does not', async () => {
@@ -210,7 +211,7 @@ describe('alert rules: create, read, update, delete', () => {
     assert.equal(first.statusCode, 201);
     assert.equal(second.statusCode, 201);
     assert.equal(second.headers['idempotent-replayed'], 'true');
-    assert.equal(second.json<AlertJson>().id, first.json<AlertJson>().id);
+    assert.equal(second.json<Alert>().id, first.json<Alert>().id);
     const other = await t.app.inject({
       method: 'POST',
       url: '/api/v1/alerts',
@@ -218,7 +219,7 @@ describe('alert rules: create, read, update, delete', () => {
       payload: rule({ name: 'Other' }),
     });
     expectError(other, 409, 'conflict');
-    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: AlertJson[] }>();
+    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: Alert[] }>();
     assert.equal(list.data.length, 1);
   });
 
@@ -292,7 +293,7 @@ describe('alert rules: create, read, update, delete', () => {
         payload: body,
       });
       assert.equal(res.statusCode, 201, res.body);
-      ids.push(res.json<AlertJson>().id);
+      ids.push(res.json<Alert>().id);
     }
     const toggled = await t.app.inject({
       method: 'PATCH',
@@ -300,7 +301,7 @@ describe('alert rules: create, read, update, delete', () => {
       headers,
       payload: { enabled: true },
     });
-    assert.equal(toggled.json<AlertJson>().enabled, true);
+    assert.equal(toggled.json<Alert>().enabled, true);
     const fired = await t.app.inject({
       method: 'POST',
       url: `/api/v1/alerts/${ids[0]}/test`,

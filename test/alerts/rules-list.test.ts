@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
-import { type AlertJson, catalogue, createAlert, rule } from './rules-support.js';
+import { catalogue, createAlert, rule } from './rules-support.js';
+import type { Alert, Page } from '../helpers/api-types.js';
 
-type Page = { data: AlertJson[]; pagination: { limit: number; has_more: boolean; next_cursor: string | null } };
+type AlertPage = Page<Alert>;
 
 describe('alert rules: the list', () => {
   const t = useTestApp();
@@ -27,7 +28,7 @@ describe('alert rules: the list', () => {
     const ids = async (query: string) => {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/alerts${query}`, headers });
       assert.equal(res.statusCode, 200, res.body);
-      return res.json<Page>().data.map((r) => r.name);
+      return res.json<AlertPage>().data.map((r) => r.name);
     };
     assert.deepEqual(await ids(''), ['d', 'c', 'b', 'a']);
     assert.deepEqual(await ids('?sort=created_at'), ['a', 'b', 'c', 'd']);
@@ -55,7 +56,7 @@ describe('alert rules: the list', () => {
         url: `/api/v1/alerts?limit=2&sort=created_at${cursor ? `&cursor=${cursor}` : ''}`,
         headers,
       });
-      const page: Page = res.json<Page>();
+      const page: AlertPage = res.json<AlertPage>();
       assert.equal(page.pagination.limit, 2);
       seen.push(...page.data.map((r) => r.name));
       cursor = page.pagination.next_cursor;
@@ -64,7 +65,7 @@ describe('alert rules: the list', () => {
     } while (cursor);
     assert.deepEqual(seen, ['r0', 'r1', 'r2', 'r3', 'r4']);
     assert.equal(pages, 3);
-    const first = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=2', headers })).json<Page>();
+    const first = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=2', headers })).json<AlertPage>();
     expectError(
       await t.app.inject({
         method: 'GET',

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
-import { type AlertJson, catalogue, createAlert, rule } from './rules-support.js';
+import { catalogue, createAlert, rule } from './rules-support.js';
+import type { Alert } from '../helpers/api-types.js';
 
 describe('alert rules: scope and other accounts', () => {
   const t = useTestApp();
@@ -75,10 +76,7 @@ describe('alert rules: scope and other accounts', () => {
       payload: { listing_id: listing.id },
     });
     assert.equal(moved.statusCode, 200, moved.body);
-    assert.deepEqual(
-      [moved.json<AlertJson>().product_id, moved.json<AlertJson>().competitor_id],
-      [product.id, competitor.id],
-    );
+    assert.deepEqual([moved.json<Alert>().product_id, moved.json<Alert>().competitor_id], [product.id, competitor.id]);
     const clash = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/alerts/${failing.id}`,

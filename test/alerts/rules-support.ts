@@ -1,43 +1,10 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
+import type { Alert } from '../helpers/api-types.js';
 
 /** Helpers of the alert rule and alert event tests (not a test file itself). */
 
 export type Headers = Record<string, string>;
-
-export interface AlertJson {
-  id: string;
-  object: 'alert';
-  name: string;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  condition: Record<string, unknown> & { type: string };
-  rearm: string;
-  hysteresis_percent: number;
-  cooldown_seconds: number;
-  confirmations: number;
-  daily_cap: number | null;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface AlertEventJson {
-  id: string;
-  object: 'alert_event';
-  alert_id: string;
-  condition_type: string;
-  product_id: string | null;
-  competitor_id: string | null;
-  listing_id: string | null;
-  previous: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  current: { price: number; currency: string; in_stock: boolean | null; observed_at: string } | null;
-  message: string;
-  test: boolean;
-  acknowledged_at: string | null;
-  created_at: string;
-}
 
 export async function post<T>(t: TestApp, headers: Headers, url: string, payload: unknown, status = 201): Promise<T> {
   const res = await t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: payload as object });
@@ -74,5 +41,5 @@ export const rule = (extra: Record<string, unknown> = {}) => ({
 });
 
 export async function createAlert(t: TestApp, headers: Headers, body: Record<string, unknown> = rule()) {
-  return post<AlertJson>(t, headers, '/alerts', body);
+  return post<Alert>(t, headers, '/alerts', body);
 }

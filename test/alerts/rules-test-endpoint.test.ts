@@ -3,13 +3,8 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
 import { Contract, fetchDocument } from '../openapi/support.js';
-import { type AlertEventJson, catalogue, createAlert, post, rule } from './rules-support.js';
-
-interface EventJson {
-  id: string;
-  type: string;
-  data: AlertEventJson;
-}
+import { catalogue, createAlert, post, rule } from './rules-support.js';
+import type { AlertEvent, EventOf } from '../helpers/api-types.js';
 
 describe('POST /alerts/{id}/test', () => {
   const t = useTestApp();
@@ -19,7 +14,7 @@ describe('POST /alerts/{id}/test', () => {
     const a = await createAlert(t, headers);
     const res = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${a.id}/test`, headers });
     assert.equal(res.statusCode, 201, res.body);
-    const e = res.json<AlertEventJson>();
+    const e = res.json<AlertEvent>();
     assert.equal(res.headers.location, `/api/v1/alert-events/${e.id}`);
     assert.match(e.id, /^alev_/);
     assert.equal(e.object, 'alert_event');
@@ -31,7 +26,7 @@ describe('POST /alerts/{id}/test', () => {
     assert.equal(e.acknowledged_at, null);
     assert.match(e.message, /no price/i);
     const events = (await t.app.inject({ method: 'GET', url: '/api/v1/events?type=alert.triggered', headers })).json<{
-      data: EventJson[];
+      data: EventOf<'alert.triggered'>[];
     }>();
     assert.equal(events.data.length, 1);
     assert.equal(events.data[0]!.type, 'alert.triggered');
@@ -81,7 +76,7 @@ describe('POST /alerts/{id}/test', () => {
     );
     const before = (await t.rt.db.query('select * from alert_states where alert_id = $1', [a.id])).rows;
 
-    const e = await post<AlertEventJson>(t, headers, `/alerts/${a.id}/test`, undefined);
+    const e = await post<AlertEvent>(t, headers, `/alerts/${a.id}/test`, undefined);
     assert.deepEqual(e.current, {
       price: 55.5,
       currency: 'EUR',
@@ -98,7 +93,7 @@ describe('POST /alerts/{id}/test', () => {
     assert.equal(e.competitor_id, competitor.id, "competitors' series by default: our own later price is not it");
     assert.equal(e.listing_id, listing.id);
     assert.match(e.message, /55\.50 EUR/);
-    const again = await post<AlertEventJson>(t, headers, `/alerts/${a.id}/test`, undefined);
+    const again = await post<AlertEvent>(t, headers, `/alerts/${a.id}/test`, undefined);
     assert.notEqual(again.id, e.id, 'the daily cap does not hold a test back');
     assert.deepEqual((await t.rt.db.query('select * from alert_states where alert_id = $1', [a.id])).rows, before);
 
@@ -107,7 +102,7 @@ describe('POST /alerts/{id}/test', () => {
       headers,
       rule({ product_id: product.id, condition: { type: 'price_above', threshold: 1, series: 'own' } }),
     );
-    const ownEvent = await post<AlertEventJson>(t, headers, `/alerts/${own.id}/test`, undefined);
+    const ownEvent = await post<AlertEvent>(t, headers, `/alerts/${own.id}/test`, undefined);
     assert.equal(ownEvent.competitor_id, null);
     assert.deepEqual(ownEvent.current, {
       price: 50,
@@ -125,7 +120,7 @@ describe('POST /alerts/{id}/test', () => {
     const first = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${a.id}/test`, headers: h });
     const second = await t.app.inject({ method: 'POST', url: `/api/v1/alerts/${a.id}/test`, headers: h });
     assert.equal(first.statusCode, 201);
-    assert.equal(second.json<AlertEventJson>().id, first.json<AlertEventJson>().id);
+    assert.equal(second.json<AlertEvent>().id, first.json<AlertEvent>().id);
     const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/alert-events', headers })).json<{
       data: unknown[];
     }>();

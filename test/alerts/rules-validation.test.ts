@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf } from '../products/support.js';
-import { type AlertJson, createAlert, rule } from './rules-support.js';
+import { createAlert, rule } from './rules-support.js';
+import type { Alert } from '../helpers/api-types.js';
 
 /** Every condition type with the fields it takes, and what each refuses. */
 const ACCEPTED: Record<string, unknown>[] = [
@@ -82,7 +83,7 @@ describe('alert rules: what a body may hold', () => {
       assert.deepEqual(a.condition, expected, JSON.stringify(condition));
     }
     const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts?limit=100', headers })).json<{
-      data: AlertJson[];
+      data: Alert[];
     }>();
     assert.equal(list.data.length, ACCEPTED.length);
   });
@@ -100,7 +101,7 @@ describe('alert rules: what a body may hold', () => {
       assert.deepEqual(fieldsOf(body), fields, `${JSON.stringify(condition)}: ${res.body}`);
       // The same condition on an update is refused the same way.
     }
-    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: AlertJson[] }>();
+    const list = (await t.app.inject({ method: 'GET', url: '/api/v1/alerts', headers })).json<{ data: Alert[] }>();
     assert.equal(list.data.length, 0);
   });
 
@@ -215,7 +216,7 @@ describe('alert rules: what a body may hold', () => {
       const a = await createAlert(t, headers, rule({ name }));
       assert.equal(a.name, name);
       const got = await t.app.inject({ method: 'GET', url: `/api/v1/alerts/${a.id}`, headers });
-      assert.equal(got.json<AlertJson>().name, name);
+      assert.equal(got.json<Alert>().name, name);
       assert.match(String(got.headers['content-type']), /^application\/json/);
     }
     assert.equal(

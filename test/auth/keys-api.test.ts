@@ -9,28 +9,12 @@ import { createRuntime } from '../../src/runtime.js';
 import { useTestApp } from '../helpers/app.js';
 import { usingPostgres } from '../helpers/database.js';
 import { expectError, type Headers, PREFIXES } from '../products/support.js';
+import type { ApiKeyMaybeSecret, Page } from '../helpers/api-types.js';
 
 // design/API.md "API keys over HTTP": /keys (list, create), /keys/{id} (get, PATCH name, DELETE =
 // revoke); the key object; a new key's plan at most the creator's; revocation on the next
 // request; no revoking the last full key (409); only full keys manage keys. Bad input: a clear
 // 4xx in the one error shape, and nothing written.
-
-interface KeyJson {
-  object: string;
-  id: string;
-  name: string | null;
-  scope: 'full' | 'read';
-  plan: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-  secret?: string;
-}
-interface Page {
-  data: KeyJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
 
 const KEY_FIELDS = ['created_at', 'id', 'last_used_at', 'name', 'object', 'plan', 'prefix', 'revoked_at', 'scope'];
 const bearer = (key: string): Headers => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
@@ -46,7 +30,10 @@ describe('API keys over HTTP', () => {
       ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
     });
 
-  async function create(headers: Headers, body: Record<string, unknown> = {}): Promise<KeyJson & { secret: string }> {
+  async function create(
+    headers: Headers,
+    body: Record<string, unknown> = {},
+  ): Promise<ApiKeyMaybeSecret & { secret: string }> {
     const res = await call('POST', '/keys', headers, body);
     assert.equal(res.statusCode, 201, res.body);
     return res.json();
@@ -71,7 +58,7 @@ describe('API keys over HTTP', () => {
         payload: { name: 'CI (read)', scope: 'read', plan: 'free' },
       });
       assert.equal(res.statusCode, 201, res.body);
-      const k = res.json<KeyJson & { secret: string }>();
+      const k = res.json<ApiKeyMaybeSecret & { secret: string }>();
       assert.deepEqual(Object.keys(k).sort(), [...KEY_FIELDS, 'secret'].sort());
       assert.equal(k.object, 'api_key');
       assert.match(k.id, /^key_[0-9a-z]+$/);
@@ -160,13 +147,13 @@ describe('API keys over HTTP', () => {
     const owner = await t.newKey('business');
     const other = await t.newKey('business');
     await create(other.headers, { name: 'Other account' });
-    const made: KeyJson[] = [];
+    const made: ApiKeyMaybeSecret[] = [];
     for (let i = 0; i < 4; i++)
       made.push(await create(owner.headers, { name: `key ${i}`, scope: i % 2 ? 'read' : 'full' }));
     const revokedRes = await call('DELETE', `/keys/${made[0]!.id}`, owner.headers);
     assert.equal(revokedRes.statusCode, 200, revokedRes.body);
 
-    const all = (await call('GET', '/keys?limit=100', owner.headers)).json<Page>();
+    const all = (await call('GET', '/keys?limit=100', owner.headers)).json<Page<ApiKeyMaybeSecret>>();
     assert.deepEqual(
       all.data.map((k) => k.id),
       [...made.map((k) => k.id).reverse(), owner.keyId],
@@ -175,16 +162,16 @@ describe('API keys over HTTP', () => {
     assert.doesNotMatch(JSON.stringify(all), /Other account/);
 
     const ids = async (q: string) =>
-      (await call('GET', `/keys?${q}`, owner.headers)).json<Page>().data.map((k) => k.id);
+      (await call('GET', `/keys?${q}`, owner.headers)).json<Page<ApiKeyMaybeSecret>>().data.map((k) => k.id);
     assert.deepEqual(await ids('revoked=true'), [made[0]!.id]);
     assert.deepEqual(await ids('revoked=false&scope=read'), [made[3]!.id, made[1]!.id]);
     assert.deepEqual(await ids('scope=full&sort=created_at'), [owner.keyId, made[0]!.id, made[2]!.id]);
 
-    const first = (await call('GET', '/keys?limit=2', owner.headers)).json<Page>();
+    const first = (await call('GET', '/keys?limit=2', owner.headers)).json<Page<ApiKeyMaybeSecret>>();
     assert.equal(first.pagination.has_more, true);
-    const second = (
-      await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)
-    ).json<Page>();
+    const second = (await call('GET', `/keys?limit=2&cursor=${first.pagination.next_cursor}`, owner.headers)).json<
+      Page<ApiKeyMaybeSecret>
+    >();
     assert.deepEqual(
       [...first.data, ...second.data].map((k) => k.id),
       all.data.slice(0, 4).map((k) => k.id),
@@ -197,15 +184,23 @@ describe('API keys over HTTP', () => {
     const k = await create(owner.headers, { name: 'old', scope: 'read', plan: 'free' });
     const renamed = await call('PATCH', `/keys/${k.id}`, owner.headers, { name: 'Grafana / ops-2' });
     assert.equal(renamed.statusCode, 200, renamed.body);
-    const r = renamed.json<KeyJson>();
+    const r = renamed.json<ApiKeyMaybeSecret>();
     const { secret: _secret, ...shown } = k;
     assert.deepEqual({ ...r, name: 'old' }, shown, 'nothing but the name changed');
     assert.equal(r.name, 'Grafana / ops-2');
-    assert.equal((await call('PATCH', `/keys/${k.id}`, owner.headers, {})).json<KeyJson>().name, 'Grafana / ops-2');
-    assert.equal((await call('PATCH', `/keys/${k.id}`, owner.headers, { name: null })).json<KeyJson>().name, null);
+    assert.equal(
+      (await call('PATCH', `/keys/${k.id}`, owner.headers, {})).json<ApiKeyMaybeSecret>().name,
+      'Grafana / ops-2',
+    );
+    assert.equal(
+      (await call('PATCH', `/keys/${k.id}`, owner.headers, { name: null })).json<ApiKeyMaybeSecret>().name,
+      null,
+    );
     // A key may rename itself, and names are any script.
     assert.equal(
-      (await call('PATCH', `/keys/${owner.keyId}`, owner.headers, { name: 'Kasse Zürich 東京' })).json<KeyJson>().name,
+      (
+        await call('PATCH', `/keys/${owner.keyId}`, owner.headers, { name: 'Kasse Zürich 東京' })
+      ).json<ApiKeyMaybeSecret>().name,
       'Kasse Zürich 東京',
     );
   });
@@ -320,15 +315,18 @@ describe('API keys over HTTP', () => {
     for (let i = 0; i < 3; i++) assert.equal((await call('GET', '/products', bearer(k.secret))).statusCode, 200); // cached now
     const res = await call('DELETE', `/keys/${k.id}`, owner.headers);
     assert.equal(res.statusCode, 200, res.body);
-    const revoked = res.json<KeyJson>();
+    const revoked = res.json<ApiKeyMaybeSecret>();
     assert.equal(revoked.id, k.id);
     assert.ok(revoked.revoked_at && Date.parse(revoked.revoked_at) >= Date.parse(k.created_at));
     assert.ok(!('secret' in revoked));
     expectError(await call('GET', '/products', bearer(k.secret)), 401, 'unauthorized');
     const again = await call('DELETE', `/keys/${k.id}`, owner.headers);
     assert.equal(again.statusCode, 200);
-    assert.equal(again.json<KeyJson>().revoked_at, revoked.revoked_at);
-    assert.equal((await call('GET', `/keys/${k.id}`, owner.headers)).json<KeyJson>().revoked_at, revoked.revoked_at);
+    assert.equal(again.json<ApiKeyMaybeSecret>().revoked_at, revoked.revoked_at);
+    assert.equal(
+      (await call('GET', `/keys/${k.id}`, owner.headers)).json<ApiKeyMaybeSecret>().revoked_at,
+      revoked.revoked_at,
+    );
   });
 
   it("never revokes the account's last unrevoked full key (409, nothing written); read keys do not count; a key may revoke itself", async () => {
@@ -453,10 +451,10 @@ describe('API keys over HTTP', () => {
     const beforeUse = Date.now();
     for (let i = 0; i < 5; i++) assert.equal((await call('GET', '/products', bearer(k.secret))).statusCode, 200);
     assert.equal(await stored(), null, 'no write per request');
-    const shown = (await call('GET', `/keys/${k.id}`, owner.headers)).json<KeyJson>().last_used_at;
+    const shown = (await call('GET', `/keys/${k.id}`, owner.headers)).json<ApiKeyMaybeSecret>().last_used_at;
     assert.ok(shown && Date.parse(shown) >= beforeUse - 1, `shown ${shown}`);
     // The caller's own key shows its use too (this very request).
-    assert.ok((await call('GET', `/keys/${owner.keyId}`, owner.headers)).json<KeyJson>().last_used_at);
+    assert.ok((await call('GET', `/keys/${owner.keyId}`, owner.headers)).json<ApiKeyMaybeSecret>().last_used_at);
     await t.rt.usage.flush();
     assert.equal((await stored())?.toISOString(), shown, 'the flush writes the same instant');
     // An older use from another process never moves it back.
@@ -470,7 +468,7 @@ describe('API keys over HTTP', () => {
     // A key as the CLI makes it (no scope given) manages keys.
     const cli = await t.newKey('free');
     assert.equal((await call('GET', '/keys', cli.headers)).statusCode, 200);
-    const listed = (await call('GET', '/keys', cli.headers)).json<Page>().data;
+    const listed = (await call('GET', '/keys', cli.headers)).json<Page<ApiKeyMaybeSecret>>().data;
     assert.deepEqual(
       listed.map((k) => [k.id, k.scope, k.plan]),
       [[cli.keyId, 'full', 'free']],
@@ -493,7 +491,7 @@ describe('API keys over HTTP: revocation reaches every process', () => {
       headers: owner.headers,
       payload: { name: 'shared' },
     });
-    const k = created.json<KeyJson & { secret: string }>();
+    const k = created.json<ApiKeyMaybeSecret & { secret: string }>();
     // A second API process on the same database, with its own key cache.
     const rt2 = await createRuntime(
       loadConfig({ AUTH_FAILURE_LIMIT: '100000', ...t.storage.env }),

@@ -12,13 +12,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
-interface Product {
-  id: string;
-  name: string;
-  base_price: number;
-}
-
+/** What the page's chart holds (read from the browser), not an API answer. */
 interface ChartState {
   labels: (string | undefined)[];
   data: (number | null)[][];

@@ -10,16 +10,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
-
-interface Key {
-  id: string;
-  name: string | null;
-  scope: string;
-  plan: string;
-  prefix: string;
-  revoked_at: string | null;
-  secret?: string;
-}
+import type { ApiKeyMaybeSecret } from '../helpers/api-types.js';
 
 /** Resolves once the page has rendered everything it loads (no busy region left). */
 const settled = (page: Page) =>
@@ -41,7 +32,7 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     await rig?.close();
   });
 
-  const keyOf = async (id: string) => (await rig.call<Key>('GET', `/api/v1/keys/${id}`)).body;
+  const keyOf = async (id: string) => (await rig.call<ApiKeyMaybeSecret>('GET', `/api/v1/keys/${id}`)).body;
   const statusWith = async (secret: string, method = 'GET', path = '/api/v1/products') =>
     (
       await fetch(rig.base + path, {
@@ -52,9 +43,11 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     ).status;
 
   it('lists, creates (secret once, copied), renames and revokes keys, at 1400 and 390 px', async () => {
-    const reader = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'Old reader', scope: 'read', plan: 'free' }))
+    const reader = (
+      await rig.call<ApiKeyMaybeSecret>('POST', '/api/v1/keys', { name: 'Old reader', scope: 'read', plan: 'free' })
+    ).body;
+    const deploy = (await rig.call<ApiKeyMaybeSecret>('POST', '/api/v1/keys', { name: 'CI deploy', scope: 'full' }))
       .body;
-    const deploy = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'CI deploy', scope: 'full' })).body;
     assert.ok(reader.secret && deploy.secret);
 
     const { page, dialogs, errors, failed } = await newPage(rig);
@@ -99,7 +92,7 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByText(/must be letters, digits/).waitFor();
     assert.equal(await form.getByLabel('Name').getAttribute('aria-invalid'), 'true');
-    assert.equal((await rig.call<{ data: Key[] }>('GET', '/api/v1/keys')).body.data.length, 3);
+    assert.equal((await rig.call<{ data: ApiKeyMaybeSecret[] }>('GET', '/api/v1/keys')).body.data.length, 3);
 
     // Create: the secret once, in a dialog that says so, with a copy button.
     await form.getByLabel('Name').fill('Grafana (read)');
@@ -193,7 +186,9 @@ describe('the Keys page in a browser', { skip: skipReason, timeout: 300_000 }, (
   });
 
   it('a read key sees that only full keys manage keys', async () => {
-    const reader = (await rig.call<Key>('POST', '/api/v1/keys', { name: 'Viewer', scope: 'read', plan: 'free' })).body;
+    const reader = (
+      await rig.call<ApiKeyMaybeSecret>('POST', '/api/v1/keys', { name: 'Viewer', scope: 'read', plan: 'free' })
+    ).body;
     const { page, errors, failed } = await newPage(rig);
     await page.setViewportSize({ width: 1400, height: 900 });
     await signIn(page, rig.base, reader.secret!);

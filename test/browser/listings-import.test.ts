@@ -9,13 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
-
-interface Listing {
-  id: string;
-  product_id: string;
-  competitor_id: string | null;
-  url: string;
-}
+import type { Listing } from '../helpers/api-types.js';
 
 const settled = (page: Page) =>
   page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));

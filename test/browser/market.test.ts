@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
+import type { Position } from '../helpers/api-types.js';
 
 const settled = (page: Page) =>
   page.waitForFunction(
@@ -16,12 +17,6 @@ const settled = (page: Page) =>
     undefined,
     { timeout: 60_000 },
   );
-
-interface Position {
-  product_id: string;
-  name: string;
-  gap_percent: number | null;
-}
 
 describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, () => {
   let rig: Rig;

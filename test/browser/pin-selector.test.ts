@@ -9,20 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startFixtureSite, type FixtureSite } from '../fixtures/site/server.js';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
-
-interface Candidate {
-  source: string;
-  detail: string;
-  chosen: boolean;
-  price: number;
-  evidence: { path: string; text: string; snippet: string } | null;
-}
-interface Check {
-  ok: boolean;
-  price: number;
-  source: string;
-  candidates: Candidate[];
-}
+import type { ListingCheck, Page as ApiPage } from '../helpers/api-types.js';
 
 const settled = (page: Page) =>
   page.waitForFunction(() => !document.querySelector('main[aria-busy], main [aria-busy=true]'));
@@ -59,7 +46,7 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
       })
     ).body;
     assert.equal(listing.selector, null);
-    const first = await rig.call<Check>('POST', `/api/v1/listings/${listing.id}/check`);
+    const first = await rig.call<ListingCheck>('POST', `/api/v1/listings/${listing.id}/check`);
     assert.deepEqual([first.body.ok, first.body.price, first.body.source], [true, 24, 'visible']);
     const evidence = first.body.candidates.find((c) => c.chosen)?.evidence;
     assert.ok(evidence, 'the chosen visible price carries its evidence');
@@ -90,7 +77,7 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     // The API holds it, and a check now reads the same price through the pinned selector.
     const after = await rig.call<{ selector: string | null }>('GET', `/api/v1/listings/${listing.id}`);
     assert.equal(after.body.selector, evidence.path);
-    const second = await rig.call<Check>('POST', `/api/v1/listings/${listing.id}/check`);
+    const second = await rig.call<ListingCheck>('POST', `/api/v1/listings/${listing.id}/check`);
     assert.deepEqual([second.body.ok, second.body.price, second.body.source], [true, 24, 'selector']);
 
     // The listing's check log says so too, and offers no second pin for a price the selector read.
@@ -133,12 +120,8 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     assert.match((await result.textContent()) ?? '', /two visible prices are equally likely/);
     const pins = result.getByRole('button', { name: /^Pin / });
     assert.equal(await pins.count(), 2, 'one button per price the finder could not choose between');
-    const refused = (
-      await rig.call<{ data: Array<{ ok: boolean; candidates: Candidate[] }> }>(
-        'GET',
-        `/api/v1/listings/${listing.id}/checks`,
-      )
-    ).body.data[0]!;
+    const refused = (await rig.call<ApiPage<ListingCheck>>('GET', `/api/v1/listings/${listing.id}/checks`)).body
+      .data[0]!;
     assert.equal(refused.ok, false);
     const larger = refused.candidates.find((c) => c.price === 59);
     assert.ok(larger, JSON.stringify(refused.candidates));
@@ -146,7 +129,7 @@ describe('pinning the evidence of a check as the listing selector', { skip: skip
     const pinned = result.getByTestId('pinned-selector');
     await pinned.waitFor();
     assert.equal(await pinned.textContent(), larger.detail);
-    const next = await rig.call<Check>('POST', `/api/v1/listings/${listing.id}/check`);
+    const next = await rig.call<ListingCheck>('POST', `/api/v1/listings/${listing.id}/check`);
     assert.deepEqual([next.body.ok, next.body.price, next.body.source], [true, 59, 'selector']);
     await shot(page, 'pin-refused');
     assert.deepEqual(dialogs, []);

@@ -7,6 +7,7 @@ import type { Listing } from '../../src/listings/schemas.js';
 import { createRule, fired } from '../alerts/engine-support.js';
 import { assertDocumentedEvents } from '../events/documented.js';
 import { createCompetitor, listingState, makeDue, nextCheck, startWorker, useMonitoringTest } from '../jobs/support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * Issue 23 point 4 (design/API.md "Checks: a price that cannot be right is held, not recorded"):
@@ -136,13 +137,8 @@ async function checkLog(s: Pick<Series, 'listingId'>, query = ''): Promise<Check
   return res.json<{ data: CheckResult[] }>().data;
 }
 
-interface EventJson {
-  type: string;
-  data: Record<string, unknown> & { product_id?: string; listing_id?: string; id?: string };
-}
-
 /** The account's events of `type` about the series' product (price changes) or listing (checks), oldest first. */
-async function events(s: Series, type: string): Promise<EventJson[]> {
+async function events(s: Series, type: string): Promise<AnyEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/events?type=${type}&sort=created_at&limit=100`,
@@ -150,7 +146,7 @@ async function events(s: Series, type: string): Promise<EventJson[]> {
   });
   assert.equal(res.statusCode, 200, res.body);
   return res
-    .json<{ data: EventJson[] }>()
+    .json<{ data: AnyEvent[] }>()
     .data.filter((e) => e.data.product_id === s.productId || e.data.listing_id === s.listingId);
 }
 

@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 import { type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import type { Page } from '../helpers/api-types.js';
 
 async function freePort(): Promise<number> {
   const s = net.createServer().listen(0, '127.0.0.1');
@@ -20,7 +21,8 @@ const keyOf = async (server: ServerProcess) => {
   return (line.msg as string).slice('API key: '.length);
 };
 
-type List = { data: Record<string, unknown>[]; has_more: boolean };
+/** `api` reads several endpoints (lists and single objects), so items stay loose; the envelope is the schema's. */
+type List = Page<Record<string, unknown>>;
 
 describe('pricehound demo (short form: 6 products, 10 days)', () => {
   let storage: TestStorage;

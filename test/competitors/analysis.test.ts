@@ -3,24 +3,7 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { createProduct, PREFIXES } from '../products/support.js';
 import { createCompetitor, createListing, getJson, setListingState } from './support.js';
-
-interface Comparison {
-  compared: number;
-  cheaper: number;
-  same: number;
-  more_expensive: number;
-  cheaper_share: number | null;
-  average_difference_percent: number | null;
-}
-interface Analysis {
-  object: 'competitor_analysis';
-  competitor_id: string;
-  listing_count: number;
-  product_count: number;
-  not_compared: { no_price: number; out_of_stock: number; other_currency: number };
-  overall: Comparison;
-  by_currency: (Comparison & { currency: string; average_difference: number })[];
-}
+import type { CompetitorAnalysis } from '../helpers/api-types.js';
 
 describe('competitors: analysis', () => {
   const t = useTestApp();
@@ -29,7 +12,7 @@ describe('competitors: analysis', () => {
     it(`is all zeros and nulls for a competitor without listings under ${prefix}`, async () => {
       const { headers } = await t.newKey();
       const c = await createCompetitor(t, headers);
-      const a = await getJson<Analysis>(t, headers, `${prefix}/competitors/${c.id}/analysis`);
+      const a = await getJson<CompetitorAnalysis>(t, headers, `${prefix}/competitors/${c.id}/analysis`);
       assert.deepEqual(a, {
         object: 'competitor_analysis',
         competitor_id: c.id,
@@ -80,7 +63,7 @@ describe('competitors: analysis', () => {
       { price: 1, currency: 'USD' },
     );
 
-    const a = await getJson<Analysis>(t, headers, `/api/v1/competitors/${c.id}/analysis`);
+    const a = await getJson<CompetitorAnalysis>(t, headers, `/api/v1/competitors/${c.id}/analysis`);
     assert.equal(a.listing_count, 8);
     assert.equal(a.product_count, 4);
     assert.deepEqual(a.not_compared, { no_price: 1, out_of_stock: 1, other_currency: 1 });
@@ -128,16 +111,16 @@ describe('competitors: analysis', () => {
     });
     await setListingState(t, l.id, { price: 8, currency: 'USD' });
     const url = `/api/v1/competitors/${c.id}/analysis`;
-    assert.equal((await getJson<Analysis>(t, headers, url)).overall.cheaper, 1);
+    assert.equal((await getJson<CompetitorAnalysis>(t, headers, url)).overall.cheaper, 1);
     await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { base_price: 5 } });
-    const after = await getJson<Analysis>(t, headers, url);
+    const after = await getJson<CompetitorAnalysis>(t, headers, url);
     assert.deepEqual(
       [after.overall.cheaper, after.overall.more_expensive, after.by_currency[0]!.average_difference],
       [0, 1, 3],
     );
     // A product now priced in another currency is no longer comparable with a USD price.
     await t.app.inject({ method: 'PATCH', url: `/api/v1/products/${p.id}`, headers, payload: { currency: 'EUR' } });
-    const moved = await getJson<Analysis>(t, headers, url);
+    const moved = await getJson<CompetitorAnalysis>(t, headers, url);
     assert.equal(moved.overall.compared, 0);
     assert.equal(moved.not_compared.other_currency, 1);
   });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, PREFIXES } from '../products/support.js';
-import { type CompetitorJson, createCompetitor, createListing, getJson, rowsOf } from './support.js';
+import { createCompetitor, createListing, getJson, rowsOf } from './support.js';
+import type { Competitor } from '../helpers/api-types.js';
 
 describe('competitors: create, read, update, delete', () => {
   const t = useTestApp();
@@ -13,7 +14,7 @@ describe('competitors: create, read, update, delete', () => {
       const body = { name: 'Rival GmbH', website: 'https://www.Rival.example/shop', notes: 'cheap on cables' };
       const created = await t.app.inject({ method: 'POST', url: `${prefix}/competitors`, headers, payload: body });
       assert.equal(created.statusCode, 201, created.body);
-      const c = created.json<CompetitorJson>();
+      const c = created.json<Competitor>();
       assert.match(c.id, /^comp_[0-9a-z]+$/);
       assert.equal(created.headers.location, `${prefix}/competitors/${c.id}`);
       assert.deepEqual(
@@ -41,7 +42,7 @@ describe('competitors: create, read, update, delete', () => {
         payload: { name: 'Rival AG' },
       });
       assert.equal(put.statusCode, 200, put.body);
-      const u = put.json<CompetitorJson>();
+      const u = put.json<Competitor>();
       assert.deepEqual({ ...u, updated_at: undefined }, { ...c, name: 'Rival AG', updated_at: undefined });
       assert.ok(Date.parse(u.updated_at) > Date.parse(c.updated_at));
 
@@ -89,7 +90,7 @@ describe('competitors: create, read, update, delete', () => {
       headers,
       payload: { website: 'https://www.other.example' },
     });
-    assert.equal(res.json<CompetitorJson>().domain, 'other.example');
+    assert.equal(res.json<Competitor>().domain, 'other.example');
   });
 
   for (const method of ['PUT', 'PATCH'] as const) {
@@ -103,7 +104,7 @@ describe('competitors: create, read, update, delete', () => {
         payload: { notes: null, proxy_url: null },
       });
       assert.equal(r1.statusCode, 200, r1.body);
-      const u = r1.json<CompetitorJson>();
+      const u = r1.json<Competitor>();
       assert.deepEqual([u.notes, u.proxy_url, u.name, u.website], [null, null, c.name, c.website]);
       const r2 = await t.app.inject({ method, url: `/api/v1/competitors/${c.id}`, headers, payload: {} });
       assert.deepEqual(r2.json(), u);
@@ -140,7 +141,7 @@ describe('competitors: create, read, update, delete', () => {
       payload: { ...writable, name: 'Renamed' },
     });
     assert.equal(back.statusCode, 200, back.body);
-    assert.equal(back.json<CompetitorJson>().proxy_url, c.proxy_url);
+    assert.equal(back.json<Competitor>().proxy_url, c.proxy_url);
     assert.equal(await stored(), secret);
     // Masked credentials of another host are not "the same URL": refused, not stored.
     const other = await t.app.inject({
@@ -166,7 +167,7 @@ describe('competitors: create, read, update, delete', () => {
       headers,
       payload: { proxy_url: 'https://APIKEY123@proxy.example' },
     });
-    assert.equal(token.json<CompetitorJson>().proxy_url, 'https://****@proxy.example');
+    assert.equal(token.json<Competitor>().proxy_url, 'https://****@proxy.example');
     assert.doesNotMatch(token.body, /APIKEY/);
     assert.equal(await stored(), 'https://APIKEY123@proxy.example');
     // Without credentials the URL is shown as stored.
@@ -191,8 +192,8 @@ describe('competitors: create, read, update, delete', () => {
       url: 'https://other.example/p',
     });
     const own = await createListing(t, headers, { product_id: p.id });
-    assert.equal((await getJson<CompetitorJson>(t, headers, `/api/v1/competitors/${c.id}`)).listing_count, 2);
-    assert.equal((await getJson<CompetitorJson>(t, headers, `/api/v1/competitors/${keep.id}`)).listing_count, 1);
+    assert.equal((await getJson<Competitor>(t, headers, `/api/v1/competitors/${c.id}`)).listing_count, 2);
+    assert.equal((await getJson<Competitor>(t, headers, `/api/v1/competitors/${keep.id}`)).listing_count, 1);
     await t.rt.db.query(
       `insert into price_observations (account_id, product_id, competitor_id, listing_id, price, currency, observed_at, source)
        values ($1, $2, $3, $4, 9.5, 'USD', now(), 'scrape'), ($1, $2, $5, $6, 8, 'USD', now(), 'scrape')`,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { createProduct, expectError, PREFIXES } from '../products/support.js';
-import { type CompetitorJson, createCompetitor, createListing, getJson, rowsOf } from './support.js';
+import { createCompetitor, createListing, getJson, rowsOf } from './support.js';
+import type { Competitor } from '../helpers/api-types.js';
 
 describe('competitors: tenant isolation', () => {
   const t = useTestApp();
@@ -54,7 +55,7 @@ describe('competitors: tenant isolation', () => {
         assert.doesNotMatch(res.body, /Secret|hidden|confidential/);
       }
       assert.deepEqual(await rowsOf(t, 'competitors', owner.accountId), before);
-      assert.equal((await getJson<CompetitorJson>(t, owner.headers, base)).listing_count, 1);
+      assert.equal((await getJson<Competitor>(t, owner.headers, base)).listing_count, 1);
     });
   }
 
@@ -64,7 +65,7 @@ describe('competitors: tenant isolation', () => {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/competitors?${q}`, headers: other.headers });
       assert.equal(res.statusCode, 200);
       assert.ok(
-        res.json<{ data: CompetitorJson[] }>().data.every((c) => c.id === mine.id),
+        res.json<{ data: Competitor[] }>().data.every((c) => c.id === mine.id),
         q,
       );
       assert.doesNotMatch(res.body, /Secret|hidden/);

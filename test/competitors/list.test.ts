@@ -2,16 +2,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, type Headers } from '../products/support.js';
-import { type CompetitorJson, createCompetitor, getJson, type Page } from './support.js';
+import { createCompetitor, getJson, type Page } from './support.js';
 import { Contract, fetchDocument } from '../openapi/support.js';
+import type { Competitor } from '../helpers/api-types.js';
 
 async function page(t: TestApp, headers: Headers, query: string, prefix = '/api/v1') {
-  return getJson<Page<CompetitorJson>>(t, headers, `${prefix}/competitors${query ? `?${query}` : ''}`);
+  return getJson<Page<Competitor>>(t, headers, `${prefix}/competitors${query ? `?${query}` : ''}`);
 }
 
 /** Follows next_cursor to the end; every item in order. */
 async function walk(t: TestApp, headers: Headers, query: string, limit: number) {
-  const items: CompetitorJson[] = [];
+  const items: Competitor[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
@@ -37,7 +38,7 @@ describe('competitors: list', () => {
       data: [],
       pagination: { limit: 20, has_more: false, next_cursor: null },
     });
-    const made: CompetitorJson[] = [];
+    const made: Competitor[] = [];
     const names = ['beta', 'Alpha', 'alpha', 'Ärger', '🦊', 'beta'];
     for (let i = 0; i < 13; i++) {
       made.push(
@@ -147,7 +148,7 @@ describe('competitors: list', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     contract.check('POST', '/api/v1/competitors', created);
-    assert.equal(created.json<CompetitorJson>().domain, '[::1]');
+    assert.equal(created.json<Competitor>().domain, '[::1]');
     await createCompetitor(t, headers);
     const found = await t.app.inject({
       method: 'GET',
@@ -156,8 +157,8 @@ describe('competitors: list', () => {
     });
     contract.check('GET', '/api/v1/competitors', found);
     assert.deepEqual(
-      found.json<Page<CompetitorJson>>().data.map((c) => c.id),
-      [created.json<CompetitorJson>().id],
+      found.json<Page<Competitor>>().data.map((c) => c.id),
+      [created.json<Competitor>().id],
     );
     expectError(
       await t.app.inject({ method: 'GET', url: '/api/v1/competitors?domain=a:b', headers }),

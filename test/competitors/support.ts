@@ -1,62 +1,11 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import type { Competitor, Listing } from '../helpers/api-types.js';
 
 /** Helpers shared by the competitors and listings tests (not a test file itself: no `.test.ts`). */
 
-export interface CompetitorJson {
-  id: string;
-  object: 'competitor';
-  name: string;
-  website: string;
-  domain: string;
-  notes: string | null;
-  proxy_url: string | null;
-  listing_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ListingJson {
-  id: string;
-  object: 'listing';
-  product_id: string;
-  competitor_id: string | null;
-  url: string;
-  selector: string | null;
-  currency_override: string | null;
-  check_interval_seconds: number;
-  enabled: boolean;
-  respect_robots: boolean;
-  render_js: boolean;
-  visible_fallback: boolean;
-  hold_factor: number | null;
-  status: 'pending' | 'ok' | 'failing' | 'flagged';
-  last_checked_at: string | null;
-  last_success_at: string | null;
-  last_price: number | null;
-  last_currency: string | null;
-  in_stock: boolean | null;
-  last_error: string | null;
-  consecutive_failures: number;
-  next_check_at: string | null;
-  held: {
-    check_id: string;
-    price: number;
-    currency: string;
-    in_stock: boolean | null;
-    reason: string;
-    checked_at: string;
-  } | null;
-  warnings: { code: string; message: string }[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Page<T> {
-  data: T[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+export type { Page } from '../helpers/api-types.js';
 
 export async function createCompetitor(
   t: TestApp,
@@ -71,13 +20,13 @@ export async function createCompetitor(
     payload: { name: 'Rival', website: 'https://www.rival.example/', ...body },
   });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<CompetitorJson>();
+  return res.json<Competitor>();
 }
 
 export async function createListing(t: TestApp, headers: Headers, body: Record<string, unknown>, prefix = '/api/v1') {
   const res = await t.app.inject({ method: 'POST', url: `${prefix}/listings`, headers, payload: body });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<ListingJson>();
+  return res.json<Listing>();
 }
 
 /** GET that must answer 200; returns the parsed body. */

@@ -14,10 +14,10 @@ import {
   sendNow,
   type Smtp,
   subscribe,
-  type SubscriptionJson,
   unsubscribeLink,
   useEmailApp,
 } from './support.js';
+import type { EmailSubscription } from '../helpers/api-types.js';
 
 /**
  * Immediate mails grouped per minute, digests at their hour in the subscriber's time zone,
@@ -34,13 +34,13 @@ async function confirmed(
   smtp: Smtp,
   headers: Headers,
   body: Record<string, unknown>,
-): Promise<SubscriptionJson> {
+): Promise<EmailSubscription> {
   const sub = await subscribe(t, headers, body);
   await sendNow(t);
   const mail = smtp.to(body.address as string).at(-1)!;
   const res = await call(t, headers, 'POST', `/email-subscriptions/${sub.id}/confirm`, { code: codeOf(mail) });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<SubscriptionJson>();
+  return res.json<EmailSubscription>();
 }
 
 async function product(headers: Headers, name: string) {

@@ -10,10 +10,10 @@ import {
   sendNow,
   subscribe,
   SUBSCRIPTION_KEYS,
-  type SubscriptionJson,
   unsubscribeLink,
   useEmailApp,
 } from './support.js';
+import type { EmailSubscription } from '../helpers/api-types.js';
 
 /** /email-subscriptions: create, confirm with the mailed code, update, delete, unsubscribe (docs/EMAIL.md). */
 
@@ -29,7 +29,7 @@ describe('email subscriptions', () => {
     const before = smtp.received.length;
     const res = await call(t, headers, 'POST', '/email-subscriptions', { address: 'ada@example.com' });
     assert.equal(res.statusCode, 201, res.body);
-    const sub = res.json<SubscriptionJson>();
+    const sub = res.json<EmailSubscription>();
     assert.deepEqual(Object.keys(sub).sort(), SUBSCRIPTION_KEYS);
     assert.match(sub.id, /^esub_[0-9a-z]{26}$/);
     assert.equal(res.headers.location, `/api/v1/email-subscriptions/${sub.id}`);
@@ -104,7 +104,7 @@ describe('email subscriptions', () => {
 
     const ok = await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA });
     assert.equal(ok.statusCode, 200, ok.body);
-    const confirmed = ok.json<SubscriptionJson>();
+    const confirmed = ok.json<EmailSubscription>();
     assert.ok(confirmed.confirmed_at && Date.parse(confirmed.confirmed_at) > 0);
     expectError(
       await call(t, headers, 'POST', `/email-subscriptions/${a.id}/confirm`, { code: codeA }),
@@ -123,17 +123,17 @@ describe('email subscriptions', () => {
     // Even the right code no longer works.
     expectError(await call(t, headers, 'POST', `/email-subscriptions/${b.id}/confirm`, { code: codeB }), 410, 'gone');
     const got = await call(t, headers, 'GET', `/email-subscriptions/${b.id}`);
-    assert.equal(got.json<SubscriptionJson>().confirmed_at, null);
+    assert.equal(got.json<EmailSubscription>().confirmed_at, null);
   });
 
   it('lists newest first with cursors, updates only the fields sent, deletes', async () => {
     const { headers } = await t.newKey();
-    const made: SubscriptionJson[] = [];
+    const made: EmailSubscription[] = [];
     for (let i = 0; i < 3; i++) made.push(await subscribe(t, headers, { address: `list${i}@example.com` }));
     const page1 = await call(t, headers, 'GET', '/email-subscriptions?limit=2');
     assert.equal(page1.statusCode, 200);
     const p1 = page1.json<{
-      data: SubscriptionJson[];
+      data: EmailSubscription[];
       pagination: { has_more: boolean; next_cursor: string | null; limit: number };
     }>();
     assert.deepEqual(
@@ -143,7 +143,7 @@ describe('email subscriptions', () => {
     assert.equal(p1.pagination.has_more, true);
     const page2 = await call(t, headers, 'GET', `/email-subscriptions?limit=2&cursor=${p1.pagination.next_cursor}`);
     assert.deepEqual(
-      page2.json<{ data: SubscriptionJson[] }>().data.map((s) => s.id),
+      page2.json<{ data: EmailSubscription[] }>().data.map((s) => s.id),
       [made[0]!.id],
     );
 
@@ -153,7 +153,7 @@ describe('email subscriptions', () => {
       time_zone: 'america/new_york',
     });
     assert.equal(patched.statusCode, 200, patched.body);
-    const p = patched.json<SubscriptionJson>();
+    const p = patched.json<EmailSubscription>();
     assert.equal(p.digest, 'weekly');
     assert.equal(p.digest_hour, 23);
     assert.equal(p.time_zone, 'America/New_York');
@@ -283,7 +283,7 @@ describe('email subscriptions', () => {
       assert.ok(!res.body.includes('unsub@example.com') && !res.body.includes(sub.id));
     }
     assert.equal(
-      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled,
+      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<EmailSubscription>().enabled,
       true,
     );
 
@@ -292,7 +292,7 @@ describe('email subscriptions', () => {
     assert.match(String(ok.headers['content-type']), /^text\/html/);
     assert.match(ok.body, /unsubscribed/i);
     assert.ok(!ok.body.includes('unsub@example.com'));
-    const after = (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>();
+    const after = (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<EmailSubscription>();
     assert.equal(after.enabled, false);
 
     const again = await t.app.inject({ method: 'GET', url: path });
@@ -304,7 +304,7 @@ describe('email subscriptions', () => {
     // Enabling it again needs a new confirmation: a new code is mailed and confirmed_at is cleared.
     const reenable = await call(t, headers, 'PATCH', `/email-subscriptions/${sub.id}`, { enabled: true });
     assert.equal(reenable.statusCode, 200, reenable.body);
-    assert.equal(reenable.json<SubscriptionJson>().confirmed_at, null);
+    assert.equal(reenable.json<EmailSubscription>().confirmed_at, null);
   });
 
   it('one-click unsubscribe (RFC 8058): POST with the form body', async () => {
@@ -322,7 +322,7 @@ describe('email subscriptions', () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(Object.keys(res.json()).sort(), ['message', 'unsubscribed']);
     assert.equal(
-      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<SubscriptionJson>().enabled,
+      (await call(t, headers, 'GET', `/email-subscriptions/${sub.id}`)).json<EmailSubscription>().enabled,
       false,
     );
   });

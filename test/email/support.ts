@@ -14,6 +14,7 @@ import { testStorage } from '../helpers/database.js';
 import { EmailSecrets } from '../../src/email/tokens.js';
 import type { EmailContext } from '../../src/email/service.js';
 import { sendDue, smtpTransport, type SendOutcome } from '../../src/email/worker.js';
+import type { EmailSubscription } from '../helpers/api-types.js';
 
 /** Helpers of the email tests (not a test file itself). */
 
@@ -153,20 +154,6 @@ export function call(
   });
 }
 
-export interface SubscriptionJson {
-  object: 'email_subscription';
-  id: string;
-  address: string;
-  event_types: string[];
-  digest: 'none' | 'daily' | 'weekly';
-  digest_hour: number;
-  time_zone: string;
-  confirmed_at: string | null;
-  enabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
 export const SUBSCRIPTION_KEYS = [
   'address',
   'confirmed_at',
@@ -185,10 +172,10 @@ export async function subscribe(
   t: TestApp,
   headers: Headers,
   body: Record<string, unknown>,
-): Promise<SubscriptionJson> {
+): Promise<EmailSubscription> {
   const res = await call(t, headers, 'POST', '/email-subscriptions', body);
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<SubscriptionJson>();
+  return res.json<EmailSubscription>();
 }
 
 /** The email services over the test app's database, as the worker builds them. */

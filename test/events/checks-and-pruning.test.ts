@@ -2,27 +2,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pruneEvents } from '../../src/events/service.js';
 import { createCompetitor, useMonitoringTest } from '../jobs/support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /** Checks tell their outcome through the outbox; old events are pruned (docs/EVENTS.md). */
 
 const t = useMonitoringTest();
 const T = { timeout: 30_000 };
 
-interface EventJson {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
-
-async function eventsOf(type: string): Promise<EventJson[]> {
+async function eventsOf(type: string): Promise<AnyEvent[]> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/events?type=${type}&sort=created_at&limit=100`,
     headers: t.account.headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: EventJson[] }>().data;
+  return res.json<{ data: AnyEvent[] }>().data;
 }
 
 async function listing(body: Record<string, unknown>): Promise<string> {

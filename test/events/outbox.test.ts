@@ -3,23 +3,15 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { type Headers, expectError, PREFIXES } from '../products/support.js';
 import { at, catalogue, ingest, ingestOk } from '../prices/ingest-support.js';
+import type { AnyEvent, Page } from '../helpers/api-types.js';
 
 /** The outbox: every change commits with its event, and only then (docs/EVENTS.md). */
 
-interface EventJson {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown> & { id?: string; sequence?: number };
-}
-interface EventPage {
-  data: EventJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+type EventPage = Page<AnyEvent>;
 
 const t = useTestApp();
 
-async function events(headers: Headers, query = '', prefix = '/api/v1'): Promise<EventJson[]> {
+async function events(headers: Headers, query = '', prefix = '/api/v1'): Promise<AnyEvent[]> {
   const res = await t.app.inject({ method: 'GET', url: `${prefix}/events?limit=100${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
   return res.json<EventPage>().data;

@@ -4,6 +4,7 @@ import { EVENT_TYPES } from '../../src/events/schemas.js';
 import { createCompetitor, useMonitoringTest } from '../jobs/support.js';
 import { deref, type Doc, fetchDocument, type Obj } from '../openapi/support.js';
 import { assertDocumentedEvents } from './documented.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * Each event type's `data` is documented (src/events/payloads.ts), so the typed client's `Event`
@@ -14,12 +15,6 @@ import { assertDocumentedEvents } from './documented.js';
 
 const t = useMonitoringTest();
 const T = { timeout: 60_000 };
-
-interface EventJson {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
 
 describe('documented event payloads', () => {
   let doc: Doc;
@@ -104,10 +99,10 @@ describe('documented event payloads', () => {
     await call('DELETE', `/competitors/${competitorId}`);
     await call('DELETE', `/products/${String(product.id)}`);
 
-    const events: EventJson[] = [];
+    const events: AnyEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const page = (await call('GET', `/events?limit=100${cursor ? `&cursor=${cursor}` : ''}`))! as {
-        data: EventJson[];
+        data: AnyEvent[];
         pagination: { next_cursor: string | null };
       };
       events.push(...page.data);

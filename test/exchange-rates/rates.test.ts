@@ -2,15 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, type Headers } from '../products/support.js';
-
-interface RateJson {
-  object: 'exchange_rate';
-  base: string;
-  quote: string;
-  rate: number;
-  created_at: string;
-  updated_at: string;
-}
+import type { ExchangeRate } from '../helpers/api-types.js';
 
 describe('/exchange-rates', () => {
   const t = useTestApp();
@@ -25,17 +17,17 @@ describe('/exchange-rates', () => {
     const created = await put(headers, 'eur/usd', { rate: 1.0825 });
     assert.equal(created.statusCode, 201, created.body);
     assert.equal(created.headers.location, '/api/v1/exchange-rates/EUR/USD');
-    const rate = created.json<RateJson>();
+    const rate = created.json<ExchangeRate>();
     assert.deepEqual([rate.object, rate.base, rate.quote, rate.rate], ['exchange_rate', 'EUR', 'USD', 1.0825]);
     assert.equal(rate.created_at, rate.updated_at);
 
     const same = await put(headers, 'EUR/usd', { rate: 1.0825 });
     assert.equal(same.statusCode, 200);
     assert.equal(same.headers.location, undefined);
-    assert.equal(same.json<RateJson>().updated_at, rate.updated_at, 'the same rate again changes nothing');
+    assert.equal(same.json<ExchangeRate>().updated_at, rate.updated_at, 'the same rate again changes nothing');
     const replaced = await put(headers, 'EUR/USD', { rate: 1.1 }, '/v1');
     assert.equal(replaced.statusCode, 200);
-    const r2 = replaced.json<RateJson>();
+    const r2 = replaced.json<ExchangeRate>();
     assert.equal(r2.rate, 1.1);
     assert.equal(r2.created_at, rate.created_at);
     assert.ok(r2.updated_at > rate.updated_at);
@@ -67,7 +59,7 @@ describe('/exchange-rates', () => {
     ] as const) {
       const res = await put(headers, pair, { rate: value });
       assert.equal(res.statusCode, 201, res.body);
-      assert.equal(res.json<RateJson>().rate, value);
+      assert.equal(res.json<ExchangeRate>().rate, value);
       const db = await t.rt.db.query<{ rate: string }>(
         `select rtrim(rtrim(rate::text, '0'), '.') as rate from exchange_rates where account_id = $1 and base || '/' || quote = $2`,
         [accountId, pair],
@@ -139,24 +131,24 @@ describe('/exchange-rates', () => {
     do {
       const res = await get(headers, `?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
       assert.equal(res.statusCode, 200, res.body);
-      const page = res.json<{ data: RateJson[]; pagination: { next_cursor: string | null } }>();
+      const page = res.json<{ data: ExchangeRate[]; pagination: { next_cursor: string | null } }>();
       seen.push(...page.data.map((r) => `${r.base}/${r.quote}`));
       cursor = page.pagination.next_cursor;
     } while (cursor);
     assert.deepEqual(seen, [...pairs].sort());
     const eur = await get(headers, '?base=eur');
     assert.deepEqual(
-      eur.json<{ data: RateJson[] }>().data.map((r) => r.quote),
+      eur.json<{ data: ExchangeRate[] }>().data.map((r) => r.quote),
       ['CHF', 'GBP', 'USD'],
     );
     const intoEur = await get(headers, '?quote=EUR&base=CHF');
     assert.deepEqual(
-      intoEur.json<{ data: RateJson[] }>().data.map((r) => r.rate),
+      intoEur.json<{ data: ExchangeRate[] }>().data.map((r) => r.rate),
       [1.3],
     );
     // Another account's rate is its own: this account's is unchanged, and it cannot read or delete this one.
-    assert.equal((await get(other.headers, '')).json<{ data: RateJson[] }>().data.length, 1);
-    assert.equal((await get(headers, '/EUR/USD')).json<RateJson>().rate, 1.1);
+    assert.equal((await get(other.headers, '')).json<{ data: ExchangeRate[] }>().data.length, 1);
+    assert.equal((await get(headers, '/EUR/USD')).json<ExchangeRate>().rate, 1.1);
     expectError(await get(other.headers, '/CHF/EUR'), 404, 'not_found');
     expectError(
       await t.app.inject({ method: 'DELETE', url: '/api/v1/exchange-rates/CHF/EUR', headers: other.headers }),

@@ -9,7 +9,8 @@ import { openDatabase } from '../../src/db/open.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadConfig } from '../../src/config.js';
 import { useMonitoringTest } from '../jobs/support.js';
-import type { ChangeJson, IngestResult } from '../prices/ingest-support.js';
+
+import type { PriceChange, PriceObservationBatchResult } from '../helpers/api-types.js';
 
 /** Issue 12 item 8: ids of sequences (observations, changes, checks) say nothing about other accounts. */
 
@@ -43,7 +44,7 @@ async function ingest(headers: Record<string, string>, productId: string, prices
   }));
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/prices', headers, payload: { observations } });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<IngestResult>().data.map((r) => r.observation!.id);
+  return res.json<PriceObservationBatchResult>().data.map((r) => r.observation!.id);
 }
 
 describe('public ids of sequences', () => {
@@ -116,7 +117,7 @@ describe('public ids of sequences', () => {
   it('changes, their events and the change list cursor carry public ids that round trip', T, async () => {
     const a = await account();
     const obs = await ingest(a.headers, a.productId, [10, 11, 12, 13]);
-    const seen: ChangeJson[] = [];
+    const seen: PriceChange[] = [];
     let cursor: string | null = null;
     do {
       const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({
@@ -125,7 +126,7 @@ describe('public ids of sequences', () => {
         headers: a.headers,
       });
       assert.equal(res.statusCode, 200, res.body);
-      const page = res.json<{ data: ChangeJson[]; pagination: { next_cursor: string | null } }>();
+      const page = res.json<{ data: PriceChange[]; pagination: { next_cursor: string | null } }>();
       seen.push(...page.data);
       cursor = page.pagination.next_cursor;
       if (cursor) {

@@ -1,27 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type CompetitorJson,
-  createCompetitor,
-  createListing,
-  getJson,
-  type ListingJson,
-  type Page,
-} from '../competitors/support.js';
+import { createCompetitor, createListing, getJson, type Page } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers } from '../products/support.js';
-
-interface ItemResult {
-  index: number;
-  status: 201 | 404 | 409 | 422;
-  listing?: ListingJson;
-  error?: { code: string; error: string; details?: { field: string; message: string }[] };
-}
-interface BatchResult {
-  data: ItemResult[];
-  created: number;
-  failed: number;
-}
+import type { Competitor, ListingBatchItem, ListingBatchResult } from '../helpers/api-types.js';
 
 async function counts(t: TestApp, accountId: string) {
   const q = async (sql: string) => Number((await t.rt.db.query<{ n: number | string }>(sql, [accountId])).rows[0]!.n);
@@ -35,7 +17,7 @@ async function counts(t: TestApp, accountId: string) {
   };
 }
 
-const fieldsOfItem = (r: ItemResult) => (r.error?.details ?? []).map((d) => d.field).sort();
+const fieldsOfItem = (r: ListingBatchItem) => (r.error?.details ?? []).map((d) => d.field).sort();
 
 describe('listings: batch create (POST /listings/batch)', () => {
   const t = useTestApp();
@@ -86,7 +68,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
     ];
     const res = await batch(headers, { listings });
     assert.equal(res.statusCode, 200, res.body);
-    const out = res.json<BatchResult>();
+    const out = res.json<ListingBatchResult>();
     assert.deepEqual(
       out.data.map((r) => r.status),
       [201, 201, 201, 201, 201, 409, 409, 404, 404, 404, 422, 422, 422, 422, 422, 422, 422, 422, 404],
@@ -110,7 +92,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
     assert.equal(a!.check_interval_seconds, 21_600);
     assert.deepEqual(a!.warnings, []);
     assert.equal(e!.warnings[0]?.code, 'domain_mismatch', 'a named competitor keeps the warning of POST /listings');
-    const made = await getJson<CompetitorJson>(t, headers, `/api/v1/competitors/${a!.competitor_id}`);
+    const made = await getJson<Competitor>(t, headers, `/api/v1/competitors/${a!.competitor_id}`);
     assert.equal(made.name, 'newshop.example');
     assert.equal(made.domain, 'newshop.example');
     assert.equal(made.website, 'https://www.newshop.example/');
@@ -221,7 +203,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
       ],
     });
     assert.equal(ok.statusCode, 200, ok.body);
-    assert.equal(ok.json<BatchResult>().created, 2);
+    assert.equal(ok.json<ListingBatchResult>().created, 2);
     assert.equal((await counts(t, accountId)).competitors, mid.competitors + 1);
   });
 
@@ -273,7 +255,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
     const res = await batch(headers, { listings });
     const ms = performance.now() - started;
     assert.equal(res.statusCode, 200, res.body.slice(0, 500));
-    const out = res.json<BatchResult>();
+    const out = res.json<ListingBatchResult>();
     assert.equal(out.created, 1000);
     assert.equal(new Set(out.data.map((r) => r.listing!.competitor_id)).size, 4);
     assert.deepEqual(await counts(t, accountId), {
@@ -282,7 +264,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
       listingEvents: 1000,
       competitorEvents: 4,
     });
-    const page = await getJson<Page<CompetitorJson>>(t, headers, '/api/v1/competitors?sort=name');
+    const page = await getJson<Page<Competitor>>(t, headers, '/api/v1/competitors?sort=name');
     assert.deepEqual(
       page.data.map((c) => [c.name, c.listing_count]),
       [0, 1, 2, 3].map((i) => [`shop${i}.example`, 250]),
@@ -334,7 +316,7 @@ describe('listings: batch create (POST /listings/batch)', () => {
         ),
       );
       for (const res of answers) assert.equal(res.statusCode, 200, res.body);
-      const outs = answers.map((r) => r.json<BatchResult>());
+      const outs = answers.map((r) => r.json<ListingBatchResult>());
       const shared = outs.map((o) => o.data[2]!.status).sort();
       assert.deepEqual(shared, [201, 409, 409, 409]);
       assert.equal(

@@ -3,17 +3,7 @@ import { describe, it } from 'node:test';
 import { createCompetitor, createListing, getJson, type Page } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, PREFIXES } from '../products/support.js';
-
-interface CheckJson {
-  id: string;
-  object: 'listing_check';
-  listing_id: string;
-  started_at: string;
-  ok: boolean;
-  price: number | null;
-  error_code: string | null;
-  candidates: { price: number; source: string; chosen: boolean; ignored: string | null }[];
-}
+import type { ListingCheck } from '../helpers/api-types.js';
 
 const candidate = (price: number, source: string, chosen: boolean, ignored: string | null = null) => ({
   price,
@@ -80,7 +70,7 @@ describe('listings: check log', () => {
         pagination: { limit: 20, has_more: false, next_cursor: null },
       });
       await logChecks(t, l.id, 3);
-      const page = await getJson<Page<CheckJson>>(t, headers, `${prefix}/listings/${l.id}/checks`);
+      const page = await getJson<Page<ListingCheck>>(t, headers, `${prefix}/listings/${l.id}/checks`);
       assert.equal(page.data.length, 3);
       const [newest, , failed] = page.data;
       assert.equal(newest!.started_at, '2026-05-01T12:00:00.000Z');
@@ -107,7 +97,7 @@ describe('listings: check log', () => {
     const { l: other } = await listing();
     await logChecks(t, l.id, 23);
     await logChecks(t, other.id, 4);
-    const all = (await getJson<Page<CheckJson>>(t, headers, `/api/v1/listings/${l.id}/checks?limit=100`)).data;
+    const all = (await getJson<Page<ListingCheck>>(t, headers, `/api/v1/listings/${l.id}/checks?limit=100`)).data;
     assert.equal(all.length, 23);
     assert.ok(all.every((c) => c.listing_id === l.id));
     for (let i = 1; i < all.length; i++) {
@@ -115,10 +105,10 @@ describe('listings: check log', () => {
       // Ties on started_at go by the check's number, which its public id hides (test/hardening/public-ids.test.ts).
       assert.ok(Date.parse(a.started_at) >= Date.parse(b.started_at) && a.id !== b.id, `order at ${i}`);
     }
-    const walked: CheckJson[] = [];
+    const walked: ListingCheck[] = [];
     let cursor: string | null = null;
     do {
-      const p: Page<CheckJson> = await getJson(
+      const p: Page<ListingCheck> = await getJson(
         t,
         headers,
         `/api/v1/listings/${l.id}/checks?limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
@@ -130,7 +120,7 @@ describe('listings: check log', () => {
       walked.map((c) => c.id),
       all.map((c) => c.id),
     );
-    const failed = (await getJson<Page<CheckJson>>(t, headers, `/api/v1/listings/${l.id}/checks?ok=false&limit=100`))
+    const failed = (await getJson<Page<ListingCheck>>(t, headers, `/api/v1/listings/${l.id}/checks?ok=false&limit=100`))
       .data;
     assert.deepEqual(
       failed.map((c) => c.id),

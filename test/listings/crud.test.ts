@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  createCompetitor,
-  createListing,
-  getJson,
-  type ListingJson,
-  rowsOf,
-  setListingState,
-} from '../competitors/support.js';
+import { createCompetitor, createListing, getJson, rowsOf, setListingState } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { LISTINGS_DUE_CHANNEL } from '../../src/checks/listing-leases.js';
 import { createProduct, expectError, fieldsOf, type Headers, PREFIXES } from '../products/support.js';
+import type { Listing } from '../helpers/api-types.js';
 
 async function setup(t: TestApp, headers: Headers) {
   const product = await createProduct(t, headers, { url: 'https://our.example/kettle', currency: 'EUR' });
@@ -42,7 +36,7 @@ describe('listings: create, read, update, delete', () => {
         },
       });
       assert.equal(res.statusCode, 201, res.body);
-      const l = res.json<ListingJson>();
+      const l = res.json<Listing>();
       assert.match(l.id, /^lst_[0-9a-z]+$/);
       assert.equal(res.headers.location, `${prefix}/listings/${l.id}`);
       assert.deepEqual(
@@ -87,7 +81,7 @@ describe('listings: create, read, update, delete', () => {
         payload: { selector: '.price', currency_override: 'chf' },
       });
       assert.equal(put.statusCode, 200, put.body);
-      const u = put.json<ListingJson>();
+      const u = put.json<Listing>();
       assert.equal(u.selector, '.price');
       assert.equal(u.currency_override, 'CHF');
       assert.ok(Date.parse(u.updated_at) > Date.parse(l.updated_at));
@@ -144,10 +138,7 @@ describe('listings: create, read, update, delete', () => {
       headers,
       payload: { url: 'https://our.example/new' },
     });
-    assert.equal(
-      (await getJson<ListingJson>(t, headers, `/api/v1/listings/${own.id}`)).url,
-      'https://our.example/kettle',
-    );
+    assert.equal((await getJson<Listing>(t, headers, `/api/v1/listings/${own.id}`)).url, 'https://our.example/kettle');
   });
 
   it("needs a url for a competitor's page", async () => {
@@ -221,14 +212,14 @@ describe('listings: create, read, update, delete', () => {
     assert.equal(off.warnings[0]!.code, 'domain_mismatch');
     assert.match(off.warnings[0]!.message, /marketplace\.example.*rival\.example/);
     // The warning is worked out from the current state: it shows on every read and goes when fixed.
-    assert.deepEqual((await getJson<ListingJson>(t, headers, `/api/v1/listings/${off.id}`)).warnings, off.warnings);
+    assert.deepEqual((await getJson<Listing>(t, headers, `/api/v1/listings/${off.id}`)).warnings, off.warnings);
     const fixed = await t.app.inject({
       method: 'PATCH',
       url: `/api/v1/listings/${off.id}`,
       headers,
       payload: { url: 'https://rival.example/kettle' },
     });
-    assert.deepEqual(fixed.json<ListingJson>().warnings, []);
+    assert.deepEqual(fixed.json<Listing>().warnings, []);
     // ... also when the competitor's website moves.
     await t.app.inject({
       method: 'PATCH',
@@ -237,7 +228,7 @@ describe('listings: create, read, update, delete', () => {
       payload: { website: 'https://rival-new.example' },
     });
     assert.equal(
-      (await getJson<ListingJson>(t, headers, `/api/v1/listings/${off.id}`)).warnings[0]?.code,
+      (await getJson<Listing>(t, headers, `/api/v1/listings/${off.id}`)).warnings[0]?.code,
       'domain_mismatch',
     );
     // Our own pages have no competitor to compare with.
@@ -335,7 +326,7 @@ describe('listings: create, read, update, delete', () => {
         payload: { selector: null, currency_override: null },
       });
       assert.equal(res.statusCode, 200, res.body);
-      const u = res.json<ListingJson>();
+      const u = res.json<Listing>();
       assert.deepEqual(
         { ...u, updated_at: undefined, next_check_at: undefined },
         { ...l, selector: null, currency_override: null, updated_at: undefined, next_check_at: undefined },
@@ -401,7 +392,7 @@ describe('listings: create, read, update, delete', () => {
       const before = Date.now();
       const res = await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${l.id}`, headers, payload: change });
       assert.equal(res.statusCode, 200, res.body);
-      const due = Date.parse(res.json<ListingJson>().next_check_at!);
+      const due = Date.parse(res.json<Listing>().next_check_at!);
       assert.ok(due <= Date.now() + 1000 && due >= before - 1000, `${JSON.stringify(change)} makes it due now`);
       // Sending the same value again is no change: the schedule stays.
       await t.rt.db.query('update listings set next_check_at = $2 where id = $1', [l.id, later]);
@@ -415,7 +406,7 @@ describe('listings: create, read, update, delete', () => {
     // Disabling keeps the schedule (hidden while disabled); enabling makes it due now.
     await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${l.id}`, headers, payload: { enabled: false } });
     assert.equal(await nextCheck(t, l.id), later.getTime());
-    const off = await getJson<ListingJson>(t, headers, `/api/v1/listings/${l.id}`);
+    const off = await getJson<Listing>(t, headers, `/api/v1/listings/${l.id}`);
     assert.equal(off.next_check_at, null);
     const on = await t.app.inject({
       method: 'PATCH',
@@ -423,7 +414,7 @@ describe('listings: create, read, update, delete', () => {
       headers,
       payload: { enabled: true },
     });
-    assert.ok(Date.parse(on.json<ListingJson>().next_check_at!) <= Date.now() + 1000);
+    assert.ok(Date.parse(on.json<Listing>().next_check_at!) <= Date.now() + 1000);
   });
 
   it('wakes the workers when a listing becomes due: created, rescheduled or enabled', async () => {
@@ -441,7 +432,7 @@ describe('listings: create, read, update, delete', () => {
       await got;
     };
     try {
-      let l: ListingJson | undefined;
+      let l: Listing | undefined;
       await notified(async () => {
         l = await createListing(t, headers, {
           product_id: product.id,
@@ -481,7 +472,7 @@ describe('listings: create, read, update, delete', () => {
     });
     const at = new Date('2026-03-01T10:00:00.123Z');
     await setListingState(t, l.id, { price: 1299.5, currency: 'EUR', in_stock: true, checked_at: at });
-    const ok = await getJson<ListingJson>(t, headers, `/api/v1/listings/${l.id}`);
+    const ok = await getJson<Listing>(t, headers, `/api/v1/listings/${l.id}`);
     assert.deepEqual(
       [
         ok.status,
@@ -505,7 +496,7 @@ describe('listings: create, read, update, delete', () => {
       headers,
       payload: { selector: '.price' },
     });
-    const flagged = res.json<ListingJson>();
+    const flagged = res.json<Listing>();
     assert.deepEqual(
       [flagged.status, flagged.last_error, flagged.consecutive_failures, flagged.last_price, flagged.last_success_at],
       ['flagged', 'the page answered 404', 5, 1299.5, at.toISOString()],

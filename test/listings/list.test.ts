@@ -1,25 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  createCompetitor,
-  createListing,
-  getJson,
-  type ListingJson,
-  type Page,
-  setListingState,
-} from '../competitors/support.js';
+import { createCompetitor, createListing, getJson, type Page, setListingState } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
 import { createProduct, expectError, fieldsOf, type Headers, PREFIXES } from '../products/support.js';
+import type { Listing } from '../helpers/api-types.js';
 
 async function walk(t: TestApp, headers: Headers, path: string, query: string, limit: number) {
-  const items: ListingJson[] = [];
+  const items: Listing[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
     const q = new URLSearchParams(query);
     q.set('limit', String(limit));
     if (cursor) q.set('cursor', cursor);
-    const p = await getJson<Page<ListingJson>>(t, headers, `${path}?${q}`);
+    const p = await getJson<Page<Listing>>(t, headers, `${path}?${q}`);
     if (p.pagination.has_more) assert.equal(p.data.length, limit);
     items.push(...p.data);
     cursor = p.pagination.next_cursor;
@@ -57,12 +51,12 @@ describe('listings: lists and filters', () => {
     return { ...key, p1, p2, c1, c2, l };
   }
 
-  const ids = (p: Page<ListingJson>) => p.data.map((x) => x.id).sort();
+  const ids = (p: Page<Listing>) => p.data.map((x) => x.id).sort();
 
   it('filters by product, competitor, own, status and enabled, alone and combined', async () => {
     const { headers, p1, p2, c1, c2, l } = await world();
-    const q = async (query: string) => ids(await getJson<Page<ListingJson>>(t, headers, `/api/v1/listings?${query}`));
-    const sorted = (...xs: ListingJson[]) => xs.map((x) => x.id).sort();
+    const q = async (query: string) => ids(await getJson<Page<Listing>>(t, headers, `/api/v1/listings?${query}`));
+    const sorted = (...xs: Listing[]) => xs.map((x) => x.id).sort();
     assert.deepEqual(await q(''), sorted(...Object.values(l)));
     assert.deepEqual(await q(`product_id=${p1.id}`), sorted(l.p1c1, l.p1c2, l.p1own));
     assert.deepEqual(await q(`competitor_id=${c1.id}`), sorted(l.p1c1, l.p2c1));
@@ -83,8 +77,8 @@ describe('listings: lists and filters', () => {
   for (const prefix of PREFIXES) {
     it(`lists a product's and a competitor's listings under ${prefix}`, async () => {
       const { headers, p1, p2, c1, c2, l } = await world();
-      const of = async (path: string) => ids(await getJson<Page<ListingJson>>(t, headers, `${prefix}${path}`));
-      const sorted = (...xs: ListingJson[]) => xs.map((x) => x.id).sort();
+      const of = async (path: string) => ids(await getJson<Page<Listing>>(t, headers, `${prefix}${path}`));
+      const sorted = (...xs: Listing[]) => xs.map((x) => x.id).sort();
       assert.deepEqual(await of(`/products/${p1.id}/listings`), sorted(l.p1c1, l.p1c2, l.p1own));
       assert.deepEqual(await of(`/products/${p1.id}/listings?own=true`), sorted(l.p1own));
       assert.deepEqual(await of(`/products/${p1.id}/listings?competitor_id=${c2.id}`), sorted(l.p1c2));
@@ -100,7 +94,7 @@ describe('listings: lists and filters', () => {
       });
       const quiet = await createCompetitor(t, headers);
       assert.deepEqual(
-        (await getJson<Page<ListingJson>>(t, headers, `${prefix}/competitors/${quiet.id}/listings`)).data,
+        (await getJson<Page<Listing>>(t, headers, `${prefix}/competitors/${quiet.id}/listings`)).data,
         [],
       );
     });
@@ -118,7 +112,7 @@ describe('listings: lists and filters', () => {
     await t.rt.db.query(
       `update listings set next_check_at = '2030-01-01T00:00:00Z' where url like '%/extra/1%' or url like '%/extra/3%'`,
     );
-    const touched = await getJson<Page<ListingJson>>(t, headers, `/api/v1/listings?limit=3&sort=created_at`);
+    const touched = await getJson<Page<Listing>>(t, headers, `/api/v1/listings?limit=3&sort=created_at`);
     for (const x of touched.data)
       await t.app.inject({ method: 'PATCH', url: `/api/v1/listings/${x.id}`, headers, payload: { render_js: true } });
     for (const path of [
@@ -128,7 +122,7 @@ describe('listings: lists and filters', () => {
     ]) {
       for (const field of ['created_at', 'updated_at', 'next_check_at'] as const) {
         for (const sort of [field, `-${field}`]) {
-          const all = (await getJson<Page<ListingJson>>(t, headers, `${path}?sort=${sort}&limit=100`)).data;
+          const all = (await getJson<Page<Listing>>(t, headers, `${path}?sort=${sort}&limit=100`)).data;
           const stored = new Map(
             (
               await t.rt.db.query<{ id: string; next_check_at: Date }>(
@@ -137,7 +131,7 @@ describe('listings: lists and filters', () => {
               )
             ).rows.map((r) => [r.id, r.next_check_at.getTime()]),
           );
-          const key = (x: ListingJson) => (field === 'next_check_at' ? stored.get(x.id)! : Date.parse(x[field]));
+          const key = (x: Listing) => (field === 'next_check_at' ? stored.get(x.id)! : Date.parse(x[field]));
           for (let i = 1; i < all.length; i++) {
             const c = key(all[i - 1]!) - key(all[i]!) || (all[i - 1]!.id < all[i]!.id ? -1 : 1);
             assert.ok(sort.startsWith('-') ? c > 0 : c < 0, `${path} ${sort} out of order at ${i}`);
@@ -175,8 +169,8 @@ describe('listings: lists and filters', () => {
       const res = await t.app.inject({ method: 'GET', url: `${path}?${q}`, headers });
       assert.deepEqual(fieldsOf(expectError(res, 422, 'validation_failed')), [field], `${path}?${q}`);
     }
-    const next = (await getJson<Page<ListingJson>>(t, headers, '/api/v1/listings?limit=1&sort=next_check_at'))
-      .pagination.next_cursor!;
+    const next = (await getJson<Page<Listing>>(t, headers, '/api/v1/listings?limit=1&sort=next_check_at')).pagination
+      .next_cursor!;
     const forge = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
     for (const [q, cursor] of [
       ['sort=created_at', next],

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createCompetitor, createListing, getJson, type Page, setListingState } from '../competitors/support.js';
 import { useTestApp, type TestApp } from '../helpers/app.js';
-import { createProduct, type ProductJson } from '../products/support.js';
+import { createProduct } from '../products/support.js';
+import type { Product } from '../helpers/api-types.js';
 
 /** Runs `fn` and returns the statements it sent to the database that touch products or listings. */
 async function statementsOf(t: TestApp, fn: () => Promise<unknown>): Promise<string[]> {
@@ -29,7 +30,7 @@ describe('products: monitoring summary', () => {
   it("summarises listings: count, lowest enabled in-stock competitor price in the product's currency, last check", async () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers, { base_price: 100, currency: 'EUR', url: 'https://our.example/p' });
-    const empty = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const empty = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     assert.deepEqual(
       { ...empty.monitoring, position: undefined },
       { listing_count: 0, lowest_competitor_price: null, last_checked_at: null, position: undefined },
@@ -61,7 +62,7 @@ describe('products: monitoring summary', () => {
     await setListingState(t, gone.id, { price: 60, currency: 'EUR', in_stock: false, checked_at: t1 }); // out of stock
     await setListingState(t, off.id, { price: 55, currency: 'EUR', checked_at: t3 }); // disabled: not current
 
-    const got = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const got = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     assert.deepEqual(
       { ...got.monitoring, position: undefined },
       {
@@ -78,7 +79,7 @@ describe('products: monitoring summary', () => {
       },
     );
     // The same summary in lists and in the answer of an update.
-    const listed = (await getJson<Page<ProductJson>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
+    const listed = (await getJson<Page<Product>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
     assert.deepEqual(listed.monitoring, got.monitoring);
     const renamed = await t.app.inject({
       method: 'PATCH',
@@ -86,7 +87,7 @@ describe('products: monitoring summary', () => {
       headers,
       payload: { name: 'renamed' },
     });
-    assert.deepEqual(renamed.json<ProductJson>().monitoring, got.monitoring);
+    assert.deepEqual(renamed.json<Product>().monitoring, got.monitoring);
     // A product now priced in USD compares with the USD listing only.
     const moved = await t.app.inject({
       method: 'PATCH',
@@ -94,7 +95,7 @@ describe('products: monitoring summary', () => {
       headers,
       payload: { currency: 'usd' },
     });
-    assert.deepEqual(moved.json<ProductJson>().monitoring.lowest_competitor_price, {
+    assert.deepEqual(moved.json<Product>().monitoring.lowest_competitor_price, {
       price: 10,
       currency: 'USD',
       competitor_id: c2.id,
@@ -103,7 +104,7 @@ describe('products: monitoring summary', () => {
     });
     // Deleting the competitor takes its listings out of the summary.
     await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${c2.id}`, headers });
-    const after = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const after = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     assert.deepEqual([after.monitoring.listing_count, after.monitoring.lowest_competitor_price], [4, null]);
   });
 
@@ -117,8 +118,7 @@ describe('products: monitoring summary', () => {
         await createListing(t, headers, { product_id: p.id, competitor_id: c.id, url: `https://rival.example/${i}` }),
       );
     for (const l of ls) await setListingState(t, l.id, { price: 5, currency: 'EUR' });
-    const lowest = (await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`)).monitoring
-      .lowest_competitor_price!;
+    const lowest = (await getJson<Product>(t, headers, `/api/v1/products/${p.id}`)).monitoring.lowest_competitor_price!;
     assert.equal(lowest.listing_id, ls.map((l) => l.id).sort()[0]);
   });
 
@@ -140,15 +140,15 @@ describe('products: monitoring summary', () => {
     }
     // Warm the key cache first, so only the product statements are left to count.
     await getJson(t, headers, `/api/v1/products/${ids[0]}`);
-    let body: ProductJson | undefined;
+    let body: Product | undefined;
     const one = await statementsOf(t, async () => {
-      body = await getJson<ProductJson>(t, headers, `/api/v1/products/${ids[0]}`);
+      body = await getJson<Product>(t, headers, `/api/v1/products/${ids[0]}`);
     });
     assert.equal(one.length, 1, one.join('\n---\n'));
     assert.equal(body!.monitoring.listing_count, 3);
-    let page: Page<ProductJson> | undefined;
+    let page: Page<Product> | undefined;
     const list = await statementsOf(t, async () => {
-      page = await getJson<Page<ProductJson>>(t, headers, '/api/v1/products?limit=100');
+      page = await getJson<Page<Product>>(t, headers, '/api/v1/products?limit=100');
     });
     assert.equal(list.length, 1, list.join('\n---\n'));
     assert.equal(page!.data.length, 5);

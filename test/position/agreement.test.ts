@@ -4,21 +4,8 @@ import { createCompetitor } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { parseCsv } from '../helpers/csv.js';
 import { HOUR, observe, setRate } from '../prices/trends-support.js';
-import { createProduct, type ProductJson } from '../products/support.js';
-
-interface TrendsJson {
-  own: { source: string; price_in_product_currency: number | null };
-  comparison: {
-    compared: number;
-    left_out: { out_of_stock: number; no_rate: number };
-    lowest: number | null;
-    average: number | null;
-    highest: number | null;
-    rank: number | null;
-    price_index: number | null;
-    cheapest: { competitor_id: string } | null;
-  };
-}
+import { createProduct } from '../products/support.js';
+import type { Product, ProductTrends } from '../helpers/api-types.js';
 
 const num = (cell: string | undefined) => (cell === undefined || cell === '' ? null : Number(cell));
 
@@ -43,7 +30,7 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
     await setRate(t, accountId, 'USD', 'EUR', '0.9'); // USD -> EUR multiplies
     const make = (name: string, base_price: number, currency = 'EUR') =>
       createProduct(t, headers, { name, base_price, currency });
-    const products: ProductJson[] = [];
+    const products: Product[] = [];
     const bare = await make('No series', 10);
     products.push(bare);
     const mixed = await make('Rates both ways', 100);
@@ -75,12 +62,10 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
     const col = (row: string[], name: string) => row[header!.indexOf(name)];
 
     for (const p of products) {
-      const product = (
-        await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })
-      ).json<ProductJson>();
+      const product = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<Product>();
       const trends = (
         await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}/trends`, headers })
-      ).json<TrendsJson>();
+      ).json<ProductTrends>();
       const row = rows.find((r) => r[0] === p.id);
       assert.ok(row, `${p.name} is in the CSV`);
       const pos = product.monitoring.position;
@@ -126,8 +111,8 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
     }
 
     // The cases are what they claim to be, so the agreement above is not agreement on nothing.
-    const position = async (p: ProductJson) =>
-      (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>().monitoring
+    const position = async (p: Product) =>
+      (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<Product>().monitoring
         .position;
     assert.deepEqual(await position(bare), {
       own_price: 10,

@@ -3,17 +3,9 @@ import { describe, it } from 'node:test';
 import { createCompetitor, createListing, setListingState } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { prng } from '../helpers/prng.js';
-import { createProduct, type ProductJson } from '../products/support.js';
+import { createProduct } from '../products/support.js';
 import { allPositions, postPrices, summary } from './support.js';
-
-interface Position {
-  own_price: number | null;
-  own_price_source: string;
-  competitors_compared: number;
-  competitors_left_out: number;
-  rank: number | null;
-  price_index: number | null;
-}
+import type { Product, ProductPosition } from '../helpers/api-types.js';
 
 /**
  * GET /positions reads positions stored as prices arrive (product_positions, kept by triggers);
@@ -38,7 +30,7 @@ describe('positions: the stored list agrees with monitoring.position, always', (
       );
     };
     for (let i = 0; i < 4; i++) await newCompetitor();
-    const products: ProductJson[] = [];
+    const products: Product[] = [];
     for (let i = 0; i < 8; i++)
       products.push(
         await createProduct(t, headers, {
@@ -58,7 +50,7 @@ describe('positions: the stored list agrees with monitoring.position, always', (
       for (const p of products) {
         const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers });
         assert.equal(res.statusCode, 200, res.body);
-        const product = res.json<ProductJson & { monitoring: { position: Position } }>();
+        const product = res.json<Product & { monitoring: { position: ProductPosition } }>();
         const pos = product.monitoring.position;
         const row = listed.get(p.id);
         if (pos.rank === null) {
@@ -165,7 +157,7 @@ describe('positions: the stored list agrees with monitoring.position, always', (
           payload: { currency: p.currency === 'EUR' ? 'USD' : 'EUR' },
         });
         assert.equal(res.statusCode, 200, res.body);
-        products[products.indexOf(p)] = res.json<ProductJson>();
+        products[products.indexOf(p)] = res.json<Product>();
       } else if (what === 4) {
         const gone = competitors.shift()!;
         assert.equal(

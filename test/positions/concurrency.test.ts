@@ -3,8 +3,9 @@ import { describe, it } from 'node:test';
 import { createCompetitor } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { prng } from '../helpers/prng.js';
-import { createProduct, type ProductJson } from '../products/support.js';
+import { createProduct } from '../products/support.js';
 import { allPositions } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 /**
  * The stored positions are written by every writer of a product's prices, in its transaction.
@@ -22,7 +23,7 @@ describe('positions: concurrent writers', () => {
     const competitors: string[] = [];
     for (let i = 0; i < 6; i++)
       competitors.push((await createCompetitor(t, headers, { name: `C${i}`, website: `https://c${i}.example` })).id);
-    const products: ProductJson[] = [];
+    const products: Product[] = [];
     for (let i = 0; i < 12; i++)
       products.push(await createProduct(t, headers, { name: `P${i}`, base_price: 50, currency: 'EUR' }));
     const price = () => Math.round((30 + rand() * 40) * 100) / 100;

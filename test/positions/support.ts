@@ -1,40 +1,11 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import type { Page, Position, PositionSummary } from '../helpers/api-types.js';
 
 /** Helpers of the positions tests (not a test file itself: no `.test.ts`). */
 
-export interface PositionJson {
-  product_id: string;
-  name: string;
-  sku: string | null;
-  own_price: number;
-  currency: string;
-  rank: number;
-  of: number;
-  price_index: number | null;
-  cheapest: { competitor_id: string; name: string; price: number };
-  gap_amount: number;
-  gap_percent: number | null;
-  undercut_by: number;
-  changed_at: string;
-}
-
-export interface SummaryJson {
-  object: 'position_summary';
-  products: number;
-  cheapest: number;
-  in_between: number;
-  dearest: number;
-  alone: number;
-  undercut: number;
-  price_index_histogram: { from: number | null; to: number | null; count: number }[];
-}
-
-interface PageJson {
-  data: PositionJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+type PageJson = Page<Position>;
 
 /** One page of GET /positions with `query`. */
 export async function positionsPage(t: TestApp, headers: Headers, query = '', prefix = '/api/v1'): Promise<PageJson> {
@@ -44,8 +15,8 @@ export async function positionsPage(t: TestApp, headers: Headers, query = '', pr
 }
 
 /** Every position of GET /positions with `query`, following the cursors 100 at a time (or `limit`). */
-export async function allPositions(t: TestApp, headers: Headers, query = '', limit = 100): Promise<PositionJson[]> {
-  const out: PositionJson[] = [];
+export async function allPositions(t: TestApp, headers: Headers, query = '', limit = 100): Promise<Position[]> {
+  const out: Position[] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
     const params = new URLSearchParams(query);
@@ -59,14 +30,14 @@ export async function allPositions(t: TestApp, headers: Headers, query = '', lim
   throw new Error('too many pages');
 }
 
-export async function summary(t: TestApp, headers: Headers, query = ''): Promise<SummaryJson> {
+export async function summary(t: TestApp, headers: Headers, query = ''): Promise<PositionSummary> {
   const res = await t.app.inject({
     method: 'GET',
     url: `/api/v1/positions/summary${query ? `?${query}` : ''}`,
     headers,
   });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<SummaryJson>();
+  return res.json<PositionSummary>();
 }
 
 /** Observations through POST /prices (all or nothing). */

@@ -3,20 +3,7 @@ import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, type Headers } from '../products/support.js';
 import { at, catalogue, changesOf, ingestOk } from './ingest-support.js';
-
-interface Summary {
-  object: string;
-  since: string;
-  until: string;
-  changes: number;
-  up: number;
-  down: number;
-  back_in_stock: number;
-  out_of_stock: number;
-  average_percent: number | null;
-  series_observed: number;
-  series_unchanged: number;
-}
+import type { PriceChangeSummary } from '../helpers/api-types.js';
 
 describe('GET /price-changes/summary and the kind filter of GET /price-changes', () => {
   const t = useTestApp();
@@ -27,7 +14,7 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
       headers,
     });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json<Summary>();
+    return res.json<PriceChangeSummary>();
   };
 
   /**
@@ -154,7 +141,7 @@ describe('GET /price-changes/summary and the kind filter of GET /price-changes',
         headers: c.headers,
       });
       assert.equal(r.statusCode, 200, r.body);
-      return r.json<Summary>();
+      return r.json<PriceChangeSummary>();
     };
     const [all, own, comp] = [await summary(c.headers, since), await res('own'), await res('competitors')];
     // Ours: P up (10 -> 12) and Q's currency change; series P ours and Q ours, neither unchanged.

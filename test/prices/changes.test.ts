@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, fieldsOf, type Headers } from '../products/support.js';
-import { at, catalogue, type ChangeJson, changesOf, ingestOk } from './ingest-support.js';
+import { at, catalogue, changesOf, ingestOk } from './ingest-support.js';
+import type { PriceChange } from '../helpers/api-types.js';
 
 describe('GET /price-changes', () => {
   const t = useTestApp();
@@ -110,7 +111,7 @@ describe('GET /price-changes', () => {
     ]);
     const all = await changesOf(t, c.headers);
     assert.equal(all.length, 20);
-    const ids = (list: ChangeJson[]) => list.map((ch) => ch.id);
+    const ids = (list: PriceChange[]) => list.map((ch) => ch.id);
     assert.deepEqual(
       ids(await changesOf(t, c.headers, `&product_id=${c.otherProductId}`)),
       ids(all.filter((ch) => ch.product_id === c.otherProductId)),
@@ -140,7 +141,7 @@ describe('GET /price-changes', () => {
       const res = await getPage(c.headers, `limit=7${cursor ? `&cursor=${cursor}` : ''}`);
       assert.equal(res.statusCode, 200, res.body);
       const page = res.json<{
-        data: ChangeJson[];
+        data: PriceChange[];
         pagination: { next_cursor: string | null; has_more: boolean; limit: number };
       }>();
       assert.equal(page.pagination.limit, 7);

@@ -2,20 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
-
-interface RawPage {
-  interval: string;
-  data: {
-    id: string;
-    competitor_id: string | null;
-    price: number;
-    observed_at: string;
-    samples: number;
-    price_sum: number;
-    source: string;
-  }[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+import type { PriceHistoryRaw } from '../helpers/api-types.js';
 
 describe('price history: raw observations', () => {
   const t = useTestApp();
@@ -44,13 +31,13 @@ describe('price history: raw observations', () => {
     });
 
   it('pages through every observation oldest first, without overlap or gap', async () => {
-    const seen: RawPage['data'] = [];
+    const seen: PriceHistoryRaw['data'] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
       const res = await get(`limit=7${cursor ? `&cursor=${cursor}` : ''}`);
       assert.equal(res.statusCode, 200, res.body);
-      const page = res.json<RawPage>();
+      const page = res.json<PriceHistoryRaw>();
       assert.equal(page.interval, 'raw');
       assert.ok(page.data.length <= 7);
       seen.push(...page.data);
@@ -76,7 +63,7 @@ describe('price history: raw observations', () => {
 
   it('filters raw observations by series and defaults to pages of 100', async () => {
     const res = await get(`competitor_id=${comp}`);
-    const page = res.json<RawPage>();
+    const page = res.json<PriceHistoryRaw>();
     assert.equal(page.pagination.limit, 100);
     assert.equal(page.data.length, 15);
     assert.ok(page.data.every((o) => o.competitor_id === comp));

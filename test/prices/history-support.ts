@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
+import type { PriceBucket, PriceHistory } from '../helpers/api-types.js';
 
 /** Helpers shared by the history and roll-up tests (not a test file itself: no `.test.ts`). */
 
@@ -49,41 +50,14 @@ export async function insertObservations(t: TestApp, accountId: string, productI
   );
 }
 
-export interface Bucket {
-  start: string;
-  end: string;
-  open: number | null;
-  close: number | null;
-  min: number | null;
-  max: number | null;
-  average: number | null;
-  count: number;
-}
-
-export interface Series {
-  competitor_id: string | null;
-  currency: string;
-  buckets: Bucket[];
-}
-
-export interface History {
-  object: string;
-  product_id: string;
-  interval: string;
-  tz: string;
-  from: string;
-  to: string;
-  series: Series[];
-}
-
 export async function history(t: TestApp, headers: Headers, productId: string, query: string) {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<History>();
+  return res.json<PriceHistory>();
 }
 
 /** A bucket holding a single price. */
-export const one = (start: string, end: string, price: number): Bucket => ({
+export const one = (start: string, end: string, price: number): PriceBucket => ({
   start,
   end,
   open: price,
@@ -93,7 +67,7 @@ export const one = (start: string, end: string, price: number): Bucket => ({
   average: price,
   count: 1,
 });
-export const empty = (start: string, end: string): Bucket => ({
+export const empty = (start: string, end: string): PriceBucket => ({
   start,
   end,
   open: null,

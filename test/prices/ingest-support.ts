@@ -1,50 +1,9 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
 import type { Headers } from '../products/support.js';
+import type { PriceChange, PriceObservationBatchResult } from '../helpers/api-types.js';
 
 /** Helpers shared by the ingestion and price-change tests (not a test file itself: no `.test.ts`). */
-
-export interface ObservationJson {
-  id: string;
-  object: 'price_observation';
-  product_id: string;
-  competitor_id: string | null;
-  listing_id: string | null;
-  price: number;
-  currency: string;
-  in_stock: boolean | null;
-  observed_at: string;
-  source: 'api' | 'scrape';
-  created_at: string;
-}
-
-export interface ItemResult {
-  index: number;
-  status: 201 | 404 | 422;
-  observation?: ObservationJson;
-  error?: { code: string; error: string; details?: { field: string; message: string }[] };
-}
-
-export interface IngestResult {
-  data: ItemResult[];
-  created: number;
-  failed: number;
-}
-
-export interface ChangeJson {
-  id: string;
-  object: 'price_change';
-  product_id: string;
-  competitor_id: string | null;
-  listing_id: string | null;
-  observation_id: string;
-  old: { price: number; currency: string; in_stock: boolean | null; observed_at: string };
-  new: { price: number; currency: string; in_stock: boolean | null; observed_at: string };
-  change: { amount: number; percent: number | null } | null;
-  source: 'api' | 'scrape';
-  sequence: number;
-  created_at: string;
-}
 
 /** An account with a product, two competitors, and a listing of the product at the first competitor and on our own shop. */
 export interface Catalogue {
@@ -107,16 +66,16 @@ export async function ingestOk(
   headers: Headers,
   observations: unknown[],
   atomic?: boolean,
-): Promise<IngestResult> {
+): Promise<PriceObservationBatchResult> {
   const res = await ingest(t, headers, atomic === undefined ? { observations } : { observations, atomic });
   assert.equal(res.statusCode, 200, res.body.slice(0, 1000));
-  return res.json<IngestResult>();
+  return res.json<PriceObservationBatchResult>();
 }
 
-export async function changesOf(t: TestApp, headers: Headers, query = ''): Promise<ChangeJson[]> {
+export async function changesOf(t: TestApp, headers: Headers, query = ''): Promise<PriceChange[]> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/price-changes?limit=100${query}`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: ChangeJson[] }>().data;
+  return res.json<{ data: PriceChange[] }>().data;
 }
 
 /** Rows of the account in the price tables, counted in the database itself. */

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { createCompetitor, getJson } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { createProduct, expectError, PREFIXES } from '../products/support.js';
-import { DAY, HOUR, observe, setRate, type TrendsJson } from './trends-support.js';
+import { DAY, HOUR, observe, setRate } from './trends-support.js';
+import type { ProductTrends } from '../helpers/api-types.js';
 
 describe('prices: trends and position', () => {
   const t = useTestApp();
@@ -12,7 +13,7 @@ describe('prices: trends and position', () => {
     it(`answers a product without prices with its base_price and an empty comparison under ${prefix}`, async () => {
       const { headers } = await t.newKey();
       const p = await createProduct(t, headers, { base_price: 19.99, currency: 'eur' });
-      const tr = await getJson<TrendsJson>(t, headers, `${prefix}/products/${p.id}/trends`);
+      const tr = await getJson<ProductTrends>(t, headers, `${prefix}/products/${p.id}/trends`);
       assert.equal(tr.object, 'product_trends');
       assert.equal(tr.product_id, p.id);
       assert.equal(tr.currency, 'EUR');
@@ -69,7 +70,7 @@ describe('prices: trends and position', () => {
       { product: p.id, competitor: e, price: 10, currency: 'JPY', ago: HOUR }, // no rate: left out
       { product: p.id, competitor: f, price: 99.99, in_stock: null, ago: HOUR }, // unknown stock: compared
     ]);
-    const tr = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const tr = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     assert.equal(tr.own.source, 'observation');
     assert.equal(tr.own.price, 95);
     // Compared: 90, 90, 150, 99.99. Average 429.99 / 4; we are third (two are strictly cheaper).
@@ -120,10 +121,10 @@ describe('prices: trends and position', () => {
 
     // A tie with the cheapest shares first place; a price of ours without a rate ranks nowhere.
     await observe(t, accountId, [{ product: p.id, price: 90, ago: 0 }]);
-    const tied = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const tied = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     assert.deepEqual([tied.comparison.rank, tied.comparison.price_index], [1, 83.72]);
     await observe(t, accountId, [{ product: p.id, price: 5000, currency: 'JPY', ago: -1 }]);
-    const unranked = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const unranked = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     assert.deepEqual(
       [unranked.own.price, unranked.own.currency, unranked.own.price_in_product_currency],
       [5000, 'JPY', null],
@@ -152,7 +153,7 @@ describe('prices: trends and position', () => {
       ],
       now,
     );
-    const tr = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const tr = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     assert.deepEqual(tr.own.changes, {
       '24h': { from: 80, from_currency: 'EUR', amount: 4, percent: 5 },
       '7d': { from: 80, from_currency: 'EUR', amount: 4, percent: 5 },
@@ -187,7 +188,7 @@ describe('prices: trends and position', () => {
       ],
       now,
     );
-    const tr = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const tr = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     const s = tr.competitors.find((x) => x.competitor_id === c)!.stats!;
     const when = (i: number) => at[i]!.toISOString();
     assert.equal(s.currency, 'EUR');
@@ -250,7 +251,7 @@ describe('prices: trends and position', () => {
       { product: p.id, competitor: y, price: 70, ago: 10 * DAY },
       { product: p.id, competitor: y, price: 90, ago: 2 * DAY },
     ]);
-    const tr = await getJson<TrendsJson>(t, headers, `/api/v1/products/${p.id}/trends`);
+    const tr = await getJson<ProductTrends>(t, headers, `/api/v1/products/${p.id}/trends`);
     // x charges 80 since 3 days ago, but y charged less (70) until 2 days ago.
     assert.deepEqual(tr.comparison.cheapest, {
       competitor_id: x,

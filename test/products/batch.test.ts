@@ -1,27 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import {
-  countProducts,
-  createProduct,
-  expectError,
-  fieldsOf,
-  type Headers,
-  type ProductJson,
-  snapshot,
-} from './support.js';
-
-interface ItemResult {
-  index: number;
-  status: 201 | 409 | 422;
-  product?: ProductJson;
-  error?: { code: string; error: string; details?: { field: string; message: string }[] };
-}
-interface BatchResult {
-  data: ItemResult[];
-  created: number;
-  failed: number;
-}
+import { countProducts, createProduct, expectError, fieldsOf, type Headers, snapshot } from './support.js';
+import type { Product, ProductBatchResult } from '../helpers/api-types.js';
 
 const item = (i: number, extra: Record<string, unknown> = {}) => ({
   name: `Item ${i}`,
@@ -42,7 +23,7 @@ describe('products: batch create', () => {
     const products = Array.from({ length: 1000 }, (_, i) => item(i, { description: 'd'.repeat(100) }));
     const res = await batch(headers, { products });
     assert.equal(res.statusCode, 200, res.body.slice(0, 500));
-    const out = res.json<BatchResult>();
+    const out = res.json<ProductBatchResult>();
     assert.equal(out.created, 1000);
     assert.equal(out.failed, 0);
     assert.equal(out.data.length, 1000);
@@ -55,7 +36,7 @@ describe('products: batch create', () => {
     });
     assert.equal(await countProducts(t, accountId), 1000);
     const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${out.data[999]!.product!.id}`, headers });
-    assert.equal(got.json<ProductJson>().name, 'Item 999');
+    assert.equal(got.json<Product>().name, 'Item 999');
   });
 
   it('refuses 1001 products with 422 and creates none', async () => {
@@ -100,7 +81,7 @@ describe('products: batch create', () => {
     ];
     const res = await batch(headers, { products });
     assert.equal(res.statusCode, 200, res.body);
-    const out = res.json<BatchResult>();
+    const out = res.json<ProductBatchResult>();
     assert.deepEqual(
       out.data.map((r) => [r.index, r.status]),
       [
@@ -151,7 +132,7 @@ describe('products: batch create', () => {
     assert.equal(await countProducts(t, accountId), 1 + 4);
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/products?limit=100&sort=name', headers });
     assert.deepEqual(
-      list.json<{ data: ProductJson[] }>().data.map((p) => p.name),
+      list.json<{ data: Product[] }>().data.map((p) => p.name),
       ['Item 0', 'Item 3', 'Item 7', 'Item 9', 'Widget'],
     );
   });
@@ -197,7 +178,7 @@ describe('products: batch create', () => {
     const { headers, accountId } = await t.newKey();
     const res = await batch(headers, { products: [item(0), item(1), item(2)], atomic: true }, '/v1');
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(res.json<BatchResult>().created, 3);
+    assert.equal(res.json<ProductBatchResult>().created, 3);
     assert.equal(await countProducts(t, accountId), 3);
   });
 
@@ -206,7 +187,7 @@ describe('products: batch create', () => {
     const err = expectError(await batch(headers, { products: [item(0), 42], atomic: true }), 422, 'validation_failed');
     assert.deepEqual(fieldsOf(err), ['products[1]']);
     const res = await batch(headers, { products: [null] });
-    const out = res.json<BatchResult>();
+    const out = res.json<ProductBatchResult>();
     assert.equal(out.data[0]!.status, 422);
     assert.ok(out.data[0]!.error!.details!.length > 0);
   });
@@ -219,7 +200,7 @@ describe('products: batch create', () => {
     const res = await batch(b.headers, {
       products: prices.map((p, i) => item(i, { base_price: p, sku: i === 0 ? 'X' : `P${i}` })),
     });
-    const out = res.json<BatchResult>();
+    const out = res.json<ProductBatchResult>();
     assert.equal(out.created, prices.length, 'SKU X of account A does not conflict in account B');
     assert.deepEqual(
       out.data.map((r) => r.product!.base_price),
@@ -232,7 +213,7 @@ describe('products: batch create', () => {
     const big = Array.from({ length: 300 }, (_, i) => item(i, { description: 'x'.repeat(9_000) })); // ~2.7 MB
     const ok = await batch(headers, { products: big });
     assert.equal(ok.statusCode, 200, ok.body.slice(0, 300));
-    assert.equal(ok.json<BatchResult>().created, 300);
+    assert.equal(ok.json<ProductBatchResult>().created, 300);
     const huge = Array.from({ length: 1000 }, (_, i) => item(i + 1000, { description: 'y'.repeat(10_500) })); // ~10.6 MB > 10 MiB
     const res = await batch(headers, { products: huge });
     expectError(res, 413, 'payload_too_large');

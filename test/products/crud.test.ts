@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import {
-  countProducts,
-  createProduct,
-  expectError,
-  fieldsOf,
-  PREFIXES,
-  type ProductJson,
-  snapshot,
-} from './support.js';
+import { countProducts, createProduct, expectError, fieldsOf, PREFIXES, snapshot } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 const full = {
   name: 'Espresso machine',
@@ -30,7 +23,7 @@ describe('products: create, read, update, delete', () => {
       const { headers } = await t.newKey();
       const created = await t.app.inject({ method: 'POST', url: `${prefix}/products`, headers, payload: full });
       assert.equal(created.statusCode, 201, created.body);
-      const p = created.json<ProductJson>();
+      const p = created.json<Product>();
       assert.match(p.id, /^prod_[0-9a-z]+$/);
       assert.equal(created.headers.location, `${prefix}/products/${p.id}`);
       assert.deepEqual(
@@ -73,7 +66,7 @@ describe('products: create, read, update, delete', () => {
         payload: { base_price: 199 },
       });
       assert.equal(put.statusCode, 200, put.body);
-      assert.equal(put.json<ProductJson>().base_price, 199);
+      assert.equal(put.json<Product>().base_price, 199);
 
       const del = await t.app.inject({ method: 'DELETE', url: `${prefix}/products/${p.id}`, headers });
       assert.equal(del.statusCode, 204);
@@ -96,7 +89,7 @@ describe('products: create, read, update, delete', () => {
     const { headers } = await t.newKey();
     const p = await createProduct(t, headers, { name: 'Shared' }, '/v1');
     const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers });
-    assert.equal(got.json<ProductJson>().name, 'Shared');
+    assert.equal(got.json<Product>().name, 'Shared');
   });
 
   it('fills optional fields with null when they are not sent', async () => {
@@ -120,7 +113,7 @@ describe('products: create, read, update, delete', () => {
         payload: { name: 'Renamed', currency: 'gbp' },
       });
       assert.equal(res.statusCode, 200, res.body);
-      const u = res.json<ProductJson>();
+      const u = res.json<Product>();
       assert.deepEqual(
         { ...u, updated_at: undefined },
         { ...p, name: 'Renamed', currency: 'GBP', updated_at: undefined },
@@ -146,7 +139,7 @@ describe('products: create, read, update, delete', () => {
       };
       const res = await t.app.inject({ method, url: `/api/v1/products/${p.id}`, headers, payload: next });
       assert.equal(res.statusCode, 200, res.body);
-      const u = res.json<ProductJson>();
+      const u = res.json<Product>();
       assert.deepEqual(
         { ...u, id: p.id, object: 'product', created_at: p.created_at, updated_at: u.updated_at },
         { ...u, ...next },
@@ -163,7 +156,7 @@ describe('products: create, read, update, delete', () => {
         payload: { brand: null, sku: null, category: null, description: null, url: null },
       });
       assert.equal(res.statusCode, 200, res.body);
-      const u = res.json<ProductJson>();
+      const u = res.json<Product>();
       assert.deepEqual([u.brand, u.sku, u.category, u.description, u.url], [null, null, null, null, null]);
       assert.equal(u.name, full.name);
       assert.equal(u.base_price, full.base_price);
@@ -206,7 +199,7 @@ describe('products: create, read, update, delete', () => {
         headers,
         payload: { base_price: i },
       });
-      const u = res.json<ProductJson>();
+      const u = res.json<Product>();
       assert.ok(Date.parse(u.updated_at) > Date.parse(last), `${u.updated_at} > ${last}`);
       assert.equal(u.created_at, p.created_at);
       last = u.updated_at;
@@ -225,7 +218,7 @@ describe('products: create, read, update, delete', () => {
       headers,
       payload: { name: 'later' },
     });
-    assert.ok(Date.parse(res.json<ProductJson>().updated_at) > ahead.getTime());
+    assert.ok(Date.parse(res.json<Product>().updated_at) > ahead.getTime());
   });
 
   it('answers 404 for ids that cannot exist, never 500', async () => {

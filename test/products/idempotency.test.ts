@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { Contract, fetchDocument } from '../openapi/support.js';
-import { countProducts, expectError, fieldsOf, type Headers, type ProductJson } from './support.js';
+import { countProducts, expectError, fieldsOf, type Headers } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 const body = { name: 'Idempotent', base_price: 9.99, currency: 'USD' };
 
@@ -22,7 +23,7 @@ describe('products: Idempotency-Key', () => {
     const first = await post(headers, 'key-1', body);
     assert.equal(first.statusCode, 201);
     assert.equal(first.headers['idempotent-replayed'], undefined);
-    const p = first.json<ProductJson>();
+    const p = first.json<Product>();
     for (let i = 0; i < 3; i++) {
       const again = await post(headers, 'key-1', body);
       assert.equal(again.statusCode, 201);
@@ -35,7 +36,7 @@ describe('products: Idempotency-Key', () => {
     // Key order and formatting of the JSON do not matter, only its meaning.
     const reordered = await post(headers, 'key-1', '{ "currency":"USD",  "base_price":9.99, "name":"Idempotent" }');
     assert.equal(reordered.statusCode, 201);
-    assert.equal(reordered.json<ProductJson>().id, p.id);
+    assert.equal(reordered.json<Product>().id, p.id);
     assert.equal(await countProducts(t, accountId), 1);
   });
 
@@ -44,7 +45,7 @@ describe('products: Idempotency-Key', () => {
     const first = await post(headers, 'k', body, '/v1/products');
     const again = await post(headers, 'k', body, '/api/v1/products');
     assert.equal(again.headers['idempotent-replayed'], 'true');
-    assert.equal(again.json<ProductJson>().id, first.json<ProductJson>().id);
+    assert.equal(again.json<Product>().id, first.json<Product>().id);
     assert.equal(await countProducts(t, accountId), 1);
   });
 
@@ -52,7 +53,7 @@ describe('products: Idempotency-Key', () => {
     const { headers, accountId } = await t.newKey();
     const first = await post(headers, 'gone', body);
     assert.equal(first.statusCode, 201);
-    const { id } = first.json<ProductJson>();
+    const { id } = first.json<Product>();
     assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/products/${id}`, headers })).statusCode, 204);
     const replay = await post(headers, 'gone', body);
     const err = expectError(replay, 404, 'not_found');
@@ -83,12 +84,12 @@ describe('products: Idempotency-Key', () => {
     const rb = await post(b.headers, 'shared-key', { ...body, name: 'B' });
     assert.equal(rb.statusCode, 201);
     assert.equal(rb.headers['idempotent-replayed'], undefined);
-    assert.notEqual(rb.json<ProductJson>().id, ra.json<ProductJson>().id);
-    assert.equal(rb.json<ProductJson>().name, 'B');
+    assert.notEqual(rb.json<Product>().id, ra.json<Product>().id);
+    assert.equal(rb.json<Product>().name, 'B');
     // Same body too: still two products, one per account.
     const b2 = await post(b.headers, 'shared-key-2', body);
     const a2 = await post(a.headers, 'shared-key-2', body);
-    assert.notEqual(a2.json<ProductJson>().id, b2.json<ProductJson>().id);
+    assert.notEqual(a2.json<Product>().id, b2.json<Product>().id);
     assert.equal(await countProducts(t, a.accountId), 2);
     assert.equal(await countProducts(t, b.accountId), 2);
   });
@@ -166,7 +167,7 @@ describe('products: Idempotency-Key', () => {
     assert.ok(statuses.includes(201));
     // A retry of a request still running ends by itself: it says when to come back.
     for (const r of results.filter((x) => x.statusCode === 409)) assert.equal(r.headers['retry-after'], '1', r.body);
-    const ids = new Set(results.filter((r) => r.statusCode === 201).map((r) => r.json<ProductJson>().id));
+    const ids = new Set(results.filter((r) => r.statusCode === 201).map((r) => r.json<Product>().id));
     assert.equal(ids.size, 1);
     assert.equal(await countProducts(t, accountId), 1);
   });
@@ -191,7 +192,7 @@ describe('products: Idempotency-Key', () => {
 
   it('ignores Idempotency-Key where it does not apply (PUT)', async () => {
     const { headers } = await t.newKey();
-    const p = (await post(headers, undefined, body)).json<ProductJson>();
+    const p = (await post(headers, undefined, body)).json<Product>();
     const a = await t.app.inject({
       method: 'PUT',
       url: `/api/v1/products/${p.id}`,
@@ -205,6 +206,6 @@ describe('products: Idempotency-Key', () => {
       payload: { name: 'two' },
     });
     assert.equal(a.statusCode, 200);
-    assert.equal(b.json<ProductJson>().name, 'two');
+    assert.equal(b.json<Product>().name, 'two');
   });
 });

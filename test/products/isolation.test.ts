@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import { createProduct, expectError, PREFIXES, type ProductJson, snapshot } from './support.js';
+import { createProduct, expectError, PREFIXES, snapshot } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 describe('products: tenant isolation', () => {
   const t = useTestApp();
@@ -80,7 +81,7 @@ describe('products: tenant isolation', () => {
     for (const q of queries) {
       const res = await t.app.inject({ method: 'GET', url: `/api/v1/products?${q}`, headers: other.headers });
       assert.equal(res.statusCode, 200, res.body);
-      const ids = res.json<{ data: ProductJson[] }>().data.map((p) => p.id);
+      const ids = res.json<{ data: Product[] }>().data.map((p) => p.id);
       assert.ok(!ids.includes(secret.id), q);
       assert.doesNotMatch(res.body, /Secret|Hidden/);
       assert.ok(

@@ -1,22 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp, type TestApp } from '../helpers/app.js';
-import { createProduct, expectError, fieldsOf, type Headers, type ProductJson } from './support.js';
-
-interface Page {
-  data: ProductJson[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+import { createProduct, expectError, fieldsOf, type Headers } from './support.js';
+import type { Page, Product } from '../helpers/api-types.js';
 
 async function page(t: TestApp, headers: Headers, query: string, prefix = '/api/v1') {
   const res = await t.app.inject({ method: 'GET', url: `${prefix}/products${query ? `?${query}` : ''}`, headers });
   assert.equal(res.statusCode, 200, `${query}: ${res.body}`);
-  return res.json<Page>();
+  return res.json<Page<Product>>();
 }
 
 /** Follows next_cursor to the end; returns every item in order and the number of pages. */
 async function walk(t: TestApp, headers: Headers, query: string, limit: number) {
-  const items: ProductJson[] = [];
+  const items: Product[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
@@ -38,8 +34,8 @@ async function walk(t: TestApp, headers: Headers, query: string, limit: number) 
 
 const bytes = (s: string | null) => Buffer.from(s ?? '', 'utf8');
 /** The order the API promises: text bytewise (NULL as empty), numbers and times by value. */
-function compareBy(field: keyof ProductJson) {
-  return (a: ProductJson, b: ProductJson) => {
+function compareBy(field: keyof Product) {
+  return (a: Product, b: Product) => {
     const x = a[field];
     const y = b[field];
     if (field === 'base_price') return (x as number) - (y as number);
@@ -56,7 +52,7 @@ async function batch(t: TestApp, headers: Headers, products: Record<string, unkn
     payload: { products, atomic: true },
   });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: { product: ProductJson }[] }>().data.map((d) => d.product);
+  return res.json<{ data: { product: Product }[] }>().data.map((d) => d.product);
 }
 
 describe('products: list pagination and sorting', () => {
@@ -66,7 +62,7 @@ describe('products: list pagination and sorting', () => {
     const { headers } = await t.newKey();
     const empty = await page(t, headers, '');
     assert.deepEqual(empty, { data: [], pagination: { limit: 20, has_more: false, next_cursor: null } });
-    const made: ProductJson[] = [];
+    const made: Product[] = [];
     for (let i = 0; i < 23; i++) made.push(await createProduct(t, headers, { name: `p${i}` }));
     const first = await page(t, headers, '');
     assert.equal(first.data.length, 20);
@@ -310,7 +306,7 @@ describe('products: list filters', () => {
     };
     return { h, p };
   }
-  const names = (pg: Page) => pg.data.map((x) => x.name).sort();
+  const names = (pg: Page<Product>) => pg.data.map((x) => x.name).sort();
 
   it('filters on category, brand and sku exactly (case-sensitive)', async () => {
     const { h } = await fixture();

@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { createCompetitor, getJson, type Page } from '../competitors/support.js';
 import { useTestApp } from '../helpers/app.js';
 import { HOUR, observe, setRate } from '../prices/trends-support.js';
-import { createProduct, type ProductJson } from './support.js';
+import { createProduct } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 describe('products: monitoring.position', () => {
   const t = useTestApp();
@@ -22,7 +23,7 @@ describe('products: monitoring.position', () => {
       { product: p.id, competitor: c, price: 50, in_stock: false, ago: HOUR }, // left out: out of stock
       { product: p.id, competitor: d, price: 10, currency: 'JPY', ago: HOUR }, // left out: no rate
     ]);
-    const got = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const got = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     // 95 / 90 x 100; two competitors are cheaper than us.
     const expected = {
       own_price: 95,
@@ -33,7 +34,7 @@ describe('products: monitoring.position', () => {
       price_index: 105.56,
     };
     assert.deepEqual(got.monitoring.position, expected);
-    const listed = (await getJson<Page<ProductJson>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
+    const listed = (await getJson<Page<Product>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
     assert.deepEqual(listed.monitoring.position, expected);
     // Priced in USD now: our 95 EUR is 95 / 0.9 = 105.5556 USD (the inverse of the only rate), a's 90 EUR is 100 USD.
     const moved = await t.app.inject({
@@ -42,14 +43,14 @@ describe('products: monitoring.position', () => {
       headers,
       payload: { currency: 'USD' },
     });
-    assert.deepEqual(moved.json<ProductJson>().monitoring.position, {
+    assert.deepEqual(moved.json<Product>().monitoring.position, {
       ...expected,
       own_price: 105.5556,
       price_index: 105.56,
     });
     // Our price in a currency without a rate cannot be ranked; it is still reported as unknown, never mixed.
     await observe(t, accountId, [{ product: p.id, price: 1000, currency: 'JPY', ago: 0 }]);
-    const unranked = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const unranked = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     assert.deepEqual(unranked.monitoring.position, { ...expected, own_price: null, rank: null, price_index: null });
   });
 
@@ -62,7 +63,7 @@ describe('products: monitoring.position', () => {
       { product: p.id, competitor: x, price: 90, ago: HOUR },
       { product: p.id, competitor: y, price: 110, in_stock: null, ago: HOUR },
     ]);
-    const got = await getJson<ProductJson>(t, headers, `/api/v1/products/${p.id}`);
+    const got = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
     assert.deepEqual(got.monitoring.position, {
       own_price: 90,
       own_price_source: 'base_price',

@@ -1,52 +1,11 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/app.js';
+import type { ApiError, Product } from '../helpers/api-types.js';
 
 /** Helpers shared by the products tests (not a test file itself: no `.test.ts`). */
 
 export type Headers = Record<string, string>;
-
-export interface ProductJson {
-  id: string;
-  object: 'product';
-  name: string;
-  brand: string | null;
-  sku: string | null;
-  category: string | null;
-  description: string | null;
-  base_price: number;
-  currency: string;
-  url: string | null;
-  created_at: string;
-  updated_at: string;
-  monitoring: {
-    listing_count: number;
-    lowest_competitor_price: {
-      price: number;
-      currency: string;
-      competitor_id: string;
-      listing_id: string;
-      observed_at: string | null;
-    } | null;
-    last_checked_at: string | null;
-    position: {
-      own_price: number | null;
-      own_price_source: 'observation' | 'base_price';
-      competitors_compared: number;
-      competitors_left_out: number;
-      rank: number | null;
-      price_index: number | null;
-    };
-  };
-}
-
-export interface ErrorJson {
-  error: string;
-  status: number;
-  code: string;
-  details?: { field: string; message: string }[];
-  request_id: string;
-}
 
 export const PREFIXES = ['/api/v1', '/v1'] as const;
 
@@ -63,7 +22,7 @@ export async function createProduct(
     payload: { name: 'Widget', base_price: 10, currency: 'USD', ...body },
   });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<ProductJson>();
+  return res.json<Product>();
 }
 
 /** Products of an account, counted in the database itself. */
@@ -87,10 +46,10 @@ export async function snapshot(t: TestApp, accountId: string): Promise<unknown[]
 }
 
 /** Asserts the standard error body and returns it. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string): ErrorJson {
+export function expectError(res: LightMyRequestResponse, status: number, code: string): ApiError {
   assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}: ${res.body}`);
   assert.match(String(res.headers['content-type']), /^application\/json/);
-  const body = res.json<ErrorJson>();
+  const body = res.json<ApiError>();
   assert.equal(body.status, status);
   assert.equal(body.code, code);
   assert.equal(typeof body.error, 'string');
@@ -118,6 +77,6 @@ export function assertNoLeaks(body: string) {
   }
 }
 
-export function fieldsOf(body: ErrorJson): string[] {
+export function fieldsOf(body: ApiError): string[] {
   return (body.details ?? []).map((d) => d.field).sort();
 }

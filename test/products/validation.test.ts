@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
-import {
-  countProducts,
-  createProduct,
-  expectError,
-  fieldsOf,
-  type Headers,
-  type ProductJson,
-  snapshot,
-} from './support.js';
+import { countProducts, createProduct, expectError, fieldsOf, type Headers, snapshot } from './support.js';
+import type { Product } from '../helpers/api-types.js';
 
 const valid = { name: 'Widget', base_price: 10, currency: 'USD' };
 
@@ -28,7 +21,7 @@ describe('products: money', () => {
       });
       assert.equal(created.statusCode, 201, created.body);
       assert.match(created.body, new RegExp(`"base_price":${String(price).replace('.', '\\.')}[,}]`));
-      const p = created.json<ProductJson>();
+      const p = created.json<Product>();
       assert.equal(p.base_price, price);
       const stored = await t.rt.db.query<{ v: string }>('select base_price::text as v from products where id = $1', [
         p.id,
@@ -37,16 +30,16 @@ describe('products: money', () => {
       const trim = (v: string) => (v.includes('.') ? v.replace(/\.?0+$/, '') : v);
       assert.equal(trim(stored.rows[0]!.v), String(price));
       const got = await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers });
-      assert.equal(got.json<ProductJson>().base_price, price);
+      assert.equal(got.json<Product>().base_price, price);
       const list = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers });
-      assert.equal(list.json<{ data: ProductJson[] }>().data[0]!.base_price, price);
+      assert.equal(list.json<{ data: Product[] }>().data[0]!.base_price, price);
       const upd = await t.app.inject({
         method: 'PATCH',
         url: `/api/v1/products/${p.id}`,
         headers,
         payload: `{"base_price":${price}}`,
       });
-      assert.equal(upd.json<ProductJson>().base_price, price);
+      assert.equal(upd.json<Product>().base_price, price);
       assert.equal(await countProducts(t, accountId), 1);
     });
   }
@@ -66,7 +59,7 @@ describe('products: money', () => {
         payload: `{"name":"e","currency":"USD","base_price":${text}}`,
       });
       assert.equal(res.statusCode, 201, `${text}: ${res.body}`);
-      assert.equal(res.json<ProductJson>().base_price, value);
+      assert.equal(res.json<Product>().base_price, value);
     }
   });
 
@@ -321,8 +314,8 @@ describe('products: field validation', () => {
       description: '<img src=x onerror=alert(1)> &amp; "quotes" \\n $1 ${x} `tick`',
     };
     const p = await createProduct(t, headers, nasty);
-    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>();
-    for (const [k, v] of Object.entries(nasty)) assert.equal(got[k as keyof ProductJson], v);
+    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<Product>();
+    for (const [k, v] of Object.entries(nasty)) assert.equal(got[k as keyof Product], v);
     // The table is still there and still holds only this account's one row.
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/products', headers });
     assert.equal(list.json<{ data: unknown[] }>().data.length, 1);
@@ -338,8 +331,8 @@ describe('products: field validation', () => {
       description: 'Zalgo: Z̷̢̛a̵l̸g̶o̴ \u200d\u200f\ufeff 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 \u2028 line sep',
     };
     const p = await createProduct(t, headers, texts);
-    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<ProductJson>();
-    for (const [k, v] of Object.entries(texts)) assert.equal(got[k as keyof ProductJson], v, k);
+    const got = (await t.app.inject({ method: 'GET', url: `/api/v1/products/${p.id}`, headers })).json<Product>();
+    for (const [k, v] of Object.entries(texts)) assert.equal(got[k as keyof Product], v, k);
     // Not normalised: the precomposed and decomposed forms are different SKUs.
     await createProduct(t, headers, { sku: '\u00e9' });
     await createProduct(t, headers, { sku: 'e\u0301' });

@@ -2,21 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { HOUR_MS, inOneHour, nextHour, rateHeaders } from '../ratelimit/support.js';
+import type { Usage } from '../helpers/api-types.js';
 
 // API.md: GET /api/v1/usage reports the key's plan, limit, used, remaining, reset and hourly
 // history, and does not count against the limit (it still carries the rate-limit headers).
-
-interface Usage {
-  object: 'usage';
-  key_id: string;
-  account_id: string;
-  plan: string;
-  limit: number;
-  used: number;
-  remaining: number;
-  reset: number;
-  history: { hour: string; requests: number; rejected: number }[];
-}
 
 const thisHour = () => new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS).toISOString();
 

@@ -1,43 +1,12 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../helpers/app.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** Helpers of the webhooks API tests (not a test file itself). */
 
 export type Headers = Record<string, string>;
 
-export interface WebhookJson {
-  id: string;
-  object: 'webhook';
-  url: string;
-  description: string | null;
-  event_types: string[];
-  format: 'standard' | 'slack';
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  secret?: string;
-}
-
-export interface DeliveryJson {
-  id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'pending' | 'succeeded' | 'failed';
-  response_status: number | null;
-  duration_ms: number | null;
-  response_body: string | null;
-  error: string | null;
-  trigger: 'scheduled' | 'manual';
-  created_at: string;
-  next_attempt_at: string | null;
-}
-
-export interface Page<T> {
-  data: T[];
-  pagination: { limit: number; has_more: boolean; next_cursor: string | null };
-}
+export type { Page } from '../helpers/api-types.js';
 
 export const WEBHOOK_KEYS = [
   'created_at',
@@ -74,10 +43,10 @@ export async function createWebhook(
   t: TestApp,
   headers: Headers,
   body: Record<string, unknown> = {},
-): Promise<WebhookJson> {
+): Promise<WebhookMaybeSecret> {
   const res = await call(t, headers, 'POST', '/webhooks', { url: RECEIVER, ...body });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json<WebhookJson>();
+  return res.json<WebhookMaybeSecret>();
 }
 
 /** The secret's promised shape: `whsec_` + base64 of 24 to 64 bytes. */

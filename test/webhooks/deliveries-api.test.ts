@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
-import { call, createWebhook, type DeliveryJson, type Headers, type Page } from './api-support.js';
+import { call, createWebhook, type Headers, type Page } from './api-support.js';
+import type { AnyEvent, WebhookDelivery } from '../helpers/api-types.js';
 
 /**
  * The API side of delivery: the test event, the delivery log and redelivery. No delivery worker
@@ -11,13 +12,6 @@ import { call, createWebhook, type DeliveryJson, type Headers, type Page } from 
  */
 
 const t = useTestApp({ ALLOW_LOOPBACK_TARGETS: 'true' });
-
-interface EventJson {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
 
 const DELIVERY_KEYS = [
   'attempt',
@@ -34,10 +28,10 @@ const DELIVERY_KEYS = [
   'trigger',
 ].sort();
 
-async function deliveries(headers: Headers, id: string, query = ''): Promise<DeliveryJson[]> {
+async function deliveries(headers: Headers, id: string, query = ''): Promise<WebhookDelivery[]> {
   const res = await call(t, headers, 'GET', `/webhooks/${id}/deliveries?limit=100${query}`);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<Page<DeliveryJson>>().data;
+  return res.json<Page<WebhookDelivery>>().data;
 }
 
 /** Records the outcome of a pending attempt, as the delivery worker does. */
@@ -72,7 +66,7 @@ describe('POST /webhooks/{id}/test', () => {
       headers: { authorization: headers.authorization!, 'idempotency-key': 'test-1' },
     });
     assert.equal(res.statusCode, 202, res.body);
-    const event = res.json<EventJson>();
+    const event = res.json<AnyEvent>();
     assert.match(event.id, /^evt_/);
     assert.equal(event.type, 'webhook.test');
     assert.equal(event.data.object, 'webhook_test');
@@ -81,7 +75,7 @@ describe('POST /webhooks/{id}/test', () => {
     assert.doesNotMatch(res.body, /whsec_/);
 
     const listed = await call(t, headers, 'GET', '/events?type=webhook.test');
-    assert.deepEqual(listed.json<Page<EventJson>>().data, [event]);
+    assert.deepEqual(listed.json<Page<AnyEvent>>().data, [event]);
     assert.deepEqual((await call(t, headers, 'GET', `/events/${event.id}`)).json(), event);
 
     const log = await deliveries(headers, w.id);
@@ -122,7 +116,7 @@ describe('POST /webhooks/{id}/test', () => {
 
     const custom = await call(t, headers, 'POST', `/webhooks/${w.id}/test`, { message: 'hello <b>there</b>' });
     assert.equal(custom.statusCode, 202, custom.body);
-    assert.equal(custom.json<EventJson>().data.message, 'hello <b>there</b>');
+    assert.equal(custom.json<AnyEvent>().data.message, 'hello <b>there</b>');
   });
 
   it('refuses a disabled endpoint with 409 and records nothing; bad bodies are 422', async () => {
@@ -133,7 +127,7 @@ describe('POST /webhooks/{id}/test', () => {
     expectError(await call(t, headers, 'POST', `/webhooks/${w.id}/test`, { message: 5 }), 422, 'validation_failed');
     expectError(await call(t, headers, 'POST', '/webhooks/wh_0000000000000000000000000/test', {}), 404, 'not_found');
     const events = await call(t, headers, 'GET', '/events?type=webhook.test');
-    assert.deepEqual(events.json<Page<EventJson>>().data, []);
+    assert.deepEqual(events.json<Page<AnyEvent>>().data, []);
     assert.deepEqual(await deliveries(headers, w.id), []);
   });
 });
@@ -154,7 +148,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
         ['product.created', 1, 'pending', 'scheduled'],
       ],
     );
-    const events = (await call(t, headers, 'GET', '/events?sort=-created_at')).json<Page<EventJson>>().data;
+    const events = (await call(t, headers, 'GET', '/events?sort=-created_at')).json<Page<AnyEvent>>().data;
     assert.deepEqual(
       log.map((d) => d.event_id),
       events.map((e) => e.id),
@@ -191,7 +185,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
     );
 
     const first = await call(t, headers, 'GET', `/webhooks/${w.id}/deliveries?limit=2`);
-    const page = first.json<Page<DeliveryJson>>();
+    const page = first.json<Page<WebhookDelivery>>();
     assert.equal(page.pagination.has_more, true);
     const rest = await call(
       t,
@@ -200,7 +194,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
       `/webhooks/${w.id}/deliveries?limit=2&cursor=${page.pagination.next_cursor}`,
     );
     assert.deepEqual(
-      [...page.data, ...rest.json<Page<DeliveryJson>>().data].map((d) => d.id),
+      [...page.data, ...rest.json<Page<WebhookDelivery>>().data].map((d) => d.id),
       log.map((d) => d.id),
     );
 
@@ -290,7 +284,7 @@ describe('POST /webhooks/{id}/redeliver', () => {
     const other = await t.newKey();
     const w = await createWebhook(t, owner.headers);
     await newProduct(other.headers, 'Theirs');
-    const theirs = (await call(t, other.headers, 'GET', '/events')).json<Page<EventJson>>().data[0]!;
+    const theirs = (await call(t, other.headers, 'GET', '/events')).json<Page<AnyEvent>>().data[0]!;
     const bad: [unknown, string][] = [
       [{}, 'event_id'],
       [{ event_id: theirs.id, since: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z' }, 'event_id'],
@@ -347,7 +341,7 @@ describe('POST /webhooks/{id}/redeliver', () => {
 
     const off = await createWebhook(t, owner.headers, { enabled: false });
     await newProduct(owner.headers, 'Mine');
-    const mine = (await call(t, owner.headers, 'GET', '/events?type=product.created')).json<Page<EventJson>>().data[0]!;
+    const mine = (await call(t, owner.headers, 'GET', '/events?type=product.created')).json<Page<AnyEvent>>().data[0]!;
     expectError(
       await call(t, owner.headers, 'POST', `/webhooks/${off.id}/redeliver`, { event_id: mine.id }),
       409,

@@ -13,6 +13,7 @@ import {
   retire,
   startWorker,
 } from './delivery-support.js';
+import type { AnyEvent } from '../helpers/api-types.js';
 
 /**
  * What a failing receiver gets, and what becomes of the endpoint (docs/WEBHOOKS.md,
@@ -24,16 +25,10 @@ import {
 const t = useTestApp(DELIVERY_ENV);
 const T = { timeout: 90_000 };
 
-interface EventJson {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
-
-async function accountEvents(headers: Record<string, string>, type: string): Promise<EventJson[]> {
+async function accountEvents(headers: Record<string, string>, type: string): Promise<AnyEvent[]> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/events?type=${type}&limit=100`, headers });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json<{ data: EventJson[] }>().data;
+  return res.json<{ data: AnyEvent[] }>().data;
 }
 
 async function endpointRow(id: string) {
@@ -75,7 +70,7 @@ describe('webhook delivery when the receiver fails', () => {
         await attempted(worker, (o) => o.endpointId === ep.id && !o.succeeded);
         await rx.listen();
         await allRecorded;
-        const got = rx.received.map((r) => JSON.parse(r.body) as EventJson);
+        const got = rx.received.map((r) => JSON.parse(r.body) as AnyEvent);
         assert.deepEqual(
           got.map((e) => e.data.id),
           ids,

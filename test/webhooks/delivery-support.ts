@@ -7,6 +7,7 @@ import { createDeliveryWorker } from '../../src/webhooks/delivery/start.js';
 import type { AttemptOutcome } from '../../src/webhooks/delivery/outcome.js';
 import type { DeliveryWorker } from '../../src/webhooks/delivery/worker.js';
 import type { TestApp } from '../helpers/app.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** Helpers of the delivery tests (not a test file itself). */
 
@@ -24,20 +25,12 @@ export const DELIVERY_ENV = {
 
 export const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
 
-export interface EndpointJson {
-  id: string;
-  url: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  secret?: string;
-}
-
 /** A webhook endpoint of the account, made through POST /api/v1/webhooks. */
 export async function createEndpoint(
   t: TestApp,
   key: { headers: Headers; accountId: string },
   body: { url: string; event_types?: string[]; format?: string },
-): Promise<EndpointJson & { secret: string }> {
+): Promise<WebhookMaybeSecret & { secret: string }> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: key.headers, payload: body });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { useTestApp } from '../helpers/app.js';
-import { call, createWebhook, type WebhookJson } from './api-support.js';
+import { call, createWebhook } from './api-support.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /**
  * docs/WEBHOOKS.md's plain node:crypto verifier, run as printed: it must accept what the
@@ -49,7 +50,7 @@ describe('docs/WEBHOOKS.md: the node:crypto verification example', () => {
     const verify = await docsVerifier();
     const { headers } = await t.newKey();
     const w = await createWebhook(t, headers);
-    const rotated = (await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, {})).json<WebhookJson>();
+    const rotated = (await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, {})).json<WebhookMaybeSecret>();
     const body = JSON.stringify({
       id: 'evt_01',
       type: 'webhook.test',

@@ -4,7 +4,8 @@ import { useTestApp } from '../helpers/app.js';
 import { expectError } from '../products/support.js';
 import { endpointUrlProblem } from '../../src/webhooks/service.js';
 import { tableLookup } from '../fetcher/helpers/fetcher.js';
-import { call, type Page, type WebhookJson } from './api-support.js';
+import { call, type Page } from './api-support.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /**
  * Bad endpoint bodies, the SSRF guard (loopback NOT allowed here, as in production) and other
@@ -63,14 +64,14 @@ describe('webhook endpoints: refused URLs', () => {
 
       const ok = await call(t, headers, 'POST', '/webhooks', { url: 'https://hooks.example.com/in' });
       assert.equal(ok.statusCode, 201, ok.body);
-      const id = ok.json<WebhookJson>().id;
+      const id = ok.json<WebhookMaybeSecret>().id;
       const u = expectError(
         await call(t, headers, 'PATCH', `/webhooks/${id}`, { url, description: 'changed' }),
         422,
         'validation_failed',
       );
       assert.ok(u.details?.some((d) => d.field === 'url'));
-      const after = (await call(t, headers, 'GET', `/webhooks/${id}`)).json<WebhookJson>();
+      const after = (await call(t, headers, 'GET', `/webhooks/${id}`)).json<WebhookMaybeSecret>();
       assert.equal(after.url, 'https://hooks.example.com/in');
       assert.equal(after.description, null);
     });
@@ -169,8 +170,8 @@ describe('webhook endpoints: bad bodies', () => {
     const description = `'); drop table webhook_endpoints; -- <script>alert(1)</script>`;
     const res = await call(t, headers, 'POST', '/webhooks', { url: 'https://example.com/hook', description });
     assert.equal(res.statusCode, 201, res.body);
-    const got = await call(t, headers, 'GET', `/webhooks/${res.json<WebhookJson>().id}`);
-    assert.equal(got.json<WebhookJson>().description, description);
+    const got = await call(t, headers, 'GET', `/webhooks/${res.json<WebhookMaybeSecret>().id}`);
+    assert.equal(got.json<WebhookMaybeSecret>().description, description);
   });
 });
 
@@ -182,7 +183,7 @@ describe("webhook endpoints: another account's are 404 everywhere", () => {
       url: 'https://example.com/hook',
       description: 'mine',
     });
-    const w = res.json<WebhookJson>();
+    const w = res.json<WebhookMaybeSecret>();
     const requests: [Parameters<typeof call>[2], string, unknown][] = [
       ['GET', `/webhooks/${w.id}`, undefined],
       ['PUT', `/webhooks/${w.id}`, { description: 'theirs' }],
@@ -203,7 +204,7 @@ describe("webhook endpoints: another account's are 404 everywhere", () => {
       assert.equal(r.json<{ code: string }>().code, 'not_found');
     }
     const list = await call(t, other.headers, 'GET', '/webhooks');
-    assert.deepEqual(list.json<Page<WebhookJson>>().data, []);
+    assert.deepEqual(list.json<Page<WebhookMaybeSecret>>().data, []);
     const mine = await call(t, owner.headers, 'GET', `/webhooks/${w.id}`);
     const { secret: _s, ...shown } = w;
     assert.deepEqual(mine.json(), shown, 'unchanged');

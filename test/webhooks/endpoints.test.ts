@@ -2,15 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { expectError, PREFIXES } from '../products/support.js';
-import {
-  assertSecret,
-  call,
-  createWebhook,
-  RECEIVER,
-  WEBHOOK_KEYS,
-  type Page,
-  type WebhookJson,
-} from './api-support.js';
+import { assertSecret, call, createWebhook, RECEIVER, WEBHOOK_KEYS, type Page } from './api-support.js';
+import type { WebhookMaybeSecret } from '../helpers/api-types.js';
 
 /** /webhooks: endpoints and their secrets (docs/WEBHOOKS.md). */
 
@@ -22,7 +15,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
       const { headers } = await t.newKey();
       const res = await call(t, headers, 'POST', `${prefix}/webhooks`, { url: RECEIVER });
       assert.equal(res.statusCode, 201, res.body);
-      const created = res.json<WebhookJson>();
+      const created = res.json<WebhookMaybeSecret>();
       assert.match(created.id, /^wh_[0-9a-z]{26}$/);
       assert.equal(res.headers.location, `${prefix}/webhooks/${created.id}`);
       assert.deepEqual(Object.keys(created).sort(), [...WEBHOOK_KEYS, 'secret'].sort());
@@ -61,7 +54,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
 
     const list = await call(t, headers, 'GET', '/webhooks');
     assert.equal(list.statusCode, 200);
-    const page = list.json<Page<WebhookJson>>();
+    const page = list.json<Page<WebhookMaybeSecret>>();
     assert.deepEqual(
       page.data.map((w) => w.id),
       [b.id, a.id],
@@ -70,7 +63,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
     for (const w of page.data) assert.deepEqual(Object.keys(w).sort(), WEBHOOK_KEYS);
 
     const oldest = await call(t, headers, 'GET', '/webhooks?sort=created_at&limit=1');
-    const first = oldest.json<Page<WebhookJson>>();
+    const first = oldest.json<Page<WebhookMaybeSecret>>();
     assert.deepEqual(
       first.data.map((w) => w.id),
       [a.id],
@@ -83,18 +76,18 @@ describe('webhook endpoints: create, read, update, delete', () => {
       `/webhooks?sort=created_at&limit=1&cursor=${first.pagination.next_cursor}`,
     );
     assert.deepEqual(
-      next.json<Page<WebhookJson>>().data.map((w) => w.id),
+      next.json<Page<WebhookMaybeSecret>>().data.map((w) => w.id),
       [b.id],
     );
 
     const enabled = await call(t, headers, 'GET', '/webhooks?enabled=true');
     assert.deepEqual(
-      enabled.json<Page<WebhookJson>>().data.map((w) => w.id),
+      enabled.json<Page<WebhookMaybeSecret>>().data.map((w) => w.id),
       [b.id],
     );
     const disabled = await call(t, headers, 'GET', '/webhooks?enabled=false');
     assert.deepEqual(
-      disabled.json<Page<WebhookJson>>().data.map((w) => w.id),
+      disabled.json<Page<WebhookMaybeSecret>>().data.map((w) => w.id),
       [a.id],
     );
     expectError(await call(t, headers, 'GET', '/webhooks?enabled=maybe'), 422, 'validation_failed');
@@ -109,7 +102,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
       event_types: ['alert.triggered', 'alert.triggered'],
     });
     assert.equal(put.statusCode, 200, put.body);
-    const u = put.json<WebhookJson>();
+    const u = put.json<WebhookMaybeSecret>();
     assert.deepEqual(Object.keys(u).sort(), WEBHOOK_KEYS);
     assert.equal(u.description, 'New');
     assert.deepEqual(u.event_types, ['alert.triggered']);
@@ -125,7 +118,7 @@ describe('webhook endpoints: create, read, update, delete', () => {
       event_types: [],
     });
     assert.equal(patch.statusCode, 200, patch.body);
-    const p = patch.json<WebhookJson>();
+    const p = patch.json<WebhookMaybeSecret>();
     assert.equal(p.description, null);
     assert.equal(p.format, 'slack');
     assert.equal(p.url, 'http://127.0.0.1:8/other');
@@ -142,8 +135,8 @@ describe('webhook endpoints: create, read, update, delete', () => {
     const w = await createWebhook(t, headers);
     const off = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: false });
     assert.equal(off.statusCode, 200, off.body);
-    assert.equal(off.json<WebhookJson>().enabled, false);
-    assert.equal(off.json<WebhookJson>().disabled_reason, null);
+    assert.equal(off.json<WebhookMaybeSecret>().enabled, false);
+    assert.equal(off.json<WebhookMaybeSecret>().disabled_reason, null);
 
     // As the delivery worker leaves an endpoint it disabled (a 410 answer).
     await t.rt.db.query(
@@ -151,18 +144,18 @@ describe('webhook endpoints: create, read, update, delete', () => {
       [w.id],
     );
     const seen = await call(t, headers, 'GET', `/webhooks/${w.id}`);
-    assert.equal(seen.json<WebhookJson>().disabled_reason, 'The endpoint answered 410 Gone');
+    assert.equal(seen.json<WebhookMaybeSecret>().disabled_reason, 'The endpoint answered 410 Gone');
     // Disabling again keeps the reason.
     await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: false });
     assert.equal(
-      (await call(t, headers, 'GET', `/webhooks/${w.id}`)).json<WebhookJson>().disabled_reason,
+      (await call(t, headers, 'GET', `/webhooks/${w.id}`)).json<WebhookMaybeSecret>().disabled_reason,
       'The endpoint answered 410 Gone',
     );
 
     const on = await call(t, headers, 'PATCH', `/webhooks/${w.id}`, { enabled: true });
     assert.equal(on.statusCode, 200, on.body);
-    assert.equal(on.json<WebhookJson>().enabled, true);
-    assert.equal(on.json<WebhookJson>().disabled_reason, null);
+    assert.equal(on.json<WebhookMaybeSecret>().enabled, true);
+    assert.equal(on.json<WebhookMaybeSecret>().disabled_reason, null);
     const state = await t.rt.db.query<{ failing_since: Date | null; probe_at: Date | null }>(
       'select failing_since, probe_at from webhook_endpoints where id = $1',
       [w.id],
@@ -221,7 +214,7 @@ describe('webhook endpoints: secrets', () => {
     // The dashboard sends an empty object.
     const res = await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, {});
     assert.equal(res.statusCode, 200, res.body);
-    const r = res.json<WebhookJson>();
+    const r = res.json<WebhookMaybeSecret>();
     assertSecret(r.secret);
     assert.notEqual(r.secret, w.secret);
     assert.deepEqual(Object.keys(r).sort(), [...WEBHOOK_KEYS, 'secret'].sort());
@@ -247,7 +240,7 @@ describe('webhook endpoints: secrets', () => {
       headers: { authorization: headers.authorization! },
     });
     assert.equal(bare.statusCode, 200, bare.body);
-    const first = bare.json<WebhookJson>().secret!;
+    const first = bare.json<WebhookMaybeSecret>().secret!;
 
     const short = await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, { expire_previous_in_seconds: 60 });
     assert.equal(short.statusCode, 200, short.body);
@@ -259,7 +252,7 @@ describe('webhook endpoints: secrets', () => {
     const now = await call(t, headers, 'POST', `/webhooks/${w.id}/rotate-secret`, { expire_previous_in_seconds: 0 });
     assert.equal(now.statusCode, 200, now.body);
     s = await stored(w.id);
-    assert.equal(s.secret, now.json<WebhookJson>().secret);
+    assert.equal(s.secret, now.json<WebhookMaybeSecret>().secret);
     assert.equal(s.previous_secret, null);
     assert.equal(s.previous_secret_expires_at, null);
 
@@ -308,10 +301,10 @@ describe('webhook endpoints: idempotent replays of their secrets', () => {
     const { headers, accountId } = await t.newKey();
     const created = await post(headers, 'create-1', '/webhooks', { url: RECEIVER, description: 'Repricer' });
     assert.equal(created.statusCode, 201, created.body);
-    const hook = created.json<WebhookJson>();
+    const hook = created.json<WebhookMaybeSecret>();
     const rotated = await post(headers, 'rotate-1', `/webhooks/${hook.id}/rotate-secret`, {});
     assert.equal(rotated.statusCode, 200, rotated.body);
-    const secret = rotated.json<WebhookJson>().secret!;
+    const secret = rotated.json<WebhookMaybeSecret>().secret!;
 
     // A retry after a lost answer gets the answer back, secret included.
     const again = await post(headers, 'rotate-1', `/webhooks/${hook.id}/rotate-secret`, {});
@@ -369,7 +362,7 @@ describe('webhook endpoints: idempotent replays of their secrets', () => {
       404,
       'not_found',
     );
-    assert.equal((await call(t, headers, 'GET', '/webhooks')).json<Page<WebhookJson>>().data.length, 0);
+    assert.equal((await call(t, headers, 'GET', '/webhooks')).json<Page<WebhookMaybeSecret>>().data.length, 0);
   });
 
   it("a sealed answer that does not open (another row's, tampered) is a 409, never sent", async () => {
