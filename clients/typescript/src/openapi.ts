@@ -91,13 +91,13 @@ export interface paths {
         };
         /**
          * Unsubscribe with the link of a mail (no API key)
-         * @description The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was deleted) a 410; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page.
+         * @description The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was deleted) a 410, both in the JSON error shape; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page for the unsubscription.
          */
         get: operations["unsubscribeEmail"];
         put?: never;
         /**
          * One-click unsubscribe (RFC 8058, no API key)
-         * @description The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was deleted) a 410; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page.
+         * @description The signed token `s` of the link in every mail (signed; it names one subscription and works once) disables that subscription and drops its unsent mail. An altered token is a 400, a used one (or one whose subscription was deleted) a 410, both in the JSON error shape; neither answer says anything about any subscription. Browsers (Accept: text/html) get a page for the unsubscription.
          */
         post: operations["unsubscribeEmailOneClick"];
         delete?: never;
