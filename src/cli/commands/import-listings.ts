@@ -1,20 +1,14 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import {
   BATCH_MAX,
-  CsvError,
-  csvRow,
   importListings as importRows,
   LISTING_CSV_COLUMNS,
   LISTING_IMPORT_ERROR_COLUMNS,
   ListingCsvReader,
   listingImportErrorRows,
 } from '@pricehound/client';
-import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient, cost } from '../account.js';
-import { type Command, note, out } from '../command.js';
-import { CliError, EXIT, UsageError } from '../errors.js';
-import { progress } from '../progress.js';
-import { fileHash, readState, rowsOf, type ImportState, statePath, writeState } from './import-state.js';
+import { ACCOUNT_HELP, ACCOUNT_OPTIONS, accountClient } from '../account.js';
+import type { Command } from '../command.js';
+import { runCsvImport } from './csv-import.js';
 
 export const importListings: Command = {
   name: 'import listings',
@@ -71,104 +65,25 @@ Exit status: 0 every row is in the account, 1 some rows failed (see the report) 
 failure, 2 wrong usage.
 `,
   async run(values, [file]) {
-    const account = accountClient(values, this.name);
-    const { ph, url } = account;
-    const batchSize = values['batch-size'] === undefined ? BATCH_MAX : Number(values['batch-size']);
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_MAX) {
-      throw new UsageError(`--batch-size must be a whole number from 1 to ${BATCH_MAX}`, this.name);
-    }
-    let size: number;
-    try {
-      const st = fs.statSync(file!);
-      if (!st.isFile()) throw new Error('not a file');
-      size = st.size;
-    } catch {
-      throw new CliError(`cannot read ${file}: no such file`);
-    }
-    const errorsFile = typeof values.errors === 'string' ? values.errors : `${file}.errors.csv`;
-    const stateFile = statePath(file!, 'listings');
-    const hash = await fileHash(file!);
-    const saved = values.restart ? undefined : readState(stateFile);
-    const fresh: ImportState = {
-      sha256: hash,
-      run: crypto.randomUUID(),
-      rows_done: 0,
-      created: 0,
-      updated: 0,
-      present: 0,
-      failed: 0,
-      complete: false,
-    };
-    const state: ImportState = saved?.sha256 === hash ? { ...fresh, ...saved } : fresh;
-    if (saved && saved.sha256 !== hash)
-      note(`${stateFile} is for another version of the file: starting from the first row`);
-    const skipped = state.rows_done;
-    if (skipped > 0)
-      note(
-        `resuming after row ${skipped} (${state.created} created, ${state.failed} failed so far); --restart starts over`,
-      );
-    // The error report goes on from where the run before stopped.
-    if (skipped === 0 || !fs.existsSync(errorsFile)) fs.writeFileSync(errorsFile, csvRow(LISTING_IMPORT_ERROR_COLUMNS));
-
-    const bar = progress();
-    const reader = new ListingCsvReader();
-    let bytes = 0;
-    let announced = false;
-    const rows = rowsOf(file!, reader, skipped, (b) => {
-      bytes = b;
-      if (!announced && reader.ignored.length > 0) {
-        announced = true;
-        note(`columns ignored: ${reader.ignored.join(', ')}`);
-      }
-    });
-    try {
-      const batches = importRows(ph, rows, {
-        batchSize,
-        idempotencyKey: (batch) => `import-listings-${state.run}-${batch[0]!.row}-${batch.length}`,
-      });
-      for await (const done of batches) {
-        let report = '';
-        for (const r of done) {
-          state[r.result]++;
-          if (r.result === 'failed') report += listingImportErrorRows(r);
-        }
-        if (report) fs.appendFileSync(errorsFile, report);
-        state.rows_done = done[done.length - 1]!.row;
-        writeState(stateFile, state);
-        bar.update(
-          bytes / Math.max(1, size),
-          `row ${state.rows_done}: ${state.created} created, ${state.present} present, ${state.failed} failed`,
-        );
-      }
-    } catch (err) {
-      if (err instanceof CsvError) throw new CliError(`${file}: ${err.message}`);
-      throw err;
-    }
-    if (!announced && reader.ignored.length > 0) note(`columns ignored: ${reader.ignored.join(', ')}`);
-    state.complete = true;
-    writeState(stateFile, state);
-
-    const result = {
-      rows: reader.rows,
-      created: state.created,
-      present: state.present,
-      failed: state.failed,
-      skipped,
-      errors_file: state.failed > 0 ? errorsFile : null,
-      ignored_columns: reader.ignored,
-      requests: account.requests,
-    };
-    if (state.failed === 0) fs.rmSync(errorsFile, { force: true });
-    const text =
-      `Imported ${file} into ${url}: ${result.rows} row${result.rows === 1 ? '' : 's'}, ${result.created} listing${result.created === 1 ? '' : 's'} created, ` +
-      `${result.present} already present (same product and URL), ${result.failed} failed` +
-      (skipped > 0 ? ` (rows 1-${skipped} were done by an earlier run)` : '') +
-      (state.failed > 0 ? `; the errors are in ${errorsFile}` : '') +
-      `. Cost: ${cost(account.requests, ph.usage)}.`;
-    if (values.json) {
-      bar.done('');
-      out(JSON.stringify(result));
-    } else bar.done(text);
-    return state.failed > 0 ? EXIT.failure : EXIT.ok;
+    return runCsvImport(
+      {
+        command: this.name,
+        kind: 'listings',
+        reader: new ListingCsvReader(),
+        errorColumns: LISTING_IMPORT_ERROR_COLUMNS,
+        errorRows: listingImportErrorRows,
+        send: importRows,
+        keyPrefix: 'import-listings',
+        counted: {
+          updatedInJson: false,
+          updated: false,
+          created: (n) => `${n} listing${n === 1 ? '' : 's'} created`,
+          present: 'already present (same product and URL)',
+        },
+      },
+      values,
+      file!,
+      accountClient(values, this.name),
+    );
   },
 };
