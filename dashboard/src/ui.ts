@@ -334,6 +334,26 @@ export async function withBusy<T>(
   }
 }
 
+/** A row's Enable/Disable button: sends the opposite of `enabled`, then hands the answer on. */
+export function enableToggle<T>(enabled: boolean, patch: (enabled: boolean) => Promise<T>, done: (updated: T) => void) {
+  const button = h('button', { type: 'button', class: 'secondary small' }, enabled ? 'Disable' : 'Enable');
+  button.addEventListener('click', () => void withBusy(button, null, async () => done(await patch(!enabled))));
+  return button;
+}
+
+/** A row's Delete button: asks `question` first, then removes and says so. */
+export function deleteButton(question: string, confirmLabel: string, remove: () => Promise<void>) {
+  const button = h('button', { type: 'button', class: 'danger small' }, 'Delete');
+  button.addEventListener(
+    'click',
+    () =>
+      void (async () => {
+        if (await confirmDialog(question, confirmLabel)) await withBusy(button, null, remove);
+      })(),
+  );
+  return button;
+}
+
 // ---- tables ----
 
 export interface Column<T> {

@@ -87,6 +87,16 @@ describe('the Notifications page in a browser', { skip: skipReason, timeout: 300
     assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow} px at 390`);
     await page.setViewportSize({ width: 1400, height: 900 });
 
+    // Disable, then enable again: the row and the API agree.
+    await list.getByRole('button', { name: 'Disable' }).click();
+    await list.getByRole('button', { name: 'Enable' }).waitFor();
+    const disabled = await rig.call<{ data: { enabled: boolean }[] }>('GET', '/api/v1/email-subscriptions');
+    assert.equal(disabled.body.data[0]!.enabled, false);
+    await list.getByRole('button', { name: 'Enable' }).click();
+    await list.getByRole('button', { name: 'Disable' }).waitFor();
+    const enabled = await rig.call<{ data: { enabled: boolean }[] }>('GET', '/api/v1/email-subscriptions');
+    assert.equal(enabled.body.data[0]!.enabled, true);
+
     // Delete after a confirmation.
     await list.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete subscription' }).click();

@@ -7,7 +7,8 @@ import { go, href } from '../router';
 import {
   badge,
   clearErrors,
-  confirmDialog,
+  deleteButton,
+  enableToggle,
   control,
   field,
   fieldChecked,
@@ -90,41 +91,23 @@ export async function notificationsPage(ctx: PageContext): Promise<void> {
                 { class: 'button secondary small', href: href('/notifications', { id: s.id }) },
                 s.confirmed_at ? 'Edit' : 'Confirm',
               );
-              const toggle = h(
-                'button',
-                { type: 'button', class: 'secondary small' },
-                s.enabled ? 'Disable' : 'Enable',
+              const toggle = enableToggle(
+                s.enabled,
+                (enabled) =>
+                  ph.PATCH('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } }, body: { enabled } }),
+                (u) => {
+                  subs = subs.map((x) => (x.id === s.id ? u : x));
+                  render();
+                },
               );
-              toggle.addEventListener(
-                'click',
-                () =>
-                  void withBusy(toggle, null, async () => {
-                    const u = await ph.PATCH('/api/v1/email-subscriptions/{id}', {
-                      params: { path: { id: s.id } },
-                      body: { enabled: !s.enabled },
-                    });
-                    subs = subs.map((x) => (x.id === s.id ? u : x));
-                    render();
-                  }),
-              );
-              const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-              del.addEventListener(
-                'click',
-                () =>
-                  void (async () => {
-                    if (
-                      !(await confirmDialog(
-                        `Delete the subscription of ${s.address}? Nothing more is mailed to it.`,
-                        'Delete subscription',
-                      ))
-                    )
-                      return;
-                    await withBusy(del, null, async () => {
-                      await ph.DELETE('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } } });
-                      toast('Subscription deleted.');
-                      go('/notifications');
-                    });
-                  })(),
+              const del = deleteButton(
+                `Delete the subscription of ${s.address}? Nothing more is mailed to it.`,
+                'Delete subscription',
+                async () => {
+                  await ph.DELETE('/api/v1/email-subscriptions/{id}', { params: { path: { id: s.id } } });
+                  toast('Subscription deleted.');
+                  go('/notifications');
+                },
               );
               return h('div', { class: 'row-actions' }, edit, toggle, del);
             },

@@ -9,6 +9,8 @@ import {
   badge,
   clearErrors,
   confirmDialog,
+  deleteButton,
+  enableToggle,
   control,
   errorBox,
   field,
@@ -102,41 +104,22 @@ export async function webhooksPage(ctx: PageContext): Promise<void> {
                     });
                   })(),
               );
-              const toggle = h(
-                'button',
-                { type: 'button', class: 'secondary small' },
-                w.enabled ? 'Disable' : 'Enable',
+              const toggle = enableToggle(
+                w.enabled,
+                (enabled) => ph.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: w.id } }, body: { enabled } }),
+                (u) => {
+                  endpoints = endpoints.map((x) => (x.id === w.id ? u : x));
+                  render();
+                },
               );
-              toggle.addEventListener(
-                'click',
-                () =>
-                  void withBusy(toggle, null, async () => {
-                    const u = await ph.PATCH('/api/v1/webhooks/{id}', {
-                      params: { path: { id: w.id } },
-                      body: { enabled: !w.enabled },
-                    });
-                    endpoints = endpoints.map((x) => (x.id === w.id ? u : x));
-                    render();
-                  }),
-              );
-              const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-              del.addEventListener(
-                'click',
-                () =>
-                  void (async () => {
-                    if (
-                      !(await confirmDialog(
-                        `Delete the endpoint ${w.url}? Its delivery log goes with it.`,
-                        'Delete endpoint',
-                      ))
-                    )
-                      return;
-                    await withBusy(del, null, async () => {
-                      await ph.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: w.id } } });
-                      toast('Endpoint deleted.');
-                      go('/webhooks');
-                    });
-                  })(),
+              const del = deleteButton(
+                `Delete the endpoint ${w.url}? Its delivery log goes with it.`,
+                'Delete endpoint',
+                async () => {
+                  await ph.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: w.id } } });
+                  toast('Endpoint deleted.');
+                  go('/webhooks');
+                },
               );
               return h('div', { class: 'row-actions' }, test, rotate, toggle, del);
             },
