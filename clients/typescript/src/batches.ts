@@ -64,3 +64,25 @@ export async function inBatches<R extends BatchAnswer>(
   }
   return merged as R;
 }
+
+/**
+ * The streaming form for imports: groups `rows` (read as they come) into batches of `size` (1 to
+ * BATCH_MAX) and yields what `send` makes of each, one batch in flight at a time.
+ */
+export async function* streamBatches<R, T>(
+  rows: Iterable<R> | AsyncIterable<R>,
+  size: number,
+  send: (batch: R[]) => Promise<T>,
+): AsyncGenerator<T, void, undefined> {
+  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX)
+    throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
+  let batch: R[] = [];
+  for await (const row of rows) {
+    batch.push(row);
+    if (batch.length >= size) {
+      yield await send(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield await send(batch);
+}

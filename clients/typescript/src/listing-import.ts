@@ -1,4 +1,4 @@
-import type { ListingInput } from './batches.js';
+import { type ListingInput, streamBatches } from './batches.js';
 import type { PricehoundClient } from './client.js';
 import { CsvError, type CsvRecord, CsvReader, csvRow, unguard } from './csv.js';
 import type { ErrorDetail } from './errors.js';
@@ -154,9 +154,6 @@ export async function* importListings(
   rows: Iterable<ListingCsvRow> | AsyncIterable<ListingCsvRow>,
   options: ListingImportOptions = {},
 ): AsyncGenerator<ImportedListing[], void, undefined> {
-  const size = options.batchSize ?? BATCH_MAX;
-  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX)
-    throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
   // Read when a first row names a competitor by name.
   let names: Map<string, string[]> | undefined;
   const send = async (batch: ListingCsvRow[]) => {
@@ -164,15 +161,7 @@ export async function* importListings(
       names = await competitorNames(client, options.signal);
     return importBatch(client, batch, names, options);
   };
-  let batch: ListingCsvRow[] = [];
-  for await (const row of rows) {
-    batch.push(row);
-    if (batch.length >= size) {
-      yield await send(batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield await send(batch);
+  yield* streamBatches(rows, options.batchSize ?? BATCH_MAX, send);
 }
 
 async function importBatch(

@@ -1,4 +1,4 @@
-import type { ProductInput } from './batches.js';
+import { type ProductInput, streamBatches } from './batches.js';
 import type { PricehoundClient } from './client.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import { BATCH_MAX } from './limits.js';
@@ -72,9 +72,6 @@ export async function* importProducts(
   rows: Iterable<ProductCsvRow> | AsyncIterable<ProductCsvRow>,
   options: ImportOptions = {},
 ): AsyncGenerator<ImportedRow[], void, undefined> {
-  const size = options.batchSize ?? BATCH_MAX;
-  if (!Number.isInteger(size) || size < 1 || size > BATCH_MAX)
-    throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_MAX}`);
   // With `update`, the catalogue's SKUs, read when there is a first batch to send.
   let bySku: Map<string, Product> | undefined;
   const send = async (batch: ProductCsvRow[]) => {
@@ -85,15 +82,7 @@ export async function* importProducts(
     }
     return importBatch(client, batch, bySku, options);
   };
-  let batch: ProductCsvRow[] = [];
-  for await (const row of rows) {
-    batch.push(row);
-    if (batch.length >= size) {
-      yield await send(batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield await send(batch);
+  yield* streamBatches(rows, options.batchSize ?? BATCH_MAX, send);
 }
 
 async function importBatch(
