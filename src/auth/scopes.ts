@@ -6,6 +6,7 @@
  */
 export const SCOPES = ['full', 'read'] as const;
 export type Scope = (typeof SCOPES)[number];
+export const isScope = (s: unknown): s is Scope => typeof s === 'string' && (SCOPES as readonly string[]).includes(s);
 
 declare module 'fastify' {
   interface FastifyContextConfig {

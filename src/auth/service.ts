@@ -119,4 +119,4 @@ export async function revokeKeyOfAccount(
 /** What other areas (the document, the owner channel, usage) use of keys, plans and scopes. */
 export { createKey, listKeys, revokeKey, UnknownAccountError, type ApiKey } from './keys.js';
 export { describePlans, isPlan, PLAN_NAMES, type Plan } from './plans.js';
-export { requiredScope } from './scopes.js';
+export { isScope, requiredScope, SCOPES, type Scope } from './scopes.js';

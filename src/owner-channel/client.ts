@@ -119,6 +119,7 @@ export function channelOperations(socketPath: string, pid: number): OwnerOperati
     async createKey(input) {
       const r = await request(socketPath, 'POST', '/keys', {
         plan: input.plan,
+        scope: input.scope ?? 'full',
         name: input.name ?? null,
         account_id: input.accountId ?? null,
       });

@@ -24,7 +24,12 @@ export function localOperations(
   return {
     via: { kind: 'direct' },
     async createKey(input): Promise<CreatedKeyView> {
-      const k = await createKey(db, { plan: input.plan, name: input.name ?? null, accountId: input.accountId ?? null });
+      const k = await createKey(db, {
+        plan: input.plan,
+        scope: input.scope ?? 'full',
+        name: input.name ?? null,
+        accountId: input.accountId ?? null,
+      });
       return { ...toKeyView(k), key: k.key };
     },
     async listKeys(accountId) {

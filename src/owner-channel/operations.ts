@@ -1,5 +1,5 @@
 import type { ApiKey } from '../auth/service.js';
-import type { Plan } from '../auth/service.js';
+import type { Plan, Scope } from '../auth/service.js';
 import type { RollupResult, SeriesKey } from '../prices/service.js';
 
 /**
@@ -54,6 +54,8 @@ export type ApiInjector = (request: ApiRequest) => Promise<ApiAnswer>;
 
 export interface CreateKeyInput {
   plan: Plan;
+  /** `read`: GETs only (design/API.md "API keys over HTTP"); default `full`. */
+  scope?: Scope;
   name?: string | null;
   accountId?: string | null;
 }
@@ -63,6 +65,7 @@ export interface KeyView {
   id: string;
   account_id: string;
   plan: Plan;
+  scope: Scope;
   name: string | null;
   key_prefix: string;
   created_at: string;
@@ -79,6 +82,7 @@ export function toKeyView(k: ApiKey): KeyView {
     id: k.id,
     account_id: k.account_id,
     plan: k.plan,
+    scope: k.scope,
     name: k.name,
     key_prefix: k.key_prefix,
     created_at: new Date(k.created_at).toISOString(),

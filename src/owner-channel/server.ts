@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { Logger } from 'pino';
 import { UnknownAccountError } from '../auth/service.js';
-import { isPlan, PLAN_NAMES } from '../auth/service.js';
+import { isPlan, isScope, PLAN_NAMES, SCOPES } from '../auth/service.js';
 import { ApiError, errorBody, ERRORS } from '../http/errors.js';
 import { genReqId } from '../http/request-id.js';
 import type { OwnerOperations } from './operations.js';
@@ -89,14 +89,17 @@ async function route(
   if (url.pathname === '/keys' && method === 'POST') {
     const body = await readJson(req);
     if (!isPlan(body.plan)) throw invalidField('plan', `must be one of ${PLAN_NAMES.join(', ')}`);
+    const scope = body.scope ?? 'full';
+    if (!isScope(scope)) throw invalidField('scope', `must be one of ${SCOPES.join(', ')}`);
     try {
       const created = await ops.createKey({
         plan: body.plan,
+        scope,
         name: optionalString(body, 'name'),
         accountId: optionalString(body, 'account_id'),
       });
       log.info(
-        { key_id: created.id, account_id: created.account_id, plan: created.plan },
+        { key_id: created.id, account_id: created.account_id, plan: created.plan, scope: created.scope },
         'owner channel: api key created',
       );
       return { status: 201, body: created };

@@ -31,6 +31,7 @@ describe('pricehound keys, with no server running', () => {
       'key_prefix',
       'name',
       'plan',
+      'scope',
     ]);
     assert.match(first.key, KEY);
     assert.match(first.id, /^key_/);
@@ -48,7 +49,9 @@ describe('pricehound keys, with no server running', () => {
     const human = await cli(['keys', 'create', '--plan', 'business'], storage.env);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /^ph_live_[A-Za-z0-9_-]{43}\n$/);
-    const details = /Created API key (key_\w+) \(plan business\) for new account (acct_\w+)\./.exec(human.stderr);
+    const details = /Created API key (key_\w+) \(plan business, scope full\) for new account (acct_\w+)\./.exec(
+      human.stderr,
+    );
     assert.ok(details, human.stderr);
     const third = { key: human.stdout.trim(), id: details[1]!, account: details[2]! };
     assert.notEqual(third.account, first.account_id);
@@ -67,7 +70,7 @@ describe('pricehound keys, with no server running', () => {
     const table = await cli(['keys', 'list'], storage.env);
     assert.equal(table.code, 0, table.stderr);
     const rows = table.stdout.trimEnd().split('\n');
-    assert.match(rows[0]!, /^ID\s+ACCOUNT\s+PLAN\s+NAME\s+PREFIX\s+CREATED\s+REVOKED$/);
+    assert.match(rows[0]!, /^ID\s+ACCOUNT\s+PLAN\s+SCOPE\s+NAME\s+PREFIX\s+CREATED\s+REVOKED$/);
     assert.deepEqual(
       rows.slice(1).map((r) => r.split(/\s+/)[0]),
       [first.id, second.id, third.id],

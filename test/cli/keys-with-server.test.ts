@@ -62,6 +62,35 @@ describe('pricehound keys, while the server runs', () => {
     assert.equal((JSON.parse(again.stdout) as KeyView).revoked_at, revokedAt);
   });
 
+  it('creates a read key: GETs answered, writes refused with 403, the scope listed', async () => {
+    const k = await createKeyWithCli(storage.env, ['--plan', 'free', '--scope', 'read']);
+    assert.equal(k.scope, 'read');
+    assert.equal((await get(server, k.key)).status, 200);
+    const write = await fetch(`${server.url}/api/v1/products`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Kettle', base_price: 10, currency: 'EUR' }),
+    });
+    assert.equal(write.status, 403);
+    assert.equal(((await write.json()) as { code: string }).code, 'insufficient_scope');
+    const listed = await cli(['keys', 'list', '--account', k.account_id], storage.env);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /^ID\s+ACCOUNT\s+PLAN\s+SCOPE\s+NAME/);
+    assert.match(listed.stdout, new RegExp(`^${k.id}\\s+${k.account_id}\\s+free\\s+read\\s`, 'm'));
+    // The default stays a full key; a scope that does not exist is wrong usage, and no key is made.
+    assert.equal((await createKeyWithCli(storage.env, ['--plan', 'free', '--account', k.account_id])).scope, 'full');
+    const bad = await cli(
+      ['keys', 'create', '--plan', 'free', '--scope', 'admin', '--account', k.account_id],
+      storage.env,
+    );
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown scope "admin": use full\|read/);
+    const after = JSON.parse(
+      (await cli(['keys', 'list', '--json', '--account', k.account_id], storage.env)).stdout,
+    ) as KeyView[];
+    assert.equal(after.length, 2);
+  });
+
   it('reports an unknown account through the server as exit 1', async () => {
     const r = await cli(['keys', 'create', '--plan', 'free', '--account', 'acct_doesnotexist', '--json'], storage.env);
     assert.equal(r.code, 1);

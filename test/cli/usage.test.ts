@@ -31,7 +31,7 @@ describe('pricehound usage and help', () => {
       assert.match(top.stdout, new RegExp(`^  ${name} `, 'm'));
     assert.match(
       create.stdout,
-      /^Usage: pricehound keys create --plan free\|starter\|business \[--name NAME\] \[--account ACCOUNT_ID\] \[--json\]$/m,
+      /^Usage: pricehound keys create --plan free\|starter\|business \[--scope full\|read\] \[--name NAME\] \[--account ACCOUNT_ID\] \[--json\]$/m,
     );
     assert.equal(helpCreate.stdout, create.stdout);
     assert.match(

@@ -1,5 +1,6 @@
 import type { KeyView } from '../../owner-channel/operations.js';
 import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
+import { isScope, SCOPES } from '../../auth/scopes.js';
 import { withOperations } from '../target.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
@@ -10,11 +11,12 @@ const PLAN_LIST = PLAN_NAMES.join('|');
 const printable = (s: string | null) => (s === null ? '-' : s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'));
 
 function table(keys: KeyView[]): string {
-  const header = ['ID', 'ACCOUNT', 'PLAN', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'];
+  const header = ['ID', 'ACCOUNT', 'PLAN', 'SCOPE', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'];
   const rows = keys.map((k) => [
     k.id,
     k.account_id,
     k.plan,
+    k.scope,
     printable(k.name),
     k.key_prefix,
     k.created_at,
@@ -40,11 +42,12 @@ export const keysCreate: Command = {
   positionals: [0, 0],
   options: {
     plan: { type: 'string' },
+    scope: { type: 'string' },
     name: { type: 'string' },
     account: { type: 'string' },
     json: { type: 'boolean' },
   },
-  help: `Usage: pricehound keys create --plan ${PLAN_LIST} [--name NAME] [--account ACCOUNT_ID] [--json]
+  help: `Usage: pricehound keys create --plan ${PLAN_LIST} [--scope full|read] [--name NAME] [--account ACCOUNT_ID] [--json]
 
 Creates an API key and prints it once: only its hash is stored, it cannot be shown again.
 Without --account the key gets a new account of its own; with --account it is added to that
@@ -52,9 +55,12 @@ existing account (to rotate a key: create the new one with --account, then revok
 
 Options:
   --plan PLAN       the key's hourly request limit: ${describePlans()}; required
+  --scope SCOPE     full (default): everything the API allows; read: GET requests only (a
+                    dashboard on a wall, a reporting tool)
   --name NAME       a label for the key (and for the new account, when one is made)
   --account ID      add the key to this existing account (acct_...)
-  --json            print one JSON object: key, id, plan, account_id, name, key_prefix, created_at
+  --json            print one JSON object: key, id, plan, scope, account_id, name, key_prefix,
+                    created_at
   -h, --help        show this help
 
 Output: the key alone on stdout, so KEY=$(pricehound keys create --plan free) works; the
@@ -65,15 +71,21 @@ Exit status: 0 created, 1 unknown account or other failure, 2 wrong usage or con
     const plan = values.plan;
     if (plan === undefined) throw new UsageError(`--plan is required (${PLAN_LIST})`, this.name);
     if (!isPlan(plan)) throw new UsageError(`unknown plan "${String(plan)}": use ${PLAN_LIST}`, this.name);
+    const scope = values.scope ?? 'full';
+    if (!isScope(scope)) throw new UsageError(`unknown scope "${String(scope)}": use ${SCOPES.join('|')}`, this.name);
     const name = optionalText(values, 'name', this.name);
     const accountId = optionalText(values, 'account', this.name);
-    const k = await withOperations((ops) => ops.createKey({ plan, name: name ?? null, accountId: accountId ?? null }));
+    const k = await withOperations((ops) =>
+      ops.createKey({ plan, scope, name: name ?? null, accountId: accountId ?? null }),
+    );
     if (values.json) {
-      const { key, id, plan: p, account_id, name: n, key_prefix, created_at } = k;
-      out(JSON.stringify({ key, id, plan: p, account_id, name: n, key_prefix, created_at }));
+      const { key, id, plan: p, scope: s, account_id, name: n, key_prefix, created_at } = k;
+      out(JSON.stringify({ key, id, plan: p, scope: s, account_id, name: n, key_prefix, created_at }));
     } else {
       out(k.key);
-      note(`Created API key ${k.id} (plan ${k.plan}) for ${accountId ? 'account' : 'new account'} ${k.account_id}.`);
+      note(
+        `Created API key ${k.id} (plan ${k.plan}, scope ${k.scope}) for ${accountId ? 'account' : 'new account'} ${k.account_id}.`,
+      );
       note('Store it now: it is not shown again.');
     }
     return EXIT.ok;
