@@ -93,6 +93,16 @@ $$;
 create function price_hours_refresh(p_products text[], p_series text[], p_currencies text[], p_hours timestamptz[])
 returns void language plpgsql as $$
 begin
+  -- The series' locks first (those every writer of observations takes, in the same order), so
+  -- an insert into one of these hours cannot commit between this count and its upsert: the
+  -- statements below see it (each takes a new snapshot) or it waits and merges after.
+  perform 1
+     from price_series s
+     join (select distinct u.product_id, u.series from unnest(p_products, p_series) as u (product_id, series)) k
+       on k.product_id = s.product_id and k.series = coalesce(s.competitor_id, '')
+    order by s.product_id, s.competitor_id
+      for update of s;
+
   insert into price_hours as h (account_id, product_id, competitor_id, series, currency, hour, open_at, open_id, open,
                                 close_at, close_id, close, min, max, count, total)
   select min(o.account_id), o.product_id, min(o.competitor_id), k.series, o.currency, k.hour,
@@ -138,18 +148,30 @@ begin
   perform price_hours_refresh(array_agg(product_id), array_agg(coalesce(competitor_id, '')), array_agg(currency),
                               array_agg(date_trunc('hour', observed_at, 'UTC')))
      from (select distinct product_id, competitor_id, currency, date_trunc('hour', observed_at, 'UTC') as observed_at
-             from old_rows) d;
+             from old_rows) d
+   having count(*) > 0;
   return null;
 end
 $$;
 
+-- Only rows whose aggregated columns changed (a deleted listing sets listing_id to null on
+-- its observations: nothing to recompute).
 create function price_hours_updated() returns trigger language plpgsql as $$
 begin
   perform price_hours_refresh(array_agg(product_id), array_agg(coalesce(competitor_id, '')), array_agg(currency),
                               array_agg(date_trunc('hour', observed_at, 'UTC')))
-     from (select product_id, competitor_id, currency, date_trunc('hour', observed_at, 'UTC') as observed_at from old_rows
-           union
-           select product_id, competitor_id, currency, date_trunc('hour', observed_at, 'UTC') from new_rows) d;
+     from (select o.product_id, o.competitor_id, o.currency, o.observed_at
+             from old_rows o left join new_rows n on n.id = o.id
+            where n.id is null
+               or (o.product_id, o.competitor_id, o.currency, o.observed_at, o.price, o.samples, o.price_sum)
+                  is distinct from (n.product_id, n.competitor_id, n.currency, n.observed_at, n.price, n.samples, n.price_sum)
+           union all
+           select n.product_id, n.competitor_id, n.currency, n.observed_at
+             from new_rows n left join old_rows o on o.id = n.id
+            where o.id is null
+               or (o.product_id, o.competitor_id, o.currency, o.observed_at, o.price, o.samples, o.price_sum)
+                  is distinct from (n.product_id, n.competitor_id, n.currency, n.observed_at, n.price, n.samples, n.price_sum)) d
+   having count(*) > 0;
   return null;
 end
 $$;
