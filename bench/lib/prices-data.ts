@@ -56,7 +56,8 @@ export function seedParams(kind: Kind): SeedParams {
   const perSeries = env('BENCH_PRICES_PER_SERIES', 1000);
   return {
     // 2: price changes numbered per series (migration 0004's `sequence`, price_series.changes).
-    version: 2,
+    // 3: the hourly aggregates (price_hours, migration 0015) built after the load.
+    version: 3,
     products: env('BENCH_PRICES_PRODUCTS', 1000),
     competitors: Math.min(60, env('BENCH_PRICES_COMPETITORS', 10)),
     perSeries: kind === 'pglite' ? env('BENCH_PRICES_PGLITE_PER_SERIES', perSeries) : perSeries,
@@ -92,6 +93,7 @@ export interface SeedInfo {
     /** price_changes and price_series with their indexes. */
     priceChanges?: number;
     priceSeries?: number;
+    priceHours?: number;
     dataDirOnDisk?: number;
   };
   /** Peak RSS of the seeding process (embedded: includes the engine's WebAssembly memory). */
@@ -234,6 +236,19 @@ select account_id, product_id, competitor_id, listing_id, id,
  where prev_observed_at is not null
    and (price <> prev_price or currency <> prev_currency or in_stock is distinct from prev_in_stock)
  order by observed_at, id`;
+
+/** The migration's backfill of price_hours (0015), for the bench account: the load ran without triggers. */
+const HOURS_SQL = `
+insert into price_hours (account_id, product_id, competitor_id, series, currency, hour, open_at, open_id, open,
+                         close_at, close_id, close, min, max, count, total)
+select min(account_id), product_id, min(competitor_id), coalesce(competitor_id, ''), currency,
+       date_trunc('hour', observed_at, 'UTC'),
+       min(observed_at), (array_agg(id order by observed_at, id))[1], (array_agg(price order by observed_at, id))[1],
+       max(observed_at), (array_agg(id order by observed_at desc, id desc))[1],
+       (array_agg(price order by observed_at desc, id desc))[1],
+       min(price), max(price), sum(samples), sum(coalesce(price_sum, price * samples))
+  from price_observations where account_id = $1
+ group by product_id, coalesce(competitor_id, ''), currency, date_trunc('hour', observed_at, 'UTC')`;
 
 /** Each series' count of changes, which the trigger numbers the next change after. */
 const SERIES_CHANGES_SQL = `
@@ -420,6 +435,10 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
       `  ${kind}: ${series} series (${seconds.price_series} s), ${changes.toLocaleString('en')} price changes (${seconds.price_changes} s)`,
     );
     await db.exec('alter table price_observations enable trigger price_observations_track');
+    t = performance.now();
+    const hours = (await db.query(HOURS_SQL, [accountId])).rowCount;
+    seconds.price_hours = secs(t);
+    log(`  ${kind}: ${hours.toLocaleString('en')} hourly aggregates (${seconds.price_hours} s)`);
 
     t = performance.now();
     await db.exec('vacuum analyze');
@@ -437,6 +456,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
         row: number;
         changes: number;
         series: number;
+        hours: number;
       }>(
         `select count(*) filter (where competitor_id is null)::int8 as own, count(*) filter (where competitor_id is not null)::int8 as competitor,
                 pg_database_size(current_database())::int8 as db,
@@ -444,7 +464,8 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
                 (select sum(pg_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as heap,
                 (select sum(pg_indexes_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as idx,
                 round(avg(pg_column_size(o.*)))::int8 as row,
-                pg_total_relation_size('price_changes')::int8 as changes, pg_total_relation_size('price_series')::int8 as series
+                pg_total_relation_size('price_changes')::int8 as changes, pg_total_relation_size('price_series')::int8 as series,
+                (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_hours'::regclass) as hours
            from price_observations o`,
       )
     ).rows[0]!;
@@ -470,6 +491,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
         observationRowMean: counts.row,
         priceChanges: counts.changes,
         priceSeries: counts.series,
+        priceHours: counts.hours,
       },
       seedRssPeakMiB: 0,
       load1: load1.map((l) => Math.round(l * 100) / 100),

@@ -56,20 +56,62 @@ function bucketsSql(unit: BucketUnit): string {
 }
 
 /**
+ * Where a bucketed history reads its observations: `hours` (the default) the hourly aggregates
+ * of price_hours whenever every bucket of the range is made of whole UTC hours, else the raw
+ * rows; `raw` always the raw rows (today's computation, kept for the tests that compare the
+ * two and for the benchmark).
+ */
+export type BucketSource = 'hours' | 'raw';
+
+/**
  * Bucketed history: per series and currency, every bucket of the range with open, close, min,
  * max, count and average. Counts and sums honour rolled-up rows (`samples`, `price_sum`); the
  * average is rounded half up to 4 decimals in exact integer arithmetic (prices are never
  * negative, so half up is half away from zero). Rows: one per (series, currency, bucket), our
  * own series ('' as its key) first, then by competitor id, currency and start; a product with
  * no observations in the range gives one row of nulls; another account's product, none.
+ *
+ * The inputs are hours or observations, in one shape (an observation is an hour of one row):
+ * open and close with the (observed_at, id) that orders them, min, max, count, total. Buckets
+ * whose boundaries all fall on whole UTC hours (hour buckets, and day, week and month buckets
+ * of any zone whose offset is a whole number of hours in the range, DST days included) merge
+ * their price_hours rows; otherwise (zones such as Asia/Kolkata) the raw rows are read. The
+ * choice is made in the statement (`w.whole`), and the branch not taken is never run.
  */
-export function historyQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
+export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source: BucketSource = 'hours'): SqlQuery {
   const unit = p.interval;
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
   const series = seriesCondition(p.series, values);
   // The widened bounds are also given as plain parameters (a bucket is at most 31 days and a
   // zone's offset under a day), so the planner sees the range and reads the product's rows
-  // through price_observations_series_time rather than every product's rows of the period.
+  // through price_observations_series_time (price_hours' key) rather than every product's rows.
+  const rawRows = `
+      select coalesce(o.competitor_id, '') as series, o.currency,
+             o.observed_at as open_at, o.id as open_id, o.price as open,
+             o.observed_at as close_at, o.id as close_id, o.price as close,
+             o.price as min, o.price as max, o.samples::bigint as count,
+             coalesce(o.price_sum, o.price * o.samples) as total,
+             width_bucket(o.observed_at, gs.starts) as n
+        from b, gs, price_observations o
+       where o.product_id = $1 and o.account_id = $2
+         and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
+         and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
+         ${series}`;
+  const hourRows = `
+      select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
+             o.min, o.max, o.count, o.total::numeric as total,
+             width_bucket(o.hour, gs.starts) as n
+        from b, gs, price_hours o
+       where o.product_id = $1 and o.account_id = $2
+         and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'
+         and o.hour >= b.first_start and o.hour < ${bucketEnd(unit, 'b.last_start')}
+         ${series}`;
+  const input =
+    source === 'raw'
+      ? rawRows
+      : `${rawRows} and not (select whole from w)
+      union all
+      ${hourRows} and (select whole from w)`;
   const text = `/* historyQuery */
     with b as (
       select date_trunc('${unit}', $3::timestamptz, $5::text) as first_start,
@@ -77,29 +119,23 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }): SqlQu
     ),
     g as (${bucketsSql(unit)}),
     gs as (select array_agg(start order by n) as starts from g),
+    -- Whether every bucket boundary is a whole UTC hour: then the buckets are unions of hours.
+    w as (select bool_and(date_trunc('hour', start, 'UTC') = start and date_trunc('hour', "end", 'UTC') = "end") as whole from g),
     -- The bucket of each row by binary search over the starts: no time zone work per row.
-    o as (
-      select coalesce(o.competitor_id, '') as series, o.currency, o.price, o.samples,
-             coalesce(o.price_sum, o.price * o.samples) as total, o.observed_at, o.id,
-             width_bucket(o.observed_at, gs.starts) as n
-        from b, gs, price_observations o
-       where o.product_id = $1 and o.account_id = $2
-         and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
-         and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
-         ${series}
+    o as (${input}
     ),
     s as (select distinct series, currency from o),
-    -- Every bucket of every series: the observations plus one empty row per (series, bucket), grouped once.
+    -- Every bucket of every series: the rows plus one empty row per (series, bucket), grouped once.
     x as (
-      select series, currency, n, price, samples, total, observed_at, id from o
+      select series, currency, n, open_at, open_id, open, close_at, close_id, close, min, max, count, total from o
       union all
-      select s.series, s.currency, g.n, null, 0, 0, null, null from s cross join g
+      select s.series, s.currency, g.n, null, null, null, null, null, null, null, null, 0, 0 from s cross join g
     ),
     a as (
       select series, currency, n,
-             (array_agg(price order by observed_at, id) filter (where id is not null))[1] as open,
-             (array_agg(price order by observed_at desc, id desc) filter (where id is not null))[1] as close,
-             min(price) as min, max(price) as max, sum(samples) as count, sum(total) as total
+             (array_agg(open order by open_at, open_id) filter (where open_id is not null))[1] as open,
+             (array_agg(close order by close_at desc, close_id desc) filter (where close_id is not null))[1] as close,
+             min(min) as min, max(max) as max, sum(count) as count, sum(total) as total
         from x
        group by series, currency, n
     )
@@ -113,7 +149,7 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }): SqlQu
       left join competitors c on c.id = nullif(a.series, '')
      where p.id = $1 and p.account_id = $2
      order by a.series collate "C", a.currency collate "C", a.n`;
-  return { name: 'price_history_buckets', text, values };
+  return { name: source === 'raw' ? 'price_history_buckets_raw' : 'price_history_buckets', text, values };
 }
 
 export interface BucketRow {

@@ -15,6 +15,10 @@ export interface MonthPartition {
 }
 
 export const DEFAULT_PARTITION = 'price_observations_default';
+/** The hourly aggregates (migrations/0015) are partitioned alike: price_hours_pYYYYMM beside each month. */
+const HOURS_DEFAULT_PARTITION = 'price_hours_default';
+const hoursName = (m: MonthPartition) => m.name.replace('price_observations_', 'price_hours_');
+const bounds = (m: MonthPartition) => `for values from ('${m.from.toISOString()}') to ('${m.to.toISOString()}')`;
 
 /** The UTC month holding `t`. */
 export function monthOf(t: Date): MonthPartition {
@@ -74,10 +78,31 @@ export async function monthsInDefault(db: Queryable, from: Date, to: Date): Prom
 
 /** Creates the month's partition (nothing when it exists). The default partition must hold none of its rows. */
 export async function createMonth(tx: Queryable, m: MonthPartition): Promise<void> {
+  await tx.query(`/* createMonth */ create table if not exists ${m.name} partition of price_observations ${bounds(m)}`);
+  await createHoursMonth(tx, m);
+}
+
+/**
+ * The month of the hourly aggregates beside the observations' one (nothing when it exists): made
+ * out of the default partition's hours of the month when it holds any (they are there exactly
+ * when the observations' default partition held the month's observations).
+ */
+async function createHoursMonth(tx: Queryable, m: MonthPartition): Promise<void> {
+  const name = hoursName(m);
+  const exists = await tx.query<{ t: string | null }>(`/* hoursMonthExists */ select to_regclass($1)::text as t`, [
+    name,
+  ]);
+  if (exists.rows[0]?.t) return;
   await tx.query(
-    `/* createMonth */ create table if not exists ${m.name} partition of price_observations
-       for values from ('${m.from.toISOString()}') to ('${m.to.toISOString()}')`,
+    `/* createHoursMonthTable */ create table ${name} (like price_hours including defaults including constraints)`,
   );
+  await tx.query(
+    `/* moveHoursFromDefault */
+     with gone as (delete from ${HOURS_DEFAULT_PARTITION} where hour >= $1 and hour < $2 returning *)
+     insert into ${name} select * from gone`,
+    [m.from.toISOString(), m.to.toISOString()],
+  );
+  await tx.query(`/* attachHoursMonth */ alter table price_hours attach partition ${name} ${bounds(m)}`);
 }
 
 /**
@@ -95,17 +120,28 @@ export async function createMonthFromDefault(tx: Queryable, m: MonthPartition): 
      insert into ${m.name} select * from gone`,
     [m.from.toISOString(), m.to.toISOString()],
   );
-  await tx.query(
-    `/* attachMonth */ alter table price_observations attach partition ${m.name}
-       for values from ('${m.from.toISOString()}') to ('${m.to.toISOString()}')`,
-  );
+  await tx.query(`/* attachMonth */ alter table price_observations attach partition ${m.name} ${bounds(m)}`);
+  await createHoursMonth(tx, m);
   return moved.rowCount;
 }
 
-/** Detaches and drops a whole month: its observations go in the time of two catalogue changes, whatever their number. */
+/**
+ * Detaches and drops a whole month, its observations and their hourly aggregates: they go in
+ * the time of a few catalogue changes, whatever their number. (Dropping fires no trigger; the
+ * hours go with the observations they aggregate, so the aggregates stay those of the rows left.)
+ */
 export async function dropMonth(tx: Queryable, m: MonthPartition): Promise<void> {
   await tx.query(`/* detachMonth */ alter table price_observations detach partition ${m.name}`);
   await tx.query(`/* dropMonth */ drop table ${m.name}`);
+  const hours = hoursName(m);
+  const attached = await tx.query(
+    `/* hoursMonthAttached */ select 1 from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = 'price_hours'::regclass and c.relname = $1`,
+    [hours],
+  );
+  if (attached.rows.length > 0)
+    await tx.query(`/* detachHoursMonth */ alter table price_hours detach partition ${hours}`);
+  await tx.query(`/* dropHoursMonth */ drop table if exists ${hours}`);
 }
 
 /** Deletes up to `limit` observations before `cutoff` (the edge month and the default partition); returns how many. */

@@ -35,7 +35,8 @@ export async function nextSeries(
 /**
  * The next window to roll up of a series, from the first hour at or after `from` holding an
  * observation, to the hour of its `rows`-th observation (at least one whole hour), never past
- * the cutoff. Null when nothing is left before the cutoff.
+ * the cutoff; to the cutoff when fewer than `rows` are left (not just one hour: a series of a
+ * few thousand rows took one transaction per hour). Null when nothing is left before the cutoff.
  */
 export async function nextWindow(
   db: Queryable,
@@ -49,10 +50,10 @@ export async function nextWindow(
        select date_trunc('hour', min(observed_at), 'UTC') as lo from price_observations
         where product_id = $1 and ${competitorIs(key, 2)} and observed_at >= $3 and observed_at < $4
      )
-     select f.lo, least($4::timestamptz, greatest(f.lo + interval '1 hour', (
+     select f.lo, least($4::timestamptz, greatest(f.lo + interval '1 hour', coalesce((
               select date_trunc('hour', observed_at, 'UTC') from price_observations
                where product_id = $1 and ${competitorIs(key, 2)} and observed_at >= f.lo and observed_at < $4
-               order by observed_at offset $5 limit 1))) as hi
+               order by observed_at offset $5 limit 1), $4::timestamptz))) as hi
        from f`,
     [key.productId, key.competitorId, from.toISOString(), cutoff.toISOString(), rows],
   );

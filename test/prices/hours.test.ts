@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { useTestApp } from '../helpers/app.js';
+import type { PriceHistory } from '../helpers/api-types.js';
+import { historyRange } from '../../src/prices/history/params.js';
+import { historyQuery, toSeries, type BucketRow } from '../../src/prices/history/sql.js';
+import { rollupPrices } from '../../src/prices/rollup/index.js';
+import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
+import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
+import { ingestOk } from './ingest-support.js';
+
+/**
+ * The hourly aggregates (migrations/0015, docs/prices/HISTORY.md "Hourly aggregates") answer
+ * bucketed history EXACTLY as the raw rows do: on random data (our own series and competitors',
+ * gaps, late observations, ties, currency switches, stock changes), every interval, zones with
+ * whole-hour offsets (DST changes included) and with :30 and :45 offsets, and series filters, the
+ * HTTP answer is compared with today's computation over the raw rows (historyQuery's `raw`
+ * source), after ingestion, after the retention roll-up, after deletes and partition drops.
+ */
+
+/** A small deterministic generator, so a failure can be replayed (seed in the test's name). */
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const SEED = Number(process.env.HOURS_SEED ?? 20251129);
+const H = 3_600_000;
+const START = Date.parse('2025-02-24T00:00:00Z');
+/** Six weeks: both DST changes of spring 2025 (New York 2025-03-09, Berlin 2025-03-30) and three month boundaries. */
+const HOURS = 6 * 7 * 24;
+
+const ZONES = [
+  'UTC',
+  'Europe/Berlin',
+  'America/New_York',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Australia/Adelaide',
+  'Asia/Tokyo',
+  'Pacific/Chatham',
+];
+const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+
+/**
+ * A series' observations: stretches of activity and gaps (hours and whole days with nothing),
+ * 0 to 5 observations in an active hour at random milliseconds (some at the same instant, so ids
+ * break ties), prices with 4 decimals and repeats, stock true/false/unknown, and for some series
+ * a switch of currency for a while.
+ */
+function series(rand: () => number, competitorId: string | null, switchesCurrency: boolean): Obs[] {
+  const out: Obs[] = [];
+  let price = 10 + Math.floor(rand() * 400) / 4;
+  let stock: boolean | null = true;
+  for (let h = 0; h < HOURS; h++) {
+    if (rand() < 0.35) continue; // a gap hour
+    if (h % 24 === 0 && rand() < 0.15) {
+      h += 23; // a gap day
+      continue;
+    }
+    const n = Math.floor(rand() * 6);
+    let last: string | undefined;
+    for (let i = 0; i < n; i++) {
+      if (rand() < 0.3) price = Math.max(0, price + (Math.floor(rand() * 81) - 40) / 4 + (rand() < 0.3 ? 0.0001 : 0));
+      if (rand() < 0.1) stock = [true, false, null][Math.floor(rand() * 3)]!;
+      const at =
+        last !== undefined && rand() < 0.15 ? last : new Date(START + h * H + Math.floor(rand() * H)).toISOString();
+      last = at;
+      out.push({
+        competitor: competitorId,
+        price: price.toFixed(4),
+        at,
+        inStock: stock,
+        currency: switchesCurrency && h > HOURS / 3 && h < HOURS / 2 ? 'USD' : 'EUR',
+      });
+    }
+  }
+  return out;
+}
+
+function shuffle<T>(rand: () => number, xs: T[]): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+describe(`price history from hourly aggregates (seed ${SEED})`, () => {
+  const t = useTestApp();
+  let headers: Headers;
+  let accountId: string;
+  let productId: string;
+  let comps: string[];
+  const rand = prng(SEED);
+
+  /** A random range for the interval within the data (and a little beyond), within its span limit. */
+  function randomRange(interval: (typeof INTERVALS)[number]): { from: string; to: string } {
+    const maxSpan = interval === 'hour' ? 31 * 24 : HOURS + 24 * 10;
+    const span = Math.max(1, Math.floor(rand() * maxSpan));
+    const from = START - 5 * 24 * H + Math.floor(rand() * (HOURS + 10 * 24 - span) * H) + Math.floor(rand() * H);
+    return { from: new Date(from).toISOString(), to: new Date(from + span * H + Math.floor(rand() * H)).toISOString() };
+  }
+
+  /** Today's answer, from the raw rows. */
+  async function expected(query: URLSearchParams) {
+    const q = Object.fromEntries(query) as Record<string, string>;
+    const range = historyRange({
+      ...q,
+      interval: q.interval as never,
+      competitor_id: q.competitor_id?.split(','),
+    });
+    const sql = historyQuery({ ...range, interval: range.interval as never, productId, accountId }, 'raw');
+    const rows = (await t.rt.db.query<BucketRow>(sql.text, sql.values)).rows;
+    return { from: rows[0]!.range_start.toISOString(), to: rows[0]!.range_end.toISOString(), series: toSeries(rows) };
+  }
+
+  async function compare(label: string, cases = 6) {
+    let compared = 0;
+    for (const interval of INTERVALS) {
+      for (const tz of ZONES) {
+        for (let i = 0; i < cases; i++) {
+          const filter = [undefined, 'own', comps[0], `${comps[1]},own`][i % 4];
+          const query = new URLSearchParams({ ...randomRange(interval), interval, tz });
+          if (filter) query.set('competitor_id', filter);
+          const res = await t.app.inject({
+            method: 'GET',
+            url: `/api/v1/products/${productId}/prices?${query}`,
+            headers,
+          });
+          assert.equal(res.statusCode, 200, res.body);
+          const got = res.json<PriceHistory>();
+          const want = await expected(query);
+          assert.deepEqual({ from: got.from, to: got.to, series: got.series }, want, `${label}: ${query.toString()}`);
+          compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
+        }
+      }
+    }
+    assert.ok(compared > 500, `${label}: only ${compared} non-empty buckets compared`);
+  }
+
+  /** price_hours equals the aggregate of the raw rows, row for row. */
+  async function hoursMatchRaw(label: string) {
+    const diff = await t.rt.db.query(
+      `with raw as (
+         select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('hour', observed_at, 'UTC') as hour,
+                (array_agg(id order by observed_at, id))[1] as open_id, (array_agg(price order by observed_at, id))[1] as open,
+                (array_agg(id order by observed_at desc, id desc))[1] as close_id,
+                (array_agg(price order by observed_at desc, id desc))[1] as close,
+                min(price) as min, max(price) as max, sum(samples)::bigint as count,
+                sum(coalesce(price_sum, price * samples)) as total
+           from price_observations where account_id = $1
+          group by 1, 2, 3, 4
+       ),
+       agg as (
+         select product_id, series, currency, hour, open_id, open, close_id, close, min, max, count, total
+           from price_hours where account_id = $1
+       )
+       select * from ((select * from raw except select * from agg) union all (select * from agg except select * from raw)) d
+       limit 5`,
+      [accountId],
+    );
+    assert.deepEqual(diff.rows, [], `${label}: price_hours differs from the raw rows`);
+  }
+
+  before(async () => {
+    ({ headers, accountId, productId } = await account(t));
+    comps = [await competitor(t, headers, 'A'), await competitor(t, headers, 'B'), await competitor(t, headers, 'C')];
+    const all = [
+      ...series(rand, null, false),
+      ...series(rand, comps[0]!, true),
+      ...series(rand, comps[1]!, false),
+      ...series(rand, comps[2]!, false),
+    ];
+    // Most through POST /prices in batches of up to 500, in random order (so many arrive late,
+    // before their series' latest); the rest straight into the table, a statement each (as a
+    // check records its price), also late.
+    const shuffled = shuffle(rand, all);
+    const direct = shuffled.splice(0, Math.floor(shuffled.length / 5));
+    for (let i = 0; i < shuffled.length; i += 500) {
+      const batch = shuffled.slice(i, i + 500).map((o) => ({
+        product_id: productId,
+        ...(o.competitor ? { competitor_id: o.competitor } : {}),
+        price: Number(o.price),
+        currency: o.currency,
+        in_stock: o.inStock,
+        observed_at: o.at,
+      }));
+      const r = await ingestOk(t, headers, batch);
+      assert.ok(r.data.every((x) => x.status === 201));
+    }
+    for (let i = 0; i < direct.length; i += 97) {
+      await insertObservations(t, accountId, productId, direct.slice(i, i + 97));
+    }
+  });
+
+  it('keeps price_hours equal to the aggregate of the raw rows through ingestion, late data included', async () => {
+    await hoursMatchRaw('after ingestion');
+  });
+
+  it('answers every interval, zone and series filter exactly as the raw rows do', async () => {
+    await compare('after ingestion');
+  });
+
+  it('reads the aggregates where the buckets are whole UTC hours, the raw rows elsewhere', async () => {
+    // Observations removed with every trigger off: the aggregates still hold them, the raw rows
+    // do not, so the answers show which one each zone reads. Put back the same way afterwards.
+    const q = (tz: string) => `from=2025-03-03T00:00:00Z&to=2025-03-10T00:00:00Z&interval=day&tz=${tz}`;
+    const count = async (tz: string) => {
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?${q(tz)}`, headers });
+      return res.json<PriceHistory>().series.reduce((n, s) => n + s.buckets.reduce((m, b) => m + b.count, 0), 0);
+    };
+    const before = { utc: await count('UTC'), kolkata: await count('Asia/Kolkata') };
+    assert.ok(before.utc > 0);
+    // One transaction each: session settings would not follow a pooled connection.
+    const quietly = (sql: string) =>
+      t.rt.db.transaction(async (tx) => {
+        await tx.query(`set local session_replication_role = replica`);
+        await tx.query(sql, [productId]);
+      });
+    await quietly(
+      `create table hours_test_hidden as select * from price_observations
+        where product_id = $1 and observed_at >= '2025-03-01' and observed_at < '2025-03-12'`,
+    );
+    await quietly(
+      `delete from price_observations where product_id = $1 and observed_at >= '2025-03-01' and observed_at < '2025-03-12'`,
+    );
+    assert.equal(await count('UTC'), before.utc);
+    assert.equal(await count('Asia/Kolkata'), 0);
+    await quietly(`insert into price_observations select * from hours_test_hidden where product_id = $1`);
+    await t.rt.db.query(`drop table hours_test_hidden`);
+    assert.equal(await count('Asia/Kolkata'), before.kolkata);
+    await hoursMatchRaw('after the hidden rows came back');
+  });
+
+  it('stays exact after the retention roll-up collapses old hours (and again after late arrivals into them)', async () => {
+    const r = await rollupPrices(t.rt.db, { olderThanDays: 1 });
+    assert.ok(r.deleted > 0, JSON.stringify(r));
+    await hoursMatchRaw('after the roll-up');
+    await compare('after the roll-up', 3);
+    await ingestOk(t, headers, [
+      { product_id: productId, price: 1.2345, currency: 'EUR', observed_at: '2025-03-10T10:00:00.000Z' },
+      { product_id: productId, price: 999.5, currency: 'EUR', observed_at: '2025-03-10T10:59:59.999Z' },
+      {
+        product_id: productId,
+        competitor_id: comps[0],
+        price: 5,
+        currency: 'USD',
+        observed_at: '2025-03-12T00:00:00Z',
+      },
+    ]);
+    await rollupPrices(t.rt.db, { olderThanDays: 1 });
+    await hoursMatchRaw('after late arrivals rolled up');
+    await compare('after late arrivals rolled up', 2);
+  });
+
+  it('stays exact when a competitor and its prices are deleted, and when retention drops whole months', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${comps[2]}`, headers });
+    assert.equal(res.statusCode, 204, res.body);
+    await hoursMatchRaw('after deleting a competitor');
+    // The months the default partition took get partitions of their own (their hours move too).
+    const made = await ensureObservationPartitions(t.rt.db, new Date(t.clock.now()));
+    assert.ok(made.created.includes('price_observations_p202502'), JSON.stringify(made));
+    await hoursMatchRaw('after the months left the default partition');
+    const parts = await t.rt.db.query(`select to_regclass('price_hours_p202502')::text as t`);
+    assert.equal(parts.rows[0]!.t, 'price_hours_p202502');
+    // Everything before 2025-03-15T10:00Z: February's partition dropped whole, March row by row.
+    const out = await dropObservationsBefore(t.rt.db, new Date('2025-03-15T10:00:00Z'));
+    assert.ok(out.dropped.includes('price_observations_p202502'), JSON.stringify(out));
+    assert.ok(out.deleted > 0);
+    const left = await t.rt.db.query(
+      `select count(*)::int as n from price_hours where account_id = $1 and hour < '2025-03-15T10:00:00Z'`,
+      [accountId],
+    );
+    assert.equal(Number(left.rows[0]!.n), 0);
+    await hoursMatchRaw('after retention');
+    await compare('after retention', 2);
+  });
+});
