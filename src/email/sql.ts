@@ -349,6 +349,21 @@ export async function markAttemptFailed(
 }
 
 /** The embedded database has one owner: leases left by a run that died are given back at start. */
+/**
+ * Gives back mails this worker claimed but did not try (a stopping worker): due again at once for
+ * another worker, their claim not counted as an attempt. Returns how many.
+ */
+export async function releaseMessages(db: Queryable, workerId: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const r = await db.query(
+    `/* giveBackEmailMessages */
+     update email_messages set locked_by = null, locked_until = null, attempts = attempts - 1
+      where id = any($1::text[]) and locked_by = $2 and status = 'pending'`,
+    [ids, workerId],
+  );
+  return r.rowCount;
+}
+
 export async function releaseAllMessages(db: Queryable): Promise<number> {
   const r = await db.query(
     `/* releaseEmailMessages */ update email_messages set locked_by = null, locked_until = null where locked_by is not null`,

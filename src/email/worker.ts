@@ -1,5 +1,3 @@
-import crypto from 'node:crypto';
-import os from 'node:os';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Database } from '../db/types.js';
@@ -32,7 +30,8 @@ import {
 const GROUPS_PER_RUN = 200;
 const DIGESTS_PER_RUN = 200;
 const DIGEST_LIST_MAX = 50;
-const CLAIM_BATCH = 10;
+/** Mails claimed at once (a claim of the worker's loop, a round of sendDue). */
+export const CLAIM_BATCH = 10;
 
 /**
  * Mails the events of every (subscription, minute) whose minute ended before `now`: one mail
@@ -199,47 +198,61 @@ export async function sendMessage(transport: Transporter, from: string, m: Messa
   });
 }
 
+export interface SendOptions {
+  from: string;
+  workerId: string;
+  leaseMs: number;
+  rules: SendRules;
+  log?: Pick<Logger, 'warn' | 'info'>;
+  onSent?: (o: SendOutcome) => void;
+}
+
 /**
- * Claims due mails and sends them until none is due; returns what happened to each. A mail
- * whose attempt fails is due again after the schedule's next wait, and `failed` after the last.
+ * Sends mails this worker claimed, in order, recording each outcome: a mail whose attempt fails
+ * is due again after the schedule's next wait, and `failed` after the last. Once `stopping()`
+ * says so it sends no further mail; the caller gives back the rest (releaseMessages).
  */
-export async function sendDue(
+export async function sendClaimed(
   db: Database,
   transport: Transporter,
-  opts: {
-    from: string;
-    workerId: string;
-    leaseMs: number;
-    rules: SendRules;
-    log?: Pick<Logger, 'warn' | 'info'>;
-    onSent?: (o: SendOutcome) => void;
-  },
+  batch: readonly MessageRow[],
+  opts: SendOptions,
+  stopping: () => boolean = () => false,
 ): Promise<SendOutcome[]> {
+  const out: SendOutcome[] = [];
+  for (const m of batch) {
+    if (stopping()) break;
+    let outcome: SendOutcome;
+    try {
+      await sendMessage(transport, opts.from, m);
+      await markSent(db, m.id, opts.workerId);
+      outcome = { id: m.id, subscription_id: m.subscription_id, attempts: m.attempts, sent: true };
+    } catch (err) {
+      const e = err as Error & { responseCode?: number; response?: string };
+      const error = e.response ?? e.message ?? String(err);
+      const wait = retryIn(m.attempts, opts.rules);
+      await markAttemptFailed(db, m.id, opts.workerId, error, wait);
+      opts.log?.warn(
+        { component: 'email', message_id: m.id, attempts: m.attempts, error, retry_in_ms: wait },
+        wait === null ? 'mail failed for good' : 'mail not accepted; will retry',
+      );
+      outcome = { id: m.id, subscription_id: m.subscription_id, attempts: m.attempts, sent: false, error };
+    }
+    out.push(outcome);
+    opts.onSent?.(outcome);
+  }
+  return out;
+}
+
+/**
+ * Claims due mails and sends them until none is due; returns what happened to each (tests and
+ * support: the worker claims in its loop instead, src/email/start.ts).
+ */
+export async function sendDue(db: Database, transport: Transporter, opts: SendOptions): Promise<SendOutcome[]> {
   const out: SendOutcome[] = [];
   for (;;) {
     const batch = await claimMessages(db, opts.workerId, opts.leaseMs, CLAIM_BATCH);
-    for (const m of batch) {
-      let outcome: SendOutcome;
-      try {
-        await sendMessage(transport, opts.from, m);
-        await markSent(db, m.id, opts.workerId);
-        outcome = { id: m.id, subscription_id: m.subscription_id, attempts: m.attempts, sent: true };
-      } catch (err) {
-        const e = err as Error & { responseCode?: number; response?: string };
-        const error = e.response ?? e.message ?? String(err);
-        const wait = retryIn(m.attempts, opts.rules);
-        await markAttemptFailed(db, m.id, opts.workerId, error, wait);
-        opts.log?.warn(
-          { component: 'email', message_id: m.id, attempts: m.attempts, error, retry_in_ms: wait },
-          wait === null ? 'mail failed for good' : 'mail not accepted; will retry',
-        );
-        outcome = { id: m.id, subscription_id: m.subscription_id, attempts: m.attempts, sent: false, error };
-      }
-      out.push(outcome);
-      opts.onSent?.(outcome);
-    }
+    out.push(...(await sendClaimed(db, transport, batch, opts)));
     if (batch.length < CLAIM_BATCH) return out;
   }
 }
-
-export const defaultWorkerId = () => `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;

@@ -48,7 +48,7 @@ export interface ClaimLoopOptions {
 
 /**
  * The claim loop of every queue worker (src/checks/worker.ts, src/webhooks/delivery/worker.ts,
- * src/alerts/engine/backlog.ts): listen-and-poke, claim when a slot is free and something may be
+ * src/alerts/engine/backlog.ts, src/email/start.ts): listen-and-poke, claim when a slot is free and something may be
  * due, sleep until a poke, a freed slot or a timer, back off after a failed claim, stop.
  * docs/ARCHITECTURE.md ("Queues: the claim loop") is its contract.
  *

@@ -39,7 +39,7 @@ function tree(files: Record<string, string[]>, withSql: string[] = []): string {
   return dir;
 }
 
-describe('layering (.dependency-cruiser.cjs, run by .ci/run)', () => {
+describe('layering (.dependency-cruiser.cjs; this is what CI runs of it, npm run lint:layers the same)', () => {
   it('holds for src/', () => {
     const r = cruise(ROOT);
     assert.equal(r.status, 0, r.out);

@@ -304,6 +304,30 @@ describe('the worker task', () => {
       await work.stop();
     }
   });
+
+  it('stopping, finishes the mail being sent and gives back the rest of its batch, due at once', async () => {
+    await sendNow(t); // nothing of earlier tests left due: the worker's batch is these three
+    const { headers } = await t.newKey();
+    const addresses = ['stop0@example.com', 'stop1@example.com', 'stop2@example.com'];
+    const subs = [];
+    for (const address of addresses) subs.push(await subscribe(t, headers, { address }));
+    const held = smtp.hold();
+    const work = await startEmailWork(t.rt.config, t.rt.db, t.rt.deploymentKey, pino({ level: 'silent' }));
+    assert.ok(work);
+    await held.arrived; // the batch of three is claimed; the first is being sent
+    const stopped = work.stop(60_000);
+    held.release();
+    await stopped;
+    const delivered = addresses.filter((a) => smtp.to(a).length > 0);
+    assert.equal(delivered.length, 1, `one mail sent before the stop: ${delivered.join(', ')}`);
+    const rest = (await Promise.all(subs.map((s) => messagesOf(t.rt.db, s.id))))
+      .flat()
+      .filter((m) => m.status === 'pending');
+    assert.equal(rest.length, 2);
+    for (const m of rest) assert.equal(m.attempts, 0, 'a mail given back untried has no attempt counted');
+    await sendNow(t);
+    for (const address of addresses) assert.equal(smtp.to(address).length, 1, address);
+  });
 });
 
 describe('several workers', () => {

@@ -30,7 +30,8 @@ export interface Received {
 /**
  * A real SMTP server (the `smtp-server` package) on 127.0.0.1 and a free port, started before
  * the file's first test: every mail it accepts is parsed with `mailparser` and kept, in order.
- * `refuseNext(n)` makes it answer the next n messages with a temporary failure (451).
+ * `refuseNext(n)` makes it answer the next n messages with a temporary failure (451); `hold()`
+ * keeps the next message unanswered until released.
  */
 export function smtpServer(env?: Record<string, string>) {
   const s = {
@@ -40,8 +41,18 @@ export function smtpServer(env?: Record<string, string>) {
     refused: 0,
     server: undefined as SMTPServer | undefined,
     waiters: [] as { done: () => boolean; resolve: () => void }[],
+    holding: undefined as { arrived: () => void; gate: Promise<void> } | undefined,
     refuseNext(n: number) {
       s.refusing = n;
+    },
+    /** The next message is answered only once `release()` is called; `arrived` resolves when it is in. */
+    hold() {
+      let release!: () => void;
+      let arrived!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const came = new Promise<void>((r) => (arrived = r));
+      s.holding = { arrived, gate };
+      return { arrived: came, release };
     },
     /** Resolves once `done` holds (checked as each mail arrives). */
     async waitFor(done: () => boolean): Promise<void> {
@@ -64,7 +75,13 @@ export function smtpServer(env?: Record<string, string>) {
       onData(stream, session, callback) {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
+        stream.on('end', async () => {
+          const held = s.holding;
+          if (held) {
+            s.holding = undefined;
+            held.arrived();
+            await held.gate;
+          }
           if (s.refusing > 0) {
             s.refusing--;
             s.refused++;
