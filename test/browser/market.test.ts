@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
-import type { Position } from '../helpers/api-types.js';
+import type { Position, PositionSummary } from '../helpers/api-types.js';
 
 const settled = (page: Page) =>
   page.waitForFunction(
@@ -57,7 +57,7 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
   });
 
   it('Overview: where we stand, each number a link to the products it counts', async () => {
-    const summary = (await rig.call<Record<string, number>>('GET', '/api/v1/positions/summary')).body;
+    const summary = (await rig.call<PositionSummary>('GET', '/api/v1/positions/summary')).body;
     const undercut = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?undercut=true&sort=-gap_percent'))
       .body.data;
     assert.equal(summary.undercut, 2);
@@ -89,10 +89,56 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
         undercut.map((p) => p.name),
       );
       await shot(page, `market-products-undercut-${width}`);
+      // "In between" and "Dearest" open exactly the products the summary counts there (?standing=).
+      for (const [label, standing] of [
+        ['In between', 'in_between'],
+        ['Dearest', 'dearest'],
+        ['Cheapest', 'cheapest'],
+      ] as const) {
+        await page.goto(`${rig.base}/dashboard/#/`);
+        await tiles.locator('.tile').first().waitFor();
+        await settled(page);
+        await tiles.locator('a.tile', { hasText: label }).click();
+        await page.getByRole('heading', { level: 1, name: 'Products' }).waitFor();
+        await settled(page);
+        assert.match(page.url(), new RegExp(`standing=${standing}`), label);
+        const listed = (await rig.call<{ data: Position[] }>('GET', `/api/v1/positions?standing=${standing}`)).body
+          .data;
+        assert.equal(listed.length, summary[standing], `${label}: the list is as long as the tile says`);
+        assert.deepEqual(
+          (await page.getByTestId('product-link').allTextContents()).sort(),
+          listed.map((p) => p.name).sort(),
+          label,
+        );
+      }
       await page.evaluate(() => sessionStorage.clear());
     }
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed), []);
+    await page.close();
+  });
+
+  it("Products: the cheapest competitor's name and price in both lists", async () => {
+    const { page, errors } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    const expected: [string, RegExp][] = [
+      ['Dearest kettle', /Alpha\s*€\s?40\.00/],
+      ['Middle toaster', /Alpha\s*€\s?45\.00/],
+      ['Cheapest grinder', /Alpha\s*€\s?40\.00/],
+    ];
+    // The plain list (GET /products: monitoring.position.cheapest), then the positions' (GET /positions).
+    for (const route of ['#/products', '#/products?sort=-gap_percent']) {
+      await page.goto(`${rig.base}/dashboard/${route}`);
+      await settled(page);
+      for (const [name, cheapest] of expected) {
+        const cell = page
+          .locator('tbody tr', { has: page.getByTestId('product-link').getByText(name, { exact: true }) })
+          .locator('td[data-label="Cheapest competitor"]');
+        assert.match((await cell.innerText()).replace(/[\u00a0\u2060\u202f]/g, ' '), cheapest, `${route}: ${name}`);
+      }
+    }
+    await shot(page, 'market-products-cheapest-1400');
+    assert.deepEqual(errors, []);
     await page.close();
   });
 
