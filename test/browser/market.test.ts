@@ -138,6 +138,26 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
       }
     }
     await shot(page, 'market-products-cheapest-1400');
+    // The filters line up: in each row of fields, the boxes share their top and the labels their bottom.
+    const rows = await page.evaluate(() => {
+      // Each child of the form takes one cell: its row is its place over the number of columns.
+      const form = document.querySelector<HTMLElement>('form.filters')!;
+      const columns = getComputedStyle(form).gridTemplateColumns.split(' ').length;
+      const byRow = new Map<number, { label: number; box: number }[]>();
+      [...form.children].forEach((f, i) => {
+        if (!f.matches('.field:not(.check)')) return;
+        const label = f.querySelector('label')!.getBoundingClientRect();
+        const box = f.querySelector('input:not([type=hidden]), select')!.getBoundingClientRect();
+        const row = Math.floor(i / columns);
+        byRow.set(row, [...(byRow.get(row) ?? []), { label: Math.round(label.bottom), box: Math.round(box.top) }]);
+      });
+      return [...byRow.values()];
+    });
+    assert.ok(rows.length >= 2 && rows.some((r) => r.length >= 4), JSON.stringify(rows));
+    for (const row of rows) {
+      assert.equal(new Set(row.map((f) => f.box)).size, 1, `boxes of one row at one height: ${JSON.stringify(row)}`);
+      assert.equal(new Set(row.map((f) => f.label)).size, 1, `labels of one row end together: ${JSON.stringify(row)}`);
+    }
     assert.deepEqual(errors, []);
     await page.close();
   });
