@@ -41,6 +41,13 @@ export const POSITION_SORTS: [NonNullable<PositionQuery['sort']>, string][] = [
   ['-changed_at', 'Position changed most recently'],
 ];
 
+/** How a product stands, as GET /positions?standing= selects and /positions/summary counts. */
+export const POSITION_STANDINGS: [NonNullable<PositionQuery['standing']>, string][] = [
+  ['cheapest', 'Cheapest (no competitor cheaper)'],
+  ['in_between', 'In between (cheaper than some)'],
+  ['dearest', 'Dearest (every competitor cheaper)'],
+];
+
 /** True when the error says this server has no positions API (a 404 for the path itself). */
 export const unavailable = (err: unknown) => err instanceof ApiError && err.status === 404;
 

@@ -73,6 +73,17 @@ async function refusal(db: Queryable, accountId: string, body: ListingCreate): P
   return ERRORS.validation(details);
 }
 
+/**
+ * The one check of a listing's URL before anything is stored (API.md, "Outbound requests"): an
+ * address in a private, loopback, link-local or metadata range is refused unless the operator's
+ * policy allows it, the same for one listing, a batch item and a changed URL. Names are not
+ * resolved here (the guard runs again before every fetch).
+ */
+function urlRefusal(url: string, policy: AddressPolicy, field = 'url'): ErrorDetail | undefined {
+  const problem = pageUrlProblemWithoutLookup(url, policy);
+  return problem === undefined ? undefined : { field, message: problem };
+}
+
 /** `hold_factor` is 0 (never hold) or more than 1: a factor of 1 or less would hold every reading. */
 function checkHoldFactor(holdFactor: number | null | undefined): ErrorDetail[] {
   if (typeof holdFactor !== 'number' || holdFactor === 0 || holdFactor > 1) return [];
@@ -86,11 +97,18 @@ function checkHoldFactor(holdFactor: number | null | undefined): ErrorDetail[] {
 }
 
 /** Each change commits with its event (docs/EVENTS.md): `listing.created`, `.updated`, `.deleted`. */
-export async function createListing(db: Database, accountId: string, body: ListingCreate): Promise<ListingRow> {
+export async function createListing(
+  db: Database,
+  accountId: string,
+  body: ListingCreate,
+  policy: AddressPolicy,
+): Promise<ListingRow> {
   const details: ErrorDetail[] = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
   const competitorId = body.competitor_id ?? null;
   if (competitorId !== null && body.url === undefined)
     details.push({ field: 'url', message: "is required for a competitor's listing" });
+  const refused = body.url === undefined ? undefined : urlRefusal(body.url, policy);
+  if (refused) details.push(refused);
   if (details.length > 0) throw ERRORS.validation(details);
   let row: ListingRow | undefined;
   const listing = {
@@ -110,7 +128,14 @@ export async function createListing(db: Database, accountId: string, body: Listi
   try {
     row = await db.transaction(async (tx) => {
       const inserted = await insertListing(tx, accountId, listing);
-      if (inserted) await recordEvent(tx, accountId, 'listing.created', toListing(inserted));
+      if (!inserted) return inserted;
+      // Without a url of its own it takes the product's, which is checked the same way (nothing is kept).
+      const taken = body.url === undefined ? urlRefusal(inserted.url, policy) : undefined;
+      if (taken)
+        throw ERRORS.validation([
+          { ...taken, message: `${taken.message} (the product's url, which a listing without its own takes)` },
+        ]);
+      await recordEvent(tx, accountId, 'listing.created', toListing(inserted));
       return inserted;
     });
   } catch (err) {
@@ -143,8 +168,11 @@ export async function changeListing(
   accountId: string,
   id: string,
   body: ListingUpdate,
+  policy: AddressPolicy,
 ): Promise<ListingRow> {
   const details = [...checkSelector(body.selector), ...checkHoldFactor(body.hold_factor)];
+  const refused = body.url === undefined ? undefined : urlRefusal(body.url, policy);
+  if (refused) details.push(refused);
   if (details.length > 0) throw ERRORS.validation(details);
   const changes: ListingChanges = { ...body };
   if (typeof body.currency_override === 'string') changes.currency_override = body.currency_override.toUpperCase();
@@ -208,8 +236,8 @@ function itemProblems(item: ListingBatchItem, policy: AddressPolicy): ErrorDetai
         : 'and product_sku cannot both be given: name the product one way';
     details.push({ field: 'product_id', message });
   }
-  const problem = pageUrlProblemWithoutLookup(item.url, policy);
-  if (problem) details.push({ field: 'url', message: problem });
+  const refused = urlRefusal(item.url, policy);
+  if (refused) details.push(refused);
   else if (item.competitor_id === undefined && domainOf(item.url) === undefined)
     details.push({ field: 'url', message: 'must name a host' });
   return details;

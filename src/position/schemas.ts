@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { ConvertedMoney, OrNull, SignedAmount } from '../http/fields.js';
+import { ConvertedMoney, OrNull, ResourceId, SignedAmount, Text } from '../http/fields.js';
 
 /** `monitoring.position` of a product: the compact form of the position (src/position/sql.ts). */
 export const ProductPositionSchema = Type.Object(
@@ -25,6 +25,20 @@ export const ProductPositionSchema = Type.Object(
         '1 + the compared competitors strictly cheaper than us (ties share a place); null when none is compared or our price has no rate',
     }),
     price_index: SignedAmount('own_price / average compared price x 100, 2 decimals; null when it cannot be computed'),
+    cheapest: OrNull(
+      Type.Object(
+        {
+          competitor_id: ResourceId('comp'),
+          name: Text(200, "The competitor's name"),
+          price: Type.Number({ minimum: 0, description: "Its latest price converted into the product's currency" }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'The cheapest compared competitor (of those tied, the one with the smallest id), as `cheapest` of GET /positions; null when none is compared',
+      },
+    ),
   },
   {
     title: 'ProductPosition',

@@ -40,7 +40,8 @@ export function positionSql(p: string): string {
 export const POSITION_COLUMNS = `pos.own_price::text as pos_own_price, pos.own_observed as pos_own_observed, pos.compared as pos_compared,
             pos.left_out_of_stock + pos.left_no_rate as pos_left_out, pos.lowest::text as pos_lowest,
             pos.average::text as pos_average, pos.highest::text as pos_highest, pos.cheapest_id as pos_cheapest_id,
-            pos.rank as pos_rank, pos.price_index::text as pos_price_index`;
+            pos.rank as pos_rank, pos.price_index::text as pos_price_index,
+            (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name`;
 
 export interface PositionColumns {
   pos_own_price: string | null;
@@ -51,6 +52,7 @@ export interface PositionColumns {
   pos_average: string | null;
   pos_highest: string | null;
   pos_cheapest_id: string | null;
+  pos_cheapest_name: string | null;
   pos_rank: number | null;
   pos_price_index: string | null;
 }
@@ -67,6 +69,7 @@ export function toPosition(r: { base_price: string } & Partial<PositionColumns>)
       competitors_left_out: 0,
       rank: null,
       price_index: null,
+      cheapest: null,
     };
   }
   return {
@@ -76,5 +79,9 @@ export function toPosition(r: { base_price: string } & Partial<PositionColumns>)
     competitors_left_out: Number(r.pos_left_out ?? 0),
     rank: r.pos_rank ?? null,
     price_index: num(r.pos_price_index ?? null),
+    cheapest:
+      r.pos_cheapest_id && r.pos_lowest !== null && r.pos_lowest !== undefined
+        ? { competitor_id: r.pos_cheapest_id, name: r.pos_cheapest_name ?? '', price: Number(r.pos_lowest) }
+        : null,
   };
 }

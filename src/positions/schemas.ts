@@ -60,6 +60,10 @@ export const PositionListSchema = listOf(PositionSchema, 'PositionList');
 export const POSITION_SORT_FIELDS = ['gap_percent', 'gap_amount', 'rank', 'price_index', 'name', 'changed_at'] as const;
 export const POSITION_DEFAULT_SORT = '-gap_percent';
 
+/** How a ranked product stands: the summary's counts and the list's `standing` filter (docs/POSITIONS.md). */
+export const POSITION_STANDINGS = ['cheapest', 'in_between', 'dearest'] as const;
+export type PositionStanding = (typeof POSITION_STANDINGS)[number];
+
 /** The largest |gap_percent| a filter takes: far beyond any real gap, small enough to stay a number. */
 export const GAP_PERCENT_LIMIT = 1_000_000_000;
 
@@ -85,6 +89,13 @@ export const PositionListQuerySchema = Type.Object(
       Type.Boolean({
         description:
           'true: only products some competitor undercuts (rank > 1); false: only those none does (`true` or `false`)',
+      }),
+    ),
+    standing: Type.Optional(
+      Type.String({
+        enum: [...POSITION_STANDINGS],
+        description:
+          'Only products standing this way, exactly as /positions/summary counts them: `cheapest` (rank 1), `in_between` (undercut, and some compared competitor dearer than us), `dearest` (undercut, and none dearer)',
       }),
     ),
     rank_min: Type.Optional(int32('Lowest rank, inclusive', 1)),

@@ -5,6 +5,7 @@ import { type SortKey, type Tiebreak, textKey, timestampKey } from '../paginatio
 import {
   PRICE_INDEX_BOUNDS,
   type POSITION_SORT_FIELDS,
+  type PositionStanding,
   type PositionListQuery,
   type PositionSummaryQuery,
 } from './schemas.js';
@@ -14,6 +15,16 @@ import {
  * triggers with ph_position, the one definition src/position reads live). Lists show the ranked
  * rows only: those with a compared competitor and our price known.
  */
+
+/**
+ * Each standing as a condition on a stored row of product_positions (`pp`): the one definition
+ * the summary counts with and the list's `standing` filter selects with.
+ */
+export const STANDING_SQL: Record<PositionStanding, string> = {
+  cheapest: 'pp.rank = 1',
+  in_between: 'pp.rank > 1 and pp.own_price < pp.highest',
+  dearest: 'pp.rank > 1 and pp.own_price >= pp.highest',
+};
 
 export interface PositionRow {
   product_id: string;
@@ -86,6 +97,7 @@ export async function listPositions(
     where.push(sql(`$${params.length}`));
   };
   if (f.undercut !== undefined) where.push(f.undercut ? 'pp.rank > 1' : 'pp.rank = 1');
+  if (f.standing !== undefined) where.push(`(${STANDING_SQL[f.standing as PositionStanding]})`);
   if (f.rank_min !== undefined) push((p) => `pp.rank >= ${p}::int`, f.rank_min);
   if (f.rank_max !== undefined) push((p) => `pp.rank <= ${p}::int`, f.rank_max);
   // The GIN index holds the undercut rows' competitors; another account's id matches nothing.
@@ -160,9 +172,9 @@ export async function summarizePositions(
   const r = await db.query<Omit<SummaryRow, 'buckets'> & { buckets: number[] | string }>(
     `/* summarizePositions */
      select count(*)::int as products,
-            count(*) filter (where pp.rank = 1)::int as cheapest,
-            count(*) filter (where pp.rank > 1 and pp.own_price < pp.highest)::int as in_between,
-            count(*) filter (where pp.rank > 1 and pp.own_price >= pp.highest)::int as dearest,
+            count(*) filter (where ${STANDING_SQL.cheapest})::int as cheapest,
+            count(*) filter (where ${STANDING_SQL.in_between})::int as in_between,
+            count(*) filter (where ${STANDING_SQL.dearest})::int as dearest,
             count(*) filter (where pp.rank is null)::int as alone,
             count(*) filter (where pp.rank > 1)::int as undercut,
             array[${buckets}] as buckets

@@ -241,8 +241,7 @@ export interface ListFilter {
 }
 
 /**
- * A page of the account's products with their monitoring summaries. `cheapestName` adds the
- * cheapest compared competitor's name (`pos_cheapest_name`), which only the CSV shows;
+ * A page of the account's products with their monitoring summaries.
  * `monitoring: false` leaves the summaries out (the product rows alone, for exports that only
  * walk the catalogue: their monitoring columns are then absent).
  */
@@ -251,8 +250,8 @@ export async function listProducts(
   accountId: string,
   f: ListFilter,
   page: PageRequest<ProductRow>,
-  opts: { cheapestName?: boolean; monitoring?: boolean } = {},
-): Promise<(ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null })[]> {
+  opts: { monitoring?: boolean } = {},
+): Promise<(ProductRow & MonitoringColumns)[]> {
   const { params, where, add } = accountWhere(accountId);
   if (f.category !== undefined) add((p) => `category = ${p}`, f.category);
   if (f.brand !== undefined) add((p) => `brand = ${p}`, f.brand);
@@ -270,13 +269,10 @@ export async function listProducts(
   }
   const keyset = pageSql(page, params);
   if (keyset.after) where.push(keyset.after);
-  const cheapestName = opts.cheapestName
-    ? ', (select c.name from competitors c where c.id = pos.cheapest_id) as pos_cheapest_name'
-    : '';
   const monitoring =
     opts.monitoring === false
       ? { columns: '', joins: '' }
-      : { columns: `, ${MONITORING_SQL.columns}${cheapestName}`, joins: MONITORING_SQL.joins };
+      : { columns: `, ${MONITORING_SQL.columns}`, joins: MONITORING_SQL.joins };
   // The page is cut first, so the summaries are computed for its rows only.
   const r = await db.query<ProductRow & MonitoringColumns>(
     `/* listProducts */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newPage, type Rig, shot, signIn, skipReason, startRig, unexpected } from './support.js';
-import type { Position } from '../helpers/api-types.js';
+import type { Position, PositionSummary } from '../helpers/api-types.js';
 
 const settled = (page: Page) =>
   page.waitForFunction(
@@ -57,7 +57,7 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
   });
 
   it('Overview: where we stand, each number a link to the products it counts', async () => {
-    const summary = (await rig.call<Record<string, number>>('GET', '/api/v1/positions/summary')).body;
+    const summary = (await rig.call<PositionSummary>('GET', '/api/v1/positions/summary')).body;
     const undercut = (await rig.call<{ data: Position[] }>('GET', '/api/v1/positions?undercut=true&sort=-gap_percent'))
       .body.data;
     assert.equal(summary.undercut, 2);
@@ -89,10 +89,76 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
         undercut.map((p) => p.name),
       );
       await shot(page, `market-products-undercut-${width}`);
+      // "In between" and "Dearest" open exactly the products the summary counts there (?standing=).
+      for (const [label, standing] of [
+        ['In between', 'in_between'],
+        ['Dearest', 'dearest'],
+        ['Cheapest', 'cheapest'],
+      ] as const) {
+        await page.goto(`${rig.base}/dashboard/#/`);
+        await tiles.locator('.tile').first().waitFor();
+        await settled(page);
+        await tiles.locator('a.tile', { hasText: label }).click();
+        await page.getByRole('heading', { level: 1, name: 'Products' }).waitFor();
+        await settled(page);
+        assert.match(page.url(), new RegExp(`standing=${standing}`), label);
+        const listed = (await rig.call<{ data: Position[] }>('GET', `/api/v1/positions?standing=${standing}`)).body
+          .data;
+        assert.equal(listed.length, summary[standing], `${label}: the list is as long as the tile says`);
+        assert.deepEqual(
+          (await page.getByTestId('product-link').allTextContents()).sort(),
+          listed.map((p) => p.name).sort(),
+          label,
+        );
+      }
       await page.evaluate(() => sessionStorage.clear());
     }
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed), []);
+    await page.close();
+  });
+
+  it("Products: the cheapest competitor's name and price in both lists", async () => {
+    const { page, errors } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    const expected: [string, RegExp][] = [
+      ['Dearest kettle', /Alpha\s*€\s?40\.00/],
+      ['Middle toaster', /Alpha\s*€\s?45\.00/],
+      ['Cheapest grinder', /Alpha\s*€\s?40\.00/],
+    ];
+    // The plain list (GET /products: monitoring.position.cheapest), then the positions' (GET /positions).
+    for (const route of ['#/products', '#/products?sort=-gap_percent']) {
+      await page.goto(`${rig.base}/dashboard/${route}`);
+      await settled(page);
+      for (const [name, cheapest] of expected) {
+        const cell = page
+          .locator('tbody tr', { has: page.getByTestId('product-link').getByText(name, { exact: true }) })
+          .locator('td[data-label="Cheapest competitor"]');
+        assert.match((await cell.innerText()).replace(/[\u00a0\u2060\u202f]/g, ' '), cheapest, `${route}: ${name}`);
+      }
+    }
+    await shot(page, 'market-products-cheapest-1400');
+    // The filters line up: in each row of fields, the boxes share their top and the labels their bottom.
+    const rows = await page.evaluate(() => {
+      // Each child of the form takes one cell: its row is its place over the number of columns.
+      const form = document.querySelector<HTMLElement>('form.filters')!;
+      const columns = getComputedStyle(form).gridTemplateColumns.split(' ').length;
+      const byRow = new Map<number, { label: number; box: number }[]>();
+      [...form.children].forEach((f, i) => {
+        if (!f.matches('.field:not(.check)')) return;
+        const label = f.querySelector('label')!.getBoundingClientRect();
+        const box = f.querySelector('input:not([type=hidden]), select')!.getBoundingClientRect();
+        const row = Math.floor(i / columns);
+        byRow.set(row, [...(byRow.get(row) ?? []), { label: Math.round(label.bottom), box: Math.round(box.top) }]);
+      });
+      return [...byRow.values()];
+    });
+    assert.ok(rows.length >= 2 && rows.some((r) => r.length >= 4), JSON.stringify(rows));
+    for (const row of rows) {
+      assert.equal(new Set(row.map((f) => f.box)).size, 1, `boxes of one row at one height: ${JSON.stringify(row)}`);
+      assert.equal(new Set(row.map((f) => f.label)).size, 1, `labels of one row end together: ${JSON.stringify(row)}`);
+    }
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -108,6 +108,20 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
         [k.lowest, k.average, k.highest, k.cheapest?.competitor_id ?? null],
         `${p.name}: csv and trends`,
       );
+      // The cheapest competitor, named the same by all three.
+      const named = k.cheapest
+        ? {
+            competitor_id: k.cheapest.competitor_id,
+            name: k.cheapest.competitor_name,
+            price: k.cheapest.price_in_product_currency,
+          }
+        : null;
+      assert.deepEqual(pos.cheapest, named, `${p.name}: the cheapest, product and trends`);
+      assert.deepEqual(
+        [col(row, 'cheapest_competitor_id') || null, col(row, 'cheapest_competitor_name') || null],
+        [pos.cheapest?.competitor_id ?? null, pos.cheapest?.name ?? null],
+        `${p.name}: the cheapest, csv and product`,
+      );
     }
 
     // The cases are what they claim to be, so the agreement above is not agreement on nothing.
@@ -121,7 +135,13 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       competitors_left_out: 0,
       rank: null,
       price_index: null,
+      cheapest: null,
     });
+    // Ties go to the smaller id.
+    const first = (...ids: string[]) => {
+      const id = ids.sort()[0]!;
+      return { competitor_id: id, name: `Shop ${'ABCD'[shops.indexOf(id)]}` };
+    };
     assert.deepEqual(await position(mixed), {
       own_price: 95,
       own_price_source: 'observation',
@@ -129,6 +149,7 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       competitors_left_out: 1,
       rank: 3,
       price_index: 95,
+      cheapest: { ...first(a, c), price: 90 },
     });
     assert.deepEqual(await position(tied), {
       own_price: 50,
@@ -137,6 +158,7 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       competitors_left_out: 1,
       rank: 3,
       price_index: 107.14,
+      cheapest: { ...first(a, b), price: 40 },
     });
     assert.deepEqual(await position(ownNoRate), {
       own_price: null,
@@ -145,6 +167,7 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       competitors_left_out: 0,
       rank: null,
       price_index: null,
+      cheapest: { competitor_id: a, name: 'Shop A', price: 18 },
     });
     assert.deepEqual(await position(onlyOwn), {
       own_price: 33.3222,
@@ -153,6 +176,7 @@ describe('position: the product, its trends and the catalogue CSV agree', () => 
       competitors_left_out: 0,
       rank: null,
       price_index: null,
+      cheapest: null,
     });
   });
 });

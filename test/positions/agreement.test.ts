@@ -65,6 +65,7 @@ describe('positions: the stored list agrees with monitoring.position, always', (
           `${step}: ${p.name}`,
         );
         assert.ok(competitors.includes(row.cheapest.competitor_id), `${step}: the cheapest is a live competitor`);
+        assert.deepEqual(pos.cheapest, row.cheapest, `${step}: ${p.name}: the same cheapest competitor`);
         assert.equal(
           Math.round((row.own_price - row.cheapest.price) * 10_000) / 10_000,
           row.gap_amount,
@@ -88,6 +89,12 @@ describe('positions: the stored list agrees with monitoring.position, always', (
       assert.equal(s.alone, products.length - ranked, step);
       assert.equal(s.cheapest + s.in_between + s.dearest, ranked, step);
       assert.equal(s.undercut, [...listed.values()].filter((r) => r.undercut_by > 0).length, step);
+      // Each standing's list is exactly what the summary counts under its name.
+      for (const standing of ['cheapest', 'in_between', 'dearest'] as const) {
+        const rows = await allPositions(t, headers, `standing=${standing}`);
+        assert.equal(rows.length, s[standing], `${step}: standing=${standing}`);
+        if (rows.length > 0) kinds.add(standing);
+      }
       assert.equal(
         s.price_index_histogram.reduce((n, b) => n + b.count, 0),
         ranked,
@@ -183,7 +190,7 @@ describe('positions: the stored list agrees with monitoring.position, always', (
     }
     assert.deepEqual(
       [...kinds].sort(),
-      ['alone', 'ranked', 'undercut'],
+      ['alone', 'cheapest', 'dearest', 'in_between', 'ranked', 'undercut'],
       'the rounds went through every kind of position',
     );
     kinds = new Set();

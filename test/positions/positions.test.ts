@@ -196,8 +196,22 @@ describe('positions: the list and the summary', () => {
       [acme.products, acme.dearest, acme.undercut, acme.price_index_histogram.at(-1)!.count],
       [1, 1, 1, 1],
     );
-    // undercut is the length of ?undercut=true.
+    // undercut is the length of ?undercut=true, and each standing the length of ?standing=.
     assert.equal(s.undercut, (await allPositions(t, headers, 'undercut=true')).length);
+    for (const standing of ['cheapest', 'in_between', 'dearest'] as const) {
+      assert.equal((await allPositions(t, headers, `standing=${standing}`)).length, s[standing], standing);
+      assert.equal(
+        (await allPositions(t, headers, `standing=${standing}&brand=Acme`)).length,
+        acme[standing],
+        `${standing} of Acme`,
+      );
+    }
+    const named = async (standing: string) =>
+      (await allPositions(t, headers, `standing=${standing}&sort=name`)).map((r) => r.name);
+    assert.deepEqual(
+      [await named('cheapest'), await named('in_between'), await named('dearest')],
+      [['Toaster'], ['Kettle'], ['Blender', 'Hammer']],
+    );
   });
 
   it('answers a bad filter with 422 (or a foreign cursor with 400) in the error shape, never a 500', async () => {
@@ -214,6 +228,10 @@ describe('positions: the list and the summary', () => {
       ['gap_percent_min=1e300', 'gap_percent_min'],
       ['gap_percent_min=10&gap_percent_max=5', 'gap_percent_min'],
       ['undercut=maybe', 'undercut'],
+      ['standing=alone', 'standing'],
+      ['standing=Cheapest', 'standing'],
+      ['standing=', 'standing'],
+      ['standing=cheapest&standing=dearest', 'standing'],
       ['competitor_id=prod_123', 'competitor_id'],
       ["competitor_id=comp_1'--", 'competitor_id'],
       ['sort=-gap', 'sort'],

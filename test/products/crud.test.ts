@@ -47,6 +47,7 @@ describe('products: create, read, update, delete', () => {
               competitors_left_out: 0,
               rank: null,
               price_index: null,
+              cheapest: null,
             },
           },
         },

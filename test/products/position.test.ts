@@ -24,7 +24,8 @@ describe('products: monitoring.position', () => {
       { product: p.id, competitor: d, price: 10, currency: 'JPY', ago: HOUR }, // left out: no rate
     ]);
     const got = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
-    // 95 / 90 x 100; two competitors are cheaper than us.
+    // 95 / 90 x 100; two competitors are cheaper than us, tied at 90 EUR: the cheapest is the smaller id.
+    const tied = a < b ? { competitor_id: a, name: 'a' } : { competitor_id: b, name: 'b' };
     const expected = {
       own_price: 95,
       own_price_source: 'observation',
@@ -32,6 +33,7 @@ describe('products: monitoring.position', () => {
       competitors_left_out: 2,
       rank: 3,
       price_index: 105.56,
+      cheapest: { ...tied, price: 90 },
     };
     assert.deepEqual(got.monitoring.position, expected);
     const listed = (await getJson<Page<Product>>(t, headers, '/api/v1/products')).data.find((x) => x.id === p.id)!;
@@ -47,11 +49,19 @@ describe('products: monitoring.position', () => {
       ...expected,
       own_price: 105.5556,
       price_index: 105.56,
+      cheapest: { ...tied, price: 100 },
     });
     // Our price in a currency without a rate cannot be ranked; it is still reported as unknown, never mixed.
     await observe(t, accountId, [{ product: p.id, price: 1000, currency: 'JPY', ago: 0 }]);
     const unranked = await getJson<Product>(t, headers, `/api/v1/products/${p.id}`);
-    assert.deepEqual(unranked.monitoring.position, { ...expected, own_price: null, rank: null, price_index: null });
+    // The competitors are still compared among themselves: the cheapest stays named.
+    assert.deepEqual(unranked.monitoring.position, {
+      ...expected,
+      own_price: null,
+      rank: null,
+      price_index: null,
+      cheapest: { ...tied, price: 100 },
+    });
   });
 
   it('uses base_price while we have no observed price, and shares first place on a tie', async () => {
@@ -71,6 +81,7 @@ describe('products: monitoring.position', () => {
       competitors_left_out: 0,
       rank: 1,
       price_index: 90, // 90 / 100 x 100
+      cheapest: { competitor_id: x, name: 'Rival', price: 90 },
     });
   });
 });

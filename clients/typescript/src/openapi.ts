@@ -293,7 +293,7 @@ export interface paths {
         put?: never;
         /**
          * Start monitoring a product's page
-         * @description A page showing one of our products at a competitor (`competitor_id` and `url`), or on our own shop (no `competitor_id`; `url` defaults to the product's). The first check is due at once, then every `check_interval_seconds`. A product or competitor that is not in this account is a 422 naming the field; a URL the product already has a listing for is a 409. A URL outside the competitor's domain is accepted with a `domain_mismatch` warning. Send an `Idempotency-Key` to make retries safe.
+         * @description A page showing one of our products at a competitor (`competitor_id` and `url`), or on our own shop (no `competitor_id`; `url` defaults to the product's). The first check is due at once, then every `check_interval_seconds`. A product or competitor that is not in this account is a 422 naming the field, and so is a URL on a private, loopback, link-local or metadata address (as in POST /listings/batch); a URL the product already has a listing for is a 409. A URL outside the competitor's domain is accepted with a `domain_mismatch` warning. Send an `Idempotency-Key` to make retries safe.
          */
         post: operations["createListing"];
         delete?: never;
@@ -336,7 +336,7 @@ export interface paths {
         get: operations["getListing"];
         /**
          * Update a listing (only the fields sent)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. A `url` on a private, loopback, link-local or metadata address is a 422, as at creation. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         put: operations["updateListing"];
         post?: never;
@@ -349,7 +349,7 @@ export interface paths {
         head?: never;
         /**
          * Update a listing (same as PUT)
-         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot change: create a new listing instead.
+         * @description Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, `render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. A `url` on a private, loopback, link-local or metadata address is a 422, as at creation. `product_id` and `competitor_id` cannot change: create a new listing instead.
          */
         patch: operations["patchListing"];
         trace?: never;
@@ -4009,6 +4009,15 @@ export interface components {
             rank: number | null;
             /** @description own_price / average compared price x 100, 2 decimals; null when it cannot be computed */
             price_index: number | null;
+            /** @description The cheapest compared competitor (of those tied, the one with the smallest id), as `cheapest` of GET /positions; null when none is compared */
+            cheapest: {
+                /** @description Opaque id starting with `comp_` */
+                competitor_id: string;
+                /** @description The competitor's name */
+                name: string;
+                /** @description Its latest price converted into the product's currency */
+                price: number;
+            } | null;
         };
         /** ProductTrends */
         ProductTrends: {
@@ -14644,6 +14653,8 @@ export interface operations {
                 sort?: "gap_percent" | "-gap_percent" | "gap_amount" | "-gap_amount" | "rank" | "-rank" | "price_index" | "-price_index" | "name" | "-name" | "changed_at" | "-changed_at";
                 /** @description true: only products some competitor undercuts (rank > 1); false: only those none does (`true` or `false`) */
                 undercut?: boolean;
+                /** @description Only products standing this way, exactly as /positions/summary counts them: `cheapest` (rank 1), `in_between` (undercut, and some compared competitor dearer than us), `dearest` (undercut, and none dearer) */
+                standing?: "cheapest" | "in_between" | "dearest";
                 /** @description Lowest rank, inclusive */
                 rank_min?: number;
                 /** @description Highest rank, inclusive */
@@ -23037,6 +23048,7 @@ export const pathsApiV1ProductsIdPricesGetParametersQueryIntervalValues: Readonl
 export const pathsApiV1ProductsIdPricesCsvGetParametersQueryIntervalValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/products/{id}/prices.csv"]["get"]["parameters"]["query"]["interval"]> = ["raw", "hour", "day", "week", "month"];
 export const pathsApiV1PricesCsvGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/prices.csv"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name", "base_price", "-base_price", "sku", "-sku", "brand", "-brand", "category", "-category"];
 export const pathsApiV1PositionsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/positions"]["get"]["parameters"]["query"]["sort"]> = ["gap_percent", "-gap_percent", "gap_amount", "-gap_amount", "rank", "-rank", "price_index", "-price_index", "name", "-name", "changed_at", "-changed_at"];
+export const pathsApiV1PositionsGetParametersQueryStandingValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/positions"]["get"]["parameters"]["query"]["standing"]> = ["cheapest", "in_between", "dearest"];
 export const pathsApiV1EventsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/events"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at"];
 export const pathsApiV1AlertsGetParametersQuerySortValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["sort"]> = ["created_at", "-created_at", "updated_at", "-updated_at", "name", "-name"];
 export const pathsApiV1AlertsGetParametersQueryCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/alerts"]["get"]["parameters"]["query"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];

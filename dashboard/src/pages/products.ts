@@ -11,10 +11,10 @@ import {
 import { ph } from '../api';
 import { type Child, h, put } from '../dom';
 import { count, money, number, percent, relative } from '../format';
-import { competitorMap, competitorName, forgetProduct, rememberProduct } from '../names';
+import { forgetProduct, rememberProduct } from '../names';
 import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
-import type { Competitor, Product, Query } from '../types';
+import type { Product, Query } from '../types';
 import {
   badge,
   checkbox,
@@ -40,6 +40,7 @@ import {
   type HistogramBin,
   listPositions,
   POSITION_SORTS,
+  POSITION_STANDINGS,
   type PositionQuery,
   type PositionRow,
   positionSummary,
@@ -55,6 +56,7 @@ const FILTERS = [
   'min_price',
   'max_price',
   'sort',
+  'standing',
   'undercut',
   'rank_min',
   'rank_max',
@@ -64,6 +66,7 @@ const FILTERS = [
 ] as const;
 /** Filters only GET /positions has: with any of them (or a position sort) the list is the positions'. */
 const POSITION_FILTERS = [
+  'standing',
   'undercut',
   'rank_min',
   'rank_max',
@@ -71,6 +74,8 @@ const POSITION_FILTERS = [
   'gap_percent_max',
   'competitor_id',
 ] as const;
+const isStanding = (v: string | undefined): v is NonNullable<PositionQuery['standing']> =>
+  POSITION_STANDINGS.some(([s]) => s === v);
 const isPositionSort = (v: string | undefined): v is NonNullable<PositionQuery['sort']> =>
   POSITION_SORTS.some(([s]) => s === v);
 type ProductQuery = Query<'/api/v1/products'>;
@@ -118,16 +123,16 @@ export function positionCell(p: Product): Child {
   );
 }
 
-export function cheapestCell(p: Product, comps: Map<string, Competitor>): Child {
-  const l = p.monitoring.lowest_competitor_price;
-  if (!l) return '—';
-  return h(
-    'span',
-    null,
-    money(l.price, l.currency),
-    h('br'),
-    h('span', { class: 'muted' }, competitorName(comps, l.competitor_id)),
-  );
+/**
+ * The cheapest compared competitor of `monitoring.position` (the one GET /positions names), its
+ * price converted into the product's currency: the same comparison as the Position column.
+ * (`monitoring.lowest_competitor_price` only knows checked listings in the product's own
+ * currency, so a price sent through POST /prices or in another currency would show nothing.)
+ */
+export function cheapestCell(p: Product): Child {
+  const c = p.monitoring.position.cheapest;
+  if (!c) return '—';
+  return h('span', null, c.name, h('br'), h('span', { class: 'money' }, money(c.price, p.currency)));
 }
 
 export async function productsPage(ctx: PageContext): Promise<void> {
@@ -174,6 +179,12 @@ export async function productsPage(ctx: PageContext): Promise<void> {
       label: 'Sort',
       options: [...SORTS, ...POSITION_SORTS],
       value: filters.sort ?? '-created_at',
+    }),
+    selectField({
+      name: 'standing',
+      label: 'Standing',
+      options: [['', 'Any'], ...POSITION_STANDINGS],
+      value: filters.standing ?? '',
     }),
     checkbox({ name: 'undercut', label: 'Only where a competitor is cheaper', checked: filters.undercut === 'true' }),
     field({
@@ -240,6 +251,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
               q: filters.q,
               brand: filters.brand,
               category: filters.category,
+              standing: isStanding(filters.standing) ? filters.standing : undefined,
               undercut: filters.undercut === 'true' ? true : undefined,
               rank_min: amount(filters.rank_min),
               rank_max: amount(filters.rank_max),
@@ -278,13 +290,10 @@ export async function productsPage(ctx: PageContext): Promise<void> {
 
   const reload = async () => {
     try {
-      const [page, comps] = await Promise.all([
-        ph.GET('/api/v1/products', {
-          params: { query: { ...productQuery(filters), cursor: cursor ?? undefined, limit: 25 } },
-          signal: ctx.signal,
-        }),
-        competitorMap(),
-      ]);
+      const page = await ph.GET('/api/v1/products', {
+        params: { query: { ...productQuery(filters), cursor: cursor ?? undefined, limit: 25 } },
+        signal: ctx.signal,
+      });
       page.data.forEach(rememberProduct);
       put(
         listSlot,
@@ -301,7 +310,7 @@ export async function productsPage(ctx: PageContext): Promise<void> {
             { title: 'Base price', class: 'num', cell: (p) => money(p.base_price, p.currency) },
             { title: 'Our price', class: 'num', cell: (p) => money(p.monitoring.position.own_price, p.currency) },
             { title: 'Position', cell: (p) => positionCell(p) },
-            { title: 'Cheapest competitor', cell: (p) => cheapestCell(p, comps) },
+            { title: 'Cheapest competitor', cell: (p) => cheapestCell(p) },
             { title: 'Listings', class: 'num', cell: (p) => count(p.monitoring.listing_count) },
             { title: 'Last checked', cell: (p) => relative(p.monitoring.last_checked_at) },
             {

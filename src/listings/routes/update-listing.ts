@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ERRORS } from '../../http/errors.js';
+import { addressPolicy } from '../../fetcher/address-guard.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { ListingIdParams, ListingSchema, ListingUpdateSchema } from '../schemas.js';
 import { changeListing } from '../service.js';
@@ -19,7 +20,8 @@ export const updateListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Fields not in the body keep their values; `null` clears `selector` or `currency_override`. A change to ' +
           'what a check does (`url`, `selector`, `currency_override`, `check_interval_seconds`, `respect_robots`, ' +
-          '`render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. `product_id` and `competitor_id` cannot ' +
+          '`render_js`, `visible_fallback`) or enabling a disabled listing makes it due at once. A `url` on a private, loopback, ' +
+          'link-local or metadata address is a 422, as at creation. `product_id` and `competitor_id` cannot ' +
           'change: create a new listing instead.',
         tags: ['Listings'],
         params: ListingIdParams,
@@ -41,7 +43,15 @@ export const updateListingRoute: FastifyPluginAsyncTypebox = async (app) => {
         }
       },
       handler: async (request) =>
-        toListing(await changeListing(app.ctx.db, request.principal.accountId, request.params.id, request.body)),
+        toListing(
+          await changeListing(
+            app.ctx.db,
+            request.principal.accountId,
+            request.params.id,
+            request.body,
+            addressPolicy(app.ctx.config),
+          ),
+        ),
     });
   }
 };

@@ -43,7 +43,7 @@ const CatalogueCsvSchema = {
     "product's currency; empty cells are nulls. Text cells a spreadsheet would run as a formula get a leading `'`.",
 };
 
-type Row = ProductRow & MonitoringColumns & { pos_cheapest_name?: string | null };
+type Row = ProductRow & MonitoringColumns;
 const num = (v: string | null) => (v === null ? null : Number(v));
 
 function cells(r: Row): CsvValue[] {
@@ -102,8 +102,7 @@ export const exportProductCatalogueCsvRoute: FastifyPluginAsyncTypebox = async (
       checkListFilters(q);
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
       const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));
-      const load = (page: PageRequest<ProductRow>) =>
-        listProducts(db, request.principal.accountId, q, page, { cheapestName: true });
+      const load = (page: PageRequest<ProductRow>) => listProducts(db, request.principal.accountId, q, page);
       const page = pageRequest({ sort: q.sort, limit: CATALOGUE_PAGE_ROWS }, PRODUCT_SORTS, '-created_at');
       const first = await load(page); // before the headers go out: a failure is still a JSON error here
       return csvHeaders(reply, 'products.csv').send(csvStream(CATALOGUE_HEADER, rowsOf(eachPage(page, load, first))));
