@@ -536,13 +536,35 @@ function ruleForm(
       n > matches.data.length ? h('p', { class: 'muted' }, `The first ${matches.data.length} of ${n} shown.`) : null,
     );
   };
+  /** The body last asked about, without its name (which changes no match). */
+  let asked = '';
   const askMatches = async () => {
-    asking?.abort();
-    const controller = (asking = new AbortController());
     if (productBox.unresolved() || competitorBox.unresolved()) return;
-    const { fire_existing: _fire, ...rule } = read();
-    // The matches need no name yet.
-    const body: AlertMatchQuery = { ...rule, name: rule.name || 'Matches' };
+    const { fire_existing: _fire, name: _name, ...rule } = read();
+    const key = JSON.stringify(rule);
+    if (key === asked) return;
+    asking?.abort();
+    asked = key;
+    const c = rule.condition as Record<string, unknown>;
+    const incomplete =
+      CONDITIONS[rule.condition.type].fields.some((f) => (f === 'threshold' || f === 'days') && c[f] === undefined) ||
+      ((c.type === 'price_drop' || c.type === 'price_rise') && c.percent === undefined && c.amount === undefined);
+    if (incomplete) {
+      matches = null;
+      fireExisting.hidden = true;
+      put(
+        matchesList,
+        h(
+          'p',
+          { class: 'muted', 'data-testid': 'alert-matches-count' },
+          'Complete the condition to see which series already meet it.',
+        ),
+      );
+      return;
+    }
+    const controller = (asking = new AbortController());
+    // The matches need no name.
+    const body: AlertMatchQuery = { ...rule, name: 'Matches' };
     try {
       const res = await ph.POST('/api/v1/alerts/matches', { body, signal: controller.signal });
       if (controller.signal.aborted) return;
@@ -559,7 +581,12 @@ function ruleForm(
               { class: 'muted', 'data-testid': 'alert-matches-count' },
               'Complete the condition to see which series already meet it.',
             )
-          : errorBox(e, { retry: () => void askMatches() }),
+          : errorBox(e, {
+              retry: () => {
+                asked = '';
+                void askMatches();
+              },
+            }),
       );
       return;
     }
@@ -577,6 +604,7 @@ function ruleForm(
   form.addEventListener('change', (e) => {
     if ((e.target as HTMLElement | null)?.tagName === 'SELECT') scheduleMatches();
   });
+  scheduleMatches();
   const fail = (e: unknown) => {
     if (e instanceof ApiError && e.details.length > 0) {
       const rest = showFieldErrors(form, e.details);
