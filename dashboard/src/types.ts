@@ -54,6 +54,11 @@ export type AlertEvent = Schemas['AlertEvent'];
 /** POST /alerts/preview: a rule body and a range; the events it would have fired there. */
 export type AlertPreview = Schemas['AlertPreview'];
 
+/** POST /alerts/matches: a rule body; the series that meet its condition now (what `fire_existing` fires). */
+export type AlertMatchQuery = Schemas['AlertMatchQuery'];
+export type AlertMatches = Schemas['AlertMatches'];
+export type AlertMatch = Schemas['AlertMatch'];
+
 // ---- Webhooks (design/API.md "Events and webhooks") ----
 
 export type Webhook = Schemas['Webhook'];

@@ -7,6 +7,7 @@ import { getAlertRoute } from './routes/get-alert.js';
 import { getAlertEventRoute } from './routes/get-alert-event.js';
 import { listAlertEventsRoute } from './routes/list-alert-events.js';
 import { listAlertsRoute } from './routes/list-alerts.js';
+import { matchAlertRoute } from './routes/match-alert.js';
 import { previewAlertRoute } from './routes/preview-alert.js';
 import { testAlertRoute } from './routes/test-alert.js';
 import { updateAlertRoute } from './routes/update-alert.js';
@@ -16,6 +17,7 @@ export const alertRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(listAlertsRoute);
   await app.register(createAlertRoute);
   await app.register(previewAlertRoute);
+  await app.register(matchAlertRoute);
   await app.register(getAlertRoute);
   await app.register(updateAlertRoute);
   await app.register(deleteAlertRoute);

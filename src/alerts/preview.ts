@@ -3,17 +3,16 @@ import { bulkReader, type Database } from '../db/types.js';
 import { ERRORS } from '../http/errors.js';
 import { Timestamp } from '../http/fields.js';
 import { loadExchangeRates } from '../money/convert.js';
-import { numberToDecimal } from '../money/decimal.js';
 import { AlertEventSchema, type ObservedPrice } from './alert-event.js';
 import { replayStoredPoints, turn } from './engine/history.js';
 import { loadSequences } from './engine/history-sql.js';
 import type { RuleState } from './engine/machine.js';
 import { type Fired, runRules } from './engine/run.js';
-import type { EngineRule } from './engine/rule.js';
 import { SERIES_CONDITIONS } from './condition-types.js';
 import { watchesOwn } from './engine/rule.js';
-import { loadPositions, windowsOf } from './engine/sql.js';
-import { AlertCreateSchema, checkAlertRule, withDefaults } from './schemas.js';
+import { attachPositions } from './engine/live.js';
+import { windowsOf } from './engine/sql.js';
+import { RULE_BODY_PROPERTIES, checkAlertRule, engineRuleOf, withDefaults } from './schemas.js';
 import { resolveScope } from './service.js';
 
 /**
@@ -28,14 +27,15 @@ export const PREVIEW_MAX_OBSERVATIONS = 50_000;
 
 export const AlertPreviewSchema = Type.Object(
   {
-    ...AlertCreateSchema.properties,
+    ...RULE_BODY_PROPERTIES,
     from: Timestamp('Start of the range (inclusive): observations observed at or after it'),
     to: Timestamp(`End of the range (exclusive); after \`from\`, at most ${PREVIEW_MAX_DAYS} days later`),
   },
   {
     title: 'AlertPreview',
     additionalProperties: false,
-    description: 'A rule body (as for POST /alerts; `enabled` is ignored) and the time range to run it over',
+    description:
+      'A rule body (as for POST /alerts, without `fire_existing`; `enabled` is ignored) and the time range to run it over',
   },
 );
 export type AlertPreview = Static<typeof AlertPreviewSchema>;
@@ -118,19 +118,7 @@ export async function previewAlert(
       },
     ]);
   }
-  const engineRule: EngineRule = {
-    id: null,
-    product_id: rule.product_id,
-    competitor_id: rule.competitor_id,
-    listing_id: rule.listing_id,
-    condition_type: type,
-    condition: rule.condition as EngineRule['condition'],
-    rearm: rule.rearm,
-    hysteresis_percent: numberToDecimal(rule.hysteresis_percent),
-    cooldown_seconds: rule.cooldown_seconds,
-    confirmations: rule.confirmations,
-    daily_cap: rule.daily_cap,
-  };
+  const engineRule = engineRuleOf(null, rule);
   const rates = await loadExchangeRates(db, accountId);
   const replay = await replayStoredPoints(
     db,
@@ -163,10 +151,7 @@ export async function previewAlert(
   const { points, complete } = replay;
   const through = replay.through.toISOString();
   if (points.length === 0) return { data: [], count: 0, complete, through };
-  if (type === 'undercut') {
-    const positions = await loadPositions(db, accountId, [...new Set(points.map((p) => p.product_id))]);
-    for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
-  }
+  await attachPositions(db, accountId, [engineRule], points);
   const fired: Fired[] = [];
   const states = new Map<string, RuleState>();
   for (let i = 0; i < points.length; i += RUN_SLICE) {

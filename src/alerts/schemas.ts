@@ -5,6 +5,8 @@ import { checkRange } from '../pagination/filters.js';
 import { AlertEventSchema } from './alert-event.js';
 export { AlertEventSchema } from './alert-event.js';
 import { CursorQuery, LimitQuery, listOf, SortQuery } from '../pagination/schemas.js';
+import { numberToDecimal } from '../money/decimal.js';
+import type { EngineRule } from './engine/rule.js';
 
 /** Alert rules (design/API.md "Alerts", docs/ALERTS.md). */
 
@@ -176,6 +178,13 @@ const fields = {
     description: `Most firings per UTC day, 1 to ${DAILY_CAP_MAX}; null (default): no cap`,
   }),
   enabled: Type.Boolean({ description: 'false: never evaluated (default true)' }),
+  fire_existing: Type.Boolean({
+    description:
+      'What to do with the series (products, listings) that already meet the condition when the rule starts (see ' +
+      '`POST /alerts/matches`): true fires them now; false (default) takes them in silently, so each fires once it ' +
+      'has cleared and meets the condition again. Not stored. On PUT/PATCH only with a new condition or scope, which ' +
+      'starts the rule afresh; never with a disabled rule.',
+  }),
 };
 
 export const AlertCreateSchema = Type.Object(
@@ -191,6 +200,7 @@ export const AlertCreateSchema = Type.Object(
     confirmations: Type.Optional(fields.confirmations),
     daily_cap: Type.Optional(fields.daily_cap),
     enabled: Type.Optional(fields.enabled),
+    fire_existing: Type.Optional(fields.fire_existing),
   },
   {
     title: 'AlertCreate',
@@ -200,6 +210,10 @@ export const AlertCreateSchema = Type.Object(
   },
 );
 export type AlertCreate = Static<typeof AlertCreateSchema>;
+
+/** A rule body as POST /alerts/preview and /alerts/matches take it: a create body without `fire_existing`. */
+const { fire_existing: _fireExisting, ...ruleBodyProperties } = AlertCreateSchema.properties;
+export const RULE_BODY_PROPERTIES = ruleBodyProperties;
 
 /** PUT and PATCH: only the fields sent change; `null` clears a scope field or the cap. */
 export const AlertUpdateSchema = Type.Object(
@@ -215,6 +229,7 @@ export const AlertUpdateSchema = Type.Object(
     confirmations: Type.Optional(fields.confirmations),
     daily_cap: Type.Optional(fields.daily_cap),
     enabled: Type.Optional(fields.enabled),
+    fire_existing: Type.Optional(fields.fire_existing),
   },
   { title: 'AlertUpdate', additionalProperties: false },
 );
@@ -285,6 +300,21 @@ export function withDefaults(body: AlertCreate): AlertRule {
     enabled: body.enabled ?? true,
   };
 }
+
+/** The rule as the engine reads it (`id` null: a body not stored, as a preview's). */
+export const engineRuleOf = (id: string | null, rule: AlertRule): EngineRule => ({
+  id,
+  product_id: rule.product_id,
+  competitor_id: rule.competitor_id,
+  listing_id: rule.listing_id,
+  condition_type: rule.condition.type,
+  condition: rule.condition as EngineRule['condition'],
+  rearm: rule.rearm,
+  hysteresis_percent: numberToDecimal(rule.hysteresis_percent),
+  cooldown_seconds: rule.cooldown_seconds,
+  confirmations: rule.confirmations,
+  daily_cap: rule.daily_cap,
+});
 
 /** The series a price or stock condition watches (undefined for the others). */
 export const seriesOf = (c: Condition): 'competitors' | 'own' | undefined =>

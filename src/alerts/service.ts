@@ -7,6 +7,7 @@ import {
   type AlertRule,
   type AlertUpdate,
   checkAlertRule,
+  engineRuleOf,
   normalizeCondition,
   seriesOf,
   withDefaults,
@@ -14,6 +15,9 @@ import {
 import type { AlertEvent, AlertEventRow } from './alert-event.js';
 import { recordFirings } from './fired.js';
 import { amount } from './engine/message.js';
+import { judgeExisting } from './engine/existing.js';
+import { toFiring } from './engine/live.js';
+import { saveStates } from './engine/sql.js';
 import {
   acknowledgeAlertEvents,
   type AlertRow,
@@ -89,13 +93,57 @@ const scopeGone = () =>
     { field: 'product_id', message: 'a product, competitor or listing of the rule was deleted meanwhile; try again' },
   ]);
 
+/**
+ * Takes in what already holds as rule `id` starts (created, or given a new condition or scope), in
+ * the caller's transaction (docs/alerts/firing.md, "What already holds"): every subject on which
+ * its condition holds now (engine/existing.ts, as POST /alerts/matches shows them) gets the state
+ * it would have had, had the rule fired on its latest point. With `fire` the rule fires on each
+ * now (alert events and `alert.triggered` events, as live evaluation writes them); without, the
+ * firings are not recorded and count against no daily cap, so each subject fires once its
+ * condition has cleared and holds again (on_clear; cooldown: once the cooldown has passed).
+ */
+export async function startRule(
+  tx: Queryable,
+  accountId: string,
+  id: string,
+  rule: AlertRule,
+  fire: boolean,
+): Promise<void> {
+  const found = await judgeExisting(tx, accountId, engineRuleOf(id, rule));
+  await saveStates(
+    tx,
+    found.map((f) => ({
+      alert_id: id,
+      subject: f.subject,
+      state: fire ? f.state : { ...f.state, cap_day: null, cap_count: 0 },
+    })),
+  );
+  if (fire)
+    await recordFirings(
+      tx,
+      accountId,
+      found.map((f) => toFiring(f.fired)),
+    );
+}
+
+/** fire_existing with a disabled rule: it fires nothing. */
+function checkFireExisting(rule: AlertRule, fire: boolean | undefined): void {
+  if (fire && !rule.enabled)
+    throw ERRORS.validation([
+      { field: 'fire_existing', message: 'a disabled rule fires nothing: enable it, or leave fire_existing out' },
+    ]);
+}
+
 export async function createAlert(db: Database, accountId: string, body: AlertCreate): Promise<AlertRow> {
   const rule = withDefaults(body);
   try {
     return await db.transaction(async (tx) => {
       const listingCompetitor = await resolveScope(tx, accountId, rule, body);
       checkAlertRule(rule, listingCompetitor);
-      return insertAlert(tx, accountId, newId('alrt'), rule);
+      checkFireExisting(rule, body.fire_existing);
+      const row = await insertAlert(tx, accountId, newId('alrt'), rule);
+      await startRule(tx, accountId, row.id, rule, body.fire_existing ?? false);
+      return row;
     });
   } catch (err) {
     if (isForeignKeyViolation(err)) throw scopeGone();
@@ -111,7 +159,8 @@ export async function changeAlert(db: Database, accountId: string, id: string, b
       if (!row) throw ERRORS.notFound('Alert');
       const before = ruleOf(row);
       const rule: AlertRule = { ...before };
-      for (const [k, v] of Object.entries(body))
+      const { fire_existing: fire, ...changes } = body;
+      for (const [k, v] of Object.entries(changes))
         if (v !== undefined) (rule as unknown as Record<string, unknown>)[k] = v;
       if (body.condition) rule.condition = normalizeCondition(body.condition);
       const listingCompetitor = await resolveScope(tx, accountId, rule, body);
@@ -119,7 +168,18 @@ export async function changeAlert(db: Database, accountId: string, id: string, b
       // A new condition or scope is a new rule as far as its memory goes: streaks, re-arm and cap start afresh.
       const renewed =
         !sameCondition(rule.condition, before.condition) || SCOPE_FIELDS.some((f) => rule[f] !== before[f]);
-      if (renewed) await deleteAlertStates(tx, id);
+      if (fire !== undefined && !renewed)
+        throw ERRORS.validation([
+          {
+            field: 'fire_existing',
+            message: 'applies only with a new condition or scope, when the rule starts afresh',
+          },
+        ]);
+      checkFireExisting(rule, fire);
+      if (renewed) {
+        await deleteAlertStates(tx, id);
+        await startRule(tx, accountId, id, rule, fire ?? false);
+      }
       return (await updateAlert(tx, accountId, id, rule))!;
     });
   } catch (err) {

@@ -17,7 +17,7 @@ export const KEY_NAME_MAX = 200;
 const NameInput = Label(KEY_NAME_MAX, 'A label for people');
 
 const SCOPE_TEXT =
-  '`full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` ' +
+  '`full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview`, `POST /alerts/matches` and `POST /extract` ' +
   '(they write nothing); anything else answers 403 `insufficient_scope`';
 const ScopeField = (extra = '') => Type.String({ enum: [...SCOPES], description: SCOPE_TEXT + extra });
 const PLAN_TEXT = `The key's hourly request limit: ${describePlans()}`;

@@ -23,7 +23,7 @@ and webhooks as they arrive.
 metrics, this document) need no key.
 
 **Scopes.** A key is \`full\` or \`read\`. A read key may call GET and HEAD operations,
-\`POST /api/v1/alerts/preview\` and \`POST /api/v1/extract\` (they write nothing); every other
+\`POST /api/v1/alerts/preview\`, \`POST /api/v1/alerts/matches\` and \`POST /api/v1/extract\` (they write nothing); every other
 operation, and the API keys (\`/api/v1/keys\`) even to read, needs a full key and documents the
 403 \`insufficient_scope\` a read key gets there, answered before the body is read.
 

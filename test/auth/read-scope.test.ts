@@ -11,7 +11,7 @@ import { expectError } from '../products/support.js';
 // is added to WRITES_NOTHING below (and declares `config.scope: 'read'`).
 
 /** The operations besides GET and HEAD that a read key may call, under either prefix. */
-const WRITES_NOTHING = ['POST /alerts/preview', 'POST /extract'];
+const WRITES_NOTHING = ['POST /alerts/preview', 'POST /alerts/matches', 'POST /extract'];
 /** Paths a read key may not even read. */
 const FULL_ONLY_PATHS = ['/keys', '/keys/{id}'];
 

@@ -47,6 +47,11 @@ const CASES: Record<string, { status: number[]; body?: (a: Ids) => unknown }> = 
     status: [404, 422],
     body: (a) => ({ product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }),
   },
+  // Another account's product in the scope: the 422 naming product_id that POST /alerts answers.
+  matchAlert: {
+    status: [422],
+    body: (a) => ({ name: 'B', product_id: a.prod, condition: { type: 'price_below', threshold: 10 } }),
+  },
   listCompetitors: { status: [200] },
   createCompetitor: { status: [201], body: () => ({ name: 'B rival', website: 'https://b-rival.example/' }) },
   getCompetitor: { status: [404] },

@@ -171,6 +171,85 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     await page.close();
   });
 
+  it('shows the series that already meet the condition as the form changes, and fires them when asked, at 1400 and 390 px', async () => {
+    const product = (
+      await rig.call<{ id: string }>('POST', '/api/v1/products', { name: 'Teapot', base_price: 30, currency: 'EUR' })
+    ).body;
+    const rivals: string[] = [];
+    for (const name of ['Alpha Tea', 'Beta Tea'])
+      rivals.push(
+        (await rig.call<{ id: string }>('POST', '/api/v1/competitors', { name, website: 'https://tea.example' })).body
+          .id,
+      );
+    // Alpha sells at 24.50 (below 25 and under our 30), Beta at 31.
+    await rig.call('POST', '/api/v1/prices', {
+      observations: [24.5, 31].map((price, i) => ({
+        product_id: product.id,
+        competitor_id: rivals[i],
+        price,
+        currency: 'EUR',
+        in_stock: true,
+        observed_at: new Date(Date.now() - 3_600_000).toISOString(),
+      })),
+    });
+    const { page, dialogs, errors, failed } = await newPage(rig);
+    await signIn(page, rig.base, rig.key);
+    for (const [width, fire] of [
+      [1400, true],
+      [390, false],
+    ] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${rig.base}/dashboard/#/alerts?product_id=${product.id}`);
+      const form = page.getByRole('form', { name: 'New alert rule' });
+      await form.getByLabel('Name').fill(`Teapot under 25 (${width})`);
+      await form.getByLabel('When').selectOption('price_below');
+      const threshold = form.getByLabel(/^Threshold/);
+      await threshold.fill('25');
+      const matches = page.getByTestId('alert-matches');
+      await matches.getByText('1 series already meets this condition.').waitFor();
+      const row = matches.getByRole('row').filter({ hasText: 'Alpha Tea' });
+      const text = (await row.textContent()) ?? '';
+      assert.match(text, /Teapot/);
+      assert.match(text, /24[.,]50/, 'the price with its currency decimals');
+      // The list follows the form: 35 takes in Beta too; "undercut" both... then back to 25.
+      await threshold.fill('35');
+      await matches.getByText('2 series already meet this condition.').waitFor();
+      await form.getByLabel('When').selectOption('undercut');
+      await matches.getByText('1 series already meets this condition.').waitFor();
+      await form.getByLabel('When').selectOption('price_below');
+      await form.getByLabel(/^Threshold/).fill('25');
+      await matches.getByText('1 series already meets this condition.').waitFor();
+      const overflow = await page.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
+      assert.ok(overflow <= 0, `no horizontal scroll at ${width} px: ${overflow}`);
+      await shot(page, `alert-matches-${width}`);
+      const box = form.getByLabel('Also alert for these now');
+      assert.equal(await box.isChecked(), false, 'off by default');
+      if (fire) await box.check();
+      await form.getByRole('button', { name: 'Create rule' }).click();
+      await page.getByText(`Created the rule “Teapot under 25 (${width})”.`).waitFor();
+      const rule = (
+        await rig.call<{ data: { id: string; name: string }[] }>('GET', `/api/v1/alerts?product_id=${product.id}`)
+      ).body.data.find((r) => r.name === `Teapot under 25 (${width})`);
+      assert.ok(rule);
+      const fired = (
+        await rig.call<{ data: { competitor_id: string; current: { price: number } }[] }>(
+          'GET',
+          `/api/v1/alert-events?alert_id=${rule.id}`,
+        )
+      ).body.data;
+      assert.deepEqual(
+        fired.map((e) => [e.competitor_id, e.current.price]),
+        fire ? [[rivals[0], 24.5]] : [],
+      );
+    }
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(unexpected(failed, [/422 POST .*\/alerts\/matches/]), []);
+    await page.close();
+  });
+
   it('adds an endpoint, shows a delivery to 127.0.0.1 in its log, redelivers it and rotates the secret', async () => {
     const receiver = await startReceiver();
     try {

@@ -57,6 +57,7 @@ export type PositionSummary = S['PositionSummary'];
 
 export type Alert = S['Alert'];
 export type AlertEvent = S['AlertEvent'];
+export type AlertMatches = S['AlertMatches'];
 
 export type Webhook = S['Webhook'];
 export type WebhookWithSecret = S['WebhookWithSecret'];

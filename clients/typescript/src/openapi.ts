@@ -797,7 +797,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alert rule
-         * @description `name` and `condition` are required; every other field has a default. Scope ids must be in the account (422 naming the field otherwise); a `listing_id` fills in its product and competitor. Send an `Idempotency-Key` to make retries safe. See docs/ALERTS.md.
+         * @description `name` and `condition` are required; every other field has a default. Scope ids must be in the account (422 naming the field otherwise); a `listing_id` fills in its product and competitor. The series that already meet the condition (`POST /alerts/matches`) fire now with `fire_existing: true`; by default they are taken in silently and fire once they have cleared and meet it again. Send an `Idempotency-Key` to make retries safe. See docs/ALERTS.md.
          */
         post: operations["createAlert"];
         delete?: never;
@@ -820,6 +820,26 @@ export interface paths {
          * @description Runs a rule body (as for `POST /alerts`) over the observations stored between `from` (inclusive) and `to` (exclusive, at most 366 days later), from a fresh state, with the same semantics as live evaluation, and answers the alert events it would have created (`id` and `alert_id` null, `created_at` the firing observation's time). Writes nothing. `not_cheapest` and `listing_failing` cannot be previewed (422). A preview stops at its time limit and says so (`complete: false`, `through`); it stops when the client goes away; a process runs a few at once, one per account, and answers 503 with `Retry-After` when the others took too long. See docs/alerts/firing.md.
          */
         post: operations["previewAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/matches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Which series already meet an alert rule's condition
+         * @description Takes a rule body (as for `POST /alerts`, without `fire_existing`; `enabled` is ignored) and answers the subjects of its scope on which its condition holds now: price series judged on their latest observation (change conditions against the observation before it), `not_cheapest` on the product's rank now, `listing_failing` on the listing's failures in a row. These are what `fire_existing` fires (true) or takes in silently (false) when the rule is saved. At most 100 items, `count` all of them. Writes nothing. See docs/alerts/firing.md, "What already holds".
+         */
+        post: operations["matchAlert"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1318,6 +1338,8 @@ export interface components {
             daily_cap?: number | null;
             /** @description false: never evaluated (default true) */
             enabled?: boolean;
+            /** @description What to do with the series (products, listings) that already meet the condition when the rule starts (see `POST /alerts/matches`): true fires them now; false (default) takes them in silently, so each fires once it has cleared and meets the condition again. Not stored. On PUT/PATCH only with a new condition or scope, which starts the rule afresh; never with a disabled rule. */
+            fire_existing?: boolean;
         };
         /** AlertEvent */
         AlertEvent: {
@@ -1437,6 +1459,118 @@ export interface components {
                 next_cursor: string | null;
             };
         };
+        /**
+         * AlertMatch
+         * @description A series (a product for `not_cheapest`, a listing for `listing_failing`) whose latest state meets the condition now
+         */
+        AlertMatch: {
+            /**
+             * @description The type of the rule's condition when it fired
+             * @enum {string}
+             */
+            condition_type: "price_below" | "price_above" | "price_drop" | "price_rise" | "undercut" | "not_cheapest" | "lowest_in_days" | "back_in_stock" | "out_of_stock" | "listing_failing";
+            /** @description The product */
+            product_id: string | null;
+            /** @description The product's name */
+            product_name: string;
+            /** @description The competitor whose series meets the condition; null: our own series (or a product, for `not_cheapest`, when our own price is the latest seen) */
+            competitor_id: string | null;
+            /** @description The competitor's name as written; null: our own */
+            competitor_name: string | null;
+            /** @description The page of the latest price (or the failing listing), if any */
+            listing_id: string | null;
+            /** @description The series' observation before the one that fired; null where there is none (a first observation, a failing listing) */
+            previous: {
+                /**
+                 * Format: money
+                 * @description The previous price. At most 4 decimal places.
+                 */
+                price: number;
+                /**
+                 * Format: iso4217
+                 * @description ISO 4217 code; any case on input, upper case on output
+                 */
+                currency: string;
+                /** @description Whether the offer could be bought; null: unknown */
+                in_stock: boolean | null;
+                /**
+                 * Format: date-time
+                 * @description When the previous price was seen (RFC 3339, UTC)
+                 */
+                observed_at: string;
+            } | null;
+            /** @description The observation that fired (for `listing_failing`: the listing's last price, or null when it never had one) */
+            current: {
+                /**
+                 * Format: money
+                 * @description The current price. At most 4 decimal places.
+                 */
+                price: number;
+                /**
+                 * Format: iso4217
+                 * @description ISO 4217 code; any case on input, upper case on output
+                 */
+                currency: string;
+                /** @description Whether the offer could be bought; null: unknown */
+                in_stock: boolean | null;
+                /**
+                 * Format: date-time
+                 * @description When the current price was seen (RFC 3339, UTC)
+                 */
+                observed_at: string;
+            } | null;
+            /** @description The sentence the alert event would say */
+            message: string;
+        };
+        /** AlertMatchQuery */
+        AlertMatchQuery: {
+            /** @description A name for the rule */
+            name: string;
+            /** @description Only this product (null: every product) */
+            product_id?: string | null;
+            /** @description Only this competitor's offers (null: every competitor) */
+            competitor_id?: string | null;
+            /** @description Only this listing; implies its product and competitor, which may be left out or must match */
+            listing_id?: string | null;
+            condition: components["schemas"]["AlertCondition"];
+            /**
+             * @description When the rule may fire again: `on_clear` (default) after the condition was false past `hysteresis_percent`; `cooldown` while it holds, but not within `cooldown_seconds`; `every_change` on every qualifying observation
+             * @enum {string}
+             */
+            rearm?: "on_clear" | "cooldown" | "every_change";
+            /**
+             * Format: percent
+             * @description With `on_clear`: how far past the threshold the condition must clear, in percent of it, 0 to 100 (default 0). At most 4 decimal places.
+             */
+            hysteresis_percent?: number;
+            /**
+             * Format: int32
+             * @description With `cooldown`: seconds between firings, 0 to 31536000 (a year; default 0)
+             */
+            cooldown_seconds?: number;
+            /**
+             * Format: int32
+             * @description Observations in a row the condition must hold before the rule fires, 1 to 100 (default 1)
+             */
+            confirmations?: number;
+            /**
+             * Format: int32
+             * @description Most firings per UTC day, 1 to 100000; null (default): no cap
+             */
+            daily_cap?: number | null;
+            /** @description false: never evaluated (default true) */
+            enabled?: boolean;
+        };
+        /** AlertMatches */
+        AlertMatches: {
+            /** @description The first 100 matches, by product name, then competitor name (our own first) */
+            data: components["schemas"]["AlertMatch"][];
+            /**
+             * Format: int32
+             * @description How many subjects meet the condition now, all of them (`data` holds the first ones)
+             */
+            count: number;
+        };
         /** AlertPreview */
         AlertPreview: {
             /** @description A name for the rule */
@@ -1541,6 +1675,8 @@ export interface components {
             daily_cap?: number | null;
             /** @description false: never evaluated (default true) */
             enabled?: boolean;
+            /** @description What to do with the series (products, listings) that already meet the condition when the rule starts (see `POST /alerts/matches`): true fires them now; false (default) takes them in silently, so each fires once it has cleared and meets the condition again. Not stored. On PUT/PATCH only with a new condition or scope, which starts the rule afresh; never with a disabled rule. */
+            fire_existing?: boolean;
         };
         /** ApiKey */
         ApiKey: {
@@ -1551,7 +1687,7 @@ export interface components {
             /** @description A label for people; null when none was given */
             name: string | null;
             /**
-             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview`, `POST /alerts/matches` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
              * @enum {string}
              */
             scope: "full" | "read";
@@ -1583,7 +1719,7 @@ export interface components {
             /** @description A label for people, up to 200 characters: letters, digits, spaces and _ - . , : / ( ) # @ + & only, with at least one letter or digit */
             name?: string | null;
             /**
-             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`. Default `full`
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview`, `POST /alerts/matches` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`. Default `full`
              * @enum {string}
              */
             scope?: "full" | "read";
@@ -1618,7 +1754,7 @@ export interface components {
             /** @description A label for people; null when none was given */
             name: string | null;
             /**
-             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
+             * @description `full`: everything the API offers, the keys included. `read`: GET and HEAD, `POST /alerts/preview`, `POST /alerts/matches` and `POST /extract` (they write nothing); anything else answers 403 `insufficient_scope`
              * @enum {string}
              */
             scope: "full" | "read";
@@ -15737,7 +15873,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A rule body (as for POST /alerts; `enabled` is ignored) and the time range to run it over */
+        /** @description A rule body (as for POST /alerts, without `fire_existing`; `enabled` is ignored) and the time range to run it over */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AlertPreview"];
@@ -15756,6 +15892,222 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AlertPreviewResult"];
+                };
+            };
+            /** @description Malformed request (unparseable JSON or query) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is not valid JSON",
+                     *       "status": 400,
+                     *       "code": "invalid_json",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown or revoked API key. The X-RateLimit headers describe the failed-authentication budget of the calling address, not a key: Limit failures per window, Remaining failures left, Reset the end of the window. Once none remain, the address gets 429 until Reset. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The API key is not valid or has been revoked",
+                     *       "status": 401,
+                     *       "code": "unauthorized",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over the size limit */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request body is larger than the limit of 1048576 bytes",
+                     *       "status": 413,
+                     *       "code": "payload_too_large",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Content-Type text/plain is not supported; send application/json",
+                     *       "status": 415,
+                     *       "code": "unsupported_media_type",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Well-formed JSON that breaks the schema; `details` names each field */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The request has invalid fields",
+                     *       "status": 422,
+                     *       "code": "validation_failed",
+                     *       "details": [
+                     *         {
+                     *           "field": "base_price",
+                     *           "message": "must be an amount with at most 4 decimal places"
+                     *         }
+                     *       ],
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Hourly rate limit of the key exceeded (the X-RateLimit headers describe the key), or too many failed authentications from this address (the X-RateLimit headers and `limit` describe the failure budget, whatever key was sent) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded",
+                     *       "status": 429,
+                     *       "retry_after": 1260,
+                     *       "limit": 1000,
+                     *       "remaining": 0,
+                     *       "reset": 1767229200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimitExceeded"];
+                };
+            };
+            /** @description Internal error (logged with the request id) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Internal server error; the request id identifies it in our logs",
+                     *       "status": 500,
+                     *       "code": "internal",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is down; retry shortly */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable; retry shortly",
+                     *       "status": 503,
+                     *       "code": "unavailable",
+                     *       "request_id": "req_6HFvjVq0Z3nJ1kQyWm8tLp2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    matchAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A rule body, as for POST /alerts (without `fire_existing`; `enabled` is ignored) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertMatchQuery"];
+            };
+        };
+        responses: {
+            /** @description The subjects that meet the condition now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertMatches"];
                 };
             };
             /** @description Malformed request (unparseable JSON or query) */
@@ -23065,6 +23417,8 @@ export const alertRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const alertCreateRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertCreate"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
 export const alertEventObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertEvent"]["object"]> = ["alert_event"];
 export const alertEventCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertEvent"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
+export const alertMatchCondition_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertMatch"]["condition_type"]> = ["price_below", "price_above", "price_drop", "price_rise", "undercut", "not_cheapest", "lowest_in_days", "back_in_stock", "out_of_stock", "listing_failing"];
+export const alertMatchQueryRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertMatchQuery"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
 export const alertPreviewRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertPreview"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
 export const alertUpdateRearmValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlertUpdate"]["rearm"]> = ["on_clear", "cooldown", "every_change"];
 export const apiKeyObjectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKey"]["object"]> = ["api_key"];

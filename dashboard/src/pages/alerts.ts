@@ -8,6 +8,9 @@ import { type PageContext, pageHeader } from '../page';
 import { go, href } from '../router';
 import type {
   AlertEvent,
+  AlertMatch,
+  AlertMatches,
+  AlertMatchQuery,
   AlertPreview,
   AlertRule,
   AlertRuleInput,
@@ -352,6 +355,14 @@ function ruleForm(
     );
   }
   const previewSlot = h('div', { 'aria-live': 'polite', 'data-testid': 'alert-preview' });
+  const matchesList = h('div', { 'aria-live': 'polite', 'data-testid': 'alert-matches' });
+  const fireExisting = checkbox({
+    name: 'fire_existing',
+    label: 'Also alert for these now',
+    hint: 'Unchecked: these fire only once they stop meeting the condition and meet it again.',
+  });
+  fireExisting.hidden = true;
+  const matchesSlot = h('div', { class: 'matches' }, matchesList, fireExisting);
   const conditionFields = h('div', { class: 'condition-fields' });
   const typeSelect = selectField({
     name: 'condition.type',
@@ -439,6 +450,7 @@ function ruleForm(
     }),
     field({ name: 'daily_cap', label: 'At most per day', type: 'number', min: '1', hint: 'Empty: no cap' }),
     checkbox({ name: 'enabled', label: 'Enabled', checked: true }),
+    matchesSlot,
     err,
     h('div', { class: 'actions' }, previewBtn, submit),
     previewSlot,
@@ -474,8 +486,125 @@ function ruleForm(
       confirmations: v('confirmations') === '' ? 1 : (num('confirmations') as number),
       daily_cap: v('daily_cap') ? (num('daily_cap') as number) : null,
       enabled: (control(form, 'enabled') as HTMLInputElement).checked,
+      ...(fireBox().checked && !fireExisting.hidden ? { fire_existing: true } : {}),
     };
   };
+
+  /**
+   * "N series already meet this condition": POST /alerts/matches for the form as it is, asked a
+   * moment after the person stops typing (the answer to an older form is dropped), with the
+   * choice to fire them when the rule is saved (`fire_existing`).
+   */
+  let matches: AlertMatches | null = null;
+  let asking: AbortController | null = null;
+  let timer: number | undefined;
+  const fireBox = () => control(form, 'fire_existing') as HTMLInputElement;
+  const renderMatches = () => {
+    const enabled = (control(form, 'enabled') as HTMLInputElement).checked;
+    fireExisting.hidden = !matches || matches.count === 0;
+    fireBox().disabled = !enabled;
+    if (!matches) return;
+    const n = matches.count;
+    put(
+      matchesList,
+      h(
+        'p',
+        { class: n > 0 ? 'notice' : 'muted', 'data-testid': 'alert-matches-count' },
+        n === 0
+          ? 'No series meets this condition now: the rule fires when one comes to meet it.'
+          : `${n} series already meet${n === 1 ? 's' : ''} this condition.`,
+      ),
+      n === 0
+        ? null
+        : table(
+            'Series that already meet the condition',
+            [
+              { title: 'Product', cell: (m: AlertMatch) => m.product_name },
+              {
+                title: 'Seller',
+                cell: (m) =>
+                  m.competitor_id === null ? 'Our shop' : (m.competitor_name ?? competitorName(comps, m.competitor_id)),
+              },
+              {
+                title: 'Price now',
+                class: 'num',
+                cell: (m) => (m.current ? money(m.current.price, m.current.currency) : '—'),
+              },
+            ],
+            matches.data,
+          ),
+      n > matches.data.length ? h('p', { class: 'muted' }, `The first ${matches.data.length} of ${n} shown.`) : null,
+    );
+  };
+  /** The body last asked about, without its name (which changes no match). */
+  let asked = '';
+  const askMatches = async () => {
+    if (productBox.unresolved() || competitorBox.unresolved()) return;
+    const { fire_existing: _fire, name: _name, ...rule } = read();
+    const key = JSON.stringify(rule);
+    if (key === asked) return;
+    asking?.abort();
+    asked = key;
+    const c = rule.condition as Record<string, unknown>;
+    const incomplete =
+      CONDITIONS[rule.condition.type].fields.some((f) => (f === 'threshold' || f === 'days') && c[f] === undefined) ||
+      ((c.type === 'price_drop' || c.type === 'price_rise') && c.percent === undefined && c.amount === undefined);
+    if (incomplete) {
+      matches = null;
+      fireExisting.hidden = true;
+      put(
+        matchesList,
+        h(
+          'p',
+          { class: 'muted', 'data-testid': 'alert-matches-count' },
+          'Complete the condition to see which series already meet it.',
+        ),
+      );
+      return;
+    }
+    const controller = (asking = new AbortController());
+    // The matches need no name.
+    const body: AlertMatchQuery = { ...rule, name: 'Matches' };
+    try {
+      const res = await ph.POST('/api/v1/alerts/matches', { body, signal: controller.signal });
+      if (controller.signal.aborted) return;
+      matches = res;
+    } catch (e) {
+      if (controller.signal.aborted) return;
+      matches = null;
+      fireExisting.hidden = true;
+      put(
+        matchesList,
+        e instanceof ApiError && e.status === 422
+          ? h(
+              'p',
+              { class: 'muted', 'data-testid': 'alert-matches-count' },
+              'Complete the condition to see which series already meet it.',
+            )
+          : errorBox(e, {
+              retry: () => {
+                asked = '';
+                void askMatches();
+              },
+            }),
+      );
+      return;
+    }
+    renderMatches();
+  };
+  const scheduleMatches = () => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(() => void askMatches(), 300);
+  };
+  form.addEventListener('input', (e) => {
+    if ((e.target as HTMLInputElement | null)?.name === 'fire_existing') return;
+    if ((e.target as HTMLInputElement | null)?.name === 'enabled') return renderMatches();
+    scheduleMatches();
+  });
+  form.addEventListener('change', (e) => {
+    if ((e.target as HTMLElement | null)?.tagName === 'SELECT') scheduleMatches();
+  });
+  scheduleMatches();
   const fail = (e: unknown) => {
     if (e instanceof ApiError && e.details.length > 0) {
       const rest = showFieldErrors(form, e.details);
@@ -562,6 +691,7 @@ function ruleForm(
       renderConditionFields();
       previewShown = false;
       put(previewSlot);
+      scheduleMatches();
       go('/alerts', { state: 'open' });
     });
   });

@@ -30,7 +30,7 @@ import {
  * needs them, the states written, the firings written.
  */
 
-const toFiring = (f: Fired): Firing => ({
+export const toFiring = (f: Fired): Firing => ({
   alert_id: f.rule.id!,
   condition_type: f.condition_type,
   product_id: f.product_id,
@@ -147,7 +147,6 @@ export async function applyRules(
   rules: EngineRule[],
   points: ObservationPoint[],
 ): Promise<void> {
-  const types = new Set(rules.map((r) => r.condition_type));
   const products = [...new Set(points.map((p) => p.product_id))];
   // A product's rank moves with any of its series: its not_cheapest states are taken in turn
   // (lockStates) before the rank is read, so the rank each transaction judges includes what
@@ -159,11 +158,20 @@ export async function applyRules(
       rankRules,
       products.map((id) => `p:${id}`),
     );
-  if (types.has('undercut') || types.has('not_cheapest')) {
-    const positions = await loadPositions(tx, accountId, products);
-    for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
-  }
+  await attachPositions(tx, accountId, rules, points);
   await evaluate(tx, accountId, rules, points, await loadExchangeRates(tx, accountId));
+}
+
+/** Our price and each product's rank, as of now, on the points, when a rule compares with them (undercut, not_cheapest). */
+export async function attachPositions(
+  db: Queryable,
+  accountId: string,
+  rules: readonly EngineRule[],
+  points: ObservationPoint[],
+): Promise<void> {
+  if (!rules.some((r) => r.condition_type === 'undercut' || r.condition_type === 'not_cheapest')) return;
+  const positions = await loadPositions(db, accountId, [...new Set(points.map((p) => p.product_id))]);
+  for (const p of points) Object.assign(p, positions.get(p.product_id) ?? { own_price: null, rank: null });
 }
 
 /** The lows of a batch's points that are not late (src/alerts/engine/lows.ts), series by series. */

@@ -68,22 +68,26 @@ export function runRules(
         states.set(key, r.state);
         moved.set(key, { rule, subject, state: r.state });
       }
-      if (!r.fires) continue;
-      const observed = p.kind === 'observation';
-      fired.push({
-        rule,
-        at: p.observed_at,
-        condition_type: rule.condition_type,
-        product_id: p.product_id,
-        competitor_id: p.competitor_id,
-        listing_id: p.listing_id,
-        previous: observed ? side(p.previous) : null,
-        current: observed ? side(p) : null,
-        message: messageOf(rule, p),
-        sequence: observed ? p.sequence : null,
-        observation_id: observed ? p.observation_id : null,
-      });
+      if (r.fires) fired.push(firedOf(rule, p));
     }
   });
   return { fired, moved };
+}
+
+/** What `rule` fires on point `p`: its previous and current prices, the message, the change sequence. */
+export function firedOf(rule: EngineRule, p: Point): Fired {
+  const observed = p.kind === 'observation';
+  return {
+    rule,
+    at: p.observed_at,
+    condition_type: rule.condition_type,
+    product_id: p.product_id,
+    competitor_id: p.competitor_id,
+    listing_id: p.listing_id,
+    previous: observed ? side(p.previous) : null,
+    current: observed ? side(p) : null,
+    message: messageOf(rule, p),
+    sequence: observed ? p.sequence : null,
+    observation_id: observed ? p.observation_id : null,
+  };
 }

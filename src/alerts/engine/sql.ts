@@ -478,3 +478,66 @@ export async function holdsBacklog(db: Queryable, id: number, worker: string): P
 export async function deleteBacklog(db: Queryable, id: number): Promise<void> {
   await db.query(`/* deleteAlertBacklog */ delete from alert_backlog where id = $1`, [id]);
 }
+
+/** A rule's scope as the statements below filter it. */
+export interface ScopeFilter {
+  product_id: string | null;
+  competitor_id: string | null;
+  listing_id: string | null;
+}
+
+/**
+ * The latest observation of each price series in `scope` (price_series keeps it), for a rule
+ * that starts (docs/alerts/firing.md, "What already holds"). `own`: true our own series only,
+ * false competitors' only, null both. A listing narrows to the series whose latest observation
+ * it recorded, as a point's `listing_id` is judged.
+ */
+export async function loadLatestObservationIds(
+  db: Queryable,
+  accountId: string,
+  scope: ScopeFilter,
+  own: boolean | null,
+): Promise<number[]> {
+  const r = await db.query<{ id: number | string }>(
+    `/* loadLatestObservationIds */
+     select s.latest_observation_id as id
+       from price_series s
+      where s.account_id = $1 and s.latest_observation_id is not null
+        and ($2::text is null or s.product_id = $2)
+        and ($3::text is null or s.competitor_id = $3)
+        and ($4::text is null or s.latest_listing_id = $4)
+        and ($5::boolean is null or (s.competitor_id is null) = $5)`,
+    [accountId, scope.product_id, scope.competitor_id, scope.listing_id, own],
+  );
+  return r.rows.map((x) => Number(x.id));
+}
+
+/** The listings in `scope` whose checks failed at least `failures` times in a row, as check points at their last check. */
+export async function loadFailingListings(
+  db: Queryable,
+  accountId: string,
+  scope: ScopeFilter,
+  failures: number,
+): Promise<CheckPoint[]> {
+  const r = await db.query<{
+    listing_id: string;
+    product_id: string;
+    competitor_id: string | null;
+    product_name: string;
+    competitor_name: string | null;
+    failures: number | string;
+    observed_at: Date;
+  }>(
+    `/* loadFailingListings */
+     select l.id as listing_id, l.product_id, l.competitor_id, p.name as product_name, c.name as competitor_name,
+            l.consecutive_failures as failures, l.last_checked_at as observed_at
+       from listings l join products p on p.id = l.product_id left join competitors c on c.id = l.competitor_id
+      where l.account_id = $1 and l.consecutive_failures >= $5 and l.last_checked_at is not null
+        and ($2::text is null or l.product_id = $2)
+        and ($3::text is null or l.competitor_id = $3)
+        and ($4::text is null or l.id = $4)
+      order by l.last_checked_at, l.id`,
+    [accountId, scope.product_id, scope.competitor_id, scope.listing_id, failures],
+  );
+  return r.rows.map((x) => ({ kind: 'check', ...x, failures: Number(x.failures) }));
+}

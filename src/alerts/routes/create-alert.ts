@@ -15,6 +15,8 @@ export const createAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
         description:
           '`name` and `condition` are required; every other field has a default. Scope ids must be in the account ' +
           '(422 naming the field otherwise); a `listing_id` fills in its product and competitor. ' +
+          'The series that already meet the condition (`POST /alerts/matches`) fire now with `fire_existing: true`; ' +
+          'by default they are taken in silently and fire once they have cleared and meet it again. ' +
           'Send an `Idempotency-Key` to make retries safe. See docs/ALERTS.md.',
         tags: ['Alerts'],
         body: AlertCreateSchema,
