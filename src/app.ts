@@ -34,6 +34,7 @@ import { registerNotFound } from './http/not-found.js';
 import { registerOptionalBody } from './http/optional-body.js';
 import { genReqId } from './http/request-id.js';
 import { registerUnknownInputRule } from './http/unknown-input.js';
+import { lazySerializerFactory } from './http/lazy-serializer.js';
 import { validatorCompiler } from './http/validation.js';
 
 export interface BuildOptions {
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // The serializer's own ajv only needs to know our formats exist; values are validated on input.
     serializerOpts: { ajv: { formats: { money: true, percent: true, iso4217: true } } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('ctx', ctx);

@@ -73,10 +73,18 @@ function numericProperties(schema: object): [string, RegExp, string][] {
   );
 }
 
+/**
+ * Each route's validators are compiled the first time a request reaches them, not when the app
+ * starts (as its serializers: src/http/lazy-serializer.ts): most processes call few routes.
+ */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = httpPart === 'body' ? compileBodyValidator(schema) : textAjv.compile(schema);
-  const numeric = httpPart === 'body' ? [] : numericProperties(schema);
+  let validate: ValidateFunction | undefined;
+  let numeric: [string, RegExp, string][] = [];
   return (data: unknown) => {
+    if (!validate) {
+      validate = httpPart === 'body' ? compileBodyValidator(schema) : textAjv.compile(schema);
+      numeric = httpPart === 'body' ? [] : numericProperties(schema);
+    }
     const textErrors: ErrorObject[] = [];
     for (const [name, re, type] of numeric) {
       const v = (data as Record<string, unknown> | null)?.[name];
