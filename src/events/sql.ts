@@ -4,6 +4,8 @@ import { iso } from '../http/fields.js';
 import { type PageRequest, pageSql } from '../pagination/page.js';
 import { type SortKey, timestampKey } from '../pagination/sort.js';
 import type { Event, EventType } from './schemas.js';
+import { idTime } from '../ids.js';
+import { DAY_MS } from '../time.js';
 
 /** Every query of the events outbox, parameterised and scoped by account. */
 
@@ -47,7 +49,25 @@ export async function insertEvents(db: Queryable, accountId: string, events: rea
   return r.rows;
 }
 
+/** How far from the time in its id an event's created_at is looked for first (clocks of two hosts). */
+const ID_TIME_SLACK_MS = DAY_MS;
+
+/**
+ * One event by id. events is partitioned by day (migrations/0016) and has no index on id alone
+ * across days: the time written in the id (src/ids.ts) bounds created_at, so the lookup probes
+ * the two or three days around it; an id whose row lies elsewhere (written with another time)
+ * is then looked for in every day.
+ */
 export async function getEvent(db: Queryable, accountId: string, id: string): Promise<EventRow | undefined> {
+  const t = idTime(id);
+  if (t !== undefined) {
+    const r = await db.query<EventRow>(
+      `/* getEventNear */ select ${COLUMNS} from events
+        where id = $1 and account_id = $2 and created_at >= $3 and created_at < $4`,
+      [id, accountId, new Date(t - ID_TIME_SLACK_MS).toISOString(), new Date(t + ID_TIME_SLACK_MS).toISOString()],
+    );
+    if (r.rows[0]) return r.rows[0];
+  }
   const r = await db.query<EventRow>(`/* getEvent */ select ${COLUMNS} from events where id = $1 and account_id = $2`, [
     id,
     accountId,
