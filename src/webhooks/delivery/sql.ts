@@ -126,7 +126,7 @@ export interface AttemptAnswer {
 export async function attemptsSucceeded(
   db: Queryable,
   endpointId: string,
-  attempts: readonly { attemptId: string; eventCreatedAt: Date; answer: AttemptAnswer; at: Date }[],
+  attempts: readonly { attemptId: string; answer: AttemptAnswer; at: Date }[],
   workerId: string,
   leaseSeconds: number,
 ): Promise<boolean> {
@@ -136,9 +136,8 @@ export async function attemptsSucceeded(
        update webhook_deliveries d
           set status = 'succeeded', response_status = k.status, duration_ms = k.duration_ms, response_body = k.body, error = null,
               attempted_at = k.at, next_attempt_at = null
-         from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::timestamptz[], $9::timestamptz[])
-                as k (id, status, duration_ms, body, at, event_created_at)
-        where d.id = k.id and d.event_created_at = k.event_created_at and d.status = 'pending'
+         from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::timestamptz[]) as k (id, status, duration_ms, body, at)
+        where d.id = k.id and d.status = 'pending'
        returning d.id)
      update webhook_endpoints
         set last_success_at = now(), failing_since = null, probe_at = null,
@@ -154,7 +153,6 @@ export async function attemptsSucceeded(
       attempts.map((a) => a.at.toISOString()),
       workerId,
       leaseSeconds,
-      attempts.map((a) => a.eventCreatedAt.toISOString()),
     ],
   );
   return (r.rows[0] as { held?: boolean } | undefined)?.held === true;
@@ -164,28 +162,20 @@ export async function attemptsSucceeded(
  * Marks a pending attempt failed; false when it was no longer pending (another worker recorded
  * it after this one's lease ran out), in which case the caller adds nothing.
  */
-export async function markAttemptFailed(
-  db: Queryable,
-  attemptId: string,
-  eventCreatedAt: Date,
-  a: AttemptAnswer,
-): Promise<boolean> {
+export async function markAttemptFailed(db: Queryable, attemptId: string, a: AttemptAnswer): Promise<boolean> {
   const r = await db.query(
     `/* webhookAttemptFailed */
      update webhook_deliveries
         set status = 'failed', response_status = $2, duration_ms = $3, response_body = $4, error = $5,
             attempted_at = now(), next_attempt_at = null
-      where id = $1 and event_created_at = $6 and status = 'pending'`,
-    [attemptId, a.status, a.durationMs, a.body, a.error, eventCreatedAt.toISOString()],
+      where id = $1 and status = 'pending'`,
+    [attemptId, a.status, a.durationMs, a.body, a.error],
   );
   return r.rowCount > 0;
 }
 
-/**
- * The next attempt after a failed one, `delayMs` from now, at the next step of the schedule.
- * Attempts are found by id and their event's created_at (the day partition, migrations/0016).
- */
-export async function addRetry(db: Queryable, failedId: string, eventCreatedAt: Date, delayMs: number): Promise<void> {
+/** The next attempt after a failed one, `delayMs` from now, at the next step of the schedule. */
+export async function addRetry(db: Queryable, failedId: string, delayMs: number): Promise<void> {
   await db.query(
     `/* addWebhookRetry */
      insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, retry, next_attempt_at)
@@ -194,8 +184,8 @@ export async function addRetry(db: Queryable, failedId: string, eventCreatedAt: 
               where o.endpoint_id = f.endpoint_id and o.event_id = f.event_id and o.event_created_at = f.event_created_at) + 1,
             'scheduled', f.retry + 1, now() + make_interval(secs => $3::float8 / 1000)
        from webhook_deliveries f
-      where f.id = $1 and f.event_created_at = $4`,
-    [failedId, newId('whdl'), delayMs, eventCreatedAt.toISOString()],
+      where f.id = $1`,
+    [failedId, newId('whdl'), delayMs],
   );
 }
 
