@@ -20,6 +20,18 @@ export function newId(prefix: string, now = Date.now()): string {
 }
 
 /**
+ * The millisecond time written in an id of newId (or ph_new_id in SQL), or undefined when `id` is
+ * not one: the time of day partitions look up a row by id in (src/events/sql.ts, getEvent).
+ */
+export function idTime(id: string): number | undefined {
+  const m = /^[a-z]+_([0-9a-hjkmnp-tv-z]{10})[0-9a-hjkmnp-tv-z]{16}$/.exec(id);
+  if (!m) return undefined;
+  let t = 0;
+  for (const ch of m[1]!) t = t * 32 + ALPHABET.indexOf(ch);
+  return t;
+}
+
+/**
  * Public ids of rows whose primary key is a bigint sequence (observations, price changes,
  * checks): the prefix, then the number encrypted with the deployment's key, so an id says nothing
  * about how many rows other accounts wrote (docs/API-DECISIONS.md, "Public ids of sequences").

@@ -388,7 +388,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const stepS = (p.days * 86_400) / p.perSeries;
     const endAt = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
     const startAt = new Date(endAt.getTime() - p.days * 86_400_000);
-    // The months of the span get their partitions first (a server's observation-partitions task
+    // The months of the span get their partitions first (a server's partitions task
     // would move them out of the default partition later, in one long statement per month).
     await ensureObservationPartitions(db, startAt, Math.ceil(p.days / 28) + 1);
     const seriesCount = p.products * (p.competitors + 1);

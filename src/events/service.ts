@@ -1,8 +1,9 @@
-import type { Queryable } from '../db/types.js';
+import type { Database, Queryable } from '../db/types.js';
 import { newId } from '../ids.js';
 import type { EventType } from './schemas.js';
 import { DAY_MS } from '../time.js';
-import { deleteEventsBefore, type EventRow, insertEvents } from './sql.js';
+import { dropEventsBefore, type PruneResult } from './partitions.js';
+import { type EventRow, insertEvents } from './sql.js';
 
 /**
  * The outbox (docs/EVENTS.md): every change that users may hear of records its events with the
@@ -29,21 +30,20 @@ export async function recordEvent(tx: Queryable, accountId: string, type: EventT
   return row!;
 }
 
-const PRUNE_BATCH = 1000;
-
 /**
- * Deletes events older than `retentionDays`, a batch per statement until none is left; returns
- * how many went. Their deliveries go with them (foreign key).
+ * Prunes events older than `retentionDays` with their deliveries (src/events/partitions.ts):
+ * whole days dropped, never a long DELETE.
  */
-export async function pruneEvents(db: Queryable, retentionDays: number, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
-  let total = 0;
-  for (;;) {
-    const n = await deleteEventsBefore(db, cutoff, PRUNE_BATCH);
-    total += n;
-    if (n < PRUNE_BATCH) return total;
-  }
+export function pruneEvents(
+  db: Database,
+  retentionDays: number,
+  now = new Date(),
+  opts: { stop?: () => boolean } = {},
+): Promise<PruneResult> {
+  return dropEventsBefore(db, new Date(now.getTime() - retentionDays * DAY_MS), opts);
 }
+
+export { EVENT_PARTITIONS, type PruneResult } from './partitions.js';
 
 /** The documented payload of each event type (a webhook's test shows one). */
 export { DocumentedEventSchema, EVENT_SHAPE } from './payloads.js';

@@ -19,7 +19,10 @@ import { startEmailWork } from '../email/start.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
-import { partitionsRun, retentionRun } from '../prices/partitions/job.js';
+import { partitionsRun } from '../db/partitions.js';
+import { EVENT_PARTITIONS } from '../events/service.js';
+import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
+import { retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
@@ -96,14 +99,16 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
       config.priceRollupAfterDays === undefined ? undefined : rollupRun(db, config.priceRollupAfterDays, log, clock),
   }),
   periodicTask({
-    // The monthly partitions of price_observations, created three months ahead (docs/PRICES.md,
-    // "Partitions"); every process runs it, an advisory lock makes them take turns.
-    name: 'observation-partitions',
-    title: 'observation partition creation',
+    // Every partitioned table's partitions, created ahead (src/db/partitions.ts): the months of
+    // price_observations (docs/PRICES.md, "Partitions"), the days of events and their webhook
+    // deliveries (docs/EVENTS.md, "Retention"). Every process runs it, an advisory lock per set
+    // makes them take turns.
+    name: 'partitions',
+    title: 'partition creation',
     roles: ['api', 'worker'],
     firstAfterMs: 5_000,
     everyMs: 60 * MINUTE,
-    run: ({ db, log }) => partitionsRun(db, log),
+    run: ({ db, log }) => partitionsRun(db, [OBSERVATION_PARTITIONS, EVENT_PARTITIONS], log),
   }),
   periodicTask({
     // PRICE_RETENTION_DAYS (docs/PRICES.md, "Retention by partition"): whole months dropped,
@@ -128,17 +133,21 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
         deleteExpiredIdempotencyKeys(db),
   }),
   periodicTask({
-    // Events past EVENT_RETENTION_DAYS (30 by default), with their deliveries; every API process
-    // runs it, in batches of short statements (docs/EVENTS.md).
+    // Events past EVENT_RETENTION_DAYS (30 by default), with their deliveries: whole days
+    // dropped (docs/EVENTS.md, "Retention"); every API process runs it.
     name: 'event-prune',
     title: 'event pruning',
     roles: ['api'],
     firstAfterMs: MINUTE,
     everyMs: 60 * MINUTE,
     run:
-      ({ db, config, clock }) =>
-      () =>
-        pruneEvents(db, config.eventRetentionDays, new Date(clock.now())),
+      ({ db, config, clock, log }) =>
+      async (signal) => {
+        const r = await pruneEvents(db, config.eventRetentionDays, new Date(clock.now()), {
+          stop: () => signal.aborted,
+        });
+        if (r.dropped.length > 0 || r.deleted > 0) log.info({ component: 'event-prune', ...r }, 'events pruned');
+      },
   }),
   periodicTask({
     // The embedded engine has no autovacuum: without this, plans made on nearly empty tables

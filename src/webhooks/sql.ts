@@ -199,15 +199,15 @@ export async function insertDelivery(
 ): Promise<void> {
   await db.query(
     `/* insertDelivery */
-     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)
-     select $1, e.account_id, $3, e.id, e.seq, 1, 'scheduled', now()
+     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, next_attempt_at)
+     select $1, e.account_id, $3, e.id, e.seq, e.created_at, 1, 'scheduled', now()
        from events e where e.id = $4 and e.account_id = $2`,
     [deliveryId, accountId, endpointId, eventId],
   );
 }
 
 /** The attempt after the event's last to this endpoint (1 when there was none). */
-const NEXT_ATTEMPT = `coalesce((select max(d.attempt) from webhook_deliveries d where d.endpoint_id = $2 and d.event_id = e.id), 0) + 1`;
+const NEXT_ATTEMPT = `coalesce((select max(d.attempt) from webhook_deliveries d where d.endpoint_id = $2 and d.event_id = e.id and d.event_created_at = e.created_at), 0) + 1`;
 
 /** A manual attempt of one event of the account; false when the account has no such event. */
 export async function queueRedelivery(
@@ -218,8 +218,8 @@ export async function queueRedelivery(
 ): Promise<boolean> {
   const r = await db.query(
     `/* queueRedelivery */
-     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)
-     select ph_new_id('whdl'), e.account_id, $2, e.id, e.seq, ${NEXT_ATTEMPT}, 'manual', now()
+     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, next_attempt_at)
+     select ph_new_id('whdl'), e.account_id, $2, e.id, e.seq, e.created_at, ${NEXT_ATTEMPT}, 'manual', now()
        from events e where e.id = $3 and e.account_id = $1`,
     [accountId, endpointId, eventId],
   );
@@ -239,12 +239,12 @@ export async function queueFailedRedeliveries(
 ): Promise<number> {
   const r = await db.query(
     `/* queueFailedRedeliveries */
-     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, next_attempt_at)
-     select ph_new_id('whdl'), e.account_id, $2, e.id, e.seq, last.attempt + 1, 'manual', now()
+     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, next_attempt_at)
+     select ph_new_id('whdl'), e.account_id, $2, e.id, e.seq, e.created_at, last.attempt + 1, 'manual', now()
        from events e
        cross join lateral (
          select d.attempt, d.status from webhook_deliveries d
-          where d.endpoint_id = $2 and d.event_id = e.id
+          where d.endpoint_id = $2 and d.event_id = e.id and d.event_created_at = e.created_at
           order by d.attempt desc, d.created_at desc, d.id desc
           limit 1
        ) last
@@ -310,7 +310,7 @@ export async function listDeliveries(
   if (keyset.after) where.push(keyset.after);
   const r = await db.query<DeliveryRow>(
     `/* listDeliveries */
-     select id, event_id, (select e.type from events e where e.id = webhook_deliveries.event_id) as event_type, attempt, status,
+     select id, event_id, (select e.type from events e where e.id = webhook_deliveries.event_id and e.created_at = webhook_deliveries.event_created_at) as event_type, attempt, status,
             response_status, duration_ms, left(response_body, ${RESPONSE_BODY_MAX}) as response_body, error, trigger,
             created_at, next_attempt_at
        from webhook_deliveries

@@ -37,12 +37,12 @@ describe('background work by role', () => {
     {
       roles: { api: false, worker: true },
       command: 'worker',
-      tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'observation-partitions', ...embedded],
+      tasks: ['checks', 'webhook-deliveries', 'alert-backlog', 'partitions', ...embedded],
     },
     {
       roles: { api: true, worker: false },
       command: 'serve',
-      tasks: ['price-rollup', 'observation-partitions', 'idempotency-key-sweep', 'event-prune', ...embedded],
+      tasks: ['price-rollup', 'partitions', 'idempotency-key-sweep', 'event-prune', ...embedded],
     },
     {
       roles: { api: true, worker: true },
@@ -52,7 +52,7 @@ describe('background work by role', () => {
         'webhook-deliveries',
         'alert-backlog',
         'price-rollup',
-        'observation-partitions',
+        'partitions',
         'idempotency-key-sweep',
         'event-prune',
         ...embedded,
@@ -80,7 +80,7 @@ describe('background work by role', () => {
     );
     await work.stop(0);
     assert.deepEqual(work.tasks, [
-      'observation-partitions',
+      'partitions',
       'idempotency-key-sweep',
       'event-prune',
       ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance']),

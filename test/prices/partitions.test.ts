@@ -158,19 +158,13 @@ describe('price observations: monthly partitions', () => {
       log,
     );
     await work.stop(0);
-    assert.ok(
-      work.tasks.includes('observation-partitions') && work.tasks.includes('price-retention'),
-      work.tasks.join(),
-    );
+    assert.ok(work.tasks.includes('partitions') && work.tasks.includes('price-retention'), work.tasks.join());
     const worker = await startBackgroundWork(
       { ...t.rt, config: loadConfig(t.storage.env) },
       { api: false, worker: true },
       log,
     );
     await worker.stop(0);
-    assert.ok(
-      worker.tasks.includes('observation-partitions') && !worker.tasks.includes('price-retention'),
-      worker.tasks.join(),
-    );
+    assert.ok(worker.tasks.includes('partitions') && !worker.tasks.includes('price-retention'), worker.tasks.join());
   });
 });

@@ -253,8 +253,9 @@ describe('POST /webhooks/{id}/redeliver', () => {
     await finish(b!.id, 'succeeded', 200, 'ok'); // succeeded: not
     await finish(c!.id, 'failed', null, null, 'refused'); // failed, then retried: its latest attempt decides
     await t.rt.db.query(
-      `insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, status, next_attempt_at)
-       select 'whdl_retry' || id, account_id, endpoint_id, event_id, event_seq, 2, 'pending', now() from webhook_deliveries where id = $1`,
+      `insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, status, next_attempt_at)
+       select 'whdl_retry' || id, account_id, endpoint_id, event_id, event_seq, event_created_at, 2, 'pending', now()
+         from webhook_deliveries where id = $1`,
       [c!.id],
     );
     // d stays pending: not replayed.

@@ -1,19 +1,7 @@
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from '../../time.js';
 import type { Database } from '../../db/types.js';
-import { dropObservationsBefore, ensureObservationPartitions, retentionCutoff } from './index.js';
-
-/**
- * The periodic creation of observation partitions ahead of time (src/jobs/tasks.ts says when):
- * the current month and the three after it, and a month for observations found in the default
- * partition. Any number of processes may run it at once (an advisory lock per month created).
- */
-export function partitionsRun(db: Database, log: Logger): () => Promise<void> {
-  return async () => {
-    const r = await ensureObservationPartitions(db);
-    if (r.created.length > 0) log.info({ component: 'observation-partitions', ...r }, 'observation partitions created');
-  };
-}
+import { dropObservationsBefore, retentionCutoff } from './index.js';
 
 /**
  * The periodic retention of observations (PRICE_RETENTION_DAYS): whole months past it are

@@ -97,7 +97,7 @@ export async function pendingAttempts(
                               'previous_secret', w.previous_secret,
                               'previous_secret_expires_at', extract(epoch from w.previous_secret_expires_at) * 1000) as endpoint
        from webhook_deliveries d
-       join events ev on ev.id = d.event_id
+       join events ev on ev.id = d.event_id and ev.created_at = d.event_created_at
        join webhook_endpoints w on w.id = d.endpoint_id and w.locked_by = $2 and w.enabled
       where d.endpoint_id = $1 and d.status = 'pending'
       order by d.event_seq, d.id
@@ -178,9 +178,10 @@ export async function markAttemptFailed(db: Queryable, attemptId: string, a: Att
 export async function addRetry(db: Queryable, failedId: string, delayMs: number): Promise<void> {
   await db.query(
     `/* addWebhookRetry */
-     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, attempt, trigger, retry, next_attempt_at)
-     select $2, f.account_id, f.endpoint_id, f.event_id, f.event_seq,
-            (select max(o.attempt) from webhook_deliveries o where o.endpoint_id = f.endpoint_id and o.event_id = f.event_id) + 1,
+     insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, retry, next_attempt_at)
+     select $2, f.account_id, f.endpoint_id, f.event_id, f.event_seq, f.event_created_at,
+            (select max(o.attempt) from webhook_deliveries o
+              where o.endpoint_id = f.endpoint_id and o.event_id = f.event_id and o.event_created_at = f.event_created_at) + 1,
             'scheduled', f.retry + 1, now() + make_interval(secs => $3::float8 / 1000)
        from webhook_deliveries f
       where f.id = $1`,

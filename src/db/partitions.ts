@@ -1,0 +1,256 @@
+import type { Database, Queryable } from './types.js';
+
+/**
+ * Range partitions by time, the one mechanism behind every partitioned table (docs/SCALING.md,
+ * "Partitions"): price_observations by month of observed_at (migrations/0014), events and their
+ * webhook deliveries by day of the event's created_at (migrations/0016).
+ *
+ * A partition set is one or more tables partitioned on the same ranges, created and dropped
+ * together: `<table>_pYYYYMM` (months) or `<table>_pYYYYMMDD` (days) for [from, to) in UTC, and
+ * `<table>_default` for whatever no range covers (a row from an unexpected time is never refused).
+ * Tables are created in the order listed and dropped in the reverse one.
+ */
+
+export type PartitionUnit = 'day' | 'month';
+
+export interface PartitionSet {
+  /** For logs. */
+  name: string;
+  unit: PartitionUnit;
+  /** Each table with the column it is partitioned on (the partition key). */
+  tables: readonly { table: string; column: string }[];
+  /** Ranges created ahead of the current one. */
+  ahead: number;
+  /** How far back (in units) rows of the default partition are given a range of their own. */
+  back: number;
+  /** Advisory lock taken by whoever creates, fills or drops the set's partitions. */
+  lock: number;
+}
+
+export interface Range {
+  /** Suffix of every table's partition: pYYYYMM or pYYYYMMDD. */
+  suffix: string;
+  /** Inclusive lower bound, UTC. */
+  from: Date;
+  /** Exclusive upper bound, UTC. */
+  to: Date;
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The range of `unit` holding `t`. */
+export function rangeOf(unit: PartitionUnit, t: Date): Range {
+  if (unit === 'month') {
+    const from = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1));
+    const to = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 1));
+    return { suffix: `p${from.getUTCFullYear()}${pad(from.getUTCMonth() + 1)}`, from, to };
+  }
+  const from = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate()));
+  const to = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1));
+  return { suffix: `p${from.getUTCFullYear()}${pad(from.getUTCMonth() + 1)}${pad(from.getUTCDate())}`, from, to };
+}
+
+/** The range `n` units after the one holding `t`. */
+export function rangeAfter(unit: PartitionUnit, t: Date, n: number): Range {
+  return unit === 'month'
+    ? rangeOf(unit, new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + n, 1)))
+    : rangeOf(unit, new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + n)));
+}
+
+const SUFFIX = { month: /^p(\d{4})(\d{2})$/, day: /^p(\d{4})(\d{2})(\d{2})$/ } as const;
+
+function rangeOfSuffix(unit: PartitionUnit, suffix: string): Range | undefined {
+  const m = SUFFIX[unit].exec(suffix);
+  if (!m) return undefined;
+  return rangeOf(unit, new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, unit === 'day' ? Number(m[3]) : 1)));
+}
+
+export const partitionName = (table: string, r: Range) => `${table}_${r.suffix}`;
+export const defaultPartition = (table: string) => `${table}_default`;
+
+/** The ranges `table` has a partition for, oldest first. */
+export async function listRanges(db: Queryable, unit: PartitionUnit, table: string): Promise<Range[]> {
+  const r = await db.query<{ name: string }>(
+    `/* listPartitions */
+     select c.relname as name from pg_inherits i
+       join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = $1::regclass and c.relname like $2
+      order by c.relname`,
+    [table, `${table}\\_p%`],
+  );
+  const out: Range[] = [];
+  for (const row of r.rows) {
+    const range = rangeOfSuffix(unit, row.name.slice(table.length + 1));
+    if (range) out.push(range);
+  }
+  return out;
+}
+
+export async function lockSet(tx: Queryable, set: PartitionSet): Promise<void> {
+  await tx.query('/* lockPartitions */ select pg_advisory_xact_lock($1)', [set.lock]);
+}
+
+/** Whether the default partition of `table` holds rows in the range. */
+async function defaultHolds(tx: Queryable, table: string, column: string, r: Range): Promise<boolean> {
+  const q = await tx.query(
+    `/* defaultHoldsRange */ select 1 from ${defaultPartition(table)} where ${column} >= $1 and ${column} < $2 limit 1`,
+    [r.from.toISOString(), r.to.toISOString()],
+  );
+  return q.rows.length > 0;
+}
+
+/** The instants (start of each unit, UTC) the default partition of `table` holds rows of, within [from, to). */
+async function unitsInDefault(
+  db: Queryable,
+  unit: PartitionUnit,
+  table: string,
+  column: string,
+  from: Date,
+  to: Date,
+): Promise<Date[]> {
+  const r = await db.query<{ m: Date }>(
+    `/* unitsInDefault */
+     select distinct date_trunc('${unit}', ${column}, 'UTC') as m from ${defaultPartition(table)}
+      where ${column} >= $1 and ${column} < $2 order by 1`,
+    [from.toISOString(), to.toISOString()],
+  );
+  return r.rows.map((row) => new Date(row.m));
+}
+
+const bounds = (r: Range) => `from ('${r.from.toISOString()}') to ('${r.to.toISOString()}')`;
+
+/**
+ * Creates `table`'s partition of the range. When the default partition holds rows of it, a table
+ * of the same shape takes them (inserted into it directly, so the parent's triggers do not see
+ * them as new rows) and is then attached; otherwise the partition is created empty. Returns the
+ * rows moved.
+ */
+async function createPartition(tx: Queryable, table: string, column: string, r: Range): Promise<number> {
+  const name = partitionName(table, r);
+  if (!(await defaultHolds(tx, table, column, r))) {
+    await tx.query(
+      `/* createPartition */ create table if not exists ${name} partition of ${table} for values ${bounds(r)}`,
+    );
+    return 0;
+  }
+  await tx.query(
+    `/* createPartitionTable */ create table ${name} (like ${table} including defaults including constraints)`,
+  );
+  const moved = await tx.query(
+    `/* moveFromDefault */
+     with gone as (delete from ${defaultPartition(table)} where ${column} >= $1 and ${column} < $2 returning *)
+     insert into ${name} select * from gone`,
+    [r.from.toISOString(), r.to.toISOString()],
+  );
+  await tx.query(`/* attachPartition */ alter table ${table} attach partition ${name} for values ${bounds(r)}`);
+  return moved.rowCount;
+}
+
+export interface EnsureResult {
+  /** Partitions created (table names). */
+  created: string[];
+  /** Rows moved out of default partitions into a range of their own. */
+  moved: number;
+}
+
+/**
+ * Creates the current range and the `set.ahead` after it for every table of the set when
+ * missing, and a range for any range (within `set.back` units) whose rows sit in a default
+ * partition. Each range in its own short transaction under the set's advisory lock, so any
+ * number of processes can run it at once: the second finds the range made. Idempotent.
+ */
+export async function ensurePartitions(
+  db: Database,
+  set: PartitionSet,
+  now = new Date(),
+  ahead = set.ahead,
+): Promise<EnsureResult> {
+  const out: EnsureResult = { created: [], moved: 0 };
+  const wanted = new Map<string, Range>();
+  for (let i = 0; i <= ahead; i++) {
+    const r = rangeAfter(set.unit, now, i);
+    wanted.set(r.suffix, r);
+  }
+  const existing = new Map<string, Set<string>>();
+  for (const { table, column } of set.tables) {
+    existing.set(table, new Set((await listRanges(db, set.unit, table)).map((r) => r.suffix)));
+    const from = rangeAfter(set.unit, now, -set.back).from;
+    const to = rangeAfter(set.unit, now, ahead + 1).from;
+    for (const t of await unitsInDefault(db, set.unit, table, column, from, to)) {
+      const r = rangeOf(set.unit, t);
+      wanted.set(r.suffix, r);
+    }
+  }
+  for (const r of [...wanted.values()].sort((a, b) => a.from.getTime() - b.from.getTime())) {
+    if (set.tables.every(({ table }) => existing.get(table)!.has(r.suffix))) continue;
+    const made = await db.transaction(async (tx) => {
+      await lockSet(tx, set);
+      const names: string[] = [];
+      let moved = 0;
+      for (const { table, column } of set.tables) {
+        if ((await listRanges(tx, set.unit, table)).some((p) => p.suffix === r.suffix)) continue;
+        moved += await createPartition(tx, table, column, r);
+        names.push(partitionName(table, r));
+      }
+      return { names, moved };
+    });
+    out.created.push(...made.names);
+    out.moved += made.moved;
+  }
+  return out;
+}
+
+/**
+ * Detaches and drops every partition of the set whose whole range ends at or before `cutoff`,
+ * a range (all tables of the set, in reverse order) per transaction: two catalogue changes per
+ * table, whatever the partition holds. `beforeDrop` runs in that transaction first (what the
+ * rows take with them that no foreign key cascades). Returns the suffixes of the ranges dropped.
+ */
+export async function dropRangesBefore(
+  db: Database,
+  set: PartitionSet,
+  cutoff: Date,
+  opts: { stop?: () => boolean; beforeDrop?: (tx: Queryable, r: Range) => Promise<void> } = {},
+): Promise<string[]> {
+  const suffixes = new Map<string, Range>();
+  for (const { table } of set.tables) {
+    for (const r of await listRanges(db, set.unit, table))
+      if (r.to.getTime() <= cutoff.getTime()) suffixes.set(r.suffix, r);
+  }
+  const dropped: string[] = [];
+  for (const r of [...suffixes.values()].sort((a, b) => a.from.getTime() - b.from.getTime())) {
+    if (opts.stop?.()) break;
+    const done = await db.transaction(async (tx) => {
+      await lockSet(tx, set);
+      await opts.beforeDrop?.(tx, r);
+      let any = false;
+      for (const { table } of [...set.tables].reverse()) {
+        if (!(await listRanges(tx, set.unit, table)).some((p) => p.suffix === r.suffix)) continue;
+        const name = partitionName(table, r);
+        await tx.query(`/* detachPartition */ alter table ${table} detach partition ${name}`);
+        await tx.query(`/* dropPartition */ drop table ${name}`);
+        any = true;
+      }
+      return any;
+    });
+    if (done) dropped.push(r.suffix);
+  }
+  return dropped;
+}
+
+/**
+ * The periodic creation of every set's partitions ahead of time (src/jobs/tasks.ts says when).
+ * Any number of processes may run it at once (an advisory lock per set).
+ */
+export function partitionsRun(
+  db: Database,
+  sets: readonly PartitionSet[],
+  log: { info: (o: object, msg: string) => void },
+): () => Promise<void> {
+  return async () => {
+    for (const set of sets) {
+      const r = await ensurePartitions(db, set);
+      if (r.created.length > 0) log.info({ component: 'partitions', set: set.name, ...r }, 'partitions created');
+    }
+  };
+}
