@@ -85,7 +85,7 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
   // The widened bounds are also given as plain parameters (a bucket is at most 31 days and a
   // zone's offset under a day), so the planner sees the range and reads the product's rows
   // through price_observations_series_time (price_hours' key) rather than every product's rows.
-  const rawRows = `
+  const rawRows = `/* historyRawRows */
       select coalesce(o.competitor_id, '') as series, o.currency,
              o.observed_at as open_at, o.id as open_id, o.price as open,
              o.observed_at as close_at, o.id as close_id, o.price as close,
@@ -97,7 +97,7 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
          and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
          and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
-  const hourRows = `
+  const hourRows = `/* historyHourRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
              width_bucket(o.hour, gs.starts) as n
