@@ -21,8 +21,9 @@ import type {
 import {
   checkbox,
   clearErrors,
-  confirmDialog,
   control,
+  deleteButton,
+  enableToggle,
   errorBox,
   field,
   loading,
@@ -156,22 +157,13 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
           {
             title: 'Actions',
             cell: (r) => {
-              const toggle = h(
-                'button',
-                { type: 'button', class: 'secondary small' },
-                r.enabled ? 'Disable' : 'Enable',
-              );
-              toggle.addEventListener(
-                'click',
-                () =>
-                  void withBusy(toggle, null, async () => {
-                    const updated = await ph.PATCH('/api/v1/alerts/{id}', {
-                      params: { path: { id: r.id } },
-                      body: { enabled: !r.enabled },
-                    });
-                    rules = rules.map((x) => (x.id === r.id ? updated : x));
-                    renderRules();
-                  }),
+              const toggle = enableToggle(
+                r.enabled,
+                (enabled) => ph.PATCH('/api/v1/alerts/{id}', { params: { path: { id: r.id } }, body: { enabled } }),
+                (updated) => {
+                  rules = rules.map((x) => (x.id === r.id ? updated : x));
+                  renderRules();
+                },
               );
               const test = h('button', { type: 'button', class: 'secondary small' }, 'Test');
               test.addEventListener(
@@ -183,20 +175,15 @@ export async function alertsPage(ctx: PageContext): Promise<void> {
                     await renderEvents();
                   }),
               );
-              const del = h('button', { type: 'button', class: 'danger small' }, 'Delete');
-              del.addEventListener(
-                'click',
-                () =>
-                  void (async () => {
-                    if (!(await confirmDialog(`Delete the rule “${r.name}”? Its events go with it.`, 'Delete rule')))
-                      return;
-                    await withBusy(del, null, async () => {
-                      await ph.DELETE('/api/v1/alerts/{id}', { params: { path: { id: r.id } } });
-                      rules = rules.filter((x) => x.id !== r.id);
-                      renderRules();
-                      toast(`Deleted “${r.name}”.`);
-                    });
-                  })(),
+              const del = deleteButton(
+                `Delete the rule “${r.name}”? Its events go with it.`,
+                'Delete rule',
+                async () => {
+                  await ph.DELETE('/api/v1/alerts/{id}', { params: { path: { id: r.id } } });
+                  rules = rules.filter((x) => x.id !== r.id);
+                  renderRules();
+                  toast(`Deleted “${r.name}”.`);
+                },
               );
               return h('div', { class: 'row-actions' }, toggle, test, del);
             },
