@@ -140,8 +140,13 @@ async function start(): Promise<void> {
       if (active) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
+    // Each navigation renders into its own element: a page still finishing an earlier
+    // navigation (an await that took no signal) writes into a detached element, never beside
+    // the page now shown (two "New alert rule" forms were seen in the browser tests).
+    const view = h('div', { class: 'view' });
+    put(main, view);
     const ctx: PageContext = {
-      main,
+      main: view,
       params,
       query: route.query,
       signal: controller.signal,
@@ -149,12 +154,12 @@ async function start(): Promise<void> {
     };
     main.setAttribute('aria-busy', 'true');
     // The loading state until the page puts its heading (every page starts with pageHeader).
-    put(main, loading());
+    put(view, loading());
     try {
       if (!page) {
         document.title = 'Not found · pricehound';
         put(
-          main,
+          view,
           h('h1', { tabindex: -1 }, 'Not found'),
           h('p', null, 'No page here. ', h('a', { href: '#/' }, 'Go to the overview')),
         );
@@ -163,12 +168,12 @@ async function start(): Promise<void> {
       }
     } catch (err) {
       // The failed (or limited) state, with the request id and a way to load the page again.
-      if (!controller.signal.aborted) {
-        main.querySelector('[data-state="loading"]')?.remove();
-        main.appendChild(errorBox(err, { retry: () => void navigate() }));
+      if (!ctx.signal.aborted) {
+        view.querySelector('[data-state="loading"]')?.remove();
+        view.appendChild(errorBox(err, { retry: () => void navigate() }));
       }
     } finally {
-      main.removeAttribute('aria-busy');
+      if (!ctx.signal.aborted) main.removeAttribute('aria-busy');
     }
   };
   window.addEventListener('hashchange', () => {

@@ -165,6 +165,21 @@ describe('alerts and webhooks in the dashboard', { skip: skipReason, timeout: 30
     // The product's chart marks the firing.
     await page.goto(`${rig.base}/dashboard/#/products/${product.id}`);
     await page.getByTestId('alert-firings').getByText(/43/).waitFor();
+
+    // The rule's row: Disable, then Delete after confirming; the API agrees each time.
+    await page.goto(`${rig.base}/dashboard/#/alerts`);
+    const ruleRow = page.getByRole('row').filter({ hasText: 'Kettle below 45' });
+    await ruleRow.getByRole('button', { name: 'Disable' }).click();
+    await ruleRow.getByRole('button', { name: 'Enable' }).waitFor();
+    const rulesNow = async () => (await rig.call<{ data: { enabled: boolean }[] }>('GET', '/api/v1/alerts')).body.data;
+    assert.deepEqual(
+      (await rulesNow()).map((r) => r.enabled),
+      [false],
+    );
+    await ruleRow.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Delete rule' }).click();
+    await page.getByText('No rules yet: create one below.').waitFor();
+    assert.deepEqual(await rulesNow(), []);
     assert.deepEqual(dialogs, []);
     assert.deepEqual(errors, []);
     assert.deepEqual(unexpected(failed), []);
