@@ -92,6 +92,31 @@ describe('alert preview: bounds', () => {
   });
 });
 
+describe('alert matches: bounds', () => {
+  it('run one at a time here as previews do; the one that waited longer than the limit is a 503 with Retry-After', async () => {
+    const c = await catalogue(t);
+    const d = await catalogue(t);
+    // c's question reads a long history (the lowest of 365 days), long enough for d's to wait.
+    await seed(t.app, c.headers, c.productId, c.competitorId, 4000);
+    const ask = (headers: Headers) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/alerts/matches',
+        headers,
+        payload: { name: 'low', condition: { type: 'lowest_in_days', days: 365 } },
+      });
+    assert.equal((await ask(d.headers)).statusCode, 200); // d's key cached
+    const answers = await Promise.all([ask(c.headers), ask(d.headers)]);
+    assert.deepEqual(
+      answers.map((r) => r.statusCode),
+      [200, 503],
+    );
+    const busy = answers[1]!;
+    assert.match(busy.headers['retry-after'] as string, /^\d+$/);
+    assert.equal(busy.json<{ code: string }>().code, 'unavailable');
+  });
+});
+
 describe('alert preview: a client that goes away', () => {
   it('stops the work: the server reads no further and says so', { timeout: 180_000 }, async () => {
     const storage = await testStorage();

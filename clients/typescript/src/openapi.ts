@@ -837,7 +837,7 @@ export interface paths {
         put?: never;
         /**
          * Which series already meet an alert rule's condition
-         * @description Takes a rule body (as for `POST /alerts`, without `fire_existing`; `enabled` is ignored) and answers the subjects of its scope on which its condition holds now: price series judged on their latest observation (change conditions against the observation before it), `not_cheapest` on the product's rank now, `listing_failing` on the listing's failures in a row. These are what `fire_existing` fires (true) or takes in silently (false) when the rule is saved. At most 100 items, `count` all of them. Writes nothing. See docs/alerts/firing.md, "What already holds".
+         * @description Takes a rule body (as for `POST /alerts`, without `fire_existing`; `enabled` is ignored) and answers the subjects of its scope on which its condition holds now: price series judged on their latest observation (change conditions against the observation before it), `not_cheapest` on the product's rank now, `listing_failing` on the listing's failures in a row. These are what `fire_existing` fires (true) or takes in silently (false) when the rule is saved. At most 100 items, `count` all of them. Writes nothing. A process runs a few at once, one per account, and answers 503 with `Retry-After` when the others took too long (as for previews). See docs/alerts/firing.md, "What already holds".
          */
         post: operations["matchAlert"];
         delete?: never;

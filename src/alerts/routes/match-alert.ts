@@ -1,8 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { clientGone } from '../../http/client-gone.js';
+import { HeavyLane } from '../../http/heavy-lane.js';
+import { ERRORS } from '../../http/errors.js';
 import { errorResponses, withHeaders } from '../../http/schemas.js';
 import { AlertMatchesSchema, AlertMatchQuerySchema, MATCHES_MAX, matchAlert } from '../matches.js';
 
 export const matchAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
+  // A whole account's series can take seconds to judge: bounded as previews are, in a lane of
+  // its own (the dashboard asks for matches as the form changes, previews on a button).
+  const { alertPreviewConcurrency, alertPreviewTimeoutMs } = app.ctx.config;
+  const lane = new HeavyLane(alertPreviewConcurrency, alertPreviewTimeoutMs, 'alert match requests');
   app.post(
     '/alerts/matches',
     {
@@ -17,7 +24,8 @@ export const matchAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
           "(change conditions against the observation before it), `not_cheapest` on the product's rank now, " +
           "`listing_failing` on the listing's failures in a row. These are what `fire_existing` fires (true) or takes in " +
           `silently (false) when the rule is saved. At most ${MATCHES_MAX} items, \`count\` all of them. Writes nothing. ` +
-          'See docs/alerts/firing.md, "What already holds".',
+          'A process runs a few at once, one per account, and answers 503 with `Retry-After` when the others took too ' +
+          'long (as for previews). See docs/alerts/firing.md, "What already holds".',
         tags: ['Alerts'],
         body: AlertMatchQuerySchema,
         response: {
@@ -26,6 +34,15 @@ export const matchAlertRoute: FastifyPluginAsyncTypebox = async (app) => {
         },
       },
     },
-    async (request) => matchAlert(app.ctx.db, request.principal.accountId, request.body),
+    async (request, reply) => {
+      const signal = clientGone(reply);
+      const account = request.principal.accountId;
+      try {
+        return await lane.run(account, () => matchAlert(app.ctx.db, account, request.body), signal);
+      } catch (err) {
+        if (!signal.aborted) throw err;
+        throw ERRORS.invalidRequest('The client went away before the matches were answered');
+      }
+    },
   );
 };
