@@ -138,21 +138,36 @@ describe('the market in the dashboard', { skip: skipReason, timeout: 300_000 }, 
       }
     }
     await shot(page, 'market-products-cheapest-1400');
-    // The filters line up: in each row of fields, the boxes share their top and the labels their bottom.
-    const rows = await page.evaluate(() => {
+    // The filters line up: in each row of fields, the boxes share their top and the labels their bottom,
+    // and a checkbox sits on the boxes' centre line.
+    const layout = await page.evaluate(() => {
       // Each child of the form takes one cell: its row is its place over the number of columns.
       const form = document.querySelector<HTMLElement>('form.filters')!;
       const columns = getComputedStyle(form).gridTemplateColumns.split(' ').length;
       const byRow = new Map<number, { label: number; box: number }[]>();
+      const centre = (r: DOMRect) => Math.round(r.top + r.height / 2);
+      const checks: { row: number; check: number }[] = [];
+      const boxCentres = new Map<number, number[]>();
       [...form.children].forEach((f, i) => {
+        if (f.matches('.field.check')) {
+          const check = f.querySelector('input[type=checkbox]')!.getBoundingClientRect();
+          checks.push({ row: Math.floor(i / columns), check: centre(check) });
+          return;
+        }
         if (!f.matches('.field:not(.check)')) return;
+        const row = Math.floor(i / columns);
         const label = f.querySelector('label')!.getBoundingClientRect();
         const box = f.querySelector('input:not([type=hidden]), select')!.getBoundingClientRect();
-        const row = Math.floor(i / columns);
+        boxCentres.set(row, [...(boxCentres.get(row) ?? []), centre(box)]);
         byRow.set(row, [...(byRow.get(row) ?? []), { label: Math.round(label.bottom), box: Math.round(box.top) }]);
       });
-      return [...byRow.values()];
+      return { rows: [...byRow.values()], checks: checks.map((c) => ({ ...c, boxes: boxCentres.get(c.row) ?? [] })) };
     });
+    assert.ok(layout.checks.length >= 1, JSON.stringify(layout.checks));
+    for (const c of layout.checks)
+      for (const b of c.boxes)
+        assert.ok(Math.abs(c.check - b) <= 2, `checkbox centred on the boxes: ${JSON.stringify(c)}`);
+    const rows = layout.rows;
     assert.ok(rows.length >= 2 && rows.some((r) => r.length >= 4), JSON.stringify(rows));
     for (const row of rows) {
       assert.equal(new Set(row.map((f) => f.box)).size, 1, `boxes of one row at one height: ${JSON.stringify(row)}`);
