@@ -57,7 +57,8 @@ export function seedParams(kind: Kind): SeedParams {
   return {
     // 2: price changes numbered per series (migration 0004's `sequence`, price_series.changes).
     // 3: the hourly aggregates (price_hours, migration 0015) built after the load.
-    version: 3,
+    // 4: the daily aggregates (price_days, migration 0017) built from the hours.
+    version: 4,
     products: env('BENCH_PRICES_PRODUCTS', 1000),
     competitors: Math.min(60, env('BENCH_PRICES_COMPETITORS', 10)),
     perSeries: kind === 'pglite' ? env('BENCH_PRICES_PGLITE_PER_SERIES', perSeries) : perSeries,
@@ -94,6 +95,7 @@ export interface SeedInfo {
     priceChanges?: number;
     priceSeries?: number;
     priceHours?: number;
+    priceDays?: number;
     dataDirOnDisk?: number;
   };
   /** Peak RSS of the seeding process (embedded: includes the engine's WebAssembly memory). */
@@ -249,6 +251,18 @@ select min(account_id), product_id, min(competitor_id), coalesce(competitor_id, 
        min(price), max(price), sum(samples), sum(coalesce(price_sum, price * samples))
   from price_observations where account_id = $1
  group by product_id, coalesce(competitor_id, ''), currency, date_trunc('hour', observed_at, 'UTC')`;
+
+/** The migration's backfill of price_days (0017) from the hours, for the bench account. */
+const DAYS_SQL = `
+insert into price_days (account_id, product_id, competitor_id, series, currency, day, open_at, open_id, open,
+                        close_at, close_id, close, min, max, count, total)
+select min(account_id), product_id, min(competitor_id), series, currency, date_trunc('day', hour, 'UTC'),
+       min(open_at), (array_agg(open_id order by open_at, open_id))[1], (array_agg(open order by open_at, open_id))[1],
+       max(close_at), (array_agg(close_id order by close_at desc, close_id desc))[1],
+       (array_agg(close order by close_at desc, close_id desc))[1],
+       min(min), max(max), sum(count), sum(total)
+  from price_hours where account_id = $1
+ group by product_id, series, currency, date_trunc('day', hour, 'UTC')`;
 
 /** Each series' count of changes, which the trigger numbers the next change after. */
 const SERIES_CHANGES_SQL = `
@@ -439,6 +453,10 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const hours = (await db.query(HOURS_SQL, [accountId])).rowCount;
     seconds.price_hours = secs(t);
     log(`  ${kind}: ${hours.toLocaleString('en')} hourly aggregates (${seconds.price_hours} s)`);
+    t = performance.now();
+    const days = (await db.query(DAYS_SQL, [accountId])).rowCount;
+    seconds.price_days = secs(t);
+    log(`  ${kind}: ${days.toLocaleString('en')} daily aggregates (${seconds.price_days} s)`);
 
     t = performance.now();
     await db.exec('vacuum analyze');
@@ -457,6 +475,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
         changes: number;
         series: number;
         hours: number;
+        days: number;
       }>(
         `select count(*) filter (where competitor_id is null)::int8 as own, count(*) filter (where competitor_id is not null)::int8 as competitor,
                 pg_database_size(current_database())::int8 as db,
@@ -465,7 +484,8 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
                 (select sum(pg_indexes_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_observations'::regclass) as idx,
                 round(avg(pg_column_size(o.*)))::int8 as row,
                 pg_total_relation_size('price_changes')::int8 as changes, pg_total_relation_size('price_series')::int8 as series,
-                (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_hours'::regclass) as hours
+                (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_hours'::regclass) as hours,
+                (select sum(pg_total_relation_size(inhrelid))::int8 from pg_inherits where inhparent = 'price_days'::regclass) as days
            from price_observations o`,
       )
     ).rows[0]!;
@@ -492,6 +512,7 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
         priceChanges: counts.changes,
         priceSeries: counts.series,
         priceHours: counts.hours,
+        priceDays: counts.days,
       },
       seedRssPeakMiB: 0,
       load1: load1.map((l) => Math.round(l * 100) / 100),

@@ -36,6 +36,12 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: opts.applicationName ?? 'pricehound',
+    // No JIT compilation (a startup parameter: no extra round trip). The planner's estimates for
+    // the history statement (CTEs, generate_series, branches never run) pass jit_above_cost, and
+    // compiling it costs more than running it (docs/BENCHMARKS.md, "Daily aggregates"); every
+    // statement here is short. A pooler in front must pass `options` (PgBouncer:
+    // ignore_startup_parameters = options drops it instead; then set jit = off for the role).
+    options: '-c jit=off',
   });
   pool.on('error', (err) => opts.onIdleError?.(err));
 

@@ -8,7 +8,7 @@ import { migrate, readMigrations } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import type { Database, Queryable } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
-import { historyQuery, type BucketRow, toSeries } from '../../src/prices/history/sql.js';
+import { historyQuery, type BucketRow, type BucketSource, toSeries } from '../../src/prices/history/sql.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
 
 /**
@@ -23,11 +23,47 @@ const HOURS = 15;
 const ROWS = Number(process.env.HOURS_MIGRATION_ROWS ?? 30_000);
 const T = { timeout: 300_000 };
 
-/** price_hours rows that differ from the aggregate of the raw rows (both ways), at most 5. */
-async function hoursDiff(db: Queryable) {
+/** The month partitions of `parent` (YYYYMM), oldest first. */
+async function months(db: Queryable, parent: string) {
+  const r = await db.query<{ m: string }>(
+    `select substring(c.relname from '_p([0-9]{6})$') as m from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = to_regclass($1) and c.relname ~ '_p[0-9]{6}$' order by 1`,
+    [parent],
+  );
+  return r.rows.map((row) => row.m);
+}
+
+/** History requests (interval, zone, range) compared with the raw computation. */
+const CASES = [
+  ['day', 'Europe/Berlin', '2025-02-18T00:00:00Z', '2025-04-10T00:00:00Z'],
+  ['week', 'America/New_York', '2025-02-01T00:00:00Z', '2025-05-01T00:00:00Z'],
+  ['hour', 'UTC', '2025-03-01T00:00:00Z', '2025-03-20T00:00:00Z'],
+  ['month', 'Asia/Tokyo', '2000-01-01T00:00:00Z', '2041-01-01T00:00:00Z'],
+  ['day', 'Asia/Kolkata', '2025-02-18T00:00:00Z', '2025-04-10T00:00:00Z'],
+] as const;
+
+/** The history answers of `source` equal the raw ones for every case and product. */
+async function sameAnswers(db: Queryable, accountId: string, productIds: string[], source: BucketSource) {
+  for (const [interval, tz, from, to] of CASES) {
+    for (const productId of productIds) {
+      const p = { productId, accountId, interval, tz, from: new Date(from), to: new Date(to), series: null };
+      const answer = async (s: BucketSource) => {
+        const q = historyQuery(p, s);
+        return toSeries((await db.query<BucketRow>(q.text, q.values)).rows);
+      };
+      const want = await answer('raw');
+      assert.ok(want.length >= 2, `${interval} ${tz}`);
+      assert.deepEqual(await answer(source), want, `${source}: ${interval} ${tz} ${productId}`);
+    }
+  }
+}
+
+/** Rows of price_hours (or price_days) that differ from the aggregate of the raw rows by UTC hour (day), both ways, at most 5. */
+async function hoursDiff(db: Queryable, table: 'price_hours' | 'price_days' = 'price_hours') {
+  const unit = table === 'price_hours' ? 'hour' : 'day';
   const r = await db.query(
     `with raw as (
-       select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('hour', observed_at, 'UTC') as hour,
+       select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('${unit}', observed_at, 'UTC') as t,
               (array_agg(id order by observed_at, id))[1] as open_id, (array_agg(price order by observed_at, id))[1] as open,
               (array_agg(id order by observed_at desc, id desc))[1] as close_id,
               (array_agg(price order by observed_at desc, id desc))[1] as close,
@@ -35,14 +71,14 @@ async function hoursDiff(db: Queryable) {
               sum(coalesce(price_sum, price * samples)) as total
          from price_observations group by 1, 2, 3, 4
      ),
-     agg as (select product_id, series, currency, hour, open_id, open, close_id, close, min, max, count, total from price_hours)
+     agg as (select product_id, series, currency, ${unit} as t, open_id, open, close_id, close, min, max, count, total from ${table})
      select * from ((select * from raw except select * from agg) union all (select * from agg except select * from raw)) d
      limit 5`,
   );
   return r.rows;
 }
 
-describe('migration 0015: hourly aggregates of an existing price history', () => {
+describe('migrations 0015 and 0017: hourly and daily aggregates of an existing price history', () => {
   let storage: TestStorage;
   let accountId: string;
   const products = Array.from({ length: 5 }, () => newId('prod'));
@@ -120,44 +156,11 @@ describe('migration 0015: hourly aggregates of an existing price history', () =>
         assert.ok(Number(n.rows[0]!.n) > 1000, JSON.stringify(n.rows));
         assert.deepEqual(await hoursDiff(db), []);
         // A month of hours beside every month of observations.
-        const months = async (parent: string) =>
-          (
-            await db.query<{ m: string }>(
-              `select substring(c.relname from '_p([0-9]{6})$') as m from pg_inherits i join pg_class c on c.oid = i.inhrelid
-              where i.inhparent = to_regclass($1) and c.relname ~ '_p[0-9]{6}$' order by 1`,
-              [parent],
-            )
-          ).rows.map((r) => r.m);
-        const observed = await months('price_observations');
+        const observed = await months(db, 'price_observations');
         assert.ok(observed.length >= 4);
-        assert.deepEqual(await months('price_hours'), observed);
+        assert.deepEqual(await months(db, 'price_hours'), observed);
 
-        for (const [interval, tz, from, to] of [
-          ['day', 'Europe/Berlin', '2025-02-18T00:00:00Z', '2025-04-10T00:00:00Z'],
-          ['week', 'America/New_York', '2025-02-01T00:00:00Z', '2025-05-01T00:00:00Z'],
-          ['hour', 'UTC', '2025-03-01T00:00:00Z', '2025-03-20T00:00:00Z'],
-          ['month', 'Asia/Tokyo', '2000-01-01T00:00:00Z', '2041-01-01T00:00:00Z'],
-          ['day', 'Asia/Kolkata', '2025-02-18T00:00:00Z', '2025-04-10T00:00:00Z'],
-        ] as const) {
-          for (const productId of products.slice(0, 2)) {
-            const p = {
-              productId,
-              accountId,
-              interval,
-              tz,
-              from: new Date(from),
-              to: new Date(to),
-              series: null,
-            };
-            const answer = async (source: 'hours' | 'raw') => {
-              const q = historyQuery(p, source);
-              return toSeries((await db.query<BucketRow>(q.text, q.values)).rows);
-            };
-            const want = await answer('raw');
-            assert.ok(want.length >= 2, `${interval} ${tz}`);
-            assert.deepEqual(await answer('hours'), want, `${interval} ${tz} ${productId}`);
-          }
-        }
+        await sameAnswers(db, accountId, products.slice(0, 2), 'hours');
 
         // New observations after the migration are merged into the built hours.
         await db.query(
@@ -169,4 +172,32 @@ describe('migration 0015: hourly aggregates of an existing price history', () =>
       });
     },
   );
+
+  it('migration 0017 builds price_days from the hours, equal to the aggregate of the raw rows by day', T, async () => {
+    await withDb(async (db) => {
+      assert.deepEqual(
+        await migrate(
+          db,
+          readMigrations().filter((m) => m.id <= 17),
+        ),
+        ['0016_partitioned_events.sql', '0017_price_days.sql'],
+      );
+      const n = await db.query<{ n: number }>('select count(*)::int as n from price_days');
+      assert.ok(Number(n.rows[0]!.n) > 100, JSON.stringify(n.rows));
+      assert.deepEqual(await hoursDiff(db, 'price_days'), []);
+      assert.deepEqual(await months(db, 'price_days'), await months(db, 'price_observations'));
+      await sameAnswers(db, accountId, products.slice(0, 2), 'days');
+      // Writes after the migration keep both: an insert merges, a delete and an update recompute.
+      await db.query(
+        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+         values ($1, $2, 0.25, 'EUR', '2025-03-02T23:59:59.999Z', 'api'), ($1, $2, 1999, 'EUR', '2025-03-02T00:00:00Z', 'api')`,
+        [accountId, products[2]],
+      );
+      await db.query(`delete from price_observations where id % 100 = 9`);
+      await db.query(`update price_observations set price = price + 1 where id % 100 = 11`);
+      assert.deepEqual(await hoursDiff(db), []);
+      assert.deepEqual(await hoursDiff(db, 'price_days'), []);
+      await sameAnswers(db, accountId, products.slice(0, 3), 'days');
+    });
+  });
 });

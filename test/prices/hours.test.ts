@@ -3,19 +3,21 @@ import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import type { PriceHistory } from '../helpers/api-types.js';
 import { historyRange } from '../../src/prices/history/params.js';
-import { historyQuery, toSeries, type BucketRow } from '../../src/prices/history/sql.js';
+import { historyQuery, toSeries, type BucketRow, type BucketSource } from '../../src/prices/history/sql.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
 import { ingestOk } from './ingest-support.js';
+import type { Queryable } from '../../src/db/types.js';
 
 /**
- * The hourly aggregates (migrations/0015, docs/prices/HISTORY.md "Hourly aggregates") answer
- * bucketed history EXACTLY as the raw rows do: on random data (our own series and competitors',
+ * The hourly and daily aggregates (migrations/0015 and 0017, docs/prices/HISTORY.md "Hourly
+ * aggregates" and "Daily aggregates") answer bucketed history EXACTLY as the raw rows do: on random data (our own series and competitors',
  * gaps, late observations, ties, currency switches, stock changes), every interval, zones with
  * whole-hour offsets (DST changes included) and with :30 and :45 offsets, and series filters, the
  * HTTP answer is compared with today's computation over the raw rows (historyQuery's `raw`
- * source), after ingestion, after the retention roll-up, after deletes and partition drops.
+ * source), after ingestion, after the retention roll-up, after deletes and partition drops;
+ * so is the hours-only source (`hours`), and both tables equal the aggregates of the raw rows.
  */
 
 /** A small deterministic generator, so a failure can be replayed (seed in the test's name). */
@@ -90,7 +92,7 @@ function shuffle<T>(rand: () => number, xs: T[]): T[] {
   return a;
 }
 
-describe(`price history from hourly aggregates (seed ${SEED})`, () => {
+describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => {
   const t = useTestApp();
   let headers: Headers;
   let accountId: string;
@@ -106,15 +108,15 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
     return { from: new Date(from).toISOString(), to: new Date(from + span * H + Math.floor(rand() * H)).toISOString() };
   }
 
-  /** Today's answer, from the raw rows. */
-  async function expected(query: URLSearchParams) {
+  /** Today's answer, from the raw rows (or from another source, to compare it too). */
+  async function expected(query: URLSearchParams, source: BucketSource = 'raw') {
     const q = Object.fromEntries(query) as Record<string, string>;
     const range = historyRange({
       ...q,
       interval: q.interval as never,
       competitor_id: q.competitor_id?.split(','),
     });
-    const sql = historyQuery({ ...range, interval: range.interval as never, productId, accountId }, 'raw');
+    const sql = historyQuery({ ...range, interval: range.interval as never, productId, accountId }, source);
     const rows = (await t.rt.db.query<BucketRow>(sql.text, sql.values)).rows;
     return { from: rows[0]!.range_start.toISOString(), to: rows[0]!.range_end.toISOString(), series: toSeries(rows) };
   }
@@ -136,6 +138,7 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
           const got = res.json<PriceHistory>();
           const want = await expected(query);
           assert.deepEqual({ from: got.from, to: got.to, series: got.series }, want, `${label}: ${query.toString()}`);
+          assert.deepEqual(await expected(query, 'hours'), want, `${label} (hours only): ${query.toString()}`);
           compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
         }
       }
@@ -143,28 +146,33 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
     assert.ok(compared > 500, `${label}: only ${compared} non-empty buckets compared`);
   }
 
-  /** price_hours equals the aggregate of the raw rows, row for row. */
+  /** price_hours and price_days equal the aggregates of the raw rows by UTC hour and day, row for row. */
   async function hoursMatchRaw(label: string) {
-    const diff = await t.rt.db.query(
-      `with raw as (
-         select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('hour', observed_at, 'UTC') as hour,
-                (array_agg(id order by observed_at, id))[1] as open_id, (array_agg(price order by observed_at, id))[1] as open,
-                (array_agg(id order by observed_at desc, id desc))[1] as close_id,
-                (array_agg(price order by observed_at desc, id desc))[1] as close,
-                min(price) as min, max(price) as max, sum(samples)::bigint as count,
-                sum(coalesce(price_sum, price * samples)) as total
-           from price_observations where account_id = $1
-          group by 1, 2, 3, 4
-       ),
-       agg as (
-         select product_id, series, currency, hour, open_id, open, close_id, close, min, max, count, total
-           from price_hours where account_id = $1
-       )
-       select * from ((select * from raw except select * from agg) union all (select * from agg except select * from raw)) d
-       limit 5`,
-      [accountId],
-    );
-    assert.deepEqual(diff.rows, [], `${label}: price_hours differs from the raw rows`);
+    for (const [table, unit] of [
+      ['price_hours', 'hour'],
+      ['price_days', 'day'],
+    ] as const) {
+      const diff = await t.rt.db.query(
+        `with raw as (
+           select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('${unit}', observed_at, 'UTC') as t,
+                  (array_agg(id order by observed_at, id))[1] as open_id, (array_agg(price order by observed_at, id))[1] as open,
+                  (array_agg(id order by observed_at desc, id desc))[1] as close_id,
+                  (array_agg(price order by observed_at desc, id desc))[1] as close,
+                  min(price) as min, max(price) as max, sum(samples)::bigint as count,
+                  sum(coalesce(price_sum, price * samples)) as total
+             from price_observations where account_id = $1
+            group by 1, 2, 3, 4
+         ),
+         agg as (
+           select product_id, series, currency, ${unit} as t, open_id, open, close_id, close, min, max, count, total
+             from ${table} where account_id = $1
+         )
+         select * from ((select * from raw except select * from agg) union all (select * from agg except select * from raw)) d
+         limit 5`,
+        [accountId],
+      );
+      assert.deepEqual(diff.rows, [], `${label}: ${table} differs from the raw rows`);
+    }
   }
 
   before(async () => {
@@ -198,7 +206,7 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
     }
   });
 
-  it('keeps price_hours equal to the aggregate of the raw rows through ingestion, late data included', async () => {
+  it('keeps price_hours and price_days equal to the aggregates of the raw rows through ingestion, late data included', async () => {
     await hoursMatchRaw('after ingestion');
   });
 
@@ -237,6 +245,41 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
     await hoursMatchRaw('after the hidden rows came back');
   });
 
+  it('reads whole UTC days from price_days and only the hours around them from price_hours', async () => {
+    // The hours of 2025-03-01..12 removed in a transaction that is rolled back: buckets made of
+    // whole UTC days still count everything (days only), a day bucket in Berlin (no whole UTC
+    // day in it) counts nothing in the range, a Berlin week counts its whole days only.
+    const total = async (db: Queryable, interval: 'day' | 'week', tz: string) => {
+      const q = historyQuery({
+        ...historyRange({ interval, tz, from: '2025-03-03T00:00:00Z', to: '2025-03-10T00:00:00Z' }),
+        interval,
+        productId,
+        accountId,
+      });
+      const rows = (await db.query<BucketRow>(q.text, q.values)).rows;
+      return toSeries(rows).reduce((n, s) => n + s.buckets.reduce((m, b) => m + b.count, 0), 0);
+    };
+    const before = { utc: await total(t.rt.db, 'day', 'UTC'), week: await total(t.rt.db, 'week', 'Europe/Berlin') };
+    assert.ok(before.utc > 0);
+    const hidden = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        await tx.query(
+          `delete from price_hours where product_id = $1 and hour >= '2025-03-01' and hour < '2025-03-12'`,
+          [productId],
+        );
+        assert.equal(await total(tx, 'day', 'UTC'), before.utc);
+        assert.equal(await total(tx, 'week', 'UTC'), before.utc);
+        assert.equal(await total(tx, 'day', 'Europe/Berlin'), 0);
+        const week = await total(tx, 'week', 'Europe/Berlin');
+        assert.ok(week > 0 && week < before.week, `${week} of ${before.week}`);
+        throw hidden;
+      }),
+      hidden,
+    );
+    await hoursMatchRaw('after the hidden hours came back');
+  });
+
   it('stays exact after the retention roll-up collapses old hours (and again after late arrivals into them)', async () => {
     const r = await rollupPrices(t.rt.db, { olderThanDays: 1 });
     assert.ok(r.deleted > 0, JSON.stringify(r));
@@ -266,8 +309,10 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
     const made = await ensureObservationPartitions(t.rt.db, new Date(t.clock.now()));
     assert.ok(made.created.includes('price_observations_p202502'), JSON.stringify(made));
     await hoursMatchRaw('after the months left the default partition');
-    const parts = await t.rt.db.query(`select to_regclass('price_hours_p202502')::text as t`);
-    assert.equal(parts.rows[0]!.t, 'price_hours_p202502');
+    const parts = await t.rt.db.query(
+      `select to_regclass('price_hours_p202502')::text as h, to_regclass('price_days_p202502')::text as d`,
+    );
+    assert.deepEqual(parts.rows[0], { h: 'price_hours_p202502', d: 'price_days_p202502' });
     // Everything before 2025-03-15T10:00Z: February's partition dropped whole, March row by row.
     const out = await dropObservationsBefore(t.rt.db, new Date('2025-03-15T10:00:00Z'));
     assert.ok(out.dropped.includes('price_observations_p202502'), JSON.stringify(out));
@@ -277,6 +322,11 @@ describe(`price history from hourly aggregates (seed ${SEED})`, () => {
       [accountId],
     );
     assert.equal(Number(left.rows[0]!.n), 0);
+    const leftDays = await t.rt.db.query(
+      `select count(*)::int as n from price_days where account_id = $1 and day < '2025-03-15T00:00:00Z'`,
+      [accountId],
+    );
+    assert.equal(Number(leftDays.rows[0]!.n), 0);
     await hoursMatchRaw('after retention');
     await compare('after retention', 2);
   });

@@ -45,8 +45,12 @@ describe('price observations: monthly partitions', () => {
     const now = new Date('2031-02-10T12:00:00Z');
     const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
     const created = runs.flatMap((r) => r.created).sort();
-    // The hourly aggregates' months are made with the observations' (one partition set).
+    // The hourly and daily aggregates' months are made with the observations' (one partition set).
     assert.deepEqual(created, [
+      'price_days_p203102',
+      'price_days_p203103',
+      'price_days_p203104',
+      'price_days_p203105',
       'price_hours_p203102',
       'price_hours_p203103',
       'price_hours_p203104',
@@ -85,11 +89,13 @@ describe('price observations: monthly partitions', () => {
     assert.deepEqual(r.created, [
       'price_observations_p201903',
       'price_hours_p201903',
+      'price_days_p201903',
       'price_observations_p201904',
       'price_hours_p201904',
+      'price_days_p201904',
     ]);
-    // Three observations and their three hours of aggregates.
-    assert.equal(r.moved, 6);
+    // Three observations, their three hours and their three days of aggregates.
+    assert.equal(r.moved, 9);
     assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:2', 'price_observations_p201904:1']);
     assert.deepEqual(await history(t, headers, productId, q), answer);
     assert.equal(

@@ -56,12 +56,13 @@ function bucketsSql(unit: BucketUnit): string {
 }
 
 /**
- * Where a bucketed history reads its observations: `hours` (the default) the hourly aggregates
- * of price_hours whenever every bucket of the range is made of whole UTC hours, else the raw
- * rows; `raw` always the raw rows (today's computation, kept for the tests that compare the
- * two and for the benchmark).
+ * Where a bucketed history reads its observations when every bucket boundary is a whole UTC
+ * hour (else always the raw rows): `days` (the default) the whole UTC days inside a bucket from
+ * price_days and the hours at its edges from price_hours (hour buckets: hours only); `hours`
+ * price_hours only (kept for the benchmark's comparison); `raw` always the raw rows (today's
+ * computation, kept for the tests that compare the sources and for the benchmark).
  */
-export type BucketSource = 'hours' | 'raw';
+export type BucketSource = 'days' | 'hours' | 'raw';
 
 /**
  * Bucketed history: per series and currency, every bucket of the range with open, close, min,
@@ -71,14 +72,16 @@ export type BucketSource = 'hours' | 'raw';
  * own series ('' as its key) first, then by competitor id, currency and start; a product with
  * no observations in the range gives one row of nulls; another account's product, none.
  *
- * The inputs are hours or observations, in one shape (an observation is an hour of one row):
- * open and close with the (observed_at, id) that orders them, min, max, count, total. Buckets
- * whose boundaries all fall on whole UTC hours (hour buckets, and day, week and month buckets
- * of any zone whose offset is a whole number of hours in the range, DST days included) merge
- * their price_hours rows; otherwise (zones such as Asia/Kolkata) the raw rows are read. The
- * choice is made in the statement (`w.whole`), and the branch not taken is never run.
+ * The inputs are days, hours or observations, in one shape (an observation is an hour of one
+ * row): open and close with the (observed_at, id) that orders them, min, max, count, total.
+ * Buckets whose boundaries all fall on whole UTC hours (hour buckets, and day, week and month
+ * buckets of any zone whose offset is a whole number of hours in the range, DST days included)
+ * merge aggregates: each UTC day lying wholly inside a bucket is one price_days row, the hours
+ * of the bucket outside such days (a day bucket in Europe/Berlin: all 24; in UTC: none) are
+ * price_hours rows. Otherwise (zones such as Asia/Kolkata) the raw rows are read. The choices
+ * are made in the statement (`w.whole`, `w.edges`), and a branch not taken is never run.
  */
-export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source: BucketSource = 'hours'): SqlQuery {
+export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source: BucketSource = 'days'): SqlQuery {
   const unit = p.interval;
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
   const series = seriesCondition(p.series, values);
@@ -106,21 +109,49 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
          and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'
          and o.hour >= b.first_start and o.hour < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
+  // The UTC days lying wholly inside a bucket come from price_days (a day of bucket n when it
+  // ends by the bucket's end: it starts at or after the bucket's start, as width_bucket put it
+  // there), the other hours from price_hours. When every boundary is a UTC midnight there are
+  // no other hours and that branch is not run (`w.edges`); otherwise it reads the range's hours
+  // and keeps those outside whole days (a day bucket in Europe/Berlin: all of them).
+  const dayRows = `/* historyDayRows */
+      select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
+             o.min, o.max, o.count, o.total::numeric as total,
+             width_bucket(o.day, gs.starts) as n
+        from b, gs, price_days o
+       where o.product_id = $1 and o.account_id = $2
+         and o.day >= $3::timestamptz - interval '33 days' and o.day < $4::timestamptz + interval '33 days'
+         and o.day >= b.first_start and o.day < ${bucketEnd(unit, 'b.last_start')}
+         and o.day + interval '24 hours' <= gs.ends[width_bucket(o.day, gs.starts)]
+         ${series}`;
+  const edgeHourRows = `${hourRows}
+         and not (date_trunc('day', o.hour, 'UTC') >= gs.starts[width_bucket(o.hour, gs.starts)]
+                  and date_trunc('day', o.hour, 'UTC') + interval '24 hours' <= gs.ends[width_bucket(o.hour, gs.starts)])
+         and (select edges from w)`;
   const input =
     source === 'raw'
       ? rawRows
-      : `${rawRows} and not (select whole from w)
+      : source === 'hours' || unit === 'hour'
+        ? `${rawRows} and not (select whole from w)
       union all
-      ${hourRows} and (select whole from w)`;
+      ${hourRows} and (select whole from w)`
+        : `${rawRows} and not (select whole from w)
+      union all
+      ${dayRows} and (select whole from w)
+      union all
+      ${edgeHourRows} and (select whole from w)`;
   const text = `/* historyQuery */
     with b as (
       select date_trunc('${unit}', $3::timestamptz, $5::text) as first_start,
              date_trunc('${unit}', $4::timestamptz - interval '1 microsecond', $5::text) as last_start
     ),
     g as (${bucketsSql(unit)}),
-    gs as (select array_agg(start order by n) as starts from g),
-    -- Whether every bucket boundary is a whole UTC hour: then the buckets are unions of hours.
-    w as (select bool_and(date_trunc('hour', start, 'UTC') = start and date_trunc('hour', "end", 'UTC') = "end") as whole from g),
+    gs as (select array_agg(start order by n) as starts, array_agg("end" order by n) as ends from g),
+    -- Whether every bucket boundary is a whole UTC hour: then the buckets are unions of hours;
+    -- and whether one is not a UTC midnight: then some hours lie outside whole UTC days.
+    w as (select bool_and(date_trunc('hour', start, 'UTC') = start and date_trunc('hour', "end", 'UTC') = "end") as whole,
+                 bool_or(date_trunc('day', start, 'UTC') <> start or date_trunc('day', "end", 'UTC') <> "end") as edges
+            from g),
     -- The bucket of each row by binary search over the starts: no time zone work per row.
     o as (${input}
     ),
@@ -149,7 +180,12 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
       left join competitors c on c.id = nullif(a.series, '')
      where p.id = $1 and p.account_id = $2
      order by a.series collate "C", a.currency collate "C", a.n`;
-  return { name: source === 'raw' ? 'price_history_buckets_raw' : 'price_history_buckets', text, values };
+  const name = {
+    days: 'price_history_buckets',
+    hours: 'price_history_buckets_hours',
+    raw: 'price_history_buckets_raw',
+  };
+  return { name: name[source], text, values };
 }
 
 export interface BucketRow {

@@ -4,7 +4,8 @@ import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
 /**
  * The monthly partitions of price_observations (migrations/0014, docs/PRICES.md "Partitions"):
  * price_observations_pYYYYMM for [first of the month, first of the next) in UTC, and
- * price_observations_default for whatever no month covers; price_hours_pYYYYMM beside each.
+ * price_observations_default for whatever no month covers; price_hours_pYYYYMM and
+ * price_days_pYYYYMM beside each.
  * Created and dropped by the shared
  * partition code (src/db/partitions.ts).
  */
@@ -12,11 +13,13 @@ import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
 export const OBSERVATION_PARTITIONS: PartitionSet = {
   name: 'observations',
   unit: 'month',
-  // The hourly aggregates (migrations/0015) go with the observations they aggregate: created and
-  // dropped together, so the aggregates stay those of the rows left.
+  // The hourly and daily aggregates (migrations/0015, 0017) go with the observations they
+  // aggregate: created and dropped together (a UTC hour and a UTC day lie in one UTC month), so
+  // the aggregates stay those of the rows left.
   tables: [
     { table: 'price_observations', column: 'observed_at' },
     { table: 'price_hours', column: 'hour' },
+    { table: 'price_days', column: 'day' },
   ],
   ahead: 3,
   back: 120,
