@@ -106,17 +106,28 @@ try {
   await rounds.measure();
   rounds.printSummary(() => false);
   const ratios: Record<string, number[]> = {};
+  // Server CPU per request over the minimal route's (issue 26's target: at most 1.5), and of the
+  // build under test over the baseline's, per round.
+  const cpuRatios: Record<string, { median: number; rounds: number[] }> = {};
   for (const t of rounds.targets) {
     const db = t.id.split('-')[0]!;
-    if (!t.id.endsWith('minimal')) ratios[`${t.label} / minimal`] = rounds.ratio(t.id, `${db}-minimal`).rounds;
+    if (t.id.endsWith('minimal')) continue;
+    ratios[`${t.label} / minimal`] = rounds.ratio(t.id, `${db}-minimal`).rounds;
+    cpuRatios[`${t.label} / minimal`] = rounds.cpuRatio(t.id, `${db}-minimal`);
+    if (t.id === `${db}-shipped` && rounds.targets.some((o) => o.id === `${db}-baseline`)) {
+      cpuRatios[`${db} shipped / baseline`] = rounds.cpuRatio(t.id, `${db}-baseline`);
+    }
   }
   console.log('\nratio to the minimal route, per round');
   for (const [k, v] of Object.entries(ratios)) console.log(`  ${k.padEnd(34)} ${v.join(' ')}`);
+  console.log('\nserver CPU per request, ratio per round (median first)');
+  for (const [k, v] of Object.entries(cpuRatios)) console.log(`  ${k.padEnd(34)} ${v.median}: ${v.rounds.join(' ')}`);
   writeResult(process.env.BENCH_RESULT_NAME ?? 'attribution', {
     machine: machine(),
     settings: { ...SETTINGS, durationS: SLICE_S, rounds: ROUNDS, nice: NICE ?? 0 },
     summary: rounds.summary(),
     ratios,
+    cpuRatios,
   });
 } finally {
   await rounds.stopAll();

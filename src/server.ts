@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
+import { batchedStdout } from './ops/log-stream.js';
 import { OwnerChannelUnreachableError, probeOwnerChannel } from './owner-channel/client.js';
 import { localOperations } from './owner-channel/local.js';
 import type { OwnerOperations } from './owner-channel/operations.js';
@@ -85,14 +86,9 @@ export interface Started {
 }
 
 export async function startServer(config: Config, roles: Roles = { api: true, worker: true }): Promise<Started> {
-  // Asynchronous stdout: under load the lines of many requests go out in one write instead of one
-  // synchronous write(2) per line (~10-15 µs each, measured in docs/BENCHMARKS.md); an idle
-  // process still writes each line at once. pino flushes synchronously on exit, so the lines
-  // logged just before process.exit() (fatal errors, shutdown) are not lost.
-  const log = pino(
-    { level: config.logLevel, redact: ['req.headers.authorization'] },
-    pino.destination({ dest: 1, sync: false }),
-  );
+  // Lines written to stdout in batches of up to 10 ms, flushed synchronously on exit, so the lines
+  // logged just before process.exit() (fatal errors, shutdown) are not lost (src/ops/log-stream.ts).
+  const log = pino({ level: config.logLevel, redact: ['req.headers.authorization'] }, batchedStdout());
   // A bug that escapes every handler still ends as one JSON log line, not a bare stack trace.
   process.on('uncaughtException', (err) => {
     log.fatal({ err }, 'uncaught exception: exiting');

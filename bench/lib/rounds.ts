@@ -230,6 +230,14 @@ export class Rounds {
     return { median: r2(median(rounds)), rounds };
   }
 
+  /** Ratio of two targets' server CPU per request, per round, and the median of those. */
+  cpuRatio(a: string, b: string): { median: number; rounds: number[] } {
+    const ta = this.get(a);
+    const tb = this.get(b);
+    const rounds = ta.runs.map((r, i) => r2(r.cpuUsPerReq.server / tb.runs[i]!.cpuUsPerReq.server));
+    return { median: r2(median(rounds)), rounds };
+  }
+
   printSummary(showRss: (t: Target) => boolean = () => true, title = 'medians over the rounds') {
     console.log(`\n${title}`);
     table(
