@@ -76,7 +76,7 @@ class BlockedAddresses {
  * and so does the 429 of a blocked address (Remaining 0); the counting that yields them is the
  * one the guard needs anyway, so they cost nothing extra.
  *
- * Cost per authenticated request: a map lookup by the key as sent (src/auth/key-cache.ts), and one
+ * Cost per authenticated request: a hash and a map lookup (src/auth/key-cache.ts), and one
  * limiter call (one Redis round trip that checks the address and counts the key together, or
  * for a hot key, none: src/ratelimit/quota-leases.ts).
  * Routes with `config.countsTowardLimit: false` (GET /usage) are authenticated and get the

@@ -11,10 +11,7 @@ interface Events {
 
 /**
  * Resolves API keys to principals with a short in-process cache, so an authenticated request
- * costs no extra query. The cache is looked up by the key as sent, so a cached request costs no
- * sha256 either (issue 26); only a lookup in the database hashes it, since the hash is what the
- * database stores. The keys live in this process's memory for the TTL, as they do anyway in the
- * requests that carry them. Revocations are announced with NOTIFY (src/auth/keys.ts) and evict the
+ * costs no extra query. Revocations are announced with NOTIFY (src/auth/keys.ts) and evict the
  * entry at once in every process; the TTL bounds staleness if the notification channel is down,
  * and the whole cache is dropped whenever that channel is lost.
  *
@@ -47,34 +44,35 @@ export class KeyResolver extends EventEmitter<Events> {
     await this.unlisten?.();
   }
 
-  private fresh(key: string, now: number): Principal | undefined {
-    const hit = this.cache.get(key);
+  private fresh(hash: string, now: number): Principal | undefined {
+    const hit = this.cache.get(hash);
     return hit && hit.expires > now ? hit.principal : undefined;
   }
 
   /** The key's principal if it is cached and fresh (no query); undefined otherwise. */
   cached(key: string): Principal | undefined {
-    return this.fresh(key, Date.now());
+    return this.fresh(hashKey(key), Date.now());
   }
 
   async resolve(key: string): Promise<Principal | undefined> {
+    const hash = hashKey(key);
     const now = Date.now();
-    const hit = this.fresh(key, now);
+    const hit = this.fresh(hash, now);
     if (hit) return hit;
     const generation = this.generation;
-    const principal = await findActiveKey(this.db, hashKey(key));
+    const principal = await findActiveKey(this.db, hash);
     if (principal && this.ttlMs > 0 && generation === this.generation) {
       if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(key, { principal, expires: now + this.ttlMs });
+      this.cache.set(hash, { principal, expires: now + this.ttlMs });
     } else {
-      this.cache.delete(key);
+      this.cache.delete(hash);
     }
     return principal;
   }
 
   evict(keyId: string): void {
     this.generation++;
-    for (const [key, entry] of this.cache) if (entry.principal.keyId === keyId) this.cache.delete(key);
+    for (const [hash, entry] of this.cache) if (entry.principal.keyId === keyId) this.cache.delete(hash);
     this.emit('evicted', keyId);
   }
 
