@@ -7,7 +7,7 @@
 // TEST_TIMINGS=dir records CPU and wall time per test file and per test into dir
 // (scripts/test-timing/; `node scripts/test-timing/report.mjs dir` summarises them).
 // The tests run compiled, from a mirror of the checkout (scripts/test-build.mjs).
-// Files share a few processes (scripts/test-shared.mjs) but for those in ALONE below;
+// Files share a few processes (scripts/test-shared.mjs) but for those ALONE (below);
 // TEST_SHARED=0 runs every file in a process of its own.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +26,13 @@ const ALONE = new Map([
   // mock.timers replaces setTimeout/setInterval of the whole process while its tests run.
   ['test/jobs/periodic.test.ts', 'mocked timers'],
 ]);
+/** Directories whose files all run alone. */
+const ALONE_UNDER = new Map([
+  // Chromium against real server processes (npm run test:browser): wall time, not set-up, is
+  // their cost, and the performance test measures the page with nothing else running.
+  ['test/browser/', 'Chromium and real servers, one file at a time'],
+]);
+const runsAlone = (rel) => ALONE.has(rel) || [...ALONE_UNDER.keys()].some((dir) => rel.startsWith(dir));
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -73,7 +80,7 @@ const compiledOf = (f) => path.join(tree, rel(f)).replace(/\.ts$/, '.js');
 
 const concurrency = env.TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));
 const sharing = env.TEST_SHARED !== '0';
-const shared = sharing ? files.filter((f) => !ALONE.has(rel(f))) : [];
+const shared = sharing ? files.filter((f) => !runsAlone(rel(f))) : [];
 const alone = files.filter((f) => !shared.includes(f));
 // One shared process per slot; if one ends early, the others take the rest of the queue. The
 // files of their own go first: the shared processes then drain the queue together and end at
