@@ -135,7 +135,11 @@ let missing = 0;
 shared.forEach((f, i) => {
   const taken = fs.existsSync(path.join(queue, `${i}.taken`));
   if (taken && fs.existsSync(path.join(queue, `${i}.done`))) return;
-  console.error(taken ? `${rel(f)}: its process ended before the file's tests did` : `${rel(f)}: never ran`);
+  console.error(
+    taken
+      ? `${rel(f)}: its shared process ended in it (a crash, or an \`after\` hook that threw: the later ones never run)`
+      : `${rel(f)}: never ran`,
+  );
   missing++;
 });
 fs.rmSync(tree, { recursive: true, force: true });

@@ -40,7 +40,9 @@ export async function runShared(plan) {
         try {
           await import(pathToFileURL(compiled).href);
         } finally {
-          // Registered last, so it runs after the file's own `after` hooks.
+          // Registered last, so it runs after the file's own `after` hooks. When one of those
+          // throws, node runs no later one: this process then ends here, and the runner names
+          // this file and those never taken.
           after(() => {
             fs.writeFileSync(path.join(queue, `${i}.done`), '');
             if (timings) record(timings, name, cpu0, wall0);
