@@ -126,7 +126,17 @@ const nodeFlags = (env.TEST_NODE_FLAGS ?? '--liftoff-only').split(' ').filter(Bo
 
 const r = spawnSync(
   process.execPath,
-  ['--enable-source-maps', ...nodeFlags, '--test', `--test-concurrency=${concurrency}`, ...reporters, ...compiled],
+  [
+    '--enable-source-maps',
+    ...nodeFlags,
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    // A test process ends when its last test has: a shared one would otherwise wait on whatever a
+    // file left open (seen: a listening socket on 127.0.0.1 once the whole queue had run).
+    '--test-force-exit',
+    ...reporters,
+    ...compiled,
+  ],
   { stdio: 'inherit', env },
 );
 // A file a shared process never reached, or that its process ended in, is named here: the
