@@ -7,6 +7,8 @@
 // TEST_TIMINGS=dir records CPU and wall time per test file and per test into dir
 // (scripts/test-timing/; `node scripts/test-timing/report.mjs dir` summarises them).
 // The tests run compiled, from a mirror of the checkout (scripts/test-build.mjs).
+// Files share a few processes (scripts/test-shared.mjs) but for those ALONE (below);
+// TEST_SHARED=0 runs every file in a process of its own.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +16,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pgliteTemplate } from './pglite-template.mjs';
 import { buildTestTree, removeStaleTrees } from './test-build.mjs';
+
+/**
+ * Test files that run in a process of their own, each with the reason: they change what the
+ * whole process shares, or measure the process itself. Every other file shares one
+ * (scripts/test-shared.mjs), one file after another.
+ */
+const ALONE = new Map([
+  // mock.timers replaces setTimeout/setInterval of the whole process while its tests run.
+  ['test/jobs/periodic.test.ts', 'mocked timers'],
+]);
+/** Directories whose files all run alone. */
+const ALONE_UNDER = new Map([
+  // Chromium against real server processes (npm run test:browser): wall time, not set-up, is
+  // their cost, and the performance test measures the page with nothing else running.
+  ['test/browser/', 'Chromium and real servers, one file at a time'],
+]);
+const runsAlone = (rel) => ALONE.has(rel) || [...ALONE_UNDER.keys()].some((dir) => rel.startsWith(dir));
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -56,7 +75,37 @@ if (!env.DATABASE_URL) {
 const cache = path.join(root, '.test-cache');
 removeStaleTrees(cache, 'build-');
 const tree = buildTestTree(root, path.join(cache, `build-${process.pid}`));
-const compiled = files.map((f) => path.join(tree, path.relative(root, path.resolve(f))).replace(/\.ts$/, '.js'));
+const rel = (f) => path.relative(root, path.resolve(f));
+const compiledOf = (f) => path.join(tree, rel(f)).replace(/\.ts$/, '.js');
+
+const concurrency = env.TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));
+const sharing = env.TEST_SHARED !== '0';
+const shared = sharing ? files.filter((f) => !runsAlone(rel(f))) : [];
+const alone = files.filter((f) => !shared.includes(f));
+// One shared process per slot; if one ends early, the others take the rest of the queue. The
+// files of their own go first: the shared processes then drain the queue together and end at
+// about the same time.
+const queue = path.join(tree, '.shared-queue');
+const entries = [];
+if (shared.length > 0) {
+  fs.mkdirSync(queue);
+  const plan = path.join(tree, '.shared-plan.json');
+  fs.writeFileSync(
+    plan,
+    JSON.stringify({ queue, files: shared.map((f) => ({ name: rel(f), compiled: compiledOf(f) })) }),
+  );
+  const count = Math.min(shared.length, Number(concurrency));
+  for (let i = 1; i <= count; i++) {
+    const entry = path.join(tree, `shared-${i}.test.js`);
+    fs.writeFileSync(
+      entry,
+      `import { runShared } from ${JSON.stringify(path.join(tree, 'scripts/test-shared.mjs'))};\n` +
+        `await runShared(${JSON.stringify(plan)});\n`,
+    );
+    entries.push(entry);
+  }
+}
+const compiled = [...alone.map(compiledOf), ...entries];
 
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
 if (env.TEST_TIMINGS) {
@@ -75,11 +124,33 @@ if (env.TEST_TIMINGS) {
 // "The test suite's CPU").
 const nodeFlags = (env.TEST_NODE_FLAGS ?? '--liftoff-only').split(' ').filter(Boolean);
 
-const concurrency = env.TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));
 const r = spawnSync(
   process.execPath,
-  ['--enable-source-maps', ...nodeFlags, '--test', `--test-concurrency=${concurrency}`, ...reporters, ...compiled],
+  [
+    '--enable-source-maps',
+    ...nodeFlags,
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    // A test process ends when its last test has: a shared one would otherwise wait on whatever a
+    // file left open (seen: a listening socket on 127.0.0.1 once the whole queue had run).
+    '--test-force-exit',
+    ...reporters,
+    ...compiled,
+  ],
   { stdio: 'inherit', env },
 );
+// A file a shared process never reached, or that its process ended in, is named here: the
+// reporter names only the shared process.
+let missing = 0;
+shared.forEach((f, i) => {
+  const taken = fs.existsSync(path.join(queue, `${i}.taken`));
+  if (taken && fs.existsSync(path.join(queue, `${i}.done`))) return;
+  console.error(
+    taken
+      ? `${rel(f)}: its shared process ended in it (a crash, or an \`after\` hook that threw: the later ones never run)`
+      : `${rel(f)}: never ran`,
+  );
+  missing++;
+});
 fs.rmSync(tree, { recursive: true, force: true });
-process.exit(r.status ?? 1);
+process.exit(missing > 0 ? 1 : (r.status ?? 1));

@@ -19,6 +19,8 @@ if (dir && isMainThread) {
       user_ms: cpu.user / 1000,
       sys_ms: cpu.system / 1000,
       wall_ms: Date.now() - started,
+      // Set while a shared test process runs a file (scripts/test-shared.mjs), inherited by what it starts.
+      file: process.env.TEST_TIMINGS_FILE,
     };
     try {
       fs.appendFileSync(path.join(dir, 'cpu.jsonl'), `${JSON.stringify(line)}\n`);

@@ -20,26 +20,45 @@ const read = (f) =>
 const procs = read('cpu.jsonl');
 const tests = read('tests.jsonl');
 
-const byPid = new Map(procs.map((p) => [p.pid, p]));
-const fileOf = (p) => p.argv.find((a) => /\.test\.(js|ts)$/.test(a));
-// A process belongs to the test file of its nearest ancestor that ran one.
+// Files run in shared processes (scripts/test-shared.mjs) have a line of their own ({ file,
+// shared: pid }); what their process spent besides them (its start, between files) is listed as
+// SHARED. Processes a file started carry its name (`file`); the others belong to their nearest
+// ancestor that ran a test file.
+const SHARED = '(shared processes: start-up and between files)';
+const isEntry = (f) => /\/shared-\d+\.test\.js$/.test(f);
+const byPid = new Map(procs.filter((p) => !p.shared).map((p) => [p.pid, p]));
+const fileOf = (p) => p.argv?.find((a) => /\.test\.(js|ts)$/.test(a));
 const owner = (p) => {
+  if (p.file) return p.file;
   for (let q = p, hops = 0; q && hops < 20; q = byPid.get(q.ppid), hops++) {
     const f = fileOf(q);
-    if (f) return f;
+    if (f) return isEntry(f) ? SHARED : f;
   }
   return undefined;
 };
 const short = (f) => f.replace(/^.*?\/(test\/)/, '$1').replace(/\.js$/, '.ts');
 const files = new Map();
-for (const p of procs) {
-  const f = owner(p);
-  if (!f) continue;
+const charge = (f, cpu, wall) => {
   const e = files.get(short(f)) ?? { cpu: 0, wall: 0, procs: 0 };
-  e.cpu += (p.user_ms + p.sys_ms) / 1000;
-  if (fileOf(p) === f) e.wall = p.wall_ms / 1000;
+  e.cpu += cpu;
+  e.wall += wall;
   e.procs++;
   files.set(short(f), e);
+};
+const cpuOf = (p) => (p.user_ms + p.sys_ms) / 1000;
+const sharedCpu = new Map();
+for (const p of procs.filter((q) => q.shared)) {
+  charge(p.file, cpuOf(p), p.wall_ms / 1000);
+  sharedCpu.set(p.shared, (sharedCpu.get(p.shared) ?? 0) + cpuOf(p));
+}
+for (const p of procs.filter((q) => !q.shared)) {
+  const own = fileOf(p);
+  if (own && isEntry(own)) {
+    charge(SHARED, cpuOf(p) - (sharedCpu.get(p.pid) ?? 0), 0);
+    continue;
+  }
+  const f = owner(p);
+  if (f) charge(f, cpuOf(p), own === f ? p.wall_ms / 1000 : 0);
 }
 const rows = [...files].sort((a, b) => b[1].cpu - a[1].cpu);
 const total = rows.reduce((s, [, e]) => s + e.cpu, 0);

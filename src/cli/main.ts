@@ -9,7 +9,7 @@ import { importProducts } from './commands/import-products.js';
 import { exportPrices, exportProducts } from './commands/export.js';
 import { demoCommand } from './commands/demo.js';
 import { serveCommand, startCommand, workerCommand } from './commands/start.js';
-import { describeError, EXIT, UsageError } from './errors.js';
+import { EXIT, UsageError } from './errors.js';
 
 /**
  * The `pricehound` command (bin/pricehound.js runs the compiled copy of this file).
@@ -173,6 +173,8 @@ try {
     const scope = err.helpCommand ? `pricehound ${err.helpCommand}` : 'pricehound';
     note(`${scope}: ${err.message} (see \`${scope} --help\`)`);
   } else {
+    // Loaded on failure only: it imports most of the application (./describe-error.ts).
+    const { describeError } = await import('./describe-error.js');
     note(`pricehound: ${describeError(err, settingsForMessages())}`);
     if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '')) note(String((err as Error)?.stack ?? err));
   }

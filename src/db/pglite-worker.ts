@@ -49,8 +49,9 @@ function asError(reason: unknown): Error {
   return err;
 }
 
-async function openEngine(dir: string): Promise<EngineMethods> {
+async function openEngine(dir: string, wasmModule: WebAssembly.Module): Promise<EngineMethods> {
   const pg = await PGlite.create(dir, {
+    pgliteWasmModule: wasmModule,
     parsers: { [types.INT8]: (v: string) => Number(v), [types.NUMERIC]: (v: string) => v },
   });
   const prepared = new PreparedStatements(pg);
@@ -131,6 +132,9 @@ async function openEngine(dir: string): Promise<EngineMethods> {
 }
 
 if (parentPort) {
-  const { dir } = workerData as { dir: string };
-  await serveThread(openEngine(dir), { closeAfter: 'close', serializeError: (err) => serializeError(asError(err)) });
+  const { dir, wasmModule } = workerData as { dir: string; wasmModule: WebAssembly.Module };
+  await serveThread(openEngine(dir, wasmModule), {
+    closeAfter: 'close',
+    serializeError: (err) => serializeError(asError(err)),
+  });
 }

@@ -26,13 +26,31 @@ export async function openPglite(dir: string): Promise<Database> {
 /** How long a bulk query (an export's page) waits for the engine to be free before it runs anyway. */
 export const BULK_MAX_WAIT_MS = 250;
 
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/**
+ * The engine's WebAssembly, compiled once per process and handed to every engine thread
+ * (a WebAssembly.Module crosses threads without being compiled again). Without it each opening
+ * compiled the 9 MB module anew: a server on a new DATA_DIR opens it twice (above), and a
+ * process opening many (the test suite's shared processes) paid ~1-2 CPU-s each time.
+ */
+function engineModule(): Promise<WebAssembly.Module> {
+  compiled ??= fs.promises
+    .readFile(new URL(import.meta.resolve('@electric-sql/pglite/pglite.wasm')))
+    .then((bytes) => WebAssembly.compile(bytes));
+  // A failed compilation is not kept: the next opening tries again (and fails as before).
+  compiled.catch(() => (compiled = undefined));
+  return compiled;
+}
+
 async function openInWorker(dir: string): Promise<Database> {
+  const wasmModule = await engineModule();
   const listeners = new Map<number, (payload: string) => void>();
   let closed = false;
   // The engine's thread sits next to this file (src/db/pglite-worker.ts).
   const engine = new ThreadClient<EngineMethods>(new URL('./pglite-worker.js', import.meta.url), {
     name: 'worker',
-    workerData: { dir },
+    workerData: { dir, wasmModule },
     handshake: true,
     failure: (err) =>
       closed

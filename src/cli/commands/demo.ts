@@ -2,12 +2,14 @@ import { loadConfigOrExit } from '../../config.js';
 import { type Command, note, out } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
 import { progress } from '../progress.js';
-import { openOperations, ownerClient } from '../target.js';
 import { type DemoProduct, demoProducts } from '../demo/catalogue.js';
 import type { OwnerOperations } from '../../owner-channel/operations.js';
 import { DataDirInUseError } from '../../db/data-dir-lock.js';
 import { seedDemo } from '../demo/seed.js';
 import { startDemoShop } from '../demo/shop.js';
+
+/** The database side (most of the application), loaded when the command runs, not for --help. */
+const target = () => import('../target.js');
 
 /** The name of the demo's API keys: how a second run finds the demo account. */
 export const DEMO_KEY_NAME = 'pricehound demo';
@@ -43,7 +45,11 @@ async function fill(ops: OwnerOperations, products: DemoProduct[], days: number,
   }
   const k = await ops.createKey({ plan: 'business', name: DEMO_KEY_NAME });
   const bar = progress();
-  const r = await seedDemo(ownerClient(ops, k.key), { products, days, shopUrl, checkIntervalSeconds: 3600 }, bar);
+  const r = await seedDemo(
+    (await target()).ownerClient(ops, k.key),
+    { products, days, shopUrl, checkIntervalSeconds: 3600 },
+    bar,
+  );
   bar.done(
     `Created demo account ${k.account_id}: ${r.products} products, ${r.competitors} competitors, ${r.listings} listings, ` +
       `${r.observations} price observations over ${days} days, ${r.alerts} alert rules.`,
@@ -110,7 +116,7 @@ quiet (LOG_LEVEL warn) unless LOG_LEVEL is set. Ctrl-C stops the service and the
     };
     try {
       if (values['no-serve']) {
-        const ops = await openOperations(config);
+        const ops = await (await target()).openOperations(config);
         try {
           if (ops.via.kind === 'direct') await ops.migrate();
           out(`API key: ${await fill(ops, products, days, shop.url)}`);
@@ -132,7 +138,7 @@ quiet (LOG_LEVEL warn) unless LOG_LEVEL is set. Ctrl-C stops the service and the
         ops = started.operations;
       } catch (err) {
         if (!(err instanceof DataDirInUseError)) throw err;
-        ops = await openOperations(config);
+        ops = await (await target()).openOperations(config);
         note(
           `A server already runs on DATA_DIR ${config.dataDir}: the data goes in through it. This process serves the demo shop until Ctrl-C.`,
         );

@@ -1,9 +1,11 @@
 import type { KeyView } from '../../owner-channel/operations.js';
 import { describePlans, isPlan, PLAN_NAMES } from '../../auth/plans.js';
 import { isScope, SCOPES } from '../../auth/scopes.js';
-import { withOperations } from '../target.js';
 import { type Command, note, out } from '../command.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
+
+/** The database side (most of the application), loaded when the command runs, not for --help. */
+const target = () => import('../target.js');
 
 const PLAN_LIST = PLAN_NAMES.join('|');
 
@@ -75,9 +77,9 @@ Exit status: 0 created, 1 unknown account or other failure, 2 wrong usage or con
     if (!isScope(scope)) throw new UsageError(`unknown scope "${String(scope)}": use ${SCOPES.join('|')}`, this.name);
     const name = optionalText(values, 'name', this.name);
     const accountId = optionalText(values, 'account', this.name);
-    const k = await withOperations((ops) =>
-      ops.createKey({ plan, scope, name: name ?? null, accountId: accountId ?? null }),
-    );
+    const k = await (
+      await target()
+    ).withOperations((ops) => ops.createKey({ plan, scope, name: name ?? null, accountId: accountId ?? null }));
     if (values.json) {
       const { key, id, plan: p, scope: s, account_id, name: n, key_prefix, created_at } = k;
       out(JSON.stringify({ key, id, plan: p, scope: s, account_id, name: n, key_prefix, created_at }));
@@ -109,7 +111,7 @@ Options:
 `,
   async run(values) {
     const accountId = optionalText(values, 'account', this.name);
-    const keys = await withOperations((ops) => ops.listKeys(accountId));
+    const keys = await (await target()).withOperations((ops) => ops.listKeys(accountId));
     if (values.json) out(JSON.stringify(keys));
     else if (keys.length === 0)
       note(
@@ -140,7 +142,7 @@ Options:
 Exit status: 0 revoked, 1 no such key or other failure, 2 wrong usage or configuration.
 `,
   async run(values, [id]) {
-    const k = await withOperations((ops) => ops.revokeKey(id!));
+    const k = await (await target()).withOperations((ops) => ops.revokeKey(id!));
     if (!k) throw new CliError(`no API key ${id}: see \`pricehound keys list\``);
     if (values.json) out(JSON.stringify(k));
     else out(`Revoked ${k.id} (account ${k.account_id}) at ${k.revoked_at}.`);

@@ -1,7 +1,9 @@
 import { loadConfigOrExit } from '../../config.js';
 import { type Command, out } from '../command.js';
 import { EXIT } from '../errors.js';
-import { openOperations } from '../target.js';
+
+/** The database side (most of the application), loaded when the command runs, not for --help. */
+const target = () => import('../target.js');
 
 export const migrateCommand: Command = {
   name: 'migrate',
@@ -20,7 +22,7 @@ Options:
   -h, --help        show this help
 `,
   async run(values) {
-    const ops = await openOperations(loadConfigOrExit());
+    const ops = await (await target()).openOperations(loadConfigOrExit());
     let applied: string[];
     try {
       applied = await ops.migrate();

@@ -2,7 +2,9 @@ import { loadConfigOrExit } from '../../config.js';
 import type { RollupResult, SeriesKey } from '../../prices/rollup/index.js';
 import { type Command, note, out } from '../command.js';
 import { EXIT, UsageError } from '../errors.js';
-import { openOperations } from '../target.js';
+
+/** The database side (most of the application), loaded when the command runs, not for --help. */
+const target = () => import('../target.js');
 
 export const pricesRollup: Command = {
   name: 'prices rollup',
@@ -35,7 +37,7 @@ Exit status: 0 done, 1 failure, 2 wrong usage or configuration.
         this.name,
       );
     }
-    const ops = await openOperations(loadConfigOrExit());
+    const ops = await (await target()).openOperations(loadConfigOrExit());
     const total: Omit<RollupResult, 'next'> = { cutoff: '', series: 0, deleted: 0, updated: 0 };
     try {
       if (ops.via.kind === 'direct') await ops.migrate();
