@@ -8,11 +8,14 @@ import { isUnavailable } from './types.js';
  * primary.
  *
  * How far behind the replica is, is measured, not assumed: every `checkMs` the primary's WAL
- * position (`pg_current_wal_lsn()`) is sampled with the time it was asked for, and the replica's
+ * insert position (`pg_current_wal_insert_lsn()`) is sampled with the time it was asked for, and the replica's
  * replayed position (`pg_last_wal_replay_lsn()`) is read. The newest sample the replica has
  * replayed past gives `caughtUpTo`: every transaction that had committed on the primary by then
  * is on the replica. (`pg_last_xact_replay_timestamp()` alone would say an idle primary's replica
- * is ever further behind, and says nothing of commits not yet shipped.)
+ * is ever further behind, and says nothing of commits not yet shipped.) The insert position, not
+ * `pg_current_wal_lsn()` (the write position): with `synchronous_commit = off` a commit returns
+ * before its WAL is written, so a write position sampled after it may still lie before its commit
+ * record, and a replica that replayed to it would lack the write.
  *
  * A read goes to the replica only when all of these hold, otherwise to the primary:
  * - the last check succeeded within three check intervals, and the replica is in recovery;
@@ -94,7 +97,7 @@ export function replicaRouting(primary: Database, replica: Database, opts: Repli
     const at = now();
     try {
       const p = await primary.query<{ lsn: string }>(
-        `/* readReplicaPrimaryLsn */ select pg_current_wal_lsn()::text as lsn`,
+        `/* readReplicaPrimaryLsn */ select pg_current_wal_insert_lsn()::text as lsn`,
       );
       samples.push({ at, lsn: parseLsn(p.rows[0]!.lsn) });
       const r = await replica.query<{ recovery: boolean; lsn: string | null }>(
