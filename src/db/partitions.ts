@@ -127,6 +127,12 @@ const bounds = (r: Range) => `from ('${r.from.toISOString()}') to ('${r.to.toISO
  */
 async function createPartition(tx: Queryable, table: string, column: string, r: Range): Promise<number> {
   const name = partitionName(table, r);
+  // Writers wait until the range is made (a moment: the rows of one range leave the default
+  // partition). Without it an INSERT routed to the default partition before the attach fails
+  // once it commits ("violates partition constraint", PostgreSQL re-checks the default's bound),
+  // and a row arriving between the move and the attach would make the attach fail. The parent
+  // before its partitions, as writers lock them.
+  await tx.query(`/* lockForPartition */ lock table ${table} in share row exclusive mode`);
   if (!(await defaultHolds(tx, table, column, r))) {
     await tx.query(
       `/* createPartition */ create table if not exists ${name} partition of ${table} for values ${bounds(r)}`,
