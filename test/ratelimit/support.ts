@@ -27,11 +27,18 @@ export function rateHeaders(headers: Headers): { limit: number; remaining: numbe
 /**
  * Runs `fn` again (once) if the UTC hour changed while it ran: a window that rolls over in the
  * middle of a sequence would reset the counts the test is checking. `fn` must use fresh keys.
+ * A failure of `fn` in an hour that changed is not the test's answer either (its assertions see
+ * the counts reset): it too is run again (a CI run at 14:00 saw `used` 600 of 1 000 so).
  */
 export async function inOneHour<T>(fn: () => Promise<T>): Promise<T> {
   const hour = Math.floor(Date.now() / HOUR_MS);
-  const result = await fn();
-  if (Math.floor(Date.now() / HOUR_MS) === hour) return result;
+  const sameHour = () => Math.floor(Date.now() / HOUR_MS) === hour;
+  try {
+    const result = await fn();
+    if (sameHour()) return result;
+  } catch (err) {
+    if (sameHour()) throw err;
+  }
   return fn();
 }
 
