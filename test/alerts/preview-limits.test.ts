@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, it } from 'node:test';
 import { createKey } from '../../src/auth/keys.js';
+import { createCompetitor } from '../../src/competitors/service.js';
+import { createProduct } from '../../src/products/service.js';
 import { loadConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -121,45 +123,37 @@ describe('alert preview: a client that goes away', () => {
   it('stops the work: the server reads no further and says so', { timeout: 180_000 }, async () => {
     const storage = await testStorage();
     const db = await openDatabase(loadConfig(storage.env));
+    const total = 6_000; // three pages
     let key: string;
     try {
       await migrate(db);
-      key = (await createKey(db, { plan: 'business' })).key;
+      const created = await createKey(db, { plan: 'business' });
+      key = created.key;
+      // Seeded before the server starts (PGlite has one owner), in one statement: the preview
+      // reads these pages whichever way they were written, and requests of 1 000 cost more than
+      // the test itself.
+      const product = await createProduct(db, created.account_id, { name: 'Kettle', base_price: 50, currency: 'EUR' });
+      const rival = await createCompetitor(db, created.account_id, { name: 'Rival', website: 'https://rival.example' });
+      await db.query(
+        `insert into price_observations (account_id, product_id, competitor_id, price, currency, observed_at, source)
+         select $1, $2, $3, round((50 + sin(i / 40.0) * 8)::numeric, 2), 'EUR', $4::timestamptz + i * interval '10 minutes', 'api'
+           from generate_series(0, $5::int - 1) as i
+          order by i`,
+        [created.account_id, product.id, rival.id, at(0), total],
+      );
     } finally {
       await db.close();
     }
     const server = await spawnServer({ ...storage.env, ALERT_PREVIEW_TIMEOUT: '120s' });
     try {
-      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-      const api = {
-        inject: async (o: { method: string; url: string; headers: Headers; payload: object }) => {
-          const res = await fetch(server.url + o.url, {
-            method: o.method,
-            headers: o.headers,
-            body: JSON.stringify(o.payload),
-          });
-          const body = await res.text();
-          return { statusCode: res.status, body, json: <T>() => JSON.parse(body) as T };
-        },
-      };
-      const product = (
-        await api.inject({
-          method: 'POST',
-          url: '/api/v1/products',
-          headers,
-          payload: { name: 'Kettle', base_price: 50, currency: 'EUR' },
-        })
-      ).json<{ id: string }>();
-      const rival = (
-        await api.inject({
-          method: 'POST',
-          url: '/api/v1/competitors',
-          headers,
-          payload: { name: 'Rival', website: 'https://rival.example' },
-        })
-      ).json<{ id: string }>();
-      const total = 20_000;
-      await seed(api as never, headers, product.id, rival.id, total);
+      // A first, short preview: the key is cached and the route's schemas compiled, so the one
+      // below is past them and into its pages well within the 50 ms its client waits.
+      const warm = await fetch(`${server.url}/api/v1/alerts/preview`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...RULE, from: at(0), to: at(1) }),
+      });
+      assert.equal(warm.status, 200, await warm.text());
       // The preview is sent over a raw socket, which closes before the answer.
       const { port, hostname } = new URL(server.url);
       const body = JSON.stringify({ ...RULE, from: at(0), to: at(24 * 200) });
@@ -174,7 +168,7 @@ describe('alert preview: a client that goes away', () => {
       // between every page read and every slice of points judged).
       const stopped = await server.waitForLog((l) => l.msg === 'alert preview stopped: the client went away');
       assert.ok(
-        typeof stopped.observations_read === 'number' && stopped.observations_read <= total,
+        typeof stopped.observations_read === 'number' && stopped.observations_read < total,
         `read ${String(stopped.observations_read)} of ${total}`,
       );
     } finally {
