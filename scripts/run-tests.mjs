@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropPgRun, makePgTemplate } from './pg-template.mjs';
 import { pgliteTemplate } from './pglite-template.mjs';
 import { buildTestTree, removeStaleTrees } from './test-build.mjs';
 
@@ -62,13 +63,13 @@ if (files.length === 0) {
 }
 
 const env = { ...process.env };
-if (!env.DATABASE_URL) {
-  try {
-    env.PRICEHOUND_TEST_TEMPLATE = pgliteTemplate(env);
-  } catch (err) {
-    console.error(err.message);
-    process.exit(1);
-  }
+let pgRun;
+try {
+  if (env.DATABASE_URL) env.PRICEHOUND_TEST_PG_RUN = pgRun = await makePgTemplate(env.DATABASE_URL, env);
+  else env.PRICEHOUND_TEST_TEMPLATE = pgliteTemplate(env);
+} catch (err) {
+  console.error(err.message);
+  process.exit(1);
 }
 
 // The suite runs compiled (scripts/test-build.mjs): a tree of this run's own, removed after it.
@@ -153,4 +154,5 @@ shared.forEach((f, i) => {
   missing++;
 });
 fs.rmSync(tree, { recursive: true, force: true });
+if (pgRun) await dropPgRun(env.DATABASE_URL, pgRun);
 process.exit(missing > 0 ? 1 : (r.status ?? 1));

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readMigrations } from '../../src/db/migrate.js';
 import { testStorage, type TestStorage } from '../helpers/database.js';
@@ -10,11 +8,8 @@ import { cli } from './helpers/cli.js';
 describe('pricehound migrate', () => {
   let storage: TestStorage;
   before(async () => {
-    storage = await testStorage();
-    // Start from an empty database: the PGlite template copy is migrated already (PostgreSQL
-    // test schemas start empty).
-    if (storage.kind === 'pglite')
-      fs.rmSync(path.join(storage.env.DATA_DIR!, 'pgdata'), { recursive: true, force: true });
+    // An empty database: the templates the tests start from are migrated already.
+    storage = await testStorage({ migrated: false });
   });
   after(async () => {
     await storage.cleanup();

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../src/auth/keys.js';
 import { loadConfig } from '../../src/config.js';
@@ -94,10 +92,8 @@ describe('migrations 0015 and 0017: hourly and daily aggregates of an existing p
   };
 
   before(async () => {
-    storage = await testStorage();
-    // From an empty database (the PGlite template copy is migrated already).
-    if (storage.kind === 'pglite')
-      fs.rmSync(path.join(storage.env.DATA_DIR!, 'pgdata'), { recursive: true, force: true });
+    // An empty database: the templates the tests start from are migrated already.
+    storage = await testStorage({ migrated: false });
     await withDb(async (db) => {
       await migrate(
         db,

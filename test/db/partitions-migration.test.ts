@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -74,10 +73,8 @@ describe('migration 0014: price_observations into monthly partitions', () => {
   };
 
   before(async () => {
-    storage = await testStorage();
-    // From an empty database (the PGlite template copy is migrated already).
-    if (storage.kind === 'pglite')
-      fs.rmSync(path.join(storage.env.DATA_DIR!, 'pgdata'), { recursive: true, force: true });
+    // An empty database: the templates the tests start from are migrated already.
+    storage = await testStorage({ migrated: false });
     await withDb(async (db) => {
       await migrate(
         db,
