@@ -13,6 +13,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** The embedded engine's buffer cache (PostgreSQL's shared_buffers), in MiB. */
+  embeddedSharedBuffersMb: number;
   redisUrl: string | undefined;
   /** Prefix of every Redis key we write, so several deployments (or test runs) can share a Redis. */
   redisPrefix: string;
@@ -261,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
     databaseUrl,
+    embeddedSharedBuffersMb: int(env, 'EMBEDDED_SHARED_BUFFERS_MB', 128, 1, 1024),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'pricehound:',
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),

@@ -10,7 +10,7 @@ import type { Database } from './types.js';
  * DATA_DIR (taking the single-owner lock first; throws DataDirInUseError if another process has it).
  */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databasePoolSize?: number },
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databasePoolSize?: number; embeddedSharedBuffersMb?: number },
   opts: { onIdleError?: (err: Error) => void; applicationName?: string } = {},
 ): Promise<Database> {
   if (config.databaseUrl) {
@@ -18,7 +18,9 @@ export async function openDatabase(
   }
   const release = acquireDataDirLock(config.dataDir);
   try {
-    const db = await openPglite(path.join(config.dataDir, 'pgdata'));
+    const db = await openPglite(path.join(config.dataDir, 'pgdata'), {
+      sharedBuffersMb: config.embeddedSharedBuffersMb,
+    });
     return {
       ...db,
       async close() {

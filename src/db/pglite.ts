@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ThreadClient } from '../threads/client.js';
-import type { EngineMethods } from './pglite-worker.js';
+import type { EngineData, EngineMethods, EngineOptions } from './pglite-worker.js';
 import type { Database, Queryable, QueryResult } from './types.js';
 import { DatabaseUnavailableError } from './types.js';
 
@@ -13,14 +13,14 @@ import { DatabaseUnavailableError } from './types.js';
  * Only one process may open `dir` (see src/db/data-dir-lock.ts).
  * Results are the same JS types as before: int8 -> number, numeric -> string, timestamptz -> Date.
  */
-export async function openPglite(dir: string): Promise<Database> {
-  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return openInWorker(dir);
+export async function openPglite(dir: string, opts: EngineOptions = {}): Promise<Database> {
+  if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return openInWorker(dir, opts);
   // Creating a cluster (initdb) grows the engine's WebAssembly memory to ~850 MiB, and WASM
   // memory never shrinks: a server started on a new DATA_DIR kept that for its whole life. A
   // second worker opening the now-existing directory starts at ~370 MiB, for ~1 s more once.
-  const creating = await openInWorker(dir);
+  const creating = await openInWorker(dir, opts);
   await creating.close();
-  return openInWorker(dir);
+  return openInWorker(dir, opts);
 }
 
 /** How long a bulk query (an export's page) waits for the engine to be free before it runs anyway. */
@@ -43,14 +43,14 @@ function engineModule(): Promise<WebAssembly.Module> {
   return compiled;
 }
 
-async function openInWorker(dir: string): Promise<Database> {
+async function openInWorker(dir: string, opts: EngineOptions): Promise<Database> {
   const wasmModule = await engineModule();
   const listeners = new Map<number, (payload: string) => void>();
   let closed = false;
   // The engine's thread sits next to this file (src/db/pglite-worker.ts).
   const engine = new ThreadClient<EngineMethods>(new URL('./pglite-worker.js', import.meta.url), {
     name: 'worker',
-    workerData: { dir, wasmModule },
+    workerData: { dir, wasmModule, opts } satisfies EngineData,
     handshake: true,
     failure: (err) =>
       closed

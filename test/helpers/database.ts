@@ -52,7 +52,9 @@ export async function testStorage(opts: { migrated?: boolean } = {}): Promise<Te
     fs.cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
   return {
     kind: 'pglite',
-    env: { DATA_DIR: dir, ...redis },
+    // A small buffer cache: the engine clears all of it at every start (src/db/pglite-worker.ts),
+    // and the suite starts hundreds; no test's data needs more.
+    env: { DATA_DIR: dir, EMBEDDED_SHARED_BUFFERS_MB: '16', ...redis },
     async cleanup() {
       fs.rmSync(dir, { recursive: true, force: true });
     },
