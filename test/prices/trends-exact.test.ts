@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
-import { trendsQuery, type TrendsRow } from '../../src/prices/trends/sql.js';
-import { account, competitor, insertObservations, type Obs } from './history-support.js';
+import { trendsQuery, type TrendsRow, type TrendsSource } from '../../src/prices/trends/sql.js';
+import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
+import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { setRate } from './trends-support.js';
 
 /**
@@ -76,6 +77,8 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
   const t = useTestApp();
   let accountId: string;
   let productId: string;
+  let headers: Headers;
+  let comps: string[];
   const rand = prng(SEED);
   let all: Obs[] = [];
 
@@ -90,9 +93,9 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     return out;
   }
 
-  /** The statement's rows at `now`, by series. */
-  async function exact(now: Date): Promise<TrendsRow[]> {
-    const q = trendsQuery(accountId, productId, { now });
+  /** The statement's rows at `now`, by series, from the raw rows or the daily aggregates. */
+  async function exact(now: Date, source: TrendsSource): Promise<TrendsRow[]> {
+    const q = trendsQuery(accountId, productId, { now, source });
     return (await t.rt.db.query<TrendsRow>(q.text, q.values)).rows;
   }
 
@@ -100,23 +103,29 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     return (await t.rt.db.query<TrendsRow>(FLOAT, [accountId, productId, now.toISOString()])).rows;
   }
 
+  /** Rows of one series at one instant, comparable as a whole (Dates as instants). */
+  const plain = (rows: TrendsRow[]) => JSON.parse(JSON.stringify(rows)) as Record<string, unknown>[];
+
   /**
-   * Equal column for column; a rounded average or share may differ by one in its last digit
-   * (the float sum's error crossed a half). Returns how many did.
+   * At every instant: the answer from the daily aggregates equals the raw computation's, every
+   * column; with `withFloat`, the raw one also equals the float statement's, but for the last
+   * digit of a rounded average or share where the float sum's rounding crossed a half
+   * (counted: it must stay rare).
    */
-  async function compare(label: string): Promise<number> {
+  async function compare(label: string, withFloat: boolean): Promise<void> {
     let lastDigit = 0;
     let compared = 0;
+    let days = 0;
     for (const now of instants()) {
-      const t0 = performance.now();
-      const got = await exact(now);
-      const t1 = performance.now();
+      const raw = await exact(now, 'raw');
+      const fromDays = await exact(now, 'days');
+      assert.deepEqual(plain(fromDays), plain(raw), `${label} at ${now.toISOString()}: days differ from raw`);
+      days += raw.filter((r) => r.avg_30 !== null).length;
+      if (!withFloat) continue;
       const want = await float(now);
-      if (process.env.TRENDS_DEBUG)
-        console.log('exact', (t1 - t0).toFixed(0), 'float', (performance.now() - t1).toFixed(0));
-      assert.equal(got.length, want.length, label);
-      for (let i = 0; i < got.length; i++) {
-        const g = { ...got[i]! } as Record<string, unknown>;
+      assert.equal(raw.length, want.length, label);
+      for (let i = 0; i < raw.length; i++) {
+        const g = { ...raw[i]! } as Record<string, unknown>;
         const w = { ...want[i]! } as Record<string, unknown>;
         for (const k of Object.keys(w)) {
           if (!/^(avg|oos)_/.test(k) || g[k] === w[k] || g[k] === null || w[k] === null) continue;
@@ -132,20 +141,16 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
         compared += Object.keys(w).filter((k) => /^(avg|oos)_/.test(k) && w[k] !== null).length;
       }
     }
-    assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
-    assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
-    if (process.env.TRENDS_DEBUG) console.log(label, lastDigit, 'of', compared, 'rows', all.length);
-    return lastDigit;
+    assert.ok(days >= 8, `${label}: only ${days} series with a 30-day average compared`);
+    if (withFloat) {
+      assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
+      assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
+    }
   }
 
   before(async () => {
-    let headers;
     ({ headers, accountId, productId } = await account(t));
-    const comps = [
-      await competitor(t, headers, 'A'),
-      await competitor(t, headers, 'B'),
-      await competitor(t, headers, 'C'),
-    ];
+    comps = [await competitor(t, headers, 'A'), await competitor(t, headers, 'B'), await competitor(t, headers, 'C')];
     await setRate(t, accountId, 'USD', 'EUR', '0.9');
     all = [
       ...series(rand, null, false),
@@ -160,13 +165,77 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     }
   });
 
-  it('answers as the float computation did, after ingestion with late data', async () => {
-    await compare('after ingestion');
+  it('answers from the daily aggregates as from the raw rows, and as the float computation did, after ingestion with late data', async () => {
+    await compare('after ingestion', true);
   });
 
-  it('answers as the float computation did over rolled-up rows (mean prices of many samples)', async () => {
+  it('reads the daily aggregates inside the ranges and the raw rows only at their edges', async () => {
+    // In a transaction rolled back: the raw rows of days well inside the 90-day range removed
+    // with every trigger off change the raw answer, not the one from the days; a day row's
+    // weighted sum changed changes the one from the days only.
+    const now = new Date(START + 95 * D + 5 * H);
+    // The ranges' figures (the searches for price_since and cheaper_until may read raw days anywhere).
+    const ranges = (rows: Record<string, unknown>[]) =>
+      rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => /^(avg|low|high|n|oos)_\d+$/.test(k))));
+    const before = { raw: ranges(plain(await exact(now, 'raw'))), days: ranges(plain(await exact(now, 'days'))) };
+    const hidden = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        const run = async (source: TrendsSource) => {
+          const q = trendsQuery(accountId, productId, { now, source });
+          return ranges(plain((await tx.query<TrendsRow>(q.text, q.values)).rows));
+        };
+        await tx.query(`set local session_replication_role = replica`);
+        const gone = await tx.query(
+          `delete from price_observations where product_id = $1 and observed_at >= $2 and observed_at < $3`,
+          [productId, new Date(START + 30 * D).toISOString(), new Date(START + 40 * D).toISOString()],
+        );
+        assert.ok(gone.rowCount > 10);
+        assert.notDeepEqual(await run('raw'), before.raw);
+        assert.deepEqual(await run('days'), before.days);
+        const changed = await tx.query(
+          `update price_days set priced_sum = priced_sum * 2 + 1e15 where product_id = $1 and day >= $2 and day < $3`,
+          [productId, new Date(START + 33 * D).toISOString(), new Date(START + 38 * D).toISOString()],
+        );
+        assert.ok(changed.rowCount > 0);
+        assert.notDeepEqual(await run('days'), before.days);
+        throw hidden;
+      }),
+      hidden,
+    );
+  });
+
+  it('stays exact after late arrivals: same day as their predecessor, earlier days, another currency, out of stock', async () => {
+    const late = (at: number, price: string, extra: Partial<Obs> = {}): Obs => ({
+      competitor: null,
+      price,
+      at: new Date(at).toISOString(),
+      inStock: true,
+      currency: 'EUR',
+      ...extra,
+    });
+    await insertObservations(t, accountId, productId, [
+      late(START + 50 * D + 3 * H + 17, '1.2345'),
+      late(START + 50 * D + 23 * H + 59 * 60_000, '999.5', { inStock: false }),
+      late(START + 61 * D + 12 * H, '12.3456', { competitor: comps[0]!, currency: 'USD' }),
+      late(START + 61 * D + 12 * H, '12.3457', { competitor: comps[0]!, inStock: null }),
+      late(START + 88 * D + 30_000, '0', { competitor: comps[1]! }),
+    ]);
+    await compare('after late arrivals', false);
+  });
+
+  it('stays exact over rolled-up rows (mean prices of many samples)', async () => {
     const r = await rollupPrices(t.rt.db, { olderThanDays: 0, now: START + 60 * D });
     assert.ok(r.deleted > 0, JSON.stringify(r));
-    await compare('after the roll-up');
+    await compare('after the roll-up', true);
+  });
+
+  it('stays exact when a competitor is deleted and retention drops whole months', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${comps[2]}`, headers });
+    assert.equal(res.statusCode, 204, res.body);
+    await ensureObservationPartitions(t.rt.db, new Date(t.clock.now()));
+    const out = await dropObservationsBefore(t.rt.db, new Date(START + 45 * D + 10 * H));
+    assert.ok(out.dropped.includes('price_observations_p202501'), JSON.stringify(out));
+    await compare('after retention', false);
   });
 });

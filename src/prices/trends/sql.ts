@@ -1,14 +1,17 @@
 import type { Queryable } from '../../db/types.js';
 import { convertedSql, rateJoin } from '../../money/convert.js';
 import { positionSql } from '../../position/sql.js';
+import { daysAggregates } from './days.js';
 
 /**
  * The trends of one product in ONE statement (docs/prices/TRENDS.md): the latest price of each
- * series from price_series, and one pass over the product's observations in the order of
- * price_observations_series_time (product_id, competitor_id, observed_at) for the movement and
- * the per-series statistics. The benchmark runs this very SQL directly (`trendsQuery`).
+ * series from price_series, and the movement and per-series statistics from the daily
+ * aggregates with the raw rows of the ranges' edges (source `days`, ./days.ts), or from every
+ * observation of the product in one pass (source `raw`, the reference the tests compare with).
+ * The benchmark runs this very SQL directly (`trendsQuery`).
  *
- * Every "now" is the statement's now(), so all windows of one answer share one instant.
+ * Every "now" is the statement's now() (or the instant given), so all windows of one answer
+ * share one instant.
  */
 
 /** The ranges of the per-series statistics, in days. */
@@ -60,39 +63,11 @@ function periodColumns(p: Period): string {
 }
 
 /**
- * `now`: the instant the answer is as of (tests ask at chosen instants); the statement's now()
- * when left out.
+ * The per-series figures (CTE `a`) from every observation of the product, in one pass: the
+ * computation the daily aggregates must equal (the tests compare them on random data).
  */
-export function trendsQuery(
-  accountId: string,
-  productId: string,
-  opts: { now?: Date } = {},
-): { text: string; values: unknown[] } {
-  const text = `/* trendsQuery */
-with nw as (
-  -- The answer's instant, and the same in microseconds since the epoch (exact: now() has microseconds).
-  select n.at, (extract(epoch from n.at) * 1000000)::bigint as us from (select coalesce($3::timestamptz, now()) as at) n
-),
-p as (
-  select id, account_id, currency, base_price from products where id = $2 and account_id = $1
-),
--- Each series' latest observation, in the product's currency where a rate allows.
-l as (
-  select s.competitor_id, coalesce(s.competitor_id, '') as series, c.name as competitor_name,
-         s.latest_price, s.latest_currency, s.latest_in_stock, s.latest_observed_at, s.latest_listing_id, s.first_observed_at,
-         fx.rate, fx.inverse,
-         ${convertedSql('s.latest_price', 'fx', 's.latest_currency', 'p.currency')} as converted
-    from p
-    join price_series s on s.product_id = p.id
-    left join competitors c on c.id = s.competitor_id
-    ${rateJoin('fx', 'p.account_id', 's.latest_currency', 'p.currency')}
-   where s.latest_observed_at is not null
-),
--- The product's position (src/position): the comparison of the competitors' latest prices.
-k as (
-  select pos.* from p cross join lateral ${positionSql('p')} pos
-),
--- Every observation of the product with the start of the next one of its series (its price
+function rawAggregates(): string {
+  return `-- Every observation of the product with the start of the next one of its series (its price
 -- holds until then), in the index's order.
 ob as (
   select coalesce(competitor_id, '') as series, observed_at, price, currency, in_stock, samples, price_sum,
@@ -129,7 +104,50 @@ a as (
          ) as cheaper_until
     from o
    group by o.series
-)
+)`;
+}
+
+/**
+ * Where the per-series figures come from: `days`, the daily aggregates with the raw rows of the
+ * range edges (the service's), or `raw`, every observation of the product (the reference).
+ */
+export type TrendsSource = 'days' | 'raw';
+
+/**
+ * `now`: the instant the answer is as of (tests ask at chosen instants); the statement's now()
+ * when left out.
+ */
+export function trendsQuery(
+  accountId: string,
+  productId: string,
+  opts: { now?: Date; source?: TrendsSource } = {},
+): { text: string; values: unknown[] } {
+  const source = opts.source ?? 'days';
+  const text = `/* trendsQuery */
+with nw as (
+  -- The answer's instant, and the same in microseconds since the epoch (exact: now() has microseconds).
+  select n.at, (extract(epoch from n.at) * 1000000)::bigint as us from (select coalesce($3::timestamptz, now()) as at) n
+),
+p as (
+  select id, account_id, currency, base_price from products where id = $2 and account_id = $1
+),
+-- Each series' latest observation, in the product's currency where a rate allows.
+l as (
+  select s.competitor_id, coalesce(s.competitor_id, '') as series, c.name as competitor_name,
+         s.latest_price, s.latest_currency, s.latest_in_stock, s.latest_observed_at, s.latest_listing_id, s.first_observed_at,
+         fx.rate, fx.inverse,
+         ${convertedSql('s.latest_price', 'fx', 's.latest_currency', 'p.currency')} as converted
+    from p
+    join price_series s on s.product_id = p.id
+    left join competitors c on c.id = s.competitor_id
+    ${rateJoin('fx', 'p.account_id', 's.latest_currency', 'p.currency')}
+   where s.latest_observed_at is not null
+),
+-- The product's position (src/position): the comparison of the competitors' latest prices.
+k as (
+  select pos.* from p cross join lateral ${positionSql('p')} pos
+),
+${source === 'days' ? daysAggregates(RANGES, PERIODS) : rawAggregates()}
 select p.id as product_id, p.currency as product_currency, p.base_price::text as base_price, nw.at as as_of,
        k.compared, k.left_out_of_stock, k.left_no_rate, k.in_stock, k.out_of_stock, k.stock_unknown,
        k.lowest::text as lowest, k.average::text as average, k.highest::text as highest, k.cheapest_id, k.cheapest_tied,
