@@ -32,10 +32,33 @@ function seriesRows(s: string, where: string, tail = ''): string {
            ) u ${tail})`;
 }
 
+/**
+ * The latest (`max`) or first (`min`) instant of series `s` matching `where`: a scalar subquery
+ * per branch, each a single-table min/max the planner answers with one index probe per partition
+ * (an `order by observed_at, id ... limit 1` over the partitions sorts every earlier row instead).
+ */
+function instant(s: string, agg: 'max' | 'min', where: string): string {
+  return `${agg === 'max' ? 'greatest' : 'least'}(
+    (select ${agg}(o.observed_at) from price_observations o
+      where o.product_id = $2 and o.account_id = $1 and o.competitor_id = ${s} and ${s} <> '' and ${where}),
+    (select ${agg}(o.observed_at) from price_observations o
+      where o.product_id = $2 and o.account_id = $1 and o.competitor_id is null and ${s} = '' and ${where}))`;
+}
+
+/** The latest observation of series `s` before (`<`) or at (`<=`) an instant, by (observed_at, id). */
+function lastRow(s: string, op: '<' | '<=', at: string): string {
+  return seriesRows(s, `o.observed_at = ${instant(s, 'max', `o.observed_at ${op} ${at}`)}`, 'order by id desc limit 1');
+}
+
+/** The instant of the observation after (observed_at, id) = (at, id) in series `s`. */
+function nextInstant(s: string, at: string, id: string): string {
+  return `coalesce(${instant(s, 'min', `o.observed_at = ${at} and o.id > ${id}`)}, ${instant(s, 'min', `o.observed_at > ${at}`)})`;
+}
+
 /** The price held at an instant: the latest observation at or before it. */
 function periodLateral(key: string, interval: string): string {
   return `left join lateral (
-    select x.price, x.currency from ${seriesRows('l.series', `o.observed_at <= nw.at - interval '${interval}'`, 'order by observed_at desc, id desc limit 1')} x
+    select x.price, x.currency from ${lastRow('l.series', '<=', `nw.at - interval '${interval}'`)} x
   ) ${key} on true`;
 }
 
@@ -92,7 +115,7 @@ ea as (
     from l cross join rg cross join lateral (
       select false as pred, y.* from ${seriesRows('l.series', 'o.observed_at >= rg.start_at and o.observed_at < rg.d0')} y
       union all
-      select true, y.* from ${seriesRows('l.series', 'o.observed_at < rg.start_at', 'order by observed_at desc, id desc limit 1')} y
+      select true, y.* from ${lastRow('l.series', '<', 'rg.start_at')} y
     ) x
 ),
 -- Edge C: the observations from today's midnight on and the one before it.
@@ -105,7 +128,7 @@ ec as (
     from l cross join nw cross join lateral (
       select false as pred, y.* from ${seriesRows('l.series', `o.observed_at >= date_trunc('day', nw.at, 'UTC')`)} y
       union all
-      select true, y.* from ${seriesRows('l.series', `o.observed_at < date_trunc('day', nw.at, 'UTC')`, 'order by observed_at desc, id desc limit 1')} y
+      select true, y.* from ${lastRow('l.series', '<', `date_trunc('day', nw.at, 'UTC')`)} y
     ) x
 ),
 -- The pieces of every range: (priced microseconds, their weighted sum, priced count and sum of
@@ -195,9 +218,7 @@ a as (
         'order by observed_at desc, id desc limit 1',
       )} x
     ) sx on true
-    left join lateral (
-      select x.observed_at from ${seriesRows('l.series', 'o.observed_at >= sx.observed_at and (o.observed_at, o.id) > (sx.observed_at, sx.id)', 'order by observed_at, id limit 1')} x
-    ) sn on true
+    left join lateral (select ${nextInstant('l.series', 'sx.observed_at', 'sx.id')} as observed_at) sn on true
     -- cheaper_until: the latest priced observation of a competitor converting below today's
     -- lowest, found in the latest day whose priced minimum does (conversion is monotonic).
     left join lateral (
@@ -214,9 +235,7 @@ a as (
         'order by observed_at desc, id desc limit 1',
       )} x
     ) cx on true
-    left join lateral (
-      select x.observed_at from ${seriesRows('l.series', 'o.observed_at >= cx.observed_at and (o.observed_at, o.id) > (cx.observed_at, cx.id)', 'order by observed_at, id limit 1')} x
-    ) cn on true
+    left join lateral (select ${nextInstant('l.series', 'cx.observed_at', 'cx.id')} as observed_at) cn on true
    -- As the raw computation: only series with observations.
    where ev.first_at is not null
 )`;
