@@ -221,6 +221,16 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
       late(START + 61 * D + 12 * H, '12.3457', { competitor: comps[0]!, inStock: null }),
       late(START + 88 * D + 30_000, '0', { competitor: comps[1]! }),
     ]);
+    // A priced observation whose span is empty (out of stock at the same instant, a later id):
+    // the 30-day average falls back to the mean of the priced prices held, without time.
+    const d = await competitor(t, headers, 'D');
+    await insertObservations(t, accountId, productId, [
+      late(START + 80 * D + 7, '7.5', { competitor: d }),
+      late(START + 80 * D + 7, '8', { competitor: d, inStock: false }),
+    ]);
+    const q = trendsQuery(accountId, productId, { now: new Date(START + 95 * D), source: 'days' });
+    const row = (await t.rt.db.query<TrendsRow>(q.text, q.values)).rows.find((r) => r.competitor_id === d);
+    assert.equal(row?.avg_30, '7.5000');
     await compare('after late arrivals', false);
   });
 
