@@ -1,6 +1,8 @@
 // `node --import tsx bench/prices-hours-ingest.ts`: uses the schema 'cost' of ph_rollups (or BENCH_HOURS_PG_URL), dropped and recreated.
 // Ratio of a 1000-row insert (the statement POST /prices runs, all triggers on) with the
-// hourly-aggregate trigger to without it, interleaved rounds, same data shape.
+// hourly-aggregate trigger to without it, interleaved rounds, same data shape. TRIGGER names
+// another trigger to compare with and without (price_observations_track_hours_spans: the
+// recomputation of price_days' trends columns, migration 0018).
 import os from 'node:os';
 import pg from 'pg';
 import { openPostgres } from '../src/db/postgres.js';
@@ -40,12 +42,11 @@ function batch() {
   return rows;
 }
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
+const TRIGGER = process.env.TRIGGER ?? 'price_observations_track_hours';
 const times: Record<string, number[]> = { with: [], without: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const mode of r % 2 ? ['with', 'without'] : ['without', 'with']) {
-    await db.query(
-      `alter table price_observations ${mode === 'with' ? 'enable' : 'disable'} trigger price_observations_track_hours`,
-    );
+    await db.query(`alter table price_observations ${mode === 'with' ? 'enable' : 'disable'} trigger ${TRIGGER}`);
     const rows = batch();
     const t = performance.now();
     await db.transaction((tx) => insertObservations(tx, 'acc_1', rows));
@@ -56,6 +57,7 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 console.log(
   JSON.stringify({
     load1: os.loadavg()[0],
+    trigger: TRIGGER,
     rounds: ROUNDS,
     medianMsWith: med(times.with!),
     medianMsWithout: med(times.without!),

@@ -58,7 +58,8 @@ export function seedParams(kind: Kind): SeedParams {
     // 2: price changes numbered per series (migration 0004's `sequence`, price_series.changes).
     // 3: the hourly aggregates (price_hours, migration 0015) built after the load.
     // 4: the daily aggregates (price_days, migration 0017) built from the hours.
-    version: 4,
+    // 5: price_days' trends columns (migration 0018) built from the raw rows.
+    version: 5,
     products: env('BENCH_PRICES_PRODUCTS', 1000),
     competitors: Math.min(60, env('BENCH_PRICES_COMPETITORS', 10)),
     perSeries: kind === 'pglite' ? env('BENCH_PRICES_PGLITE_PER_SERIES', perSeries) : perSeries,
@@ -264,6 +265,10 @@ select min(account_id), product_id, min(competitor_id), series, currency, date_t
   from price_hours where account_id = $1
  group by product_id, series, currency, date_trunc('day', hour, 'UTC')`;
 
+/** The migration's backfill of price_days' trends columns (0018), for the bench account. */
+const DAY_SPANS_SQL = `
+select price_days_spans(array_agg(product_id), array_agg(series), array_agg(day)) from price_days where account_id = $1`;
+
 /** Each series' count of changes, which the trigger numbers the next change after. */
 const SERIES_CHANGES_SQL = `
 update price_series s set changes = n.count
@@ -433,7 +438,9 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     t = performance.now();
     await db.transaction(async (tx) => {
       if (kind === 'pg') await tx.query(`select set_config('maintenance_work_mem', '1GB', true)`);
-      for (const ix of indexes) await tx.exec(ix.def);
+      // pg_indexes gives a partitioned table's index as `ON ONLY` (the parent alone, left
+      // invalid): without ONLY it is built on every partition too.
+      for (const ix of indexes) await tx.exec(ix.def.replace(/ ON ONLY /i, ' ON '));
     });
     seconds.create_indexes = secs(t);
     log(`  ${kind}: indexes rebuilt in ${seconds.create_indexes} s`);
@@ -457,6 +464,10 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     const days = (await db.query(DAYS_SQL, [accountId])).rowCount;
     seconds.price_days = secs(t);
     log(`  ${kind}: ${days.toLocaleString('en')} daily aggregates (${seconds.price_days} s)`);
+    t = performance.now();
+    await db.query(DAY_SPANS_SQL, [accountId]);
+    seconds.price_day_spans = secs(t);
+    log(`  ${kind}: their trends columns (${seconds.price_day_spans} s)`);
 
     t = performance.now();
     await db.exec('vacuum analyze');

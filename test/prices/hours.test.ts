@@ -17,7 +17,9 @@ import type { Queryable } from '../../src/db/types.js';
  * whole-hour offsets (DST changes included) and with :30 and :45 offsets, and series filters, the
  * HTTP answer is compared with today's computation over the raw rows (historyQuery's `raw`
  * source), after ingestion, after the retention roll-up, after deletes and partition drops;
- * so is the hours-only source (`hours`), and both tables equal the aggregates of the raw rows.
+ * so is the hours-only source (`hours`), and both tables equal the aggregates of the raw rows,
+ * price_days' trends columns (migrations/0018: extremes of priced prices, time-weighted spans cut
+ * at the day's end) included.
  */
 
 /** A small deterministic generator, so a failure can be replayed (seed in the test's name). */
@@ -173,6 +175,59 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
       );
       assert.deepEqual(diff.rows, [], `${label}: ${table} differs from the raw rows`);
     }
+    await spansMatchRaw(label);
+  }
+
+  /**
+   * price_days' trends columns (migrations/0018) equal the raw rows' figures: each observation's
+   * span to the series' next one (any currency, any day) cut at the end of its UTC day.
+   */
+  async function spansMatchRaw(label: string) {
+    const ms = (x: string) => `round(date_part('epoch', ${x}) * 1000)::bigint`;
+    const diff = await t.rt.db.query(
+      `with o as (
+         select product_id, coalesce(competitor_id, '') as series, currency, date_trunc('day', observed_at, 'UTC') as day,
+                id, price, in_stock, observed_at, coalesce(price_sum / samples, price) as mean,
+                lead(observed_at) over (partition by product_id, competitor_id order by observed_at, id) as next_at
+           from price_observations where account_id = $1
+       ),
+       s as (
+         select *, (${ms(`least(coalesce(next_at, day + interval '24 hours'), day + interval '24 hours')`)} - ${ms('observed_at')}) * 1000 as us
+           from o
+       ),
+       raw as (
+         select product_id, series, currency, day as t,
+                min(array[price::float8, -date_part('epoch', observed_at)]) filter (where in_stock is not false) as low,
+                max(array[price::float8, date_part('epoch', observed_at)]) filter (where in_stock is not false) as high,
+                min(price) filter (where in_stock is not false) as priced_min,
+                coalesce(sum(us) filter (where in_stock is not false), 0) as priced_us,
+                coalesce(sum(mean * us) filter (where in_stock is not false), 0) as priced_sum,
+                count(*) filter (where in_stock is not false) as priced_n,
+                coalesce(sum(mean) filter (where in_stock is not false), 0) as priced_means,
+                coalesce(sum(us) filter (where in_stock = false), 0) as oos_us,
+                coalesce(sum(us) filter (where in_stock is not null), 0) as known_us,
+                (array_agg(in_stock order by observed_at desc, id desc))[1] as close_in_stock,
+                (array_agg(mean order by observed_at desc, id desc))[1] as close_mean
+           from s group by 1, 2, 3, 4
+       ),
+       agg as (
+         select product_id, series, currency, day as t,
+                case when low is not null then array[low::float8, -date_part('epoch', low_at)] end,
+                case when high is not null then array[high::float8, date_part('epoch', high_at)] end,
+                priced_min, priced_us::numeric, priced_sum, priced_n, priced_means, oos_us::numeric, known_us::numeric,
+                close_in_stock, close_mean
+           from price_days where account_id = $1
+       )
+       select * from ((select * from raw except select * from agg) union all (select * from agg except select * from raw)) d
+       limit 5`,
+      [accountId],
+    );
+    assert.deepEqual(diff.rows, [], `${label}: price_days' spans differ from the raw rows`);
+    const n = await t.rt.db.query<{ n: number }>(
+      `select count(*)::int as n from price_days where account_id = $1 and priced_us > 0 and oos_us > 0`,
+      [accountId],
+    );
+    assert.ok(Number(n.rows[0]!.n) > 0, `${label}: no day with both priced and out-of-stock time`);
   }
 
   before(async () => {
@@ -208,6 +263,22 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
 
   it('keeps price_hours and price_days equal to the aggregates of the raw rows through ingestion, late data included', async () => {
     await hoursMatchRaw('after ingestion');
+  });
+
+  it("rebuilds price_days' trends columns from the raw rows as migration 0018 does for existing days", async () => {
+    await t.rt.db.transaction(async (tx) => {
+      await tx.query(
+        `update price_days set low = null, low_at = null, high = null, high_at = null, priced_min = null, priced_us = 0, priced_sum = 0,
+                priced_n = 0, priced_means = 0, oos_us = 0, known_us = 0, close_in_stock = null, close_mean = null
+          where account_id = $1`,
+        [accountId],
+      );
+      // The migration's last statement.
+      await tx.query(
+        `select price_days_spans(array_agg(product_id), array_agg(series), array_agg(day)) from price_days`,
+      );
+    });
+    await spansMatchRaw('after the rebuild');
   });
 
   it('answers every interval, zone and series filter exactly as the raw rows do', async () => {

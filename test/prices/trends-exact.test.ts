@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { before, describe, it } from 'node:test';
+import { useTestApp } from '../helpers/app.js';
+import { rollupPrices } from '../../src/prices/rollup/index.js';
+import { trendsQuery, type TrendsRow, type TrendsSource } from '../../src/prices/trends/sql.js';
+import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
+import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
+import { setRate } from './trends-support.js';
+
+/**
+ * The trends statement's exact arithmetic (docs/prices/TRENDS.md, "Exact arithmetic"): on
+ * random data (our series and competitors', gaps of hours and days, ties at one instant, late
+ * arrivals, a currency switch, stock true/false/unknown, rolled-up rows), at several instants
+ * `now` (range edges inside days, on a day boundary, on an observation), every column of the
+ * statement equals the float computation it replaced (test/fixtures/trends-float.sql, the
+ * statement of main 8ea2c85), but for the last digit of a rounded average or share where the
+ * float sum's rounding crossed a half (counted, and rare).
+ */
+
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const SEED = Number(process.env.TRENDS_SEED ?? 20261129);
+const H = 3_600_000;
+const D = 24 * H;
+const START = Date.parse('2025-01-01T00:00:00Z');
+/** 100 days: the 30- and 90-day ranges start inside the data at most instants below. */
+const DAYS = 100;
+const FLOAT = readFileSync(new URL('../fixtures/trends-float.sql', import.meta.url), 'utf8');
+
+function series(rand: () => number, competitorId: string | null, switchesCurrency: boolean): Obs[] {
+  const out: Obs[] = [];
+  let price = 10 + Math.floor(rand() * 400) / 4;
+  let stock: boolean | null = true;
+  for (let h = 0; h < DAYS * 24; h++) {
+    if (rand() < 0.9) continue; // a gap hour
+    if (h % 24 === 0 && rand() < 0.1) {
+      h += 24 * Math.floor(1 + rand() * 3) - 1; // gap days
+      continue;
+    }
+    const n = 1 + Math.floor(rand() * 3);
+    let last: string | undefined;
+    for (let i = 0; i < n; i++) {
+      if (rand() < 0.4) price = Math.max(0, price + (Math.floor(rand() * 81) - 40) / 4 + (rand() < 0.3 ? 0.0001 : 0));
+      if (rand() < 0.1) stock = [true, false, null][Math.floor(rand() * 3)]!;
+      const at =
+        last !== undefined && rand() < 0.15 ? last : new Date(START + h * H + Math.floor(rand() * H)).toISOString();
+      last = at;
+      out.push({
+        competitor: competitorId,
+        price: price.toFixed(4),
+        at,
+        inStock: stock,
+        currency: switchesCurrency && h > DAYS * 8 && h < DAYS * 12 ? 'USD' : 'EUR',
+      });
+    }
+  }
+  return out;
+}
+
+function shuffle<T>(rand: () => number, xs: T[]): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+describe(`trends with exact arithmetic (seed ${SEED})`, () => {
+  const t = useTestApp();
+  let accountId: string;
+  let productId: string;
+  let headers: Headers;
+  let comps: string[];
+  const rand = prng(SEED);
+  let all: Obs[] = [];
+
+  /** The instants asked at: random ones, a UTC midnight, an observation's instant, past the data. */
+  function instants(): Date[] {
+    const out = [
+      new Date(START + 70 * D),
+      new Date(all[Math.floor(rand() * all.length)]!.at),
+      new Date(START + (DAYS + 20) * D + 123),
+    ];
+    for (let i = 0; i < 2; i++) out.push(new Date(START + 20 * D + Math.floor(rand() * (DAYS - 15) * D)));
+    return out;
+  }
+
+  /** The statement's rows at `now`, by series, from the raw rows or the daily aggregates. */
+  async function exact(now: Date, source: TrendsSource): Promise<TrendsRow[]> {
+    const q = trendsQuery(accountId, productId, { now, source });
+    return (await t.rt.db.query<TrendsRow>(q.text, q.values)).rows;
+  }
+
+  async function float(now: Date): Promise<TrendsRow[]> {
+    return (await t.rt.db.query<TrendsRow>(FLOAT, [accountId, productId, now.toISOString()])).rows;
+  }
+
+  /** Rows of one series at one instant, comparable as a whole (Dates as instants). */
+  const plain = (rows: TrendsRow[]) => JSON.parse(JSON.stringify(rows)) as Record<string, unknown>[];
+
+  /**
+   * At every instant: the answer from the daily aggregates equals the raw computation's, every
+   * column; with `withFloat`, the raw one also equals the float statement's, but for the last
+   * digit of a rounded average or share where the float sum's rounding crossed a half
+   * (counted: it must stay rare).
+   */
+  async function compare(label: string, withFloat: boolean): Promise<void> {
+    let lastDigit = 0;
+    let compared = 0;
+    let days = 0;
+    for (const now of instants()) {
+      const raw = await exact(now, 'raw');
+      const fromDays = await exact(now, 'days');
+      assert.deepEqual(plain(fromDays), plain(raw), `${label} at ${now.toISOString()}: days differ from raw`);
+      days += raw.filter((r) => r.avg_30 !== null).length;
+      if (!withFloat) continue;
+      const want = await float(now);
+      assert.equal(raw.length, want.length, label);
+      for (let i = 0; i < raw.length; i++) {
+        const g = { ...raw[i]! } as Record<string, unknown>;
+        const w = { ...want[i]! } as Record<string, unknown>;
+        for (const k of Object.keys(w)) {
+          if (!/^(avg|oos)_/.test(k) || g[k] === w[k] || g[k] === null || w[k] === null) continue;
+          const diff = Math.abs(Number(g[k]) - Number(w[k]));
+          assert.ok(
+            diff <= 0.0001 + 1e-12,
+            `${label} at ${now.toISOString()}: ${k} ${String(g[k])} vs ${String(w[k])}`,
+          );
+          lastDigit++;
+          g[k] = w[k];
+        }
+        assert.deepEqual(g, w, `${label} at ${now.toISOString()}, series ${String(w.series)}`);
+        compared += Object.keys(w).filter((k) => /^(avg|oos)_/.test(k) && w[k] !== null).length;
+      }
+    }
+    assert.ok(days >= 8, `${label}: only ${days} series with a 30-day average compared`);
+    if (withFloat) {
+      assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
+      assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
+    }
+  }
+
+  before(async () => {
+    ({ headers, accountId, productId } = await account(t));
+    comps = [await competitor(t, headers, 'A'), await competitor(t, headers, 'B'), await competitor(t, headers, 'C')];
+    await setRate(t, accountId, 'USD', 'EUR', '0.9');
+    all = [
+      ...series(rand, null, false),
+      ...series(rand, comps[0]!, true),
+      ...series(rand, comps[1]!, false),
+      ...series(rand, comps[2]!, false),
+    ];
+    // In random order, a statement per 300 rows: most arrive late, before their series' latest.
+    const shuffled = shuffle(rand, all);
+    for (let i = 0; i < shuffled.length; i += 300) {
+      await insertObservations(t, accountId, productId, shuffled.slice(i, i + 300));
+    }
+  });
+
+  it('answers from the daily aggregates as from the raw rows, and as the float computation did, after ingestion with late data', async () => {
+    await compare('after ingestion', true);
+  });
+
+  it('reads the daily aggregates inside the ranges and the raw rows only at their edges', async () => {
+    // In a transaction rolled back: the raw rows of days well inside the 90-day range removed
+    // with every trigger off change the raw answer, not the one from the days; a day row's
+    // weighted sum changed changes the one from the days only.
+    const now = new Date(START + 95 * D + 5 * H);
+    // The ranges' figures (the searches for price_since and cheaper_until may read raw days anywhere).
+    const ranges = (rows: Record<string, unknown>[]) =>
+      rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => /^(avg|low|high|n|oos)_\d+$/.test(k))));
+    const before = { raw: ranges(plain(await exact(now, 'raw'))), days: ranges(plain(await exact(now, 'days'))) };
+    const hidden = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        const run = async (source: TrendsSource) => {
+          const q = trendsQuery(accountId, productId, { now, source });
+          return ranges(plain((await tx.query<TrendsRow>(q.text, q.values)).rows));
+        };
+        await tx.query(`set local session_replication_role = replica`);
+        const gone = await tx.query(
+          `delete from price_observations where product_id = $1 and observed_at >= $2 and observed_at < $3`,
+          [productId, new Date(START + 30 * D).toISOString(), new Date(START + 40 * D).toISOString()],
+        );
+        assert.ok(gone.rowCount > 10);
+        assert.notDeepEqual(await run('raw'), before.raw);
+        assert.deepEqual(await run('days'), before.days);
+        const changed = await tx.query(
+          `update price_days set priced_sum = priced_sum * 2 + 1e15 where product_id = $1 and day >= $2 and day < $3`,
+          [productId, new Date(START + 33 * D).toISOString(), new Date(START + 38 * D).toISOString()],
+        );
+        assert.ok(changed.rowCount > 0);
+        assert.notDeepEqual(await run('days'), before.days);
+        throw hidden;
+      }),
+      hidden,
+    );
+  });
+
+  it('stays exact after late arrivals: same day as their predecessor, earlier days, another currency, out of stock', async () => {
+    const late = (at: number, price: string, extra: Partial<Obs> = {}): Obs => ({
+      competitor: null,
+      price,
+      at: new Date(at).toISOString(),
+      inStock: true,
+      currency: 'EUR',
+      ...extra,
+    });
+    await insertObservations(t, accountId, productId, [
+      late(START + 50 * D + 3 * H + 17, '1.2345'),
+      late(START + 50 * D + 23 * H + 59 * 60_000, '999.5', { inStock: false }),
+      late(START + 61 * D + 12 * H, '12.3456', { competitor: comps[0]!, currency: 'USD' }),
+      late(START + 61 * D + 12 * H, '12.3457', { competitor: comps[0]!, inStock: null }),
+      late(START + 88 * D + 30_000, '0', { competitor: comps[1]! }),
+    ]);
+    // A priced observation whose span is empty (out of stock at the same instant, a later id):
+    // the 30-day average falls back to the mean of the priced prices held, without time.
+    const d = await competitor(t, headers, 'D');
+    await insertObservations(t, accountId, productId, [
+      late(START + 80 * D + 7, '7.5', { competitor: d }),
+      late(START + 80 * D + 7, '8', { competitor: d, inStock: false }),
+    ]);
+    const q = trendsQuery(accountId, productId, { now: new Date(START + 95 * D), source: 'days' });
+    const row = (await t.rt.db.query<TrendsRow>(q.text, q.values)).rows.find((r) => r.competitor_id === d);
+    assert.equal(row?.avg_30, '7.5000');
+    await compare('after late arrivals', false);
+  });
+
+  it('stays exact over rolled-up rows (mean prices of many samples)', async () => {
+    const r = await rollupPrices(t.rt.db, { olderThanDays: 0, now: START + 60 * D });
+    assert.ok(r.deleted > 0, JSON.stringify(r));
+    await compare('after the roll-up', true);
+  });
+
+  it('stays exact when a competitor is deleted and retention drops whole months', async () => {
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/v1/competitors/${comps[2]}`, headers });
+    assert.equal(res.statusCode, 204, res.body);
+    await ensureObservationPartitions(t.rt.db, new Date(t.clock.now()));
+    const out = await dropObservationsBefore(t.rt.db, new Date(START + 45 * D + 10 * H));
+    assert.ok(out.dropped.includes('price_observations_p202501'), JSON.stringify(out));
+    await compare('after retention', false);
+  });
+});
