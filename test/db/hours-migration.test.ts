@@ -2,16 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../src/auth/keys.js';
 import { migrate } from '../../src/db/migrate.js';
-import type { Queryable } from '../../src/db/types.js';
+import type { Database, Queryable } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
 import { historyQuery, type BucketRow, type BucketSource, toSeries } from '../../src/prices/history/sql.js';
-import {
-  addProductsAndRivals,
-  databaseBefore,
-  type EarlierDatabase,
-  migrationsThrough,
-  namesAfter,
-} from './support/populated.js';
+import { addProductsAndRivals, databaseBefore, migrationsThrough, namesAfter } from './support/populated.js';
 
 /**
  * migrations/0015 builds the hourly aggregates (price_hours) of the observations a database
@@ -84,35 +78,42 @@ async function hoursDiff(db: Queryable, table: 'price_hours' | 'price_days' = 'p
 }
 
 describe('migrations 0015 and 0017: hourly and daily aggregates of an existing price history', () => {
-  let earlier: EarlierDatabase;
+  let earlier: Awaited<ReturnType<typeof databaseBefore>>;
+  /** Open for the whole file. */
+  let db: Database;
   let accountId: string;
   const products = Array.from({ length: 5 }, () => newId('prod'));
   const rivals = [newId('comp'), newId('comp')];
 
   before(async () => {
-    earlier = await databaseBefore(HOURS, async (db) => {
-      accountId = await createAccount(db);
-      await addProductsAndRivals(db, accountId, products, rivals);
-      // Irregular times (several an hour, some hours empty), prices with ties, a USD stretch.
-      await db.query(
-        `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
+    earlier = await databaseBefore(
+      HOURS,
+      async (seed) => {
+        accountId = await createAccount(seed);
+        await addProductsAndRivals(seed, accountId, products, rivals);
+        // Irregular times (several an hour, some hours empty), prices with ties, a USD stretch.
+        await seed.query(
+          `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
          select $1, ($2::text[])[1 + g % 5], case g % 3 when 0 then null else ($3::text[])[g % 3] end,
                 10 + (g * 7919 % 23) / 4.0, case when g % 11 = 0 then 'USD' else 'EUR' end, g % 5 <> 0,
                 timestamptz '2025-02-20T00:00:00Z' + (s / 111) * interval '1 day' + (1 + s / 37 % 3 * 9) * interval '1 hour'
                   + s % 37 * interval '97 seconds', 'api'
            from generate_series(1, $4::int) g, lateral (select g * 997 % $4::int as s) slot`,
-        [accountId, products, rivals, ROWS],
-      );
-      // Outside every month partition: the default partition.
-      await db.query(
-        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+          [accountId, products, rivals, ROWS],
+        );
+        // Outside every month partition: the default partition.
+        await seed.query(
+          `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
          values ($1, $2, 12.5, 'EUR', '2001-05-05T10:00:00Z', 'api'), ($1, $2, 13.5, 'USD', '2040-01-01T00:30:00Z', 'api')`,
-        [accountId, products[0]],
-      );
-      // Rolled-up rows carry samples and price sums; deleted rows leave gaps.
-      await db.query(`update price_observations set samples = 3, price_sum = price * 3 + 0.5 where id % 100 = 7`);
-      await db.query(`delete from price_observations where id % 100 = 8`);
-    });
+          [accountId, products[0]],
+        );
+        // Rolled-up rows carry samples and price sums; deleted rows leave gaps.
+        await seed.query(`update price_observations set samples = 3, price_sum = price * 3 + 0.5 where id % 100 = 7`);
+        await seed.query(`delete from price_observations where id % 100 = 8`);
+      },
+      { keepOpen: true },
+    );
+    db = earlier.db!;
   });
   after(async () => {
     await earlier?.cleanup();
@@ -122,26 +123,24 @@ describe('migrations 0015 and 0017: hourly and daily aggregates of an existing p
     'builds price_hours equal to the aggregate of the raw rows, and history answers equal to the raw ones',
     T,
     async () => {
-      await earlier.withDb(async (db) => {
-        assert.deepEqual(await migrate(db, migrationsThrough(HOURS)), ['0015_price_hours.sql']);
-        const n = await db.query<{ n: number }>('select count(*)::int as n from price_hours');
-        assert.ok(Number(n.rows[0]!.n) > 1000, JSON.stringify(n.rows));
-        assert.deepEqual(await hoursDiff(db), []);
-        // A month of hours beside every month of observations.
-        const observed = await months(db, 'price_observations');
-        assert.ok(observed.length >= 4);
-        assert.deepEqual(await months(db, 'price_hours'), observed);
+      assert.deepEqual(await migrate(db, migrationsThrough(HOURS)), ['0015_price_hours.sql']);
+      const n = await db.query<{ n: number }>('select count(*)::int as n from price_hours');
+      assert.ok(Number(n.rows[0]!.n) > 1000, JSON.stringify(n.rows));
+      assert.deepEqual(await hoursDiff(db), []);
+      // A month of hours beside every month of observations.
+      const observed = await months(db, 'price_observations');
+      assert.ok(observed.length >= 4);
+      assert.deepEqual(await months(db, 'price_hours'), observed);
 
-        await sameAnswers(db, accountId, products.slice(0, 2), 'hours');
+      await sameAnswers(db, accountId, products.slice(0, 2), 'hours');
 
-        // New observations after the migration are merged into the built hours.
-        await db.query(
-          `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
-         values ($1, $2, 0.5, 'EUR', '2025-03-01T10:10:00Z', 'api'), ($1, $2, 999, 'EUR', '2025-03-01T10:20:00Z', 'api')`,
-          [accountId, products[1]],
-        );
-        assert.deepEqual(await hoursDiff(db), []);
-      });
+      // New observations after the migration are merged into the built hours.
+      await db.query(
+        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+       values ($1, $2, 0.5, 'EUR', '2025-03-01T10:10:00Z', 'api'), ($1, $2, 999, 'EUR', '2025-03-01T10:20:00Z', 'api')`,
+        [accountId, products[1]],
+      );
+      assert.deepEqual(await hoursDiff(db), []);
     },
   );
 
@@ -149,25 +148,23 @@ describe('migrations 0015 and 0017: hourly and daily aggregates of an existing p
     'to the latest: 0017 builds price_days from the hours, equal to the aggregate of the raw rows by day',
     T,
     async () => {
-      await earlier.withDb(async (db) => {
-        assert.deepEqual(await migrate(db), namesAfter(HOURS));
-        const n = await db.query<{ n: number }>('select count(*)::int as n from price_days');
-        assert.ok(Number(n.rows[0]!.n) > 100, JSON.stringify(n.rows));
-        assert.deepEqual(await hoursDiff(db, 'price_days'), []);
-        assert.deepEqual(await months(db, 'price_days'), await months(db, 'price_observations'));
-        await sameAnswers(db, accountId, products.slice(0, 2), 'days');
-        // Writes after the migration keep both: an insert merges, a delete and an update recompute.
-        await db.query(
-          `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
-         values ($1, $2, 0.25, 'EUR', '2025-03-02T23:59:59.999Z', 'api'), ($1, $2, 1999, 'EUR', '2025-03-02T00:00:00Z', 'api')`,
-          [accountId, products[2]],
-        );
-        await db.query(`delete from price_observations where id % 100 = 9`);
-        await db.query(`update price_observations set price = price + 1 where id % 100 = 11`);
-        assert.deepEqual(await hoursDiff(db), []);
-        assert.deepEqual(await hoursDiff(db, 'price_days'), []);
-        await sameAnswers(db, accountId, products.slice(0, 3), 'days');
-      });
+      assert.deepEqual(await migrate(db), namesAfter(HOURS));
+      const n = await db.query<{ n: number }>('select count(*)::int as n from price_days');
+      assert.ok(Number(n.rows[0]!.n) > 100, JSON.stringify(n.rows));
+      assert.deepEqual(await hoursDiff(db, 'price_days'), []);
+      assert.deepEqual(await months(db, 'price_days'), await months(db, 'price_observations'));
+      await sameAnswers(db, accountId, products.slice(0, 2), 'days');
+      // Writes after the migration keep both: an insert merges, a delete and an update recompute.
+      await db.query(
+        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+       values ($1, $2, 0.25, 'EUR', '2025-03-02T23:59:59.999Z', 'api'), ($1, $2, 1999, 'EUR', '2025-03-02T00:00:00Z', 'api')`,
+        [accountId, products[2]],
+      );
+      await db.query(`delete from price_observations where id % 100 = 9`);
+      await db.query(`update price_observations set price = price + 1 where id % 100 = 11`);
+      assert.deepEqual(await hoursDiff(db), []);
+      assert.deepEqual(await hoursDiff(db, 'price_days'), []);
+      await sameAnswers(db, accountId, products.slice(0, 3), 'days');
     },
   );
 });

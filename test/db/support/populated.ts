@@ -20,6 +20,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export interface EarlierDatabase {
   storage: TestStorage;
+  /** Opens the database (PGlite: one opening at a time). */
+  open(): Promise<Database>;
   /** Opens the database, runs `fn` on it and closes it again. */
   withDb<R>(fn: (db: Database) => Promise<R>): Promise<R>;
   cleanup(): Promise<void>;
@@ -36,48 +38,64 @@ export const namesAfter = (id: number) =>
 
 /**
  * A new database (a new PGlite DATA_DIR, or a new database on DATABASE_URL's server) migrated from empty up
- * to, not including, migration `id`, then given its rows by `populate`.
+ * to, not including, migration `id`, then given its rows by `populate`. Closed afterwards, or with
+ * `keepOpen` returned open as `db` (closed by `cleanup`): each opening of PGlite costs ~2 CPU-s.
  */
-export async function databaseBefore(id: number, populate: (db: Database) => Promise<void>): Promise<EarlierDatabase> {
+export async function databaseBefore(
+  id: number,
+  populate: (db: Database) => Promise<void>,
+  opts: { keepOpen?: boolean } = {},
+): Promise<EarlierDatabase & { db?: Database }> {
   // PostgreSQL: an empty database (a copy of template0). PGlite: a copy of the migrated template,
   // emptied below, since an empty DATA_DIR means creating a cluster.
   const storage = await testStorage({ migrated: !usingPostgres() });
+  const open = () => openDatabase(loadConfig(storage.env));
   const withDb = async <R>(fn: (db: Database) => Promise<R>): Promise<R> => {
-    const db = await openDatabase(loadConfig(storage.env));
+    const db = await open();
     try {
       return await fn(db);
     } finally {
       await db.close();
     }
   };
+  let db: Database | undefined;
   try {
-    await withDb(async (db) => {
-      // PGlite: the copy of the suite's template is migrated to the latest; emptied as initdb
-      // leaves a database (the migrations create everything in public, nothing outside it),
-      // which takes a fraction of the ~10 CPU-s of creating a cluster.
-      if (storage.kind === 'pglite' && (await appliedIds(db).catch(() => [])).length > 0) {
-        await db.exec(`drop schema public cascade;
-          create schema public authorization pg_database_owner;
-          grant usage on schema public to public;
-          comment on schema public is 'standard public schema'`);
-        const left = await db.query<{ n: number }>(
-          `select (select count(*) from pg_class where relnamespace = 'public'::regnamespace)
-                + (select count(*) from pg_proc where pronamespace = 'public'::regnamespace)
-                + (select count(*) from pg_type where typnamespace = 'public'::regnamespace) as n`,
-        );
-        assert.equal(Number(left.rows[0]!.n), 0, 'nothing of the migrations is left');
-      }
-      await migrate(
-        db,
-        readMigrations().filter((m) => m.id < id),
+    db = await open();
+    // PGlite: the copy of the suite's template is migrated to the latest; emptied as initdb
+    // leaves a database (the migrations create everything in public, nothing outside it),
+    // which takes a fraction of the ~10 CPU-s of creating a cluster.
+    if (storage.kind === 'pglite' && (await appliedIds(db).catch(() => [])).length > 0) {
+      await db.exec(`drop schema public cascade;
+        create schema public authorization pg_database_owner;
+        grant usage on schema public to public;
+        comment on schema public is 'standard public schema'`);
+      const left = await db.query<{ n: number }>(
+        `select (select count(*) from pg_class where relnamespace = 'public'::regnamespace)
+              + (select count(*) from pg_proc where pronamespace = 'public'::regnamespace)
+              + (select count(*) from pg_type where typnamespace = 'public'::regnamespace) as n`,
       );
-      await populate(db);
-    });
+      assert.equal(Number(left.rows[0]!.n), 0, 'nothing of the migrations is left');
+    }
+    await migrate(
+      db,
+      readMigrations().filter((m) => m.id < id),
+    );
+    await populate(db);
+    if (!opts.keepOpen) {
+      await db.close();
+      db = undefined;
+    }
   } catch (err) {
+    await db?.close().catch(() => undefined);
     await storage.cleanup();
     throw err;
   }
-  return { storage, withDb, cleanup: () => storage.cleanup() };
+  const kept = db;
+  const cleanup = async () => {
+    await kept?.close();
+    await storage.cleanup();
+  };
+  return { storage, open, withDb, cleanup, db: kept };
 }
 
 /** Products and competitors of `accountId`, as the earlier schemas take them, for observations to refer to. */
