@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount } from '../../src/auth/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { openDatabase } from '../../src/db/open.js';
+import { migrate } from '../../src/db/migrate.js';
 import type { Database, Queryable } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
 import { historyQuery, type BucketRow, type BucketSource, toSeries } from '../../src/prices/history/sql.js';
-import { testStorage, type TestStorage } from '../helpers/database.js';
+import { addProductsAndRivals, databaseBefore, migrationsThrough, namesAfter } from './support/populated.js';
 
 /**
  * migrations/0015 builds the hourly aggregates (price_hours) of the observations a database
  * already holds: on a database populated under 0014 (several series, currencies, rolled-up rows
  * with samples and price sums, a gap, rows in the default partition), the aggregates equal those
  * of the raw rows and the history answers from them equal the raw ones; new observations are
- * merged in afterwards.
+ * merged in afterwards. Migrated on to the latest, the daily aggregates (0017) built from those
+ * hours equal the raw rows' too.
  */
 
 const HOURS = 15;
-const ROWS = Number(process.env.HOURS_MIGRATION_ROWS ?? 30_000);
+// Observations come in bursts: 37 an hour (every 97 s) at 01, 10 and 19 UTC each day, the other
+// hours empty, over 100 hours in 34 days at 3 700 rows. More rows only lengthen the span.
+const ROWS = Number(process.env.HOURS_MIGRATION_ROWS ?? 3_700);
 const T = { timeout: 300_000 };
 
 /** The month partitions of `parent` (YYYYMM), oldest first. */
@@ -77,107 +78,77 @@ async function hoursDiff(db: Queryable, table: 'price_hours' | 'price_days' = 'p
 }
 
 describe('migrations 0015 and 0017: hourly and daily aggregates of an existing price history', () => {
-  let storage: TestStorage;
+  let earlier: Awaited<ReturnType<typeof databaseBefore>>;
+  /** Open for the whole file. */
+  let db: Database;
   let accountId: string;
   const products = Array.from({ length: 5 }, () => newId('prod'));
   const rivals = [newId('comp'), newId('comp')];
 
-  const withDb = async <R>(fn: (db: Database) => Promise<R>): Promise<R> => {
-    const db = await openDatabase(loadConfig(storage.env));
-    try {
-      return await fn(db);
-    } finally {
-      await db.close();
-    }
-  };
-
   before(async () => {
-    // An empty database: the templates the tests start from are migrated already.
-    storage = await testStorage({ migrated: false });
-    await withDb(async (db) => {
-      await migrate(
-        db,
-        readMigrations().filter((m) => m.id < HOURS),
-      );
-      accountId = await createAccount(db);
-      for (const id of products) {
-        await db.query(
-          `insert into products (id, account_id, name, base_price, currency) values ($1, $2, 'Kettle', 40, 'EUR')`,
-          [id, accountId],
-        );
-      }
-      for (const id of rivals) {
-        await db.query(
-          `insert into competitors (id, account_id, name, website, domain) values ($1, $2, 'Rival', 'https://rival.example', 'rival.example')`,
-          [id, accountId],
-        );
-      }
-      // Irregular times (several an hour, some hours empty), prices with ties, a USD stretch.
-      await db.query(
-        `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
+    earlier = await databaseBefore(
+      HOURS,
+      async (seed) => {
+        accountId = await createAccount(seed);
+        await addProductsAndRivals(seed, accountId, products, rivals);
+        // Irregular times (several an hour, some hours empty), prices with ties, a USD stretch.
+        await seed.query(
+          `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
          select $1, ($2::text[])[1 + g % 5], case g % 3 when 0 then null else ($3::text[])[g % 3] end,
                 10 + (g * 7919 % 23) / 4.0, case when g % 11 = 0 then 'USD' else 'EUR' end, g % 5 <> 0,
-                timestamptz '2025-02-20T00:00:00Z' + (g * 997 % $4::int) * interval '97 seconds', 'api'
-           from generate_series(1, $4::int) g`,
-        [accountId, products, rivals, ROWS],
-      );
-      // Outside every month partition: the default partition.
-      await db.query(
-        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+                timestamptz '2025-02-20T00:00:00Z' + (s / 111) * interval '1 day' + (1 + s / 37 % 3 * 9) * interval '1 hour'
+                  + s % 37 * interval '97 seconds', 'api'
+           from generate_series(1, $4::int) g, lateral (select g * 997 % $4::int as s) slot`,
+          [accountId, products, rivals, ROWS],
+        );
+        // Outside every month partition: the default partition.
+        await seed.query(
+          `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
          values ($1, $2, 12.5, 'EUR', '2001-05-05T10:00:00Z', 'api'), ($1, $2, 13.5, 'USD', '2040-01-01T00:30:00Z', 'api')`,
-        [accountId, products[0]],
-      );
-      // Rolled-up rows carry samples and price sums; deleted rows leave gaps.
-      await db.query(`update price_observations set samples = 3, price_sum = price * 3 + 0.5 where id % 100 = 7`);
-      await db.query(`delete from price_observations where id % 100 = 8`);
-    });
+          [accountId, products[0]],
+        );
+        // Rolled-up rows carry samples and price sums; deleted rows leave gaps.
+        await seed.query(`update price_observations set samples = 3, price_sum = price * 3 + 0.5 where id % 100 = 7`);
+        await seed.query(`delete from price_observations where id % 100 = 8`);
+      },
+      { keepOpen: true },
+    );
+    db = earlier.db!;
   });
   after(async () => {
-    await storage?.cleanup();
+    await earlier?.cleanup();
   });
 
   it(
     'builds price_hours equal to the aggregate of the raw rows, and history answers equal to the raw ones',
     T,
     async () => {
-      await withDb(async (db) => {
-        assert.deepEqual(
-          await migrate(
-            db,
-            readMigrations().filter((m) => m.id <= 15),
-          ),
-          ['0015_price_hours.sql'],
-        );
-        const n = await db.query<{ n: number }>('select count(*)::int as n from price_hours');
-        assert.ok(Number(n.rows[0]!.n) > 1000, JSON.stringify(n.rows));
-        assert.deepEqual(await hoursDiff(db), []);
-        // A month of hours beside every month of observations.
-        const observed = await months(db, 'price_observations');
-        assert.ok(observed.length >= 4);
-        assert.deepEqual(await months(db, 'price_hours'), observed);
+      assert.deepEqual(await migrate(db, migrationsThrough(HOURS)), ['0015_price_hours.sql']);
+      const n = await db.query<{ n: number }>('select count(*)::int as n from price_hours');
+      assert.ok(Number(n.rows[0]!.n) > 1000, JSON.stringify(n.rows));
+      assert.deepEqual(await hoursDiff(db), []);
+      // A month of hours beside every month of observations.
+      const observed = await months(db, 'price_observations');
+      assert.ok(observed.length >= 4);
+      assert.deepEqual(await months(db, 'price_hours'), observed);
 
-        await sameAnswers(db, accountId, products.slice(0, 2), 'hours');
+      await sameAnswers(db, accountId, products.slice(0, 2), 'hours');
 
-        // New observations after the migration are merged into the built hours.
-        await db.query(
-          `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
-         values ($1, $2, 0.5, 'EUR', '2025-03-01T10:10:00Z', 'api'), ($1, $2, 999, 'EUR', '2025-03-01T10:20:00Z', 'api')`,
-          [accountId, products[1]],
-        );
-        assert.deepEqual(await hoursDiff(db), []);
-      });
+      // New observations after the migration are merged into the built hours.
+      await db.query(
+        `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
+       values ($1, $2, 0.5, 'EUR', '2025-03-01T10:10:00Z', 'api'), ($1, $2, 999, 'EUR', '2025-03-01T10:20:00Z', 'api')`,
+        [accountId, products[1]],
+      );
+      assert.deepEqual(await hoursDiff(db), []);
     },
   );
 
-  it('migration 0017 builds price_days from the hours, equal to the aggregate of the raw rows by day', T, async () => {
-    await withDb(async (db) => {
-      assert.deepEqual(
-        await migrate(
-          db,
-          readMigrations().filter((m) => m.id <= 17),
-        ),
-        ['0016_partitioned_events.sql', '0017_price_days.sql'],
-      );
+  it(
+    'to the latest: 0017 builds price_days from the hours, equal to the aggregate of the raw rows by day',
+    T,
+    async () => {
+      assert.deepEqual(await migrate(db), namesAfter(HOURS));
       const n = await db.query<{ n: number }>('select count(*)::int as n from price_days');
       assert.ok(Number(n.rows[0]!.n) > 100, JSON.stringify(n.rows));
       assert.deepEqual(await hoursDiff(db, 'price_days'), []);
@@ -186,7 +157,7 @@ describe('migrations 0015 and 0017: hourly and daily aggregates of an existing p
       // Writes after the migration keep both: an insert merges, a delete and an update recompute.
       await db.query(
         `insert into price_observations (account_id, product_id, price, currency, observed_at, source)
-         values ($1, $2, 0.25, 'EUR', '2025-03-02T23:59:59.999Z', 'api'), ($1, $2, 1999, 'EUR', '2025-03-02T00:00:00Z', 'api')`,
+       values ($1, $2, 0.25, 'EUR', '2025-03-02T23:59:59.999Z', 'api'), ($1, $2, 1999, 'EUR', '2025-03-02T00:00:00Z', 'api')`,
         [accountId, products[2]],
       );
       await db.query(`delete from price_observations where id % 100 = 9`);
@@ -194,6 +165,6 @@ describe('migrations 0015 and 0017: hourly and daily aggregates of an existing p
       assert.deepEqual(await hoursDiff(db), []);
       assert.deepEqual(await hoursDiff(db, 'price_days'), []);
       await sameAnswers(db, accountId, products.slice(0, 3), 'days');
-    });
-  });
+    },
+  );
 });
