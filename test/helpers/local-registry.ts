@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -53,23 +54,79 @@ export async function pack(directory: string, dir: string, opts: { scripts?: boo
   return path.join(dir, info!.filename);
 }
 
+/** Every file under `dir`, relative to it, sorted. */
+function filesUnder(dir: string, rel = ''): string[] {
+  return fs
+    .readdirSync(path.join(dir, rel), { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesUnder(dir, path.join(rel, e.name)) : [path.join(rel, e.name)]))
+    .sort();
+}
+
+/** The client's files that `npm pack` reads (its prepack builds dist/ from them). */
+const CLIENT_INPUTS = ['package.json', 'tsconfig.json', 'README.md', 'src'];
+/** Packages whose code or types the client's build reads (from the repository's node_modules). */
+const CLIENT_TOOLCHAIN = ['typescript', 'openapi-fetch', 'openapi-typescript-helpers'];
+
+/**
+ * What the client's tarball is made of: its files as packed, the versions of the compiler and of
+ * the dependencies whose types its declarations use, node's (and so npm's) version.
+ */
+function clientPackKey(real: string): string {
+  const hash = crypto.createHash('sha256');
+  hash.update(`node ${process.version}\n`);
+  for (const name of CLIENT_TOOLCHAIN) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    hash.update(`${name}@${manifest.version}\n`);
+  }
+  for (const input of CLIENT_INPUTS) {
+    const full = path.join(real, input);
+    const files = fs.statSync(full).isDirectory() ? filesUnder(full).map((f) => path.join(input, f)) : [input];
+    for (const f of files)
+      hash
+        .update(`${f}\0`)
+        .update(fs.readFileSync(path.join(real, f)))
+        .update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
 /**
  * `npm pack` of clients/typescript as a fresh clone would pack it: its files without dist/
  * (its prepack builds it), copied to a directory of their own so that the checkout's build,
  * which the CLI runs from, is not touched meanwhile. Returns the tarball's path in `dir`.
+ *
+ * Packed once per content (CLIENT_INPUTS, the toolchain's versions: clientPackKey) and kept in
+ * .test-cache/packed: the pack's prepack type-checks and compiles the client (~10 CPU-s), and the
+ * same files give the same tarball. Both test passes and every file that packs the client
+ * (test/client/package.test.ts, test/docs/examples.test.ts) share it; a clean checkout packs anew.
  */
 export async function packClient(dir: string): Promise<string> {
-  const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-client-clone-'));
-  try {
-    const real = path.dirname(fs.realpathSync(path.join(ROOT, 'clients/typescript/package.json')));
-    for (const f of ['package.json', 'tsconfig.json', 'README.md', 'src'])
-      fs.cpSync(path.join(real, f), path.join(clone, f), { recursive: true, dereference: true });
-    // The compiler and the dependencies' types, as `npm install` at the repository root provides them.
-    fs.symlinkSync(path.join(path.dirname(real), '../node_modules'), path.join(clone, 'node_modules'));
-    return await pack(clone, dir, { scripts: true });
-  } finally {
-    fs.rmSync(clone, { recursive: true, force: true });
+  const real = path.dirname(fs.realpathSync(path.join(ROOT, 'clients/typescript/package.json')));
+  const manifest = JSON.parse(fs.readFileSync(path.join(real, 'package.json'), 'utf8')) as { version: string };
+  const kept = path.join(PACKED, `client-${clientPackKey(real)}.tgz`);
+  // The name npm gives it: pricehound-client-0.1.0.tgz.
+  const target = path.join(dir, `pricehound-client-${manifest.version}.tgz`);
+  if (!fs.existsSync(kept)) {
+    const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-client-clone-'));
+    try {
+      for (const f of CLIENT_INPUTS)
+        fs.cpSync(path.join(real, f), path.join(clone, f), { recursive: true, dereference: true });
+      // The compiler and the dependencies' types, as `npm install` at the repository root provides them.
+      fs.symlinkSync(path.join(path.dirname(real), '../node_modules'), path.join(clone, 'node_modules'));
+      const fresh = await pack(clone, dir, { scripts: true });
+      assert.equal(fresh, target, 'npm names the tarball as expected');
+      fs.mkdirSync(PACKED, { recursive: true });
+      fs.copyFileSync(fresh, `${kept}.${process.pid}`);
+      fs.renameSync(`${kept}.${process.pid}`, kept);
+      return fresh;
+    } finally {
+      fs.rmSync(clone, { recursive: true, force: true });
+    }
   }
+  fs.copyFileSync(kept, target);
+  return target;
 }
 
 /** Serves `names` (packages installed in this checkout's node_modules) and their dependencies. */

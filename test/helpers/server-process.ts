@@ -41,10 +41,17 @@ export interface ServerProcess extends LoggedProcess {
 
 const START_TIMEOUT_MS = 60_000;
 
-/** Runs the pricehound CLI (see ENTRY), in the checkout unless `cwd` says where. */
-export function runCli(args: string[], env: Record<string, string>, opts: { cwd?: string } = {}): ChildProcess {
+/**
+ * Runs the pricehound CLI (see ENTRY), in the checkout unless `cwd` says where. `nodeFlags`: V8
+ * flags for this child (test/cli/helpers/cli.ts passes `--liftoff-only` to its short commands).
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { cwd?: string; nodeFlags?: string[] } = {},
+): ChildProcess {
   // TEST_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a load run.
-  const nodeArgs = (process.env.TEST_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(opts.nodeFlags ?? []), ...(process.env.TEST_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   return spawn(process.execPath, [...nodeArgs, ...ENTRY, ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },

@@ -11,13 +11,22 @@ export interface CliResult {
 /** A command still running after this long is killed and fails its test with what it printed. */
 const CLI_TIMEOUT_MS = 120_000;
 
+/**
+ * V8 flags of the commands `cli` runs. A command that opens the embedded database spends most of
+ * its CPU starting PGlite's WebAssembly; the baseline compiler alone (no TurboFan tier-up, as the
+ * test processes themselves run: scripts/run-tests.mjs) does that for ~1 CPU-s less in a process
+ * that lives a few seconds (`pricehound keys list` on a copy of the template: ~3.7 to ~2.7 CPU-s).
+ * What the command does and prints is the same; servers (server-process.ts) keep the default.
+ */
+const CLI_NODE_FLAGS = ['--liftoff-only'];
+
 /** Runs `pricehound ARGS` from source with `env` and waits for it to exit. */
 export async function cli(
   args: string[],
   env: Record<string, string>,
   opts: { cwd?: string } = {},
 ): Promise<CliResult> {
-  const proc = runCli(args, env, opts);
+  const proc = runCli(args, env, { ...opts, nodeFlags: CLI_NODE_FLAGS });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
