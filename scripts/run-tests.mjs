@@ -33,6 +33,12 @@ const ALONE_UNDER = new Map([
   // their cost, and the performance test measures the page with nothing else running.
   ['test/browser/', 'Chromium and real servers, one file at a time'],
 ]);
+/**
+ * Files that run after all the others with nothing beside them: they measure time. The rest of
+ * a run may take two at once (the browser tests: Chromium and a server keep ~0.9 of one core
+ * busy, measured).
+ */
+const SOLO = new Map([['test/browser/performance.test.ts', 'measures the page: nothing else may run']]);
 const runsAlone = (rel) => ALONE.has(rel) || [...ALONE_UNDER.keys()].some((dir) => rel.startsWith(dir));
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -106,7 +112,8 @@ if (shared.length > 0) {
     entries.push(entry);
   }
 }
-const compiled = [...alone.map(compiledOf), ...entries];
+const solo = alone.filter((f) => SOLO.has(rel(f)));
+const compiled = [...alone.filter((f) => !solo.includes(f)).map(compiledOf), ...entries];
 
 const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
 if (env.TEST_TIMINGS) {
@@ -125,21 +132,24 @@ if (env.TEST_TIMINGS) {
 // "The test suite's CPU").
 const nodeFlags = (env.TEST_NODE_FLAGS ?? '--liftoff-only').split(' ').filter(Boolean);
 
-const r = spawnSync(
-  process.execPath,
-  [
-    '--enable-source-maps',
-    ...nodeFlags,
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    // A test process ends when its last test has: a shared one would otherwise wait on whatever a
-    // file left open (seen: a listening socket on 127.0.0.1 once the whole queue had run).
-    '--test-force-exit',
-    ...reporters,
-    ...compiled,
-  ],
-  { stdio: 'inherit', env },
-);
+const runTests = (testFiles, slots) =>
+  spawnSync(
+    process.execPath,
+    [
+      '--enable-source-maps',
+      ...nodeFlags,
+      '--test',
+      `--test-concurrency=${slots}`,
+      // A test process ends when its last test has: a shared one would otherwise wait on whatever a
+      // file left open (seen: a listening socket on 127.0.0.1 once the whole queue had run).
+      '--test-force-exit',
+      ...reporters,
+      ...testFiles,
+    ],
+    { stdio: 'inherit', env },
+  ).status ?? 1;
+let status = compiled.length > 0 ? runTests(compiled, concurrency) : 0;
+for (const f of solo) status = runTests([compiledOf(f)], 1) || status;
 // A file a shared process never reached, or that its process ended in, is named here: the
 // reporter names only the shared process.
 let missing = 0;
@@ -155,4 +165,4 @@ shared.forEach((f, i) => {
 });
 fs.rmSync(tree, { recursive: true, force: true });
 if (pgRun) await dropPgRun(env.DATABASE_URL, pgRun);
-process.exit(missing > 0 ? 1 : (r.status ?? 1));
+process.exit(missing > 0 ? 1 : status);
