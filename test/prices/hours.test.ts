@@ -9,6 +9,7 @@ import { dropObservationsBefore, ensureObservationPartitions } from '../../src/p
 import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
 import { ingestOk } from './ingest-support.js';
 import type { Queryable } from '../../src/db/types.js';
+import { lcg as prng, shuffle } from '../helpers/prng.js';
 
 /**
  * The hourly and daily aggregates (migrations/0015 and 0017, docs/prices/HISTORY.md "Hourly
@@ -21,15 +22,6 @@ import type { Queryable } from '../../src/db/types.js';
  * price_days' trends columns (migrations/0018: extremes of priced prices, time-weighted spans cut
  * at the day's end) included.
  */
-
-/** A small deterministic generator, so a failure can be replayed (seed in the test's name). */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const SEED = Number(process.env.HOURS_SEED ?? 20251129);
 const H = 3_600_000;
@@ -83,15 +75,6 @@ function series(rand: () => number, competitorId: string | null, switchesCurrenc
     }
   }
   return out;
-}
-
-function shuffle<T>(rand: () => number, xs: T[]): T[] {
-  const a = [...xs];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => {

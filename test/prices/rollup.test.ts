@@ -3,15 +3,7 @@ import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import { rollupCutoff, rollupPrices } from '../../src/prices/rollup/index.js';
 import { account, competitor, history, insertObservations, type Headers, type Obs } from './history-support.js';
-
-/** A small deterministic generator, so a failure can be replayed. */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { lcg as prng } from '../helpers/prng.js';
 
 /** 0 to 6 observations an hour at random minutes, prices with 4 decimals and ties, shuffled. */
 function series(

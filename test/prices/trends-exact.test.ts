@@ -7,6 +7,7 @@ import { trendsQuery, type TrendsRow, type TrendsSource } from '../../src/prices
 import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { setRate } from './trends-support.js';
+import { lcg as prng, shuffle } from '../helpers/prng.js';
 
 /**
  * The trends statement's exact arithmetic (docs/prices/TRENDS.md, "Exact arithmetic"): on
@@ -17,14 +18,6 @@ import { setRate } from './trends-support.js';
  * statement of main 8ea2c85), but for the last digit of a rounded average or share where the
  * float sum's rounding crossed a half (counted, and rare).
  */
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const SEED = Number(process.env.TRENDS_SEED ?? 20261129);
 const H = 3_600_000;
@@ -62,15 +55,6 @@ function series(rand: () => number, competitorId: string | null, switchesCurrenc
     }
   }
   return out;
-}
-
-function shuffle<T>(rand: () => number, xs: T[]): T[] {
-  const a = [...xs];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 describe(`trends with exact arithmetic (seed ${SEED})`, () => {
