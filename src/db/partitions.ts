@@ -86,8 +86,53 @@ export async function listRanges(db: Queryable, unit: PartitionUnit, table: stri
   return out;
 }
 
-export async function lockSet(tx: Queryable, set: PartitionSet): Promise<void> {
+async function lockSet(tx: Queryable, set: PartitionSet): Promise<void> {
   await tx.query('/* lockPartitions */ select pg_advisory_xact_lock($1)', [set.lock]);
+}
+
+/** PostgreSQL's lock_not_available: a lock wait outlasted lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * How long partition maintenance waits for its tables before it gives way, rolls back and tries
+ * again (LOCK_ATTEMPTS times, backing off; then the periodic task tries at its next turn).
+ *
+ * Creating, attaching, detaching and dropping a partition each take an ACCESS EXCLUSIVE lock on
+ * the partitioned table, and a set changes several tables in one transaction. Taken one table
+ * after the other, that deadlocked with a reader that had locked a later table of the set and
+ * then asked for an earlier one (the trends read price_days, then price_observations: a 500 in
+ * CI's mixed load on PostgreSQL). So every table of the set is locked up front, in one statement,
+ * before any work, with a lock_timeout well under PostgreSQL's deadlock_timeout (1 s): a reader
+ * caught between two of the tables waits at most this long, and the maintenance, never the
+ * request, is the one that gives way. A waiting ACCESS EXCLUSIVE request also queues every new
+ * reader of the table behind it, so the wait is kept short for that reason too.
+ */
+export const MAINTENANCE_LOCK_TIMEOUT_MS = 250;
+const LOCK_ATTEMPTS = 8;
+
+/**
+ * Runs `fn` in a transaction holding the set's advisory lock and an ACCESS EXCLUSIVE lock on
+ * every table of the set (each with its partitions, parent first, as readers and writers take
+ * them); retried from the start when a table lock is not granted in time.
+ */
+async function withSetLocked<T>(db: Database, set: PartitionSet, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        await lockSet(tx, set);
+        await tx.query(`/* maintenanceLockTimeout */ select set_config('lock_timeout', $1, true)`, [
+          `${MAINTENANCE_LOCK_TIMEOUT_MS}ms`,
+        ]);
+        const tables = set.tables.map((t) => t.table).join(', ');
+        await tx.query(`/* lockPartitionedTables */ lock table ${tables} in access exclusive mode`);
+        return fn(tx);
+      });
+    } catch (err) {
+      if ((err as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE || attempt >= LOCK_ATTEMPTS) throw err;
+      const backoff = 50 * 2 ** (attempt - 1);
+      await new Promise((resolve) => setTimeout(resolve, backoff / 2 + Math.random() * backoff));
+    }
+  }
 }
 
 /** Whether the default partition of `table` holds rows in the range. */
@@ -127,12 +172,11 @@ const bounds = (r: Range) => `from ('${r.from.toISOString()}') to ('${r.to.toISO
  */
 async function createPartition(tx: Queryable, table: string, column: string, r: Range): Promise<number> {
   const name = partitionName(table, r);
-  // Writers wait until the range is made (a moment: the rows of one range leave the default
-  // partition). Without it an INSERT routed to the default partition before the attach fails
-  // once it commits ("violates partition constraint", PostgreSQL re-checks the default's bound),
-  // and a row arriving between the move and the attach would make the attach fail. The parent
-  // before its partitions, as writers lock them.
-  await tx.query(`/* lockForPartition */ lock table ${table} in share row exclusive mode`);
+  // The caller holds every table of the set (withSetLocked), so writers wait until the range is
+  // made (a moment: the rows of one range leave the default partition). Without it an INSERT
+  // routed to the default partition before the attach fails once it commits ("violates
+  // partition constraint", PostgreSQL re-checks the default's bound), and a row arriving between
+  // the move and the attach would make the attach fail.
   if (!(await defaultHolds(tx, table, column, r))) {
     await tx.query(
       `/* createPartition */ create table if not exists ${name} partition of ${table} for values ${bounds(r)}`,
@@ -189,8 +233,7 @@ export async function ensurePartitions(
   }
   for (const r of [...wanted.values()].sort((a, b) => a.from.getTime() - b.from.getTime())) {
     if (set.tables.every(({ table }) => existing.get(table)!.has(r.suffix))) continue;
-    const made = await db.transaction(async (tx) => {
-      await lockSet(tx, set);
+    const made = await withSetLocked(db, set, async (tx) => {
       const names: string[] = [];
       let moved = 0;
       for (const { table, column } of set.tables) {
@@ -226,8 +269,7 @@ export async function dropRangesBefore(
   const dropped: string[] = [];
   for (const r of [...suffixes.values()].sort((a, b) => a.from.getTime() - b.from.getTime())) {
     if (opts.stop?.()) break;
-    const done = await db.transaction(async (tx) => {
-      await lockSet(tx, set);
+    const done = await withSetLocked(db, set, async (tx) => {
       await opts.beforeDrop?.(tx, r);
       let any = false;
       for (const { table } of [...set.tables].reverse()) {
