@@ -76,7 +76,7 @@ export async function recordSuccesses(
     leaseSeconds: number;
   },
 ): Promise<AttemptOutcome[]> {
-  const rows = o.answered.map((x) => ({ attemptId: x.attempt.id, answer: answerOf(x.result), at: x.at }));
+  const rows = o.answered.map((x) => ({ attempt: x.attempt, answer: answerOf(x.result), at: x.at }));
   const held = await attemptsSucceeded(db, o.endpoint.id, rows, o.workerId, o.leaseSeconds);
   return o.answered.map((x) => ({
     endpointId: o.endpoint.id,
@@ -106,10 +106,10 @@ export async function recordFailure(
   return db.transaction(async (tx) => {
     const outcome: AttemptOutcome = { ...base, succeeded: false, held: false };
     // Already recorded by a worker that took the endpoint after this one's lease ran out.
-    if (!(await markAttemptFailed(tx, attempt.id, answer))) return outcome;
+    if (!(await markAttemptFailed(tx, attempt, answer))) return outcome;
     const delay = retryDelay(o.rules, attempt.retry, pause);
     if (delay !== undefined) {
-      await addRetry(tx, attempt.id, delay);
+      await addRetry(tx, attempt, delay);
       outcome.retryInMs = delay;
     }
     // Exhausted: the next attempt in the queue is the next probe, at once (or after Retry-After).

@@ -76,6 +76,8 @@ export interface PendingAttempt {
   type: string;
   data: Record<string, unknown>;
   event_created_at: Date;
+  /** The row's partition key, event_created_at to the microsecond (a Date keeps milliseconds). */
+  partition_key: string;
   endpoint: ClaimedEndpoint;
 }
 
@@ -92,7 +94,7 @@ export async function pendingAttempts(
   const r = await db.query<PendingAttempt>(
     `/* pendingWebhookAttempts */
      select d.id, d.event_id, d.attempt, d.retry, d.next_attempt_at <= now() or w.failing_since is null as due,
-            ev.type, ev.data, ev.created_at as event_created_at,
+            ev.type, ev.data, ev.created_at as event_created_at, d.event_created_at::text as partition_key,
             json_build_object('id', w.id, 'account_id', w.account_id, 'url', w.url, 'format', w.format, 'secret', w.secret,
                               'previous_secret', w.previous_secret,
                               'previous_secret_expires_at', extract(epoch from w.previous_secret_expires_at) * 1000) as endpoint
@@ -126,7 +128,7 @@ export interface AttemptAnswer {
 export async function attemptsSucceeded(
   db: Queryable,
   endpointId: string,
-  attempts: readonly { attemptId: string; answer: AttemptAnswer; at: Date }[],
+  attempts: readonly { attempt: AttemptKey; answer: AttemptAnswer; at: Date }[],
   workerId: string,
   leaseSeconds: number,
 ): Promise<boolean> {
@@ -136,8 +138,9 @@ export async function attemptsSucceeded(
        update webhook_deliveries d
           set status = 'succeeded', response_status = k.status, duration_ms = k.duration_ms, response_body = k.body, error = null,
               attempted_at = k.at, next_attempt_at = null
-         from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::timestamptz[]) as k (id, status, duration_ms, body, at)
-        where d.id = k.id and d.status = 'pending'
+         from unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::timestamptz[], $9::timestamptz[])
+                as k (id, status, duration_ms, body, at, event_created_at)
+        where d.id = k.id and d.event_created_at = k.event_created_at and d.status = 'pending'
        returning d.id)
      update webhook_endpoints
         set last_success_at = now(), failing_since = null, probe_at = null,
@@ -146,36 +149,40 @@ export async function attemptsSucceeded(
      returning id, locked_by = $7 and enabled as held`,
     [
       endpointId,
-      attempts.map((a) => a.attemptId),
+      attempts.map((a) => a.attempt.id),
       attempts.map((a) => a.answer.status),
       attempts.map((a) => Math.round(a.answer.durationMs)),
       attempts.map((a) => a.answer.body),
       attempts.map((a) => a.at.toISOString()),
       workerId,
       leaseSeconds,
+      attempts.map((a) => a.attempt.partition_key),
     ],
   );
   return (r.rows[0] as { held?: boolean } | undefined)?.held === true;
 }
 
+/** An attempt as its row is found: by id and the partition key, so one partition is read. */
+export type AttemptKey = Pick<PendingAttempt, 'id' | 'partition_key'>;
+
 /**
  * Marks a pending attempt failed; false when it was no longer pending (another worker recorded
  * it after this one's lease ran out), in which case the caller adds nothing.
  */
-export async function markAttemptFailed(db: Queryable, attemptId: string, a: AttemptAnswer): Promise<boolean> {
+export async function markAttemptFailed(db: Queryable, attempt: AttemptKey, a: AttemptAnswer): Promise<boolean> {
   const r = await db.query(
     `/* webhookAttemptFailed */
      update webhook_deliveries
         set status = 'failed', response_status = $2, duration_ms = $3, response_body = $4, error = $5,
             attempted_at = now(), next_attempt_at = null
-      where id = $1 and status = 'pending'`,
-    [attemptId, a.status, a.durationMs, a.body, a.error],
+      where id = $1 and event_created_at = $6 and status = 'pending'`,
+    [attempt.id, a.status, a.durationMs, a.body, a.error, attempt.partition_key],
   );
   return r.rowCount > 0;
 }
 
 /** The next attempt after a failed one, `delayMs` from now, at the next step of the schedule. */
-export async function addRetry(db: Queryable, failedId: string, delayMs: number): Promise<void> {
+export async function addRetry(db: Queryable, failed: AttemptKey, delayMs: number): Promise<void> {
   await db.query(
     `/* addWebhookRetry */
      insert into webhook_deliveries (id, account_id, endpoint_id, event_id, event_seq, event_created_at, attempt, trigger, retry, next_attempt_at)
@@ -184,8 +191,8 @@ export async function addRetry(db: Queryable, failedId: string, delayMs: number)
               where o.endpoint_id = f.endpoint_id and o.event_id = f.event_id and o.event_created_at = f.event_created_at) + 1,
             'scheduled', f.retry + 1, now() + make_interval(secs => $3::float8 / 1000)
        from webhook_deliveries f
-      where f.id = $1`,
-    [failedId, newId('whdl'), delayMs],
+      where f.id = $1 and f.event_created_at = $4`,
+    [failed.id, newId('whdl'), delayMs, failed.partition_key],
   );
 }
 
