@@ -70,7 +70,7 @@ function rangeLateral(days: number): string {
            min(x.lo)::text[] as low_${days}, max(x.hi)::text[] as high_${days},
            coalesce(sum(x.n), 0)::bigint as n_${days},
            round(coalesce(sum(x.oos), 0) / nullif(sum(x.known), 0), 4)::text as oos_${days}
-      from pc x where x.series = l.series and x.range = ${days}
+      from ps x where x.series = l.series and x.range = ${days}
   ) ${r}`;
 }
 
@@ -84,12 +84,12 @@ dy as (
 ),
 -- One per series and day: the day's first observation, and its last one (any currency), which
 -- holds from the day's end to the next day's first observation (the carry).
+-- (One sort of the rows, not three ordered aggregates sorting each day on its own.)
 dg as (
-  select d.series, d.day, min(d.open_at) as open_at,
-         (array_agg(d.currency order by d.close_at desc, d.close_id desc))[1] as close_currency,
-         (array_agg(d.close_in_stock order by d.close_at desc, d.close_id desc))[1] as close_in_stock,
-         (array_agg(d.close_mean order by d.close_at desc, d.close_id desc))[1] as close_mean
-    from dy d group by d.series, d.day
+  select distinct on (d.series, d.day) d.series, d.day,
+         min(d.open_at) over (partition by d.series, d.day) as open_at,
+         d.currency as close_currency, d.close_in_stock, d.close_mean
+    from dy d order by d.series, d.day, d.close_at desc, d.close_id desc
 ),
 dc as (
   select dg.*, ${US(`dg.day + interval '24 hours'`)} as from_us,
@@ -184,6 +184,14 @@ pc as (
     from dc c join l on l.series = c.series cross join rg
     cross join lateral (select least(coalesce(c.to_us, rg.d1_us), rg.d1_us) - greatest(c.from_us, rg.d0_us) as dur) h
    where h.dur > 0
+),
+-- The pieces summed per series and range in one pass (sums of exact sums: the same figures), so
+-- each range's lateral reads one row, not every piece of every series (44 scans of ~16 000 rows
+-- for a year hourly of 11 series).
+ps as (
+  select x.series, x.range, sum(x.us) as us, sum(x.w) as w, sum(x.c) as c, sum(x.m) as m, min(x.lo) as lo,
+         max(x.hi) as hi, sum(x.n) as n, sum(x.oos) as oos, sum(x.known) as known
+    from pc x group by x.series, x.range
 ),
 a as (
   select l.series, ev.low_ever, ev.high_ever,

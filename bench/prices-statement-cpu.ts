@@ -1,6 +1,7 @@
-// `SEED=1 node --import tsx bench/prices-history-cpu.ts` (then without SEED to measure again):
+// `SEED=1 node --import tsx bench/prices-statement-cpu.ts` (then without SEED to measure again):
 // PostgreSQL backend CPU per request of the history statement (historyQuery, the SQL the endpoint
-// runs) for a year of one product with 10 competitors, from /proc of the backend. SEED=1
+// runs; WHAT=trends: trendsQuery, at one fixed instant) for a year of one product with 10
+// competitors, from /proc of the backend. SEED=1
 // recreates the database ph_hist (BENCH_HIST_DB) with 14 monthly partitions and an observation
 // per series every STEP_H hours (1: ~105 000 observations). UNIT: day (default), week, month, hour
 // (hour reads 31 days); TZ_: the zone (UTC); N requests per round, ROUNDS rounds.
@@ -10,6 +11,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
 import { historyQuery } from '../src/prices/history/sql.js';
+import { trendsQuery } from '../src/prices/trends/sql.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 
@@ -53,7 +55,7 @@ const cpuMs = () => {
 const unit = (process.env.UNIT ?? 'day') as 'day';
 const to = new Date();
 const from = new Date(to.getTime() - (unit === ('hour' as string) ? 31 : 365) * 86_400_000);
-const q = historyQuery({
+const history = historyQuery({
   productId: 'prod_1',
   accountId: 'acc_1',
   from,
@@ -62,6 +64,8 @@ const q = historyQuery({
   series: null,
   interval: unit,
 });
+const trends = trendsQuery('acc_1', 'prod_1', { now: to });
+const q = process.env.WHAT === 'trends' ? trends : history;
 const texts: Record<string, string> = { endpoint: q.text };
 if (process.env.VARIANTS) Object.assign(texts, (await import(process.env.VARIANTS)).variant(q.text));
 const N = Number(process.env.N ?? 10);
