@@ -45,14 +45,26 @@ function instant(s: string, agg: 'max' | 'min', where: string): string {
       where o.product_id = $2 and o.account_id = $1 and o.competitor_id is null and ${s} = '' and ${where}))`;
 }
 
+/**
+ * How far from an instant the nearest observation is looked for first. Within it the probe reads
+ * the one or two monthly partitions the window touches (pruned while the statement runs); a
+ * series not observed in it is looked for in every partition. A monitored series is observed
+ * hourly to daily, so nearly every probe stays in the window.
+ */
+const NEAR = `interval '3 days'`;
+
 /** The latest observation of series `s` before (`<`) or at (`<=`) an instant, by (observed_at, id). */
 function lastRow(s: string, op: '<' | '<=', at: string): string {
-  return seriesRows(s, `o.observed_at = ${instant(s, 'max', `o.observed_at ${op} ${at}`)}`, 'order by id desc limit 1');
+  const where = `o.observed_at ${op} ${at}`;
+  const latest = `coalesce(${instant(s, 'max', `${where} and o.observed_at >= ${at} - ${NEAR}`)}, ${instant(s, 'max', where)})`;
+  return seriesRows(s, `o.observed_at = ${latest}`, 'order by id desc limit 1');
 }
 
 /** The instant of the observation after (observed_at, id) = (at, id) in series `s`. */
 function nextInstant(s: string, at: string, id: string): string {
-  return `coalesce(${instant(s, 'min', `o.observed_at = ${at} and o.id > ${id}`)}, ${instant(s, 'min', `o.observed_at > ${at}`)})`;
+  const after = `o.observed_at > ${at}`;
+  return `coalesce(${instant(s, 'min', `o.observed_at = ${at} and o.id > ${id}`)},
+                   ${instant(s, 'min', `${after} and o.observed_at <= ${at} + ${NEAR}`)}, ${instant(s, 'min', after)})`;
 }
 
 /** The price held at an instant: the latest observation at or before it. */
