@@ -29,6 +29,7 @@ import { rawInsert } from './lib/prices-data.js';
 const KIND = process.env.BENCH_DB === 'pglite' ? 'pglite' : 'pg';
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const MODES = (process.env.MODES ?? 'api,raw').split(',');
+const LATE = process.env.LATE === '1';
 
 async function open(): Promise<{ db: Database; done: () => Promise<void> }> {
   if (KIND === 'pglite') {
@@ -102,7 +103,9 @@ function timeline() {
         s,
         price: (10 + Math.random() * 5).toFixed(2),
         in_stock: Math.random() < 0.95,
-        observed_at: new Date(clock + i * 360_000).toISOString(),
+        // LATE=1: each series' first row 3 minutes before the previous batch's last (every
+        // series-day late: the recomputation path).
+        observed_at: new Date(clock + i * 360_000 - (LATE && i === 0 ? 540_000 : 0)).toISOString(),
       });
   clock += 10 * 360_000;
   return rows;
@@ -172,6 +175,7 @@ const perOld = times.old && times.api ? times.api.map((x, i) => times.old![i]! /
 console.log(
   JSON.stringify({
     db: KIND,
+    late: LATE,
     rounds: ROUNDS,
     load1: [Math.min(...load1), Math.max(...load1)],
     ms: summary,
