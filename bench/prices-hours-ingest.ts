@@ -1,8 +1,9 @@
 // `node --import tsx bench/prices-hours-ingest.ts`: uses the schema 'cost' of ph_rollups (or BENCH_HOURS_PG_URL), dropped and recreated.
 // Ratio of a 1000-row insert (the statement POST /prices runs, all triggers on) with the
 // hourly-aggregate trigger to without it, interleaved rounds, same data shape. TRIGGER names
-// another trigger to compare with and without (price_observations_track_hours_spans: the
-// recomputation of price_days' trends columns, migration 0018).
+// another trigger to compare with and without (price_observations_track_hours_spans, the
+// recomputation of price_days' trends columns of migration 0018, was one until 0019 merged it
+// into price_observations_track_hours: bench/prices-ingest-raw.ts compares before and after).
 import os from 'node:os';
 import pg from 'pg';
 import { openPostgres } from '../src/db/postgres.js';

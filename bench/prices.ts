@@ -43,6 +43,7 @@ import {
   openBenchDb,
   PGLITE_DATA_DIR,
   PRICES_PG_DB,
+  rawInsert,
   type SeedInfo,
   seedPrices,
 } from './lib/prices-data.js';
@@ -317,16 +318,6 @@ function apiSide(
     },
     close: () => pool.close(),
   } satisfies Record<'history' | 'trends' | 'ingest', Side> & { close: () => Promise<void> };
-}
-
-/** A raw multi-row INSERT: VALUES with 1000 rows, the account a shared parameter. */
-function rawInsert(n: number): string {
-  const rows: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const b = 2 + i * 6;
-    rows.push(`($1, $${b}, $${b + 1}, null, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, 'api')`);
-  }
-  return `insert into price_observations (account_id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source) values ${rows.join(', ')}`;
 }
 
 function sqlSide(

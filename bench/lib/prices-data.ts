@@ -572,3 +572,16 @@ export async function loadDataset(db: Database): Promise<Dataset> {
     competitorIds: await ids(`select id from competitors where account_id = $1 order by name`),
   };
 }
+
+/**
+ * A raw multi-row INSERT of n observations: VALUES, the account a shared parameter ($1), then
+ * product, competitor, price, currency, in_stock, observed_at of each row.
+ */
+export function rawInsert(n: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const b = 2 + i * 6;
+    rows.push(`($1, $${b}, $${b + 1}, null, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, 'api')`);
+  }
+  return `insert into price_observations (account_id, product_id, competitor_id, listing_id, price, currency, in_stock, observed_at, source) values ${rows.join(', ')}`;
+}

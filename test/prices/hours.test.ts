@@ -6,7 +6,7 @@ import { historyRange } from '../../src/prices/history/params.js';
 import { historyQuery, toSeries, type BucketRow, type BucketSource } from '../../src/prices/history/sql.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
-import { account, competitor, insertObservations, type Headers, type Obs } from './history-support.js';
+import { account, competitor, insertObservations, post, type Headers, type Obs } from './history-support.js';
 import { ingestOk } from './ingest-support.js';
 import type { Queryable } from '../../src/db/types.js';
 import { lcg as prng, shuffle } from '../helpers/prng.js';
@@ -383,5 +383,94 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     assert.equal(Number(leftDays.rows[0]!.n), 0);
     await hoursMatchRaw('after retention');
     await compare('after retention', 1);
+  });
+
+  it('stays exact when batches arrive in order (merged into their days) with late rows among them', async () => {
+    // Another product, a week of its series after the retention cut, ingested in time order in
+    // batches of random size (crossing hours and midnights, some of one row), so most series-days
+    // are merged (migrations/0019), not recomputed; some batches also carry rows held back from
+    // earlier batches (late: their days recomputed in the same statement as others merged).
+    // Every day has a row at its last millisecond and one at its first, the stock flipping
+    // between them, and a competitor switches currency at midnight and within a day.
+    const other = (await post(t, headers, '/api/v1/products', { name: 'Toaster', base_price: 30, currency: 'EUR' })).id;
+    const day0 = Date.parse('2025-03-20T00:00:00Z');
+    const rows: (Obs & { seq: number })[] = [];
+    for (const [c, competitorId] of [null, comps[0]!, comps[1]!].entries()) {
+      let price = 20 + c;
+      let stock: boolean | null = true;
+      for (let d = 0; d < 7; d++) {
+        const instants = [day0 + d * 24 * H, day0 + (d + 1) * 24 * H - 1];
+        for (let i = 0; i < 12; i++) instants.push(day0 + d * 24 * H + Math.floor(rand() * 24 * H));
+        instants.sort((a, b) => a - b);
+        for (const [i, ms] of instants.entries()) {
+          if (rand() < 0.4) price = Math.max(0, price + (Math.floor(rand() * 41) - 20) / 4);
+          if (i === 0 || i === instants.length - 1 || rand() < 0.15)
+            stock = [true, false, null][Math.floor(rand() * 3)]!;
+          // Competitor A switches to USD at a midnight, and back and forth within its second day.
+          const currency = c === 1 && (d >= 3 || (d === 1 && i % 3 === 0)) ? 'USD' : 'EUR';
+          const times = rand() < 0.1 ? 2 : 1; // ties at one instant: the id orders them
+          for (let k = 0; k < times; k++)
+            rows.push({
+              competitor: competitorId,
+              price: price.toFixed(4),
+              at: new Date(ms).toISOString(),
+              inStock: stock,
+              currency,
+              seq: rows.length,
+            });
+        }
+      }
+    }
+    rows.sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.seq - b.seq);
+    const held: typeof rows = [];
+    let i = 0;
+    while (i < rows.length) {
+      const size = rand() < 0.2 ? 1 : 1 + Math.floor(rand() * 60);
+      const batch = rows.slice(i, i + size);
+      i += size;
+      const late = rand() < 0.25 ? held.splice(0, held.length) : [];
+      if (rand() < 0.1 && batch.length > 1) held.push(batch.pop()!);
+      const all = [...batch, ...late];
+      if (all.length === 0) continue;
+      if (rand() < 0.3) {
+        await insertObservations(t, accountId, other, all);
+        continue;
+      }
+      const r = await ingestOk(
+        t,
+        headers,
+        all.map((o) => ({
+          product_id: other,
+          ...(o.competitor ? { competitor_id: o.competitor } : {}),
+          price: Number(o.price),
+          currency: o.currency,
+          in_stock: o.inStock,
+          observed_at: o.at,
+        })),
+      );
+      assert.ok(r.data.every((x) => x.status === 201));
+    }
+    if (held.length > 0) await insertObservations(t, accountId, other, held);
+    await hoursMatchRaw('after in-order batches');
+    // One day by hand, a statement a line: the predecessor's currency without a new row, a tie
+    // with the day's last instant, a late row with an in-order one of another series.
+    const day = (hhmm: string) => `2025-03-28T${hhmm}:00.000Z`;
+    for (const rows of [
+      [{ price: '10.0000', at: day('08:00'), inStock: true, currency: 'EUR' }],
+      [{ price: '12.0000', at: day('09:00'), inStock: false, currency: 'USD' }],
+      [
+        { price: '11.0000', at: day('10:00'), inStock: null, currency: 'EUR' },
+        { price: '13.0000', at: day('10:00'), inStock: true, currency: 'USD' },
+      ],
+      [{ price: '14.5000', at: day('10:00'), inStock: true, currency: 'USD' }],
+      [
+        { price: '9.0000', at: day('09:30'), inStock: true, currency: 'EUR' },
+        { competitor: comps[1]!, price: '8.0000', at: day('23:59'), inStock: false, currency: 'EUR' },
+      ],
+      [{ price: '7.0000', at: day('23:59'), inStock: true, currency: 'USD' }],
+    ] satisfies Obs[][]) {
+      await insertObservations(t, accountId, other, rows);
+      await hoursMatchRaw(`after ${JSON.stringify(rows)}`);
+    }
   });
 });
