@@ -10,11 +10,17 @@ import { removeStaleTrees } from './test-build.mjs';
 
 const TMPFS_MAGIC = 0x01021994;
 const PREFIX = 'ph-tests-';
+/**
+ * Free space below which the run keeps to the temporary directory: a few files' databases live at
+ * once, 44 MB each and more as their tests write (a container's /dev/shm is often 64 MiB).
+ */
+const MIN_FREE = 2 * 2 ** 30;
 
-/** A new directory for this run on a writable tmpfs, or undefined (then os.tmpdir() as before). */
+/** A new directory for this run on a writable tmpfs with room, or undefined (then os.tmpdir()). */
 export function makeTestDataRoot(shm = '/dev/shm') {
   try {
-    if (fs.statfsSync(shm).type !== TMPFS_MAGIC) return undefined;
+    const fsInfo = fs.statfsSync(shm);
+    if (fsInfo.type !== TMPFS_MAGIC || fsInfo.bavail * fsInfo.bsize < MIN_FREE) return undefined;
     // Those of runs killed before they could remove their own (tmpfs is memory).
     removeStaleTrees(shm, PREFIX);
     const dir = path.join(shm, `${PREFIX}${process.pid}`);
