@@ -8,7 +8,8 @@
 // (scripts/test-timing/; `node scripts/test-timing/report.mjs dir` summarises them).
 // The tests run compiled, from a mirror of the checkout (scripts/test-build.mjs).
 // Files share a few processes (scripts/test-shared.mjs) but for those ALONE (below);
-// TEST_SHARED=0 runs every file in a process of its own.
+// TEST_SHARED=0 runs every file in a process of its own. The files' embedded databases are copied
+// to a tmpfs when there is one (scripts/test-data-root.mjs); TEST_TMPFS=0 does not.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropPgRun, makePgTemplate } from './pg-template.mjs';
 import { pgliteTemplate } from './pglite-template.mjs';
+import { makeTestDataRoot } from './test-data-root.mjs';
 import { buildTestTree, removeStaleTrees } from './test-build.mjs';
 
 /**
@@ -77,6 +79,11 @@ try {
   console.error(err.message);
   process.exit(1);
 }
+
+// The embedded databases' copies on a tmpfs of this run's own (scripts/test-data-root.mjs);
+// TEST_TMPFS=0 leaves them in the temporary directory.
+const dataRoot = env.TEST_TMPFS === '0' ? undefined : makeTestDataRoot();
+if (dataRoot) env.PRICEHOUND_TEST_DATA_ROOT = dataRoot;
 
 // The suite runs compiled (scripts/test-build.mjs): a tree of this run's own, removed after it.
 const cache = path.join(root, '.test-cache');
@@ -164,5 +171,6 @@ shared.forEach((f, i) => {
   missing++;
 });
 fs.rmSync(tree, { recursive: true, force: true });
+if (dataRoot) fs.rmSync(dataRoot, { recursive: true, force: true });
 if (pgRun) await dropPgRun(env.DATABASE_URL, pgRun);
 process.exit(missing > 0 ? 1 : status);

@@ -8,10 +8,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pgliteTemplate } from '../pglite-template.mjs';
+import { makeTestDataRoot } from '../test-data-root.mjs';
 import { buildTestTree } from '../test-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 if (!process.env.DATABASE_URL) process.env.PRICEHOUND_TEST_TEMPLATE = pgliteTemplate(process.env);
+// The copies where the suite puts them (scripts/test-data-root.mjs); TEST_TMPFS=0: os.tmpdir().
+const dataRoot = process.env.TEST_TMPFS === '0' ? undefined : makeTestDataRoot();
+if (dataRoot) process.env.PRICEHOUND_TEST_DATA_ROOT = dataRoot;
 const tree = buildTestTree(root, path.join(root, '.test-cache', `setup-cost-${process.pid}`));
 const load = (f) => import(pathToFileURL(path.join(tree, f)).href);
 const cpu = () => {
@@ -51,4 +55,5 @@ try {
   mark('close');
 } finally {
   fs.rmSync(tree, { recursive: true, force: true });
+  if (dataRoot) fs.rmSync(dataRoot, { recursive: true, force: true });
 }

@@ -46,7 +46,9 @@ export async function testStorage(opts: { migrated?: boolean } = {}): Promise<Te
       },
     };
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ph-test-'));
+  // The runner's tmpfs directory (scripts/test-data-root.mjs): the copy costs a tenth there.
+  const root = process.env.PRICEHOUND_TEST_DATA_ROOT;
+  const dir = fs.mkdtempSync(path.join(root && fs.existsSync(root) ? root : os.tmpdir(), 'ph-test-'));
   const template = process.env.PRICEHOUND_TEST_TEMPLATE;
   if (migrated && template && fs.existsSync(template))
     fs.cpSync(template, path.join(dir, 'pgdata'), { recursive: true });
