@@ -10,6 +10,7 @@ import { EXIT, UsageError } from './errors.js';
  * The command table is ./commands/index.ts: this process loads the module of the command it runs
  * and no other (`--help` and the group helps none).
  */
+
 /** The default command: `pricehound` alone, or with options only. */
 const START = COMMANDS.find((c) => c.name === 'start')!;
 
