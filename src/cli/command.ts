@@ -9,8 +9,6 @@ export type Outcome = number | 'running';
 export interface Command {
   /** As typed: 'keys create'. */
   name: string;
-  /** One line for the command list. */
-  summary: string;
   /** The full --help text (ends with a newline). */
   help: string;
   options: NonNullable<ParseArgsConfig['options']>;

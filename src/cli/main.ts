@@ -1,36 +1,18 @@
 import fs from 'node:fs';
-import { loadConfig } from '../config.js';
-import { type Command, note, out, runCommand } from './command.js';
-import { keysCreate, keysList, keysRevoke } from './commands/keys.js';
-import { migrateCommand } from './commands/migrate.js';
-import { pricesRollup } from './commands/prices.js';
-import { importListings } from './commands/import-listings.js';
-import { importProducts } from './commands/import-products.js';
-import { exportPrices, exportProducts } from './commands/export.js';
-import { demoCommand } from './commands/demo.js';
-import { serveCommand, startCommand, workerCommand } from './commands/start.js';
+import { note, out, runCommand } from './command.js';
+import { COMMANDS, type CommandEntry } from './commands/index.js';
 import { EXIT, UsageError } from './errors.js';
 
 /**
  * The `pricehound` command (bin/pricehound.js runs the compiled copy of this file).
  *   pricehound [start] | serve | worker | migrate | keys create|list|revoke | help [command]
  * Exit status: 0 success, 1 failure (one line on stderr saying why), 2 wrong usage or config.
+ * The command table is ./commands/index.ts: this process loads the module of the command it runs
+ * and no other (`--help` and the group helps none).
  */
-const COMMANDS: Command[] = [
-  startCommand,
-  serveCommand,
-  workerCommand,
-  migrateCommand,
-  keysCreate,
-  keysList,
-  keysRevoke,
-  pricesRollup,
-  importProducts,
-  importListings,
-  exportProducts,
-  exportPrices,
-  demoCommand,
-];
+
+/** The default command: `pricehound` alone, or with options only. */
+const START = COMMANDS.find((c) => c.name === 'start')!;
 
 function version(): string {
   // package.json is two levels up from both src/cli and dist/cli.
@@ -87,9 +69,9 @@ const isHelp = (a: string | undefined) => a === '--help' || a === '-h';
 const isGroup = (word: string) => COMMANDS.some((c) => c.name.startsWith(`${word} `));
 
 /** Finds the command named by the leading words of argv; the rest are its arguments. */
-function resolve(argv: string[]): { cmd: Command; rest: string[] } | { help: string; ok: boolean } {
+function resolve(argv: string[]): { cmd: CommandEntry; rest: string[] } | { help: string; ok: boolean } {
   const [first, second] = argv;
-  if (first === undefined || (first.startsWith('-') && !isHelp(first))) return { cmd: startCommand, rest: argv };
+  if (first === undefined || (first.startsWith('-') && !isHelp(first))) return { cmd: START, rest: argv };
   if (isGroup(first)) {
     // `pricehound keys` alone is wrong usage (exit 2), `pricehound keys --help` asks for it (exit 0).
     if (second === undefined || isHelp(second)) return { help: groupHelp(first), ok: second !== undefined };
@@ -106,7 +88,7 @@ function resolve(argv: string[]): { cmd: Command; rest: string[] } | { help: str
 const LEADING = ['--url', '--key'];
 
 /** Moves leading --url/--key after the command's words, where its parser reads them. */
-function leadingOptions(argv: string[]): string[] {
+async function leadingOptions(argv: string[]): Promise<string[]> {
   const options: string[] = [];
   let i = 0;
   while (i < argv.length) {
@@ -129,8 +111,8 @@ function leadingOptions(argv: string[]): string[] {
       : first !== undefined && !first.startsWith('-')
         ? 1
         : 0;
-  const cmd = COMMANDS.find((c) => c.name === rest.slice(0, words).join(' '));
-  if (!cmd || !('url' in cmd.options))
+  const entry = COMMANDS.find((c) => c.name === rest.slice(0, words).join(' '));
+  if (!entry || !('url' in (await entry.load()).options))
     throw new UsageError(
       `${options[0]!.split('=')[0]} goes with the account commands (import, export): \`pricehound --url URL export prices\``,
       '',
@@ -139,7 +121,7 @@ function leadingOptions(argv: string[]): string[] {
 }
 
 async function main(argv: string[]): Promise<number | 'running'> {
-  argv = leadingOptions(argv);
+  argv = await leadingOptions(argv);
   const [first] = argv;
   if (isHelp(first)) {
     out(HELP);
@@ -162,7 +144,7 @@ async function main(argv: string[]): Promise<number | 'running'> {
     (found.ok ? out : note)(found.help);
     return found.ok ? EXIT.ok : EXIT.usage;
   }
-  return runCommand(found.cmd, found.rest);
+  return runCommand(await found.cmd.load(), found.rest);
 }
 
 try {
@@ -175,14 +157,15 @@ try {
   } else {
     // Loaded on failure only: it imports most of the application (./describe-error.ts).
     const { describeError } = await import('./describe-error.js');
-    note(`pricehound: ${describeError(err, settingsForMessages())}`);
+    note(`pricehound: ${describeError(err, await settingsForMessages())}`);
     if (/^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '')) note(String((err as Error)?.stack ?? err));
   }
   process.exitCode = err instanceof UsageError ? EXIT.usage : ((err as { exitCode?: number }).exitCode ?? EXIT.failure);
 }
 
-function settingsForMessages(): { databaseUrl?: string | undefined; dataDir?: string } {
+async function settingsForMessages(): Promise<{ databaseUrl?: string | undefined; dataDir?: string }> {
   try {
+    const { loadConfig } = await import('../config.js');
     const config = loadConfig();
     return { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
   } catch {

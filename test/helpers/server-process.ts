@@ -11,9 +11,18 @@ const ROOT = path.resolve(path.dirname(HERE), '../..');
  * less CPU per server start than through tsx, on a CPU-bound suite). A test file run alone through
  * tsx runs the CLI from source the same way.
  */
-const ENTRY = HERE.endsWith('.js')
-  ? [path.join(ROOT, 'src/cli/main.js')]
-  : ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts')];
+const COMPILED = HERE.endsWith('.js');
+/**
+ * Each spawned process also preloads ./exit-with-parent.ts: it ends when the test process does,
+ * however that ends (through the IPC channel each child is given). A run stopped by
+ * `--test-force-exit`, a timeout or a SIGKILL leaves no server behind.
+ */
+const ENTRY = [
+  ...(COMPILED ? [] : ['--import', 'tsx']),
+  '--import',
+  path.join(path.dirname(HERE), `exit-with-parent.${COMPILED ? 'js' : 'ts'}`),
+  path.join(ROOT, `src/cli/main.${COMPILED ? 'js' : 'ts'}`),
+];
 
 export interface LogLine {
   msg?: string;
@@ -52,11 +61,15 @@ export function runCli(
 ): ChildProcess {
   // TEST_NODE_ARGS: extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a load run.
   const nodeArgs = [...(opts.nodeFlags ?? []), ...(process.env.TEST_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  return spawn(process.execPath, [...nodeArgs, ...ENTRY, ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...ENTRY, ...args], {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // The 'ipc' channel is only watched by the child (exit-with-parent.ts): nothing is sent on it.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  // Nor does it keep this process alive: the child's pipes and 'exit' do what they did.
+  proc.channel?.unref();
+  return proc;
 }
 
 /**

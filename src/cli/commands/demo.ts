@@ -59,7 +59,6 @@ async function fill(ops: OwnerOperations, products: DemoProduct[], days: number,
 
 export const demoCommand: Command = {
   name: 'demo',
-  summary: 'Create a demo account with products, competitors and history; run it',
   positionals: [0, 0],
   options: {
     'shop-port': { type: 'string' },

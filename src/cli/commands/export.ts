@@ -95,7 +95,6 @@ async function exportTo(
 
 export const exportProducts: Command = {
   name: 'export products',
-  summary: 'Export products as CSV or JSON lines',
   positionals: [0, 0],
   options: COMMON_OPTIONS,
   help: `Usage: pricehound export products [--url URL] [--key KEY] [--out FILE] [--format csv|jsonl] [filters]
@@ -145,7 +144,6 @@ function jsonCell(column: string, cell: string): unknown {
 
 export const exportPrices: Command = {
   name: 'export prices',
-  summary: 'Export price observations as CSV or JSON lines, in one request',
   positionals: [0, 0],
   options: { ...COMMON_OPTIONS, from: { type: 'string' }, to: { type: 'string' }, competitor: { type: 'string' } },
   help: `Usage: pricehound export prices [--from T] [--to T] [--competitor ID|own] [--url URL] [--key KEY] [--out FILE] [--format csv|jsonl] [filters]

@@ -12,7 +12,6 @@ import { runCsvImport } from './csv-import.js';
 
 export const importListings: Command = {
   name: 'import listings',
-  summary: "Import competitors' listings from a CSV file (resumable)",
   positionals: [1, 1],
   argName: 'FILE (the CSV file to import)',
   options: {

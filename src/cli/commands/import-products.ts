@@ -14,7 +14,6 @@ import { runCsvImport } from './csv-import.js';
 
 export const importProducts: Command = {
   name: 'import products',
-  summary: 'Import products from a CSV file (resumable)',
   positionals: [1, 1],
   argName: 'FILE (the CSV file to import)',
   options: {

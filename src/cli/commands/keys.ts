@@ -40,7 +40,6 @@ function optionalText(values: Record<string, unknown>, name: string, command: st
 
 export const keysCreate: Command = {
   name: 'keys create',
-  summary: 'Create an API key (shown once)',
   positionals: [0, 0],
   options: {
     plan: { type: 'string' },
@@ -96,7 +95,6 @@ Exit status: 0 created, 1 unknown account or other failure, 2 wrong usage or con
 
 export const keysList: Command = {
   name: 'keys list',
-  summary: 'List API keys (never the keys themselves)',
   positionals: [0, 0],
   options: { account: { type: 'string' }, json: { type: 'boolean' } },
   help: `Usage: pricehound keys list [--account ACCOUNT_ID] [--json]
@@ -126,7 +124,6 @@ Options:
 
 export const keysRevoke: Command = {
   name: 'keys revoke',
-  summary: 'Revoke an API key; refused from its next request on',
   positionals: [1, 1],
   argName: 'ID (the key id, key_..., as shown by `pricehound keys list`)',
   options: { json: { type: 'boolean' } },

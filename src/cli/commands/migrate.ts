@@ -7,7 +7,6 @@ const target = () => import('../target.js');
 
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'Apply pending database migrations',
   positionals: [0, 0],
   options: { json: { type: 'boolean' } },
   help: `Usage: pricehound migrate [--json]

@@ -8,7 +8,6 @@ const target = () => import('../target.js');
 
 export const pricesRollup: Command = {
   name: 'prices rollup',
-  summary: 'Roll up old price observations, keeping day-level history exact',
   positionals: [0, 0],
   options: { 'older-than': { type: 'string' }, json: { type: 'boolean' } },
   help: `Usage: pricehound prices rollup --older-than DAYS [--json]

@@ -15,10 +15,9 @@ writes what it buffered and closes the database. Exit status: 0 after a clean st
 start-up fails (the reason is one line on stderr), 2 for invalid configuration.
 `;
 
-function serverCommand(name: 'start' | 'serve' | 'worker', summary: string, lead: string, roles: Roles): Command {
+function serverCommand(name: 'start' | 'serve' | 'worker', lead: string, roles: Roles): Command {
   return {
     name,
-    summary,
     positionals: [0, 0],
     options: {},
     help: `Usage: pricehound ${name}\n\n${lead}\n\n${ENVIRONMENT}`,
@@ -40,7 +39,6 @@ function serverCommand(name: 'start' | 'serve' | 'worker', summary: string, lead
 
 export const startCommand = serverCommand(
   'start',
-  'Run the service: API and check worker (the default command)',
   `Runs everything this installation needs in one process: the HTTP API and the worker that
 checks listings on schedule (WORKER_CONCURRENCY checks at a time). Migrations are applied
 first. This is the way to run with the embedded database.`,
@@ -49,7 +47,6 @@ first. This is the way to run with the embedded database.`,
 
 export const serveCommand = serverCommand(
   'serve',
-  'Run the HTTP API only',
   `Runs the HTTP API alone, for deployments that run several API processes and separate
 \`pricehound worker\` processes (with DATABASE_URL and REDIS_URL). Migrations are applied first.
 With the embedded database nothing would check listings beside it: use \`start\`.`,
@@ -58,7 +55,6 @@ With the embedded database nothing would check listings beside it: use \`start\`
 
 export const workerCommand = serverCommand(
   'worker',
-  'Run the check worker only (needs DATABASE_URL)',
   `Runs the worker that checks listings on schedule, without the HTTP API. Any number of
 worker processes may run against one PostgreSQL database (DATABASE_URL): each claims due
 listings with FOR UPDATE SKIP LOCKED, so no listing is checked by two at once, and a worker
