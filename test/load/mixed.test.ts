@@ -59,6 +59,10 @@ describe('mixed load', () => {
   after(async () => {
     // A profiled run (TEST_NODE_ARGS) stops gracefully so the profile is written.
     await server?.stop(process.env.TEST_NODE_ARGS ? 'SIGTERM' : 'SIGKILL');
+    // LOAD_LOG_FILE: the server's log lines (every request with its time, every background task's
+    // line), one JSON object per line, to find what a slow minute was spent on.
+    if (process.env.LOAD_LOG_FILE && server)
+      fs.writeFileSync(process.env.LOAD_LOG_FILE, server.logs.map((l) => JSON.stringify(l)).join('\n'));
     await site?.close();
     await rx?.close();
     await storage?.cleanup();
