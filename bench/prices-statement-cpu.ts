@@ -2,9 +2,12 @@
 // PostgreSQL backend CPU per request of the history statement (historyQuery, the SQL the endpoint
 // runs; WHAT=trends: trendsQuery, at one fixed instant) for a year of one product with 10
 // competitors, from /proc of the backend. SEED=1
-// recreates the database ph_hist (BENCH_HIST_DB) with 14 monthly partitions and an observation
-// per series every STEP_H hours (1: ~105 000 observations). UNIT: day (default), week, month, hour
-// (hour reads 31 days); TZ_: the zone (UTC); N requests per round, ROUNDS rounds.
+// recreates the database ph_hist (BENCH_HIST_DB) with MONTHS (14) monthly partitions back and an
+// observation per series every STEP_H hours over DAYS (400) days (1 and 400: ~105 000
+// observations). UNIT: day (default), week, month, hour (hour reads 31 days); TZ_: the zone (UTC);
+// N requests per round, ROUNDS rounds. At the end: how many runs PostgreSQL answered from a
+// generic plan and from custom ones (pg_prepared_statements), and one EXPLAIN ANALYZE's planning
+// and execution time.
 // VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
 // the endpoint's and says whether each answers the same.
 import fs from 'node:fs';
@@ -27,7 +30,7 @@ const db = await openPostgres(`postgres://postgres@127.0.0.1:5432/${name}`, { po
 if (process.env.SEED) {
   await migrate(db);
   const now = new Date();
-  for (let m = 13; m >= 0; m--)
+  for (let m = Number(process.env.MONTHS ?? 14) - 1; m >= 0; m--)
     await ensureObservationPartitions(db, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - m, 15)), 0);
   await db.query(`insert into accounts (id, name) values ('acc_1', 'bench')`);
   await db.query(
@@ -38,12 +41,12 @@ if (process.env.SEED) {
      select 'comp_' || i, 'acc_1', 'c' || i, 'https://c' || i || '.example', 'c' || i || '.example' from generate_series(1, 10) i`,
   );
   const step = Number(process.env.STEP_H ?? 1);
-  for (let d = 400; d > 0; d -= 20)
+  for (let d = Number(process.env.DAYS ?? 400); d > 0; d -= 20)
     await db.query(
       `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
        select 'acc_1', 'prod_1', case when i = 0 then null else 'comp_' || i end, round((10 + random())::numeric, 2), 'EUR',
               true, now() - make_interval(hours => h), 'api'
-         from generate_series(0, 10) i, generate_series(${(d - 20) * 24}, ${d * 24 - 1}, ${step}) h`,
+         from generate_series(0, 10) i, generate_series(${Math.max(0, d - 20) * 24}, ${d * 24 - 1}, ${step}) h`,
     );
   await db.query('analyze');
 }
@@ -85,4 +88,11 @@ for (const [k, v] of Object.entries(out))
     v.map((x) => x.toFixed(1)).join(' '),
     answers[k] === answers.endpoint ? '(same answer)' : '(DIFFERENT ANSWER)',
   );
+const plans = await db.query<{ generic_plans: number; custom_plans: number }>(
+  `select generic_plans, custom_plans from pg_prepared_statements where statement = $1`,
+  [q.text],
+);
+console.log('the endpoint statement on this connection:', plans.rows[0]);
+const explain = await db.query<{ 'QUERY PLAN': string }>(`explain (analyze) ${q.text}`, q.values);
+console.log(explain.rows.map((r) => r['QUERY PLAN']).filter((l) => /Planning Time|Execution Time/.test(l)));
 await db.close();
