@@ -6,7 +6,10 @@
  * insert trigger is on price_observations, so seeding does not build series and changes), with
  * the table's indexes, next to a month that stays; then the retention call that drops it is
  * timed: dropObservationsBefore(db, first instant of the next month), the same call the
- * `price-retention` task makes.
+ * `price-retention` task makes. It reports `detach_ms` (until the month has left the live
+ * tables: the one step that holds them), `drop_ms` (the whole call, the files' removal included)
+ * and, on PostgreSQL, `reader_max_ms`: the longest a query of the next month, looping on another
+ * connection meanwhile, took.
  *
  *   BENCH_PARTITION_ROWS  sizes of the month, comma separated (default 1000000,5000000)
  *   BENCH_PARTITION_DELETE=1  also time a row-wise DELETE of the same month (the old way), per size
@@ -85,9 +88,27 @@ try {
       await fill(m, n);
     }
 
+    // A reader of the month that stays, in a loop while the month goes (PostgreSQL: its own
+    // connection of the pool; PGlite has one): the longest it waited is how long the drop held
+    // the live table.
+    let reading = kind === 'postgres';
+    let readerMaxMs = 0;
+    const reader = (async () => {
+      while (reading) {
+        const q = performance.now();
+        await db.query(`select count(*) from price_observations where observed_at >= $1 and observed_at < $2`, [
+          next.from.toISOString(),
+          new Date(next.from.getTime() + 3_600_000).toISOString(),
+        ]);
+        readerMaxMs = Math.max(readerMaxMs, performance.now() - q);
+      }
+    })();
     t = performance.now();
-    const r = await dropObservationsBefore(db, m.to);
+    let detachMs = 0;
+    const r = await dropObservationsBefore(db, m.to, { onDetached: () => (detachMs = performance.now() - t) });
     const dropMs = performance.now() - t;
+    reading = false;
+    await reader;
     if (!r.dropped.includes(m.name) || r.deleted !== 0)
       throw new Error(`unexpected retention result ${JSON.stringify(r)}`);
     const kept = (await db.query<{ n: number }>(`select count(*)::int as n from ${next.name}`)).rows[0]!.n;
@@ -103,7 +124,9 @@ try {
       size,
       fill_s: fillS.toFixed(1),
       ...(deleteS === undefined ? {} : { row_delete_s: deleteS.toFixed(2) }),
+      detach_ms: detachMs.toFixed(1),
       drop_ms: dropMs.toFixed(1),
+      ...(kind === 'postgres' ? { reader_max_ms: readerMaxMs.toFixed(1) } : {}),
       drop_10k_ms: smallMs.toFixed(1),
       load1: os.loadavg()[0]!.toFixed(1),
     });

@@ -250,17 +250,30 @@ export async function ensurePartitions(
 }
 
 /**
- * Detaches and drops every partition of the set whose whole range ends at or before `cutoff`,
- * a range (all tables of the set, in reverse order) per transaction: two catalogue changes per
- * table, whatever the partition holds. `beforeDrop` runs in that transaction first (what the
- * rows take with them that no foreign key cascades). Returns the suffixes of the ranges dropped.
+ * Detaches and drops every partition of the set whose whole range ends at or before `cutoff`.
+ *
+ * Two steps per range, so that the live tables are locked for a moment whatever the range
+ * holds. First one transaction holding the set (withSetLocked) runs `beforeDrop` (what the rows
+ * take with them that no foreign key cascades) and detaches the range from every table of the
+ * set, in reverse order: catalogue changes only, the range's rows leave the tables at its commit.
+ * Then each detached table is dropped in a transaction of its own, which locks nothing a request
+ * uses: the commit of a DROP unlinks the table's files, and that takes time in proportion to
+ * their size (~0.3 s per GB on this project's VM, docs/BENCHMARKS.md), which was the whole of a
+ * large month's drop while the set was held. A table left detached by a crash between the two
+ * steps is dropped by the next run (`dropDetached`). `onDetached` is told each range as it leaves
+ * the tables (the benchmark times it). Returns the suffixes of the ranges dropped.
  */
 export async function dropRangesBefore(
   db: Database,
   set: PartitionSet,
   cutoff: Date,
-  opts: { stop?: () => boolean; beforeDrop?: (tx: Queryable, r: Range) => Promise<void> } = {},
+  opts: {
+    stop?: () => boolean;
+    beforeDrop?: (tx: Queryable, r: Range) => Promise<void>;
+    onDetached?: (r: Range) => void;
+  } = {},
 ): Promise<string[]> {
+  await dropDetached(db, set);
   const suffixes = new Map<string, Range>();
   for (const { table } of set.tables) {
     for (const r of await listRanges(db, set.unit, table))
@@ -269,21 +282,45 @@ export async function dropRangesBefore(
   const dropped: string[] = [];
   for (const r of [...suffixes.values()].sort((a, b) => a.from.getTime() - b.from.getTime())) {
     if (opts.stop?.()) break;
-    const done = await withSetLocked(db, set, async (tx) => {
+    const detached = await withSetLocked(db, set, async (tx) => {
       await opts.beforeDrop?.(tx, r);
-      let any = false;
+      const names: string[] = [];
       for (const { table } of [...set.tables].reverse()) {
         if (!(await listRanges(tx, set.unit, table)).some((p) => p.suffix === r.suffix)) continue;
         const name = partitionName(table, r);
         await tx.query(`/* detachPartition */ alter table ${table} detach partition ${name}`);
-        await tx.query(`/* dropPartition */ drop table ${name}`);
-        any = true;
+        names.push(name);
       }
-      return any;
+      return names;
     });
-    if (done) dropped.push(r.suffix);
+    if (detached.length === 0) continue;
+    opts.onDetached?.(r);
+    for (const name of detached) await db.query(`/* dropPartition */ drop table if exists ${name}`);
+    dropped.push(r.suffix);
   }
   return dropped;
+}
+
+/**
+ * Drops the set's tables named as its partitions but attached to nothing: ranges a run detached
+ * and did not get to drop (a crash or a deploy between its two steps). A partition being made is
+ * attached in the transaction that creates it, so no other session ever sees it detached.
+ */
+async function dropDetached(db: Database, set: PartitionSet): Promise<void> {
+  for (const { table } of set.tables) {
+    const r = await db.query<{ name: string }>(
+      `/* listDetachedPartitions */
+       select c.relname as name from pg_class c
+        where c.relnamespace = (select relnamespace from pg_class where oid = $1::regclass)
+          and c.relkind = 'r' and not c.relispartition and c.relname like $2
+        order by c.relname`,
+      [table, `${table}\\_p%`],
+    );
+    for (const { name } of r.rows) {
+      if (rangeOfSuffix(set.unit, name.slice(table.length + 1)) === undefined) continue;
+      await db.query(`/* dropPartition */ drop table if exists ${name}`);
+    }
+  }
 }
 
 /**

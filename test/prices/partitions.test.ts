@@ -158,6 +158,35 @@ describe('price observations: monthly partitions', () => {
     });
   });
 
+  it('a month detached and not dropped (a crash between the two steps) is dropped by the next run; other tables are left alone', async () => {
+    const relations = async () =>
+      (
+        await t.rt.db.query<{ name: string }>(
+          `select relname as name from pg_class where relkind in ('r', 'p') and relname like any($1) order by 1`,
+          [['%\\_p201706', '%\\_parked']],
+        )
+      ).rows.map((r) => r.name);
+    await ensureObservationPartitions(t.rt.db, new Date('2017-06-15T00:00:00Z'), 0);
+    // The first step of a run that then died: the month detached from the observations only.
+    await t.rt.db.query(`alter table price_observations detach partition price_observations_p201706`);
+    // Named like a partition, but not one: never touched.
+    await t.rt.db.query(`create table price_observations_parked (id int)`);
+    assert.deepEqual(await relations(), [
+      'price_days_p201706',
+      'price_hours_p201706',
+      'price_observations_p201706',
+      'price_observations_parked',
+    ]);
+    const seen: string[] = [];
+    const r = await dropObservationsBefore(t.rt.db, new Date('2017-07-01T00:00:00Z'), {
+      onDetached: (range) => seen.push(range.suffix),
+    });
+    assert.ok(r.dropped.includes('price_observations_p201706'), JSON.stringify(r));
+    assert.ok(seen.includes('p201706'), 'the hours and days of the month were still attached');
+    assert.deepEqual(await relations(), ['price_observations_parked']);
+    await t.rt.db.query(`drop table price_observations_parked`);
+  });
+
   it('monthOf names UTC months', () => {
     assert.deepEqual(monthOf(new Date('2026-12-31T23:59:59.999Z')), {
       name: 'price_observations_p202612',

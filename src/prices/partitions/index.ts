@@ -1,5 +1,5 @@
 import type { Database } from '../../db/types.js';
-import { dropRangesBefore, type EnsureResult, ensurePartitions } from '../../db/partitions.js';
+import { dropRangesBefore, type EnsureResult, ensurePartitions, type Range } from '../../db/partitions.js';
 import { DAY_MS, hourStart } from '../../time.js';
 import { deleteObservationsBefore, OBSERVATION_PARTITIONS } from './sql.js';
 
@@ -39,18 +39,23 @@ export function retentionCutoff(days: number, now = Date.now()): Date {
 
 /**
  * Removes the observations observed before `cutoff`: every month wholly before it is detached
- * and dropped (each in its own transaction, a catalogue change whatever its size); the rows of
+ * (a catalogue change whatever its size, in a short transaction holding the tables) and then
+ * dropped (a transaction of its own, holding nothing a request uses: src/db/partitions.ts
+ * `dropRangesBefore`); `onDetached` is told each month as it leaves the tables. The rows of
  * the month the cutoff falls in and of the default partition go in batches of `batchRows`, each
  * its own short statement. `stop` is checked between batches.
  */
 export async function dropObservationsBefore(
   db: Database,
   cutoff: Date,
-  opts: { batchRows?: number; stop?: () => boolean } = {},
+  opts: { batchRows?: number; stop?: () => boolean; onDetached?: (r: Range) => void } = {},
 ): Promise<RetentionResult> {
   const out: RetentionResult = { cutoff: cutoff.toISOString(), dropped: [], deleted: 0 };
   const stop = opts.stop;
-  const dropped = await dropRangesBefore(db, OBSERVATION_PARTITIONS, cutoff, stop ? { stop } : {});
+  const dropped = await dropRangesBefore(db, OBSERVATION_PARTITIONS, cutoff, {
+    ...(stop ? { stop } : {}),
+    ...(opts.onDetached ? { onDetached: opts.onDetached } : {}),
+  });
   out.dropped = dropped.map((suffix) => `price_observations_${suffix}`);
   const batch = opts.batchRows ?? RETENTION_BATCH_ROWS;
   for (;;) {
