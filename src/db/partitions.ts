@@ -324,7 +324,54 @@ async function dropDetached(db: Database, set: PartitionSet): Promise<void> {
 }
 
 /**
- * The periodic creation of every set's partitions ahead of time (src/jobs/tasks.ts says when).
+ * ANALYZE of the set's partitioned tables whose statistics are missing or stale. Autovacuum
+ * analyses each partition but never a partitioned table itself (PostgreSQL's documentation of
+ * ANALYZE says to run it by hand), so the parents' own statistics, which the planner uses for
+ * whatever it estimates over the whole table (joins to it, its row count), were never made. Stale
+ * is autovacuum's rule applied to the partitions' row counts: their sum moved by more than
+ * 50 rows + 10 % from the parent's count at its last ANALYZE. PostgreSQL 18 (the embedded engine)
+ * samples the partitions without analysing each again (`ANALYZE ONLY`); PostgreSQL 15 has no
+ * ONLY and analyses them too. One process at a time (a try-lock of its own, so creation and
+ * retention, which take the set's lock, never wait behind it). Returns the tables analysed.
+ */
+export async function analyzeStaleParents(db: Database, set: PartitionSet): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    const lock = await tx.query<{ ok: boolean }>(
+      '/* analyzePartitionsLock */ select pg_try_advisory_xact_lock($1::int, 1) as ok',
+      [set.lock],
+    );
+    if (!lock.rows[0]?.ok) return [];
+    const version = await tx.query<{ v: number }>(
+      `/* serverVersion */ select current_setting('server_version_num')::int as v`,
+    );
+    const only = Number(version.rows[0]!.v) >= 180_000 ? 'only ' : '';
+    const analysed: string[] = [];
+    for (const { table } of set.tables) {
+      const r = await tx.query<{ parent: number; children: number }>(
+        `/* partitionedTableRows */
+         select p.reltuples::float8 as parent, coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 as children
+           from pg_class p
+           left join pg_inherits i on i.inhparent = p.oid
+           left join pg_class c on c.oid = i.inhrelid
+          where p.oid = $1::regclass
+          group by p.reltuples`,
+        [table],
+      );
+      const parent = Number(r.rows[0]!.parent);
+      const children = Number(r.rows[0]!.children);
+      // -1: never analysed. Nothing to sample until a partition has been analysed itself.
+      const stale = parent < 0 ? children > 0 : Math.abs(children - parent) > 50 + 0.1 * parent;
+      if (!stale) continue;
+      await tx.query(`/* analyzePartitionedTable */ analyze ${only}${table}`);
+      analysed.push(table);
+    }
+    return analysed;
+  });
+}
+
+/**
+ * The periodic creation of every set's partitions ahead of time (src/jobs/tasks.ts says when),
+ * then the ANALYZE of its partitioned tables when their statistics are stale.
  * Any number of processes may run it at once (an advisory lock per set).
  */
 export function partitionsRun(
@@ -336,6 +383,9 @@ export function partitionsRun(
     for (const set of sets) {
       const r = await ensurePartitions(db, set);
       if (r.created.length > 0) log.info({ component: 'partitions', set: set.name, ...r }, 'partitions created');
+      const analysed = await analyzeStaleParents(db, set);
+      if (analysed.length > 0)
+        log.info({ component: 'partitions', set: set.name, analysed }, 'partitioned tables analysed');
     }
   };
 }

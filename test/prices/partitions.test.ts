@@ -3,7 +3,13 @@ import { before, describe, it } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startBackgroundWork } from '../../src/jobs/tasks.js';
-import { dropObservationsBefore, ensureObservationPartitions, monthOf } from '../../src/prices/partitions/index.js';
+import { analyzeStaleParents } from '../../src/db/partitions.js';
+import {
+  dropObservationsBefore,
+  ensureObservationPartitions,
+  monthOf,
+  OBSERVATION_PARTITIONS,
+} from '../../src/prices/partitions/index.js';
 import { useTestApp } from '../helpers/app.js';
 import { account, competitor, history, insertObservations, type Headers } from './history-support.js';
 
@@ -185,6 +191,57 @@ describe('price observations: monthly partitions', () => {
     assert.ok(seen.includes('p201706'), 'the hours and days of the month were still attached');
     assert.deepEqual(await relations(), ['price_observations_parked']);
     await t.rt.db.query(`drop table price_observations_parked`);
+  });
+
+  it('the partitioned tables get statistics of their own once their partitions have some, and again only when their rows move', async () => {
+    const db = t.rt.db;
+    const parentRows = async () =>
+      Number(
+        (
+          await db.query<{ n: number }>(
+            `select reltuples::float8 as n from pg_class where oid = 'price_observations'::regclass`,
+          )
+        ).rows[0]!.n,
+      );
+    // Autovacuum's part (and the embedded maintenance's): each partition analysed, never the parent.
+    const analyzePartitions = async () => {
+      const parts = await db.query<{ name: string }>(
+        `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+          where i.inhparent = 'price_observations'::regclass`,
+      );
+      for (const { name } of parts.rows) await db.query(`analyze ${name}`);
+    };
+    const other = await account(t);
+    const rival = await competitor(t, other.headers);
+    await ensureObservationPartitions(db, new Date('2016-05-15T00:00:00Z'), 0);
+    const obs = (n: number, day: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        competitor: rival,
+        price: (10 + (i % 7)).toFixed(4),
+        at: new Date(Date.parse(`${day}T00:00:00Z`) + i * 60_000).toISOString(),
+      }));
+    await insertObservations(t, other.accountId, other.productId, obs(300, '2016-05-02'));
+    await analyzePartitions();
+    const before = await parentRows();
+
+    const first = await analyzeStaleParents(db, OBSERVATION_PARTITIONS);
+    assert.ok(first.includes('price_observations'), `${before} rows at the last analyze: ${JSON.stringify(first)}`);
+    const counted = await parentRows();
+    const total = Number(
+      (await db.query<{ n: number }>(`select count(*)::int as n from price_observations`)).rows[0]!.n,
+    );
+    assert.equal(counted, total, 'the parent counts every partition');
+    const stats = await db.query<{ n: number }>(
+      `select count(*)::int as n from pg_stats where tablename = 'price_observations' and inherited`,
+    );
+    assert.ok(Number(stats.rows[0]!.n) > 0, 'column statistics of the whole table');
+
+    // Unchanged: nothing to do.
+    assert.deepEqual(await analyzeStaleParents(db, OBSERVATION_PARTITIONS), []);
+    // Grown past 50 rows + 10 %: again.
+    await insertObservations(t, other.accountId, other.productId, obs(Math.ceil(60 + 0.1 * total), '2016-05-09'));
+    await analyzePartitions();
+    assert.ok((await analyzeStaleParents(db, OBSERVATION_PARTITIONS)).includes('price_observations'));
   });
 
   it('monthOf names UTC months', () => {
