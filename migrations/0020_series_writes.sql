@@ -1,5 +1,5 @@
--- Ingestion's price_series writes, cheaper per statement (docs/RELIABILITY.md, "A first
--- breakdown"; docs/POSITIONS.md, "Kept up to date"). What is stored stays exactly what it was.
+-- Ingestion's price_series writes, cheaper per statement (docs/RELIABILITY.md, "The breakdown
+-- again"; docs/POSITIONS.md, "How it is kept"). What is stored stays exactly what it was.
 --
 -- 1. ph_refresh_positions returns at once when it has no product. Every statement that writes
 --    price_series fires the positions triggers of 0012 (lockSeries' upsert fires both the insert
