@@ -65,7 +65,7 @@ const bandOf = (ranges: readonly number[], i: number) => ({
   hiUs: i === 0 ? 'b.d1_us' : `b.d0_us_${ranges[i - 1]}`,
 });
 
-/** One range's figures from the bands of its whole days and carries (`sa`) and its edges (`pe`). */
+/** One range's figures from the bands of its whole days (`sa`), of its carries (`sc`) and its edges (`pe`). */
 function rangeColumns(ranges: readonly number[], i: number): string {
   const days = ranges[i]!;
   const r = `e${days}`;
@@ -73,38 +73,21 @@ function rangeColumns(ranges: readonly number[], i: number): string {
   const add = (x: string, withCarries: boolean) =>
     [
       `coalesce(${r}.${x}, 0)`,
-      ...bands.map((j) => `coalesce(sa.b${x}_${j}, 0)`),
-      ...(withCarries ? bands.map((j) => `coalesce(sa.c${x}_${j}, 0)`) : []),
+      ...bands.map((j) => `coalesce(sa.${x}_${j}, 0)`),
+      ...(withCarries ? bands.map((j) => `coalesce(sc.${x}_${j}, 0)`) : []),
     ].join(' + ');
-  const pairs = (x: string) => [`${r}.${x}`, ...bands.map((j) => `sa.b${x}_${j}`)].join(', ');
+  const pairs = (x: string) => [`${r}.${x}`, ...bands.map((j) => `sa.${x}_${j}`)].join(', ');
   return `round(coalesce((${add('w', true)}) / nullif(${add('us', true)}, 0), (${add('m', false)}) / nullif(${add('c', false)}, 0)), 4)::text as avg_${days},
          least(${pairs('lo')})::text[] as low_${days}, greatest(${pairs('hi')})::text[] as high_${days},
          (${add('n', false)})::bigint as n_${days},
          round((${add('oos', true)}) / nullif(${add('known', true)}, 0), 4)::text as oos_${days}`;
 }
 
-/** Per band, the whole days' sums (b*) and the carries' parts inside it (c*), for `sa`. */
-function bandAggregates(ranges: readonly number[], i: number, priced: string): string {
-  const { loUs, hiUs } = bandOf(ranges, i);
-  const inB = `x.band = ${i}`;
-  const cur = `x.cur and ${inB}`;
-  // The part of the carry [day end, next day's first observation or d1) inside the band.
-  const dur = `(least(coalesce(x.to_us, b.d1_us), ${hiUs}) - greatest(x.from_us, ${loUs}))`;
-  const carry = `x.closing and ${dur} > 0`;
-  return `sum(x.priced_us) filter (where ${cur}) as bus_${i},
-         sum(x.priced_sum) filter (where ${cur}) as bw_${i},
-         sum(x.priced_n) filter (where ${cur}) as bc_${i},
-         sum(x.priced_means) filter (where ${cur}) as bm_${i},
-         min(x.lo) filter (where ${cur}) as blo_${i},
-         max(x.hi) filter (where ${cur}) as bhi_${i},
-         sum(x.count) filter (where ${inB}) as bn_${i},
-         sum(x.oos_us) filter (where ${inB}) as boos_${i},
-         sum(x.known_us) filter (where ${inB}) as bknown_${i},
-         sum(${dur}) filter (where ${carry} and ${priced}) as cus_${i},
-         sum(x.close_mean * ${dur}) filter (where ${carry} and ${priced}) as cw_${i},
-         sum(${dur}) filter (where ${carry} and x.close_in_stock = false) as coos_${i},
-         sum(${dur}) filter (where ${carry} and x.close_in_stock is not null) as cknown_${i}`;
-}
+/** `x`'s sums of the columns `cols` per band (`x.band` the band of the row), for a per-series pivot. */
+const byBand = (ranges: readonly number[], cols: string[], agg: (c: string) => string = (c) => `sum(x.${c})`) =>
+  ranges
+    .map((_, i) => cols.map((c) => `${agg(c)} filter (where x.band = ${i}) as ${c}_${i}`).join(', '))
+    .join(',\n         ');
 
 /**
  * The edges: each one's key, its range (A), the day whose raw rows it reads (a column of `bd`,
@@ -135,42 +118,93 @@ bd as (
          ${periodKeys.map((k) => `nw.at - interval '${periods[k]}' as x_${k}, ${day(`nw.at - interval '${periods[k]}'`)} as xd_${k}`).join(',\n         ')}
     from nw
 ),
--- The product's day rows in one sort: per series and day, the first observation, whether the
--- day had another price or currency than the current one (price_since) or a priced price below
--- today's lowest (cheaper_until), and the row holding the day's last observation (closing).
-dw as (
-  select d.series, d.day, d.currency, d.open_at, d.close_at, d.close_id, d.close, d.close_in_stock, d.close_mean,
-         d.low, d.low_at, d.high, d.high_at, d.priced_us, d.priced_sum, d.priced_n, d.priced_means, d.count,
-         d.oos_us, d.known_us, d.currency = l.latest_currency as cur,
-         d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price as moved,
-         l.competitor_id is not null and d.currency = l.latest_currency
-           and ${convertedSql('d.priced_min', 'l', 'd.currency', productCurrency)} < ${lowest} as cheaper,
-         min(d.open_at) over w1 as day_open,
-         lead(d.day) over w2 is distinct from d.day as closing
-    from price_days d join l on l.series = d.series
+-- The whole days per series and band (the day rows straight from their scan, in no order): the
+-- sums of each band, lowest/highest, the first observation, the latest day with another price or
+-- currency than the current one (price_since) and with a priced price below today's lowest
+-- (cheaper_until), and the latest day before each edge's.
+dg as (
+  select d.series,
+         case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} end end as band,
+         sum(d.priced_us) filter (where d.currency = l.latest_currency) as us,
+         sum(d.priced_sum) filter (where d.currency = l.latest_currency) as w,
+         sum(d.priced_n) filter (where d.currency = l.latest_currency) as c,
+         sum(d.priced_means) filter (where d.currency = l.latest_currency) as m,
+         min(array[d.low::float8, -date_part('epoch', d.low_at)]) filter (where d.currency = l.latest_currency and d.low is not null) as lo,
+         max(array[d.high::float8, date_part('epoch', d.high_at)]) filter (where d.currency = l.latest_currency and d.high is not null) as hi,
+         sum(d.count) as n, sum(d.oos_us) as oos, sum(d.known_us) as known, min(d.open_at) as first_at,
+         max(d.day) filter (where d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price) as sd_day,
+         max(d.day) filter (where l.competitor_id is not null and d.currency = l.latest_currency
+                              and ${convertedSql('d.priced_min', 'l', 'd.currency', productCurrency)} < ${lowest}) as cd_day,
+         ${keys.map((e) => `max(d.day) filter (where d.day < ${e.day}) as pd_${e.key}`).join(', ')}
+    from price_days d join l on l.series = d.series cross join bd b
    where d.product_id = $2 and d.account_id = $1
-  window w1 as (partition by d.series, d.day), w2 as (partition by d.series order by d.day, d.close_at, d.close_id)
+   group by 1, 2
 ),
--- The closing rows' carry: from the day's end to the next day's first observation.
-dn as (
-  select x.*, ${US(`x.day + interval '24 hours'`)} as from_us, ${US('x.next_open')} as to_us,
-         case when x.day < b.d1 then case ${ranges.map((_, i) => `when x.day >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} end end as band,
-         case when x.cur and x.low is not null then array[x.low::float8, -date_part('epoch', x.low_at)] end as lo,
-         case when x.cur and x.high is not null then array[x.high::float8, date_part('epoch', x.high_at)] end as hi
-    from (select dw.*, case when dw.closing then lead(dw.day_open) over (partition by dw.series order by dw.day, dw.close_at, dw.close_id) end as next_open
-            from dw) x
-    cross join bd b
-),
--- Per series in one pass: lowest/highest ever, the whole days and carries of every range, the
--- latest day with another price (price_since) and with a price below today's lowest
--- (cheaper_until) with the next day's first observation, and the latest day before each edge's.
 sa as (
+  select x.series, min(x.lo)::text[] as low_ever, max(x.hi)::text[] as high_ever, min(x.first_at) as first_at,
+         max(x.sd_day) as sd_day, max(x.cd_day) as cd_day,
+         ${keys.map((e) => `max(x.pd_${e.key}) as pd_${e.key}`).join(', ')},
+         ${byBand(ranges, ['us', 'w', 'c', 'm', 'n', 'oos', 'known'])},
+         ${byBand(ranges, ['lo'], (c) => `min(x.${c})`)},
+         ${byBand(ranges, ['hi'], (c) => `max(x.${c})`)}
+    from dg x group by x.series
+),
+-- The day rows' closing rows (each holding its day's last observation, any currency) in one
+-- narrow sort, with the next day's first observation: each day's carry runs from its end to it
+-- (to d1 at most), and lies in the band of its start unless days without observations take it
+-- across a band's end (straddle).
+dl as (
+  select x.series, x.day, x.currency, x.close_at, x.close_id, x.close, x.close_in_stock, x.close_mean, x.next_open,
+         ${US(`x.day + interval '24 hours'`)} as from_us,
+         least(coalesce(${US('x.next_open')}, b.d1_us), b.d1_us) as to_us,
+         case when x.day + interval '24 hours' < b.d1 then
+           case ${ranges.map((_, i) => `when x.day + interval '24 hours' >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} else ${ranges.length} end
+         end as band
+    from (
+      select w.*, lead(w.day_open) over (partition by w.series order by w.day, w.close_at, w.close_id) as next_open
+        from (
+          select d.series, d.day, d.currency, d.close_at, d.close_id, d.close, d.close_in_stock, d.close_mean,
+                 min(d.open_at) over (partition by d.series, d.day) as day_open,
+                 lead(d.day) over (partition by d.series order by d.day, d.close_at, d.close_id) is distinct from d.day as closing
+            from price_days d
+           where d.product_id = $2 and d.account_id = $1
+        ) w
+    ) x cross join bd b
+   where x.closing
+),
+-- The carries per series and band: each whole in its band, a straddling one cut at the bands'
+-- ends (rare: a gap of days across a range's first midnight).
+sc as (
   select x.series,
-         min(x.lo)::text[] as low_ever, max(x.hi)::text[] as high_ever, min(x.open_at) as first_at,
-         max(x.day) filter (where x.moved) as sd_day, max(x.day) filter (where x.cheaper) as cd_day,
-         ${keys.map((e) => `max(x.day) filter (where x.closing and x.day < ${e.day}) as pd_${e.key}`).join(',\n         ')},
-         ${ranges.map((_, i) => bandAggregates(ranges, i, priced('x.currency', 'x.close_in_stock'))).join(',\n         ')}
-    from dn x join l on l.series = x.series cross join bd b
+         ${byBand(ranges, ['us', 'w', 'oos', 'known'])}
+    from (
+      select x.series, x.band,
+             sum(x.to_us - x.from_us) filter (where ${priced('x.currency', 'x.close_in_stock')}) as us,
+             sum(x.close_mean * (x.to_us - x.from_us)) filter (where ${priced('x.currency', 'x.close_in_stock')}) as w,
+             sum(x.to_us - x.from_us) filter (where x.close_in_stock = false) as oos,
+             sum(x.to_us - x.from_us) filter (where x.close_in_stock is not null) as known
+        from dl x join l on l.series = x.series cross join bd b
+       where x.to_us > x.from_us and x.band < ${ranges.length}
+         and x.to_us <= case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')} end
+       group by x.series, x.band
+      union all
+      select x.series, v.band,
+             sum(v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
+             sum(x.close_mean * v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
+             sum(v.dur) filter (where x.close_in_stock = false),
+             sum(v.dur) filter (where x.close_in_stock is not null)
+        from dl x join l on l.series = x.series cross join bd b
+        cross join lateral (values ${ranges
+          .map(
+            (_, i) =>
+              `(${i}, least(x.to_us, ${bandOf(ranges, i).hiUs}) - greatest(x.from_us, ${bandOf(ranges, i).loUs}))`,
+          )
+          .join(', ')}) v (band, dur)
+       where x.to_us > x.from_us and v.dur > 0
+         and x.to_us > case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')}
+                        when ${ranges.length} then ${bandOf(ranges, ranges.length - 1).loUs} end
+       group by x.series, v.band
+    ) x
    group by x.series
 ),
 -- The closing row of the latest day before each edge's: the observation before the edge when
@@ -182,7 +216,7 @@ pr as (
       `('sd', null, sa.sd_day)`,
       `('cd', null, sa.cd_day)`,
     ].join(', ')}) k (key, range, day)
-    join (select * from dn where closing) c on c.series = sa.series and c.day = k.day
+    join dl c on c.series = sa.series and c.day = k.day
 ),
 -- The raw rows the answer reads, per series in one index scan each: the days of the ranges'
 -- starts and of the periods' instants, today's from midnight on, and the days price_since and
@@ -323,6 +357,7 @@ a as (
     from l cross join nw
     -- As the raw computation: only series with observations (with day rows).
     join sa on sa.series = l.series
+    left join sc on sc.series = l.series
     ${ranges.map((d) => `left join pe e${d} on e${d}.series = l.series and e${d}.range = ${d}`).join('\n    ')}
     ${periodKeys.map((k) => `left join pp p${k} on p${k}.series = l.series and p${k}.key = 'p${k}'`).join('\n    ')}
     left join sx on sx.series = l.series
