@@ -266,8 +266,19 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
         { competitor: e, price: '39.2500', at: new Date(START + d * D + 23 * H + 59 * 60_000).toISOString() },
       );
     }
+    // More than a year of history: the carries are read from the day before the 365-day range's
+    // start day on, and from the days price_since needs (F's last change is that old).
+    const f = await competitor(t, headers, 'F');
+    for (let d = -400; d < 125; d += d < -390 || d >= 33 ? 1 : 423) {
+      rows.push({ competitor: e, price: (45 + (d % 3)).toFixed(4), at: new Date(START + d * D + 9 * H).toISOString() });
+      rows.push({
+        competitor: f,
+        price: d < -395 ? '30.0000' : '31.0000',
+        at: new Date(START + d * D + 13 * H).toISOString(),
+      });
+    }
     await insertObservations(t, accountId, productId, shuffle(rand, rows));
-    for (const at of [130 * D + 5 * H, 124 * D + 12 * H, 101 * D + 3 * H, 100 * D + 2 * H, 60 * D]) {
+    for (const at of [130 * D + 5 * H, 124 * D + 12 * H, 101 * D + 3 * H, 100 * D + 2 * H, 60 * D, -100 * D]) {
       const now = new Date(START + at);
       const raw = await exact(now, 'raw');
       assert.ok(raw.some((r) => r.competitor_id === e && r.avg_30 !== null));

@@ -152,7 +152,8 @@ sa as (
 -- The day rows' closing rows (each holding its day's last observation, any currency) in one
 -- narrow sort, with the next day's first observation: each day's carry runs from its end to it
 -- (to d1 at most), and lies in the band of its start unless days without observations take it
--- across a band's end (straddle).
+-- across a band's end (straddle). Only the days from the one before the longest range's start
+-- day on (a longer history is read once, by dg), and those price_since and cheaper_until need.
 dl as (
   select x.series, x.day, x.currency, x.close_at, x.close_id, x.close, x.close_in_stock, x.close_mean, x.next_open,
          ${US(`x.day + interval '24 hours'`)} as from_us,
@@ -166,8 +167,9 @@ dl as (
           select d.series, d.day, d.currency, d.close_at, d.close_id, d.close, d.close_in_stock, d.close_mean,
                  min(d.open_at) over (partition by d.series, d.day) as day_open,
                  lead(d.day) over (partition by d.series order by d.day, d.close_at, d.close_id) is distinct from d.day as closing
-            from price_days d
+            from price_days d join sa on sa.series = d.series
            where d.product_id = $2 and d.account_id = $1
+             and d.day >= least(coalesce(sa.pd_a${ranges[ranges.length - 1]}, (select ds_${ranges[ranges.length - 1]} from bd)), sa.sd_day, sa.cd_day)
         ) w
     ) x cross join bd b
    where x.closing
