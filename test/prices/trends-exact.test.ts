@@ -232,4 +232,57 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     assert.ok(out.dropped.includes('price_observations_p202501'), JSON.stringify(out));
     await compare('after retention', false);
   });
+
+  it("stays exact when days without observations span the ranges' first midnights and days mix currencies", async () => {
+    // The statement from the days takes the observation before an edge from the closing row of
+    // an earlier day, and sums a carry into the band of whole days it lies in (docs/prices/TRENDS.md,
+    // "Trends from aggregates"): gaps of days across d0 of the 30- and 90-day ranges and the
+    // 7-day period's instant, and days whose currencies open and close in another order.
+    const e = await competitor(t, headers, 'E');
+    const gaps = [
+      [38 * D + 3 * H, 44 * D + 2 * H],
+      [97 * D + 20 * H, 104 * D + H],
+      [121 * D, 124 * D],
+    ];
+    const rows: Obs[] = [];
+    let price = 50;
+    for (let at = 33 * D + 17 * 60_000; at < 125 * D; at += 5 * H + 7 * 60_000) {
+      if (gaps.some(([from, to]) => at >= from! && at < to!)) continue;
+      price = Math.max(1, price + (Math.floor(rand() * 9) - 4) / 2);
+      const stock = [true, true, true, false, null][Math.floor(rand() * 5)]!;
+      rows.push({ competitor: e, price: price.toFixed(4), at: new Date(START + at).toISOString(), inStock: stock });
+    }
+    // Two days where USD opens first and EUR closes last, one of them a range's start day.
+    for (const d of [50, 100]) {
+      rows.push(
+        { competitor: e, price: '40.1000', currency: 'USD', at: new Date(START + d * D + 1_000).toISOString() },
+        {
+          competitor: e,
+          price: '41.5000',
+          currency: 'USD',
+          at: new Date(START + d * D + 4 * H).toISOString(),
+          inStock: false,
+        },
+        { competitor: e, price: '39.2500', at: new Date(START + d * D + 23 * H + 59 * 60_000).toISOString() },
+      );
+    }
+    // More than a year of history: the carries are read from the day before the 365-day range's
+    // start day on, and from the days price_since needs (F's last change is that old).
+    const f = await competitor(t, headers, 'F');
+    for (let d = -400; d < 125; d += d < -390 || d >= 33 ? 1 : 423) {
+      rows.push({ competitor: e, price: (45 + (d % 3)).toFixed(4), at: new Date(START + d * D + 9 * H).toISOString() });
+      rows.push({
+        competitor: f,
+        price: d < -395 ? '30.0000' : '31.0000',
+        at: new Date(START + d * D + 13 * H).toISOString(),
+      });
+    }
+    await insertObservations(t, accountId, productId, shuffle(rand, rows));
+    for (const at of [130 * D + 5 * H, 124 * D + 12 * H, 101 * D + 3 * H, 100 * D + 2 * H, 60 * D, -100 * D]) {
+      const now = new Date(START + at);
+      const raw = await exact(now, 'raw');
+      assert.ok(raw.some((r) => r.competitor_id === e && r.avg_30 !== null));
+      assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}`);
+    }
+  });
 });

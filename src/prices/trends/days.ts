@@ -15,248 +15,356 @@ import { convertedSql } from '../../money/convert.js';
  * exact bigint of microseconds and every weighted sum numeric, so the pieces add up to the raw
  * statement's sums to the last digit.
  *
- * Expects the CTEs nw (at, us, day), p, l and k of trendsQuery and its parameters $1 (account),
- * $2 (product).
+ * The cost is one pass over the product's day rows and one index scan per series and day read:
+ * - the day rows are sorted once (series, day, last observation) and aggregated once per series
+ *   into bands (the ranges nest and end at d1, so a day or a carry is added to one band and a
+ *   range sums its bands): whole days, carries, lowest/highest ever, the latest days price_since
+ *   and cheaper_until start from, and the latest day before each edge's;
+ * - the observation before an edge (a range's start, today's midnight, a period's instant) is
+ *   the last raw row before it in the edge's own day, read anyway, else the closing row of the
+ *   latest earlier day row (any currency, `pr`): no probe walks back over the partitions;
+ * - the raw rows come from one lateral over (series, day) pairs (`rw`): one reference to
+ *   price_observations, so a custom plan stays cheap to make (every reference is planned over
+ *   every partition) and a generic one small to start.
+ *
+ * Expects the CTEs nw (at, us), p, l and k of trendsQuery and its parameters $1 (account),
+ * $2 (product), $3 (the instant, or null for now()).
  */
 
 const US = (x: string) => `(round(date_part('epoch', ${x}) * 1000)::bigint * 1000)`;
+const day = (x: string) => `date_trunc('day', ${x}, 'UTC')`;
+const hoursBefore = (at: string, days: number) => `${at} - interval '${days * 24} hours'`;
+/** The first UTC midnight after a range's start, from the answer's instant `at`. */
+const d0 = (at: string, days: number) => `${day(hoursBefore(at, days))} + interval '24 hours'`;
 
-/** The observations of series `s` (l.series: '' for ours) matching `where`, optionally ordered and limited. */
-function seriesRows(s: string, where: string, tail = ''): string {
-  return `(select * from (
-             (select o.* from price_observations o
-               where o.product_id = $2 and o.account_id = $1 and o.competitor_id = ${s} and ${s} <> '' and ${where} ${tail})
-             union all
-             (select o.* from price_observations o
-               where o.product_id = $2 and o.account_id = $1 and o.competitor_id is null and ${s} = '' and ${where} ${tail})
-           ) u ${tail})`;
+/** The observations of series `s` (l.series: '' for ours) matching `where`. */
+function seriesRows(s: string, where: string): string {
+  return `(select o.* from price_observations o
+            where o.product_id = $2 and o.account_id = $1 and o.competitor_id = ${s} and ${s} <> '' and ${where}
+           union all
+           select o.* from price_observations o
+            where o.product_id = $2 and o.account_id = $1 and o.competitor_id is null and ${s} = '' and ${where})`;
 }
+
+/** An edge row's columns (observed_at, id, price, currency, in_stock, samples, mean) of a raw row of `rw`. */
+const raw = (r: string) =>
+  `${r}.observed_at, ${r}.id, ${r}.price, ${r}.currency, ${r}.in_stock, ${r}.samples, ${r}.mean`;
+/** The same from a closing day row of `pr` (its day's last observation). */
+const closing = (c: string) =>
+  `${c}.close_at, ${c}.close_id, ${c}.close, ${c}.currency, ${c}.close_in_stock, null::integer, ${c}.close_mean`;
 
 /**
- * The latest (`max`) or first (`min`) instant of series `s` matching `where`: a scalar subquery
- * per branch, each a single-table min/max the planner answers with one index probe per partition
- * (an `order by observed_at, id ... limit 1` over the partitions sorts every earlier row instead).
+ * The bands of whole days: the ranges end at the same midnight d1 and nest, so [d0, d1) of the
+ * i-th range (ascending) is the union of bands 0..i, band i being [d0 of range i, d0 of range
+ * i - 1 or d1). A day row or a carry is summed into its band once, and a range adds its bands.
  */
-function instant(s: string, agg: 'max' | 'min', where: string): string {
-  return `${agg === 'max' ? 'greatest' : 'least'}(
-    (select ${agg}(o.observed_at) from price_observations o
-      where o.product_id = $2 and o.account_id = $1 and o.competitor_id = ${s} and ${s} <> '' and ${where}),
-    (select ${agg}(o.observed_at) from price_observations o
-      where o.product_id = $2 and o.account_id = $1 and o.competitor_id is null and ${s} = '' and ${where}))`;
+const bandOf = (ranges: readonly number[], i: number) => ({
+  lo: `b.d0_${ranges[i]}`,
+  hi: i === 0 ? 'b.d1' : `b.d0_${ranges[i - 1]}`,
+  loUs: `b.d0_us_${ranges[i]}`,
+  hiUs: i === 0 ? 'b.d1_us' : `b.d0_us_${ranges[i - 1]}`,
+});
+
+/** One range's figures from the bands of its whole days (`sa`), of its carries (`sc`) and its edges (`pe`). */
+function rangeColumns(ranges: readonly number[], i: number): string {
+  const days = ranges[i]!;
+  const r = `e${days}`;
+  const bands = ranges.slice(0, i + 1).map((_, j) => j);
+  const add = (x: string, withCarries: boolean) =>
+    [
+      `coalesce(${r}.${x}, 0)`,
+      ...bands.map((j) => `coalesce(sa.${x}_${j}, 0)`),
+      ...(withCarries ? bands.map((j) => `coalesce(sc.${x}_${j}, 0)`) : []),
+    ].join(' + ');
+  const pairs = (x: string) => [`${r}.${x}`, ...bands.map((j) => `sa.${x}_${j}`)].join(', ');
+  return `round(coalesce((${add('w', true)}) / nullif(${add('us', true)}, 0), (${add('m', false)}) / nullif(${add('c', false)}, 0)), 4)::text as avg_${days},
+         least(${pairs('lo')})::text[] as low_${days}, greatest(${pairs('hi')})::text[] as high_${days},
+         (${add('n', false)})::bigint as n_${days},
+         round((${add('oos', true)}) / nullif(${add('known', true)}, 0), 4)::text as oos_${days}`;
 }
+
+/** `x`'s sums of the columns `cols` per band (`x.band` the band of the row), for a per-series pivot. */
+const byBand = (ranges: readonly number[], cols: string[], agg: (c: string) => string = (c) => `sum(x.${c})`) =>
+  ranges
+    .map((_, i) => cols.map((c) => `${agg(c)} filter (where x.band = ${i}) as ${c}_${i}`).join(', '))
+    .join(',\n         ');
 
 /**
- * How far from an instant the nearest observation is looked for first. Within it the probe reads
- * the one or two monthly partitions the window touches (pruned while the statement runs); a
- * series not observed in it is looked for in every partition. A monitored series is observed
- * hourly to daily, so nearly every probe stays in the window.
+ * The edges: each one's key, its range (A), the day whose raw rows it reads (a column of `bd`,
+ * for the window `[day, day + 24 hours)`; C reads from today's midnight on), and the day before
+ * which the closing day row stands for the observation before it.
  */
-const NEAR = `interval '3 days'`;
-
-/** The latest observation of series `s` before (`<`) or at (`<=`) an instant, by (observed_at, id). */
-function lastRow(s: string, op: '<' | '<=', at: string): string {
-  const where = `o.observed_at ${op} ${at}`;
-  const latest = `coalesce(${instant(s, 'max', `${where} and o.observed_at >= ${at} - ${NEAR}`)}, ${instant(s, 'max', where)})`;
-  return seriesRows(s, `o.observed_at = ${latest}`, 'order by id desc limit 1');
-}
-
-/** The instant of the observation after (observed_at, id) = (at, id) in series `s`. */
-function nextInstant(s: string, at: string, id: string): string {
-  const after = `o.observed_at > ${at}`;
-  return `coalesce(${instant(s, 'min', `o.observed_at = ${at} and o.id > ${id}`)},
-                   ${instant(s, 'min', `${after} and o.observed_at <= ${at} + ${NEAR}`)}, ${instant(s, 'min', after)})`;
-}
-
-/** The price held at an instant: the latest observation at or before it. */
-function periodLateral(key: string, interval: string): string {
-  return `left join lateral (
-    select x.price, x.currency from ${lastRow('l.series', '<=', `nw.at - interval '${interval}'`)} x
-  ) ${key} on true`;
-}
-
-/** One range's figures from its pieces (`w` below). */
-function rangeLateral(days: number): string {
-  const r = `r${days}`;
-  return `cross join lateral (
-    select round(coalesce(sum(x.w) / nullif(sum(x.us), 0), sum(x.m) / nullif(sum(x.c), 0)), 4)::text as avg_${days},
-           min(x.lo)::text[] as low_${days}, max(x.hi)::text[] as high_${days},
-           coalesce(sum(x.n), 0)::bigint as n_${days},
-           round(coalesce(sum(x.oos), 0) / nullif(sum(x.known), 0), 4)::text as oos_${days}
-      from ps x where x.series = l.series and x.range = ${days}
-  ) ${r}`;
+function edges(ranges: readonly number[], periods: Record<string, string>) {
+  return [
+    ...ranges.map((d) => ({ key: `a${d}`, range: String(d), day: `b.ds_${d}` })),
+    { key: 'c', range: 'null::integer', day: 'b.d1' },
+    ...Object.keys(periods).map((k) => ({ key: `p${k}`, range: 'null', day: `b.xd_${k}` })),
+  ];
 }
 
 export function daysAggregates(ranges: readonly number[], periods: Record<string, string>): string {
-  const rangeValues = ranges.map((d) => `(${d})`).join(', ');
   const periodKeys = Object.keys(periods);
   const priced = (cur: string, stock: string) => `${cur} = l.latest_currency and ${stock} is not false`;
-  return `-- The product's day rows, all of its history (one per series, currency and UTC day).
-dy as (
-  select d.* from price_days d where d.product_id = $2 and d.account_id = $1
+  const lowest = '(select lowest from k)';
+  const productCurrency = '(select currency from p)';
+  const keys = edges(ranges, periods);
+  const next = `lead(r.observed_at) over (partition by r.series order by r.observed_at, r.id)`;
+  return `-- The answer's bounds, once (date_trunc with a zone looks the zone up at every call): d1
+-- today's UTC midnight; per range its start, the start's day ds and d0 the first midnight after
+-- it; per period its instant x and that instant's day xd.
+bd as (
+  select ${day('nw.at')} as d1, ${US(day('nw.at'))} as d1_us,
+         ${ranges.map((d) => `${day(hoursBefore('nw.at', d))} as ds_${d}, ${d0('nw.at', d)} as d0_${d}, ${US(d0('nw.at', d))} as d0_us_${d}`).join(',\n         ')},
+         ${periodKeys.map((k) => `nw.at - interval '${periods[k]}' as x_${k}, ${day(`nw.at - interval '${periods[k]}'`)} as xd_${k}`).join(',\n         ')}
+    from nw
 ),
--- One per series and day: the day's first observation, and its last one (any currency), which
--- holds from the day's end to the next day's first observation (the carry).
--- (One sort of the rows, not three ordered aggregates sorting each day on its own.)
+-- The whole days per series and band (the day rows straight from their scan, in no order): the
+-- sums of each band, lowest/highest, the first observation, the latest day with another price or
+-- currency than the current one (price_since) and with a priced price below today's lowest
+-- (cheaper_until), and the latest day before each edge's.
 dg as (
-  select distinct on (d.series, d.day) d.series, d.day,
-         min(d.open_at) over (partition by d.series, d.day) as open_at,
-         d.currency as close_currency, d.close_in_stock, d.close_mean
-    from dy d order by d.series, d.day, d.close_at desc, d.close_id desc
+  select d.series,
+         case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} end end as band,
+         sum(d.priced_us) filter (where d.currency = l.latest_currency) as us,
+         sum(d.priced_sum) filter (where d.currency = l.latest_currency) as w,
+         sum(d.priced_n) filter (where d.currency = l.latest_currency) as c,
+         sum(d.priced_means) filter (where d.currency = l.latest_currency) as m,
+         min(array[d.low::float8, -date_part('epoch', d.low_at)]) filter (where d.currency = l.latest_currency and d.low is not null) as lo,
+         max(array[d.high::float8, date_part('epoch', d.high_at)]) filter (where d.currency = l.latest_currency and d.high is not null) as hi,
+         sum(d.count) as n, sum(d.oos_us) as oos, sum(d.known_us) as known, min(d.open_at) as first_at,
+         max(d.day) filter (where d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price) as sd_day,
+         max(d.day) filter (where l.competitor_id is not null and d.currency = l.latest_currency
+                              and ${convertedSql('d.priced_min', 'l', 'd.currency', productCurrency)} < ${lowest}) as cd_day,
+         ${keys.map((e) => `max(d.day) filter (where d.day < ${e.day}) as pd_${e.key}`).join(', ')}
+    from price_days d join l on l.series = d.series cross join bd b
+   where d.product_id = $2 and d.account_id = $1
+   group by 1, 2
 ),
-dc as (
-  select dg.*, ${US(`dg.day + interval '24 hours'`)} as from_us,
-         ${US('lead(dg.open_at) over (partition by dg.series order by dg.day)')} as to_us
-    from dg
+sa as (
+  select x.series, min(x.lo)::text[] as low_ever, max(x.hi)::text[] as high_ever, min(x.first_at) as first_at,
+         max(x.sd_day) as sd_day, max(x.cd_day) as cd_day,
+         ${keys.map((e) => `max(x.pd_${e.key}) as pd_${e.key}`).join(', ')},
+         ${byBand(ranges, ['us', 'w', 'c', 'm', 'n', 'oos', 'known'])},
+         ${byBand(ranges, ['lo'], (c) => `min(x.${c})`)},
+         ${byBand(ranges, ['hi'], (c) => `max(x.${c})`)}
+    from dg x group by x.series
+),
+-- The day rows' closing rows (each holding its day's last observation, any currency) in one
+-- narrow sort, with the next day's first observation: each day's carry runs from its end to it
+-- (to d1 at most), and lies in the band of its start unless days without observations take it
+-- across a band's end (straddle). Only the days from the one before the longest range's start
+-- day on (a longer history is read once, by dg), and those price_since and cheaper_until need.
+dl as (
+  select x.series, x.day, x.currency, x.close_at, x.close_id, x.close, x.close_in_stock, x.close_mean, x.next_open,
+         ${US(`x.day + interval '24 hours'`)} as from_us,
+         least(coalesce(${US('x.next_open')}, b.d1_us), b.d1_us) as to_us,
+         case when x.day + interval '24 hours' < b.d1 then
+           case ${ranges.map((_, i) => `when x.day + interval '24 hours' >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} else ${ranges.length} end
+         end as band
+    from (
+      select w.*, lead(w.day_open) over (partition by w.series order by w.day, w.close_at, w.close_id) as next_open
+        from (
+          select d.series, d.day, d.currency, d.close_at, d.close_id, d.close, d.close_in_stock, d.close_mean,
+                 min(d.open_at) over (partition by d.series, d.day) as day_open,
+                 lead(d.day) over (partition by d.series order by d.day, d.close_at, d.close_id) is distinct from d.day as closing
+            from price_days d join sa on sa.series = d.series
+           where d.product_id = $2 and d.account_id = $1
+             and d.day >= least(coalesce(sa.pd_a${ranges[ranges.length - 1]}, (select ds_${ranges[ranges.length - 1]} from bd)), sa.sd_day, sa.cd_day)
+        ) w
+    ) x cross join bd b
+   where x.closing
+),
+-- The carries per series and band: each whole in its band, a straddling one cut at the bands'
+-- ends (rare: a gap of days across a range's first midnight).
+sc as (
+  select x.series,
+         ${byBand(ranges, ['us', 'w', 'oos', 'known'])}
+    from (
+      select x.series, x.band,
+             sum(x.to_us - x.from_us) filter (where ${priced('x.currency', 'x.close_in_stock')}) as us,
+             sum(x.close_mean * (x.to_us - x.from_us)) filter (where ${priced('x.currency', 'x.close_in_stock')}) as w,
+             sum(x.to_us - x.from_us) filter (where x.close_in_stock = false) as oos,
+             sum(x.to_us - x.from_us) filter (where x.close_in_stock is not null) as known
+        from dl x join l on l.series = x.series cross join bd b
+       where x.to_us > x.from_us and x.band < ${ranges.length}
+         and x.to_us <= case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')} end
+       group by x.series, x.band
+      union all
+      select x.series, v.band,
+             sum(v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
+             sum(x.close_mean * v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
+             sum(v.dur) filter (where x.close_in_stock = false),
+             sum(v.dur) filter (where x.close_in_stock is not null)
+        from dl x join l on l.series = x.series cross join bd b
+        cross join lateral (values ${ranges
+          .map(
+            (_, i) =>
+              `(${i}, least(x.to_us, ${bandOf(ranges, i).hiUs}) - greatest(x.from_us, ${bandOf(ranges, i).loUs}))`,
+          )
+          .join(', ')}) v (band, dur)
+       where x.to_us > x.from_us and v.dur > 0
+         and x.to_us > case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')}
+                        when ${ranges.length} then ${bandOf(ranges, ranges.length - 1).loUs} end
+       group by x.series, v.band
+    ) x
+   group by x.series
+),
+-- The closing row of the latest day before each edge's: the observation before the edge when
+-- the edge's own day has none before it.
+pr as (
+  select c.series, k.key, k.range, c.close_at, c.close_id, c.close, c.currency, c.close_in_stock, c.close_mean, c.next_open
+    from sa cross join lateral (values ${[
+      ...keys.map((e) => `('${e.key}', ${e.range}, sa.pd_${e.key})`),
+      `('sd', null, sa.sd_day)`,
+      `('cd', null, sa.cd_day)`,
+    ].join(', ')}) k (key, range, day)
+    join dl c on c.series = sa.series and c.day = k.day
+),
+-- The raw rows the answer reads, per series in one index scan each: the days of the ranges'
+-- starts and of the periods' instants, today's from midnight on, and the days price_since and
+-- cheaper_until start from.
+rw as (
+  select sa.series, w.key, w.range, o.observed_at, o.id, o.price, o.currency, o.in_stock, o.samples,
+         coalesce(o.price_sum / o.samples, o.price) as mean
+    from sa cross join bd b
+    cross join lateral (values ${[
+      ...keys.map(
+        (e) =>
+          `('${e.key}', ${e.range}, ${e.day}, ${e.key === 'c' ? `'infinity'::timestamptz` : `${e.day} + interval '24 hours'`})`,
+      ),
+      `('sd', null, sa.sd_day, sa.sd_day + interval '24 hours')`,
+      `('cd', null, sa.cd_day, sa.cd_day + interval '24 hours')`,
+    ].join(',\n                                   ')}) w (key, range, lo, hi)
+    cross join lateral ${seriesRows('sa.series', 'o.observed_at >= w.lo and o.observed_at < w.hi')} o
+   where w.lo is not null
 ),
 -- The ranges: start (exact), d0 the first UTC midnight after it, d1 today's UTC midnight.
 rg as (
   select v.d as range, nw.us - v.d * 86400000000 as start_us,
          nw.at - make_interval(hours => v.d * 24) as start_at,
-         date_trunc('day', nw.at - make_interval(hours => v.d * 24), 'UTC') + interval '24 hours' as d0,
          ${US(`date_trunc('day', nw.at - make_interval(hours => v.d * 24), 'UTC') + interval '24 hours'`)} as d0_us,
-         date_trunc('day', nw.at, 'UTC') as d1, ${US(`date_trunc('day', nw.at, 'UTC')`)} as d1_us, nw.us as now_us
-    from nw cross join (values ${rangeValues}) v (d)
+         ${US(day('nw.at'))} as d1_us, nw.us as now_us
+    from nw cross join (values ${ranges.map((d) => `(${d})`).join(', ')}) v (d)
 ),
--- Edge A of each range: the observations of [start, d0) and the one before start, with the next
--- one's instant among them (past the last one, d0: the span is cut there).
+-- Edge A of each range: the observations of [start, d0) and the one before start (in the start's
+-- day, else the closing row of an earlier day), with the next one's instant among them (past the
+-- last one, d0: the span is cut there).
 ea as (
-  select l.series, rg.range, rg.start_us, rg.d0_us, x.pred, x.price, x.currency, x.in_stock, x.samples,
-         coalesce(x.price_sum / x.samples, x.price) as mean,
-         date_part('epoch', x.observed_at) as t, ${US('x.observed_at')} as tu,
-         coalesce(${US('lead(x.observed_at) over (partition by l.series, rg.range order by x.observed_at, x.id)')}, rg.d0_us) as nu
-    from l cross join rg cross join lateral (
-      select false as pred, y.* from ${seriesRows('l.series', 'o.observed_at >= rg.start_at and o.observed_at < rg.d0')} y
+  select e.series, e.range, rg.start_us, rg.d0_us, e.pred, e.price, e.currency, e.in_stock, e.samples, e.mean,
+         date_part('epoch', e.observed_at) as t, ${US('e.observed_at')} as tu,
+         coalesce(${US('lead(e.observed_at) over (partition by e.series, e.range order by e.observed_at, e.id)')}, rg.d0_us) as nu
+    from (
+      select r.series, r.range, false as pred, ${raw('r')}
+        from rw r join rg on rg.range = r.range where r.observed_at >= rg.start_at
       union all
-      select true, y.* from ${lastRow('l.series', '<', 'rg.start_at')} y
-    ) x
+      (select distinct on (b.series, b.range) b.series, b.range, true, b.observed_at, b.id, b.price, b.currency, b.in_stock, b.samples, b.mean
+         from (
+           select r.series, r.range, ${raw('r')} from rw r join rg on rg.range = r.range where r.observed_at < rg.start_at
+           union all
+           select c.series, c.range, ${closing('c')} from pr c where c.range is not null
+         ) b
+        order by b.series, b.range, b.observed_at desc, b.id desc)
+    ) e join rg on rg.range = e.range
 ),
--- Edge C: the observations from today's midnight on and the one before it.
+-- Edge C: the observations from today's midnight on and the one before it (the closing row of
+-- the latest earlier day).
 ec as (
-  select l.series, x.pred, x.price, x.currency, x.in_stock, x.samples, x.observed_at,
-         coalesce(x.price_sum / x.samples, x.price) as mean,
-         date_part('epoch', x.observed_at) as t, ${US('x.observed_at')} as tu,
-         lead(x.observed_at) over (partition by l.series order by x.observed_at, x.id) as next_at,
-         ${US('lead(x.observed_at) over (partition by l.series order by x.observed_at, x.id)')} as nu
-    from l cross join nw cross join lateral (
-      select false as pred, y.* from ${seriesRows('l.series', `o.observed_at >= date_trunc('day', nw.at, 'UTC')`)} y
+  select e.*, date_part('epoch', e.observed_at) as t, ${US('e.observed_at')} as tu,
+         lead(e.observed_at) over (partition by e.series order by e.observed_at, e.id) as next_at,
+         ${US('lead(e.observed_at) over (partition by e.series order by e.observed_at, e.id)')} as nu
+    from (
+      select r.series, false as pred, ${raw('r')} from rw r where r.key = 'c'
       union all
-      select true, y.* from ${lastRow('l.series', '<', `date_trunc('day', nw.at, 'UTC')`)} y
-    ) x
+      select c.series, true, ${closing('c')} from pr c where c.key = 'c'
+    ) e
 ),
--- The pieces of every range: (priced microseconds, their weighted sum, priced count and sum of
--- means, lowest and highest priced pairs, observations, microseconds out of stock and known).
-pc as (
-  -- A: held in the range when its next observation is after start.
-  select e.series, e.range,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then h.dur end as us,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then e.mean * h.dur end as w,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then 1 end as c,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then e.mean end as m,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then array[e.price::float8, -e.t] end as lo,
-         case when h.held and ${priced('e.currency', 'e.in_stock')} then array[e.price::float8, e.t] end as hi,
-         case when not e.pred and e.tu > e.start_us then e.samples end as n,
-         case when h.held and e.in_stock = false then h.dur end as oos,
-         case when h.held and e.in_stock is not null then h.dur end as known
-    from ea e join l on l.series = e.series
-    cross join lateral (select e.nu > e.start_us as held,
-                               greatest(0, least(e.nu, e.d0_us) - greatest(e.tu, e.start_us)) as dur) h
-  union all
-  -- C: in every range; the observation before today counts only its time since midnight.
-  select e.series, rg.range,
-         case when ${priced('e.currency', 'e.in_stock')} and (not e.pred or h.dur > 0) then h.dur end,
-         case when ${priced('e.currency', 'e.in_stock')} and (not e.pred or h.dur > 0) then e.mean * h.dur end,
-         case when ${priced('e.currency', 'e.in_stock')} and not e.pred then 1 end,
-         case when ${priced('e.currency', 'e.in_stock')} and not e.pred then e.mean end,
-         case when ${priced('e.currency', 'e.in_stock')} and not e.pred then array[e.price::float8, -e.t] end,
-         case when ${priced('e.currency', 'e.in_stock')} and not e.pred then array[e.price::float8, e.t] end,
-         case when not e.pred and e.tu <= rg.now_us then e.samples end,
-         case when e.in_stock = false then h.dur end,
-         case when e.in_stock is not null then h.dur end
-    from ec e join l on l.series = e.series cross join rg
-    cross join lateral (select greatest(0, least(coalesce(e.nu, rg.now_us), rg.now_us) - greatest(e.tu, rg.d1_us)) as dur) h
-  union all
-  -- B: the whole days' rows.
-  select d.series, rg.range,
-         case when d.currency = l.latest_currency then d.priced_us end,
-         case when d.currency = l.latest_currency then d.priced_sum end,
-         case when d.currency = l.latest_currency then d.priced_n end,
-         case when d.currency = l.latest_currency then d.priced_means end,
-         case when d.currency = l.latest_currency and d.low is not null then array[d.low::float8, -date_part('epoch', d.low_at)] end,
-         case when d.currency = l.latest_currency and d.high is not null then array[d.high::float8, date_part('epoch', d.high_at)] end,
-         d.count, d.oos_us, d.known_us
-    from dy d join l on l.series = d.series join rg on d.day >= rg.d0 and d.day < rg.d1
-  union all
-  -- B: the carries, the part of [day end, next day's first observation) inside [d0, d1).
-  select c.series, rg.range,
-         case when ${priced('c.close_currency', 'c.close_in_stock')} then h.dur end,
-         case when ${priced('c.close_currency', 'c.close_in_stock')} then c.close_mean * h.dur end,
-         null, null, null, null, null,
-         case when c.close_in_stock = false then h.dur end,
-         case when c.close_in_stock is not null then h.dur end
-    from dc c join l on l.series = c.series cross join rg
-    cross join lateral (select least(coalesce(c.to_us, rg.d1_us), rg.d1_us) - greatest(c.from_us, rg.d0_us) as dur) h
-   where h.dur > 0
-),
--- The pieces summed per series and range in one pass (sums of exact sums: the same figures), so
--- each range's lateral reads one row, not every piece of every series (44 scans of ~16 000 rows
--- for a year hourly of 11 series).
-ps as (
+-- The edges' pieces per series and range: (priced microseconds, their weighted sum, priced count
+-- and sum of means, lowest and highest priced pairs, observations, microseconds out of stock and
+-- known).
+pe as (
   select x.series, x.range, sum(x.us) as us, sum(x.w) as w, sum(x.c) as c, sum(x.m) as m, min(x.lo) as lo,
          max(x.hi) as hi, sum(x.n) as n, sum(x.oos) as oos, sum(x.known) as known
-    from pc x group by x.series, x.range
+    from (
+      -- A: held in the range when its next observation is after start.
+      select e.series, e.range,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then h.dur end as us,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then e.mean * h.dur end as w,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then 1 end as c,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then e.mean end as m,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then array[e.price::float8, -e.t] end as lo,
+             case when h.held and ${priced('e.currency', 'e.in_stock')} then array[e.price::float8, e.t] end as hi,
+             case when not e.pred and e.tu > e.start_us then e.samples end as n,
+             case when h.held and e.in_stock = false then h.dur end as oos,
+             case when h.held and e.in_stock is not null then h.dur end as known
+        from ea e join l on l.series = e.series
+        cross join lateral (select e.nu > e.start_us as held,
+                                   greatest(0, least(e.nu, e.d0_us) - greatest(e.tu, e.start_us)) as dur) h
+      union all
+      -- C: in every range; the observation before today counts only its time since midnight.
+      select e.series, rg.range,
+             case when ${priced('e.currency', 'e.in_stock')} and (not e.pred or h.dur > 0) then h.dur end,
+             case when ${priced('e.currency', 'e.in_stock')} and (not e.pred or h.dur > 0) then e.mean * h.dur end,
+             case when ${priced('e.currency', 'e.in_stock')} and not e.pred then 1 end,
+             case when ${priced('e.currency', 'e.in_stock')} and not e.pred then e.mean end,
+             case when ${priced('e.currency', 'e.in_stock')} and not e.pred then array[e.price::float8, -e.t] end,
+             case when ${priced('e.currency', 'e.in_stock')} and not e.pred then array[e.price::float8, e.t] end,
+             case when not e.pred and e.tu <= rg.now_us then e.samples end,
+             case when e.in_stock = false then h.dur end,
+             case when e.in_stock is not null then h.dur end
+        from ec e join l on l.series = e.series cross join rg
+        cross join lateral (select greatest(0, least(coalesce(e.nu, rg.now_us), rg.now_us) - greatest(e.tu, rg.d1_us)) as dur) h
+    ) x
+   group by x.series, x.range
+),
+-- The price held at now - period: the latest observation at or before it, in its day or the
+-- closing row of an earlier day.
+pp as (
+  select distinct on (y.series, y.key) y.series, y.key, y.price, y.currency
+    from (
+      select r.series, r.key, r.observed_at, r.id, r.price, r.currency from rw r cross join bd b
+       where ${periodKeys.map((k) => `(r.key = 'p${k}' and r.observed_at <= b.x_${k})`).join(' or ')}
+      union all
+      select c.series, c.key, c.close_at, c.close_id, c.close, c.currency from pr c where c.key like 'p%'
+    ) y
+   order by y.series, y.key, y.observed_at desc, y.id desc
+),
+-- price_since: the observation after the latest one at another price or currency, found in the
+-- latest day not all at the current price (the next one in that day, else the next day's first).
+sx as (
+  select distinct on (r.series) r.series, r.observed_at, r.next_at
+    from (select r.*, ${next} as next_at from rw r where r.key = 'sd') r join l on l.series = r.series
+   where r.price <> l.latest_price or r.currency <> l.latest_currency
+   order by r.series, r.observed_at desc, r.id desc
+),
+-- cheaper_until: the observation after the latest priced one of a competitor converting below
+-- today's lowest, found in the latest day whose priced minimum does (conversion is monotonic).
+cx as (
+  select distinct on (r.series) r.series, r.observed_at, r.next_at
+    from (select r.*, ${next} as next_at from rw r where r.key = 'cd') r join l on l.series = r.series
+   where r.currency = l.latest_currency and r.in_stock is not false
+     and ${convertedSql('r.price', 'l', 'r.currency', productCurrency)} < ${lowest}
+   order by r.series, r.observed_at desc, r.id desc
 ),
 a as (
-  select l.series, ev.low_ever, ev.high_ever,
-         ${ranges.map((d) => ['avg', 'low', 'high', 'n', 'oos'].map((x) => `r${d}.${x}_${d}`).join(', ')).join(',\n         ')},
+  select l.series, sa.low_ever, sa.high_ever,
+         ${ranges.map((_, i) => rangeColumns(ranges, i)).join(',\n         ')},
          ${periodKeys.map((k) => `p${k}.price as p${k}_price, p${k}.currency as p${k}_currency`).join(',\n         ')},
-         coalesce(sn.observed_at, ev.first_at) as price_since,
+         coalesce(case when sx.observed_at is not null then coalesce(sx.next_at, sn.next_open) end, sa.first_at) as price_since,
          case when cx.observed_at is not null then
-           coalesce(cn.observed_at, greatest(nw.at, (
+           coalesce(cx.next_at, cn.next_open, greatest(nw.at, (
              select max(e.next_at) from ec e
               where e.series = l.series and e.next_at > nw.at and ${priced('e.currency', 'e.in_stock')}
-                and ${convertedSql('e.price', 'l', 'e.currency', '(select currency from p)')} < (select lowest from k))))
+                and ${convertedSql('e.price', 'l', 'e.currency', productCurrency)} < ${lowest})))
          end as cheaper_until
     from l cross join nw
-    cross join lateral (
-      select min(array[d.low::float8, -date_part('epoch', d.low_at)]) filter (where d.currency = l.latest_currency and d.low is not null)::text[] as low_ever,
-             max(array[d.high::float8, date_part('epoch', d.high_at)]) filter (where d.currency = l.latest_currency and d.high is not null)::text[] as high_ever,
-             min(d.open_at) as first_at
-        from dy d where d.series = l.series
-    ) ev
-    ${ranges.map(rangeLateral).join('\n    ')}
-    ${periodKeys.map((k) => periodLateral(`p${k}`, periods[k]!)).join('\n    ')}
-    -- price_since: the next observation after the latest one at another price or currency, found
-    -- in the latest day not all at the current price.
-    left join lateral (
-      select max(d.day) as day from dy d
-       where d.series = l.series and (d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price)
-    ) sd on true
-    left join lateral (
-      select x.observed_at, x.id from ${seriesRows(
-        'l.series',
-        `o.observed_at >= sd.day and o.observed_at < sd.day + interval '24 hours' and (o.price <> l.latest_price or o.currency <> l.latest_currency)`,
-        'order by observed_at desc, id desc limit 1',
-      )} x
-    ) sx on true
-    left join lateral (select ${nextInstant('l.series', 'sx.observed_at', 'sx.id')} as observed_at) sn on true
-    -- cheaper_until: the latest priced observation of a competitor converting below today's
-    -- lowest, found in the latest day whose priced minimum does (conversion is monotonic).
-    left join lateral (
-      select max(d.day) as day from dy d
-       where d.series = l.series and l.competitor_id is not null and d.currency = l.latest_currency
-         and ${convertedSql('d.priced_min', 'l', 'd.currency', '(select currency from p)')} < (select lowest from k)
-    ) cd on true
-    left join lateral (
-      select x.observed_at, x.id from ${seriesRows(
-        'l.series',
-        `o.observed_at >= cd.day and o.observed_at < cd.day + interval '24 hours' and o.currency = l.latest_currency
-         and o.in_stock is not false
-         and ${convertedSql('o.price', 'l', 'o.currency', '(select currency from p)')} < (select lowest from k)`,
-        'order by observed_at desc, id desc limit 1',
-      )} x
-    ) cx on true
-    left join lateral (select ${nextInstant('l.series', 'cx.observed_at', 'cx.id')} as observed_at) cn on true
-   -- As the raw computation: only series with observations.
-   where ev.first_at is not null
+    -- As the raw computation: only series with observations (with day rows).
+    join sa on sa.series = l.series
+    left join sc on sc.series = l.series
+    ${ranges.map((d) => `left join pe e${d} on e${d}.series = l.series and e${d}.range = ${d}`).join('\n    ')}
+    ${periodKeys.map((k) => `left join pp p${k} on p${k}.series = l.series and p${k}.key = 'p${k}'`).join('\n    ')}
+    left join sx on sx.series = l.series
+    left join pr sn on sn.series = l.series and sn.key = 'sd'
+    left join cx on cx.series = l.series
+    left join pr cn on cn.series = l.series and cn.key = 'cd'
 )`;
 }
