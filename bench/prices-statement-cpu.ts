@@ -9,11 +9,12 @@
 // generic plan and from custom ones (pg_prepared_statements), and one EXPLAIN ANALYZE's planning
 // and execution time.
 // VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
-// the endpoint's and says whether each answers the same.
+// the endpoint's and says whether each answers the same (a history's rows compared as the API's
+// series; the module may export answer(rows) => series for texts whose rows have another shape).
 import fs from 'node:fs';
 import pg from 'pg';
 import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
-import { historyQuery } from '../src/prices/history/sql.js';
+import { type BucketRow, historyQuery, toSeries } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
@@ -70,13 +71,21 @@ const history = historyQuery({
 const trends = trendsQuery('acc_1', 'prod_1', { now: to });
 const q = process.env.WHAT === 'trends' ? trends : history;
 const texts: Record<string, string> = { endpoint: q.text };
-if (process.env.VARIANTS) Object.assign(texts, (await import(process.env.VARIANTS)).variant(q.text));
+const variants = process.env.VARIANTS
+  ? ((await import(process.env.VARIANTS)) as {
+      variant: (text: string) => Record<string, string>;
+      answer?: (rows: unknown[]) => unknown;
+    })
+  : undefined;
+if (variants) Object.assign(texts, variants.variant(q.text));
+const answerOf = (k: string, rows: unknown[]) =>
+  q === trends ? rows : k !== 'endpoint' && variants?.answer ? variants.answer(rows) : toSeries(rows as BucketRow[]);
 const N = Number(process.env.N ?? 10);
 const out: Record<string, number[]> = {};
 const answers: Record<string, string> = {};
 for (let round = 0; round < Number(process.env.ROUNDS ?? 6); round++)
   for (const [k, text] of Object.entries(texts)) {
-    answers[k] = JSON.stringify((await db.query(text, q.values)).rows);
+    answers[k] = JSON.stringify(answerOf(k, (await db.query(text, q.values)).rows));
     const c0 = cpuMs();
     for (let i = 0; i < N; i++) await db.query(text, q.values);
     (out[k] ??= []).push((cpuMs() - c0) / N);

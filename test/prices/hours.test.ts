@@ -103,7 +103,7 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     });
     const sql = historyQuery({ ...range, interval: range.interval as never, productId, accountId }, source);
     const rows = (await t.rt.db.query<BucketRow>(sql.text, sql.values)).rows;
-    return { from: rows[0]!.range_start.toISOString(), to: rows[0]!.range_end.toISOString(), series: toSeries(rows) };
+    return { from: rows[0]!.range_start!.toISOString(), to: rows[0]!.range_end!.toISOString(), series: toSeries(rows) };
   }
 
   async function compare(label: string, cases = 3) {

@@ -155,33 +155,35 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
     -- The bucket of each row by binary search over the starts: no time zone work per row.
     o as (${input}
     ),
-    s as (select distinct series, currency from o),
-    -- Every bucket of every series: the rows plus one empty row per (series, bucket), grouped once.
-    x as (
-      select series, currency, n, open_at, open_id, open, close_at, close_id, close, min, max, count, total from o
-      union all
-      select s.series, s.currency, g.n, null, null, null, null, null, null, null, null, 0, 0 from s cross join g
-    ),
+    -- Only the buckets with observations: the empty ones, and every bucket's start and end, are
+    -- filled in by toBuckets from the header row's arrays (a year by day: 4 026 rows of 14
+    -- columns with 4 timestamps each cost more to format and sort than to compute).
     a as (
       select series, currency, n,
              -- The first and last by (at, id) as the least and greatest [epoch, id, price]: an
              -- ordered array_agg sorts each group on its own (22 % more CPU for a year by day).
-             (min(array[extract(epoch from open_at), open_id, open]) filter (where open_id is not null))[3] as open,
-             (max(array[extract(epoch from close_at), close_id, close]) filter (where close_id is not null))[3] as close,
+             (min(array[extract(epoch from open_at), open_id, open]))[3] as open,
+             (max(array[extract(epoch from close_at), close_id, close]))[3] as close,
              min(min) as min, max(max) as max, sum(count) as count, sum(total) as total
-        from x
+        from o
        group by series, currency, n
     )
-    select p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
-           nullif(a.series, '') as competitor_id, c.name as competitor_name, a.currency,
-           g.start, g."end", a.open, a.close, a.min, a.max, coalesce(a.count, 0) as count,
-           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end as average
-      from products p
-     cross join b
-      left join (a join g on g.n = a.n) on true
-      left join competitors c on c.id = nullif(a.series, '')
+    select * from (
+    select 0 as k, p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
+           gs.starts, gs.ends, null as competitor_id, null as competitor_name, null as currency, null::bigint as n,
+           null::numeric as open, null::numeric as close, null::numeric as min, null::numeric as max,
+           null::numeric as count, null::numeric as average
+      from products p, b, gs
      where p.id = $1 and p.account_id = $2
-     order by a.series collate "C", a.currency collate "C", a.n`;
+    union all
+    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.n,
+           a.open, a.close, a.min, a.max, a.count,
+           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end
+      from a
+      left join competitors c on c.id = nullif(a.series, '')
+     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
+    ) r
+     order by k, competitor_id collate "C" nulls first, currency collate "C", n`;
   const name = {
     days: 'price_history_buckets',
     hours: 'price_history_buckets_hours',
@@ -190,44 +192,95 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
   return { name: name[source], text, values };
 }
 
+/**
+ * A row of historyQuery: first the header (`k` 0: the range and every bucket's start and end, in
+ * order), then one row per series, currency and bucket with observations (`k` 1, `n` the
+ * bucket's 1-based number), by series ('' first), currency and bucket.
+ */
 export interface BucketRow {
-  product_id: string;
-  range_start: Date;
-  range_end: Date;
+  k: number;
+  product_id: string | null;
+  range_start: Date | null;
+  range_end: Date | null;
+  starts: Date[] | null;
+  ends: Date[] | null;
   competitor_id: string | null;
   competitor_name: string | null;
   currency: string | null;
-  start: Date | null;
-  end: Date | null;
+  n: number | string | null;
   open: string | null;
   close: string | null;
   min: string | null;
   max: string | null;
-  count: number | string;
+  count: number | string | null;
   average: string | null;
+}
+
+/** A bucket of one series and currency, empty ones included. */
+export interface Bucket {
+  competitor_id: string | null;
+  competitor_name: string | null;
+  currency: string;
+  start: Date;
+  end: Date;
+  open: number | null;
+  close: number | null;
+  min: number | null;
+  max: number | null;
+  average: number | null;
+  count: number;
 }
 
 const money = (v: string | null) => (v === null ? null : Number(v));
 
-/** Rows of historyQuery as the API's series (rows come grouped by series, then by start). */
+/** Every bucket of every series with observations, in the answer's order (series, currency, start). */
+export function toBuckets(rows: BucketRow[]): Bucket[] {
+  const head = rows[0];
+  if (!head?.starts || !head.ends) return [];
+  const { starts, ends } = head;
+  const out: Bucket[] = [];
+  for (let i = 1; i < rows.length;) {
+    const { competitor_id, competitor_name, currency } = rows[i]!;
+    for (let n = 1; n <= starts.length; n++) {
+      const r = rows[i];
+      const here = r !== undefined && r.competitor_id === competitor_id && r.currency === currency && Number(r.n) === n;
+      if (here) i++;
+      out.push({
+        competitor_id,
+        competitor_name,
+        currency: currency!,
+        start: starts[n - 1]!,
+        end: ends[n - 1]!,
+        open: here ? money(r.open) : null,
+        close: here ? money(r.close) : null,
+        min: here ? money(r.min) : null,
+        max: here ? money(r.max) : null,
+        average: here ? money(r.average) : null,
+        count: here ? Number(r.count) : 0,
+      });
+    }
+  }
+  return out;
+}
+
+/** Rows of historyQuery as the API's series. */
 export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
   const out: PriceHistoryBuckets['series'] = [];
   let current: PriceHistoryBuckets['series'][number] | undefined;
-  for (const r of rows) {
-    if (r.currency === null || r.start === null || r.end === null) continue;
-    if (!current || current.competitor_id !== r.competitor_id || current.currency !== r.currency) {
-      current = { competitor_id: r.competitor_id, currency: r.currency, buckets: [] };
+  for (const b of toBuckets(rows)) {
+    if (!current || current.competitor_id !== b.competitor_id || current.currency !== b.currency) {
+      current = { competitor_id: b.competitor_id, currency: b.currency, buckets: [] };
       out.push(current);
     }
     current.buckets.push({
-      start: iso(r.start),
-      end: iso(r.end),
-      open: money(r.open),
-      close: money(r.close),
-      min: money(r.min),
-      max: money(r.max),
-      average: money(r.average),
-      count: Number(r.count),
+      start: iso(b.start),
+      end: iso(b.end),
+      open: b.open,
+      close: b.close,
+      min: b.min,
+      max: b.max,
+      average: b.average,
+      count: b.count,
     });
   }
   return out;
