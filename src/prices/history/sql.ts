@@ -57,20 +57,44 @@ function bucketsSql(unit: BucketUnit): string {
 
 /**
  * Where a bucketed history reads its observations when every bucket boundary is a whole UTC
- * hour (else always the raw rows): `days` (the default) the whole UTC days inside a bucket from
- * price_days and the hours at its edges from price_hours (hour buckets: hours only); `hours`
- * price_hours only (kept for the benchmark's comparison); `raw` always the raw rows (today's
- * computation, kept for the tests that compare the sources and for the benchmark).
+ * hour (else always the raw rows): `days` the whole UTC days inside a bucket from price_days and
+ * the hours at its edges from price_hours (hour buckets: hours only); `hours` price_hours only;
+ * `raw` always the raw rows (today's computation, kept for the tests that compare the sources
+ * and for the benchmark). Every source gives the same answer; defaultSource picks the cheaper.
  */
 export type BucketSource = 'days' | 'hours' | 'raw';
+
+const offsetNames = new Map<string, Intl.DateTimeFormat>();
+
+/** Whether `tz` is at UTC+0 at `at` (Node's zone data: a wrong guess costs time, never the answer). */
+function atUtc(tz: string, at: Date): boolean {
+  let f = offsetNames.get(tz);
+  if (!f) offsetNames.set(tz, (f = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' })));
+  return /^GMT(\+00:00)?$/.test(f.formatToParts(at).find((x) => x.type === 'timeZoneName')?.value ?? '');
+}
+
+/**
+ * `hours` for day buckets unless the zone stays at UTC+0 over the range (checked every 30 days):
+ * a day bucket of a zone away from UTC holds no whole UTC day, so the days statement would read
+ * every hour of those days anyway, through a filter and a sort the hours-only statement does
+ * without (a year in Europe/Berlin: ~100 against ~210 ms of PostgreSQL CPU; Europe/London, half
+ * a year at +1: ~100 against ~150; docs/BENCHMARKS.md). `days` otherwise.
+ */
+export function defaultSource(p: HistoryRange & { interval: BucketUnit }): BucketSource {
+  if (p.interval !== 'day') return 'days';
+  for (let t = p.from.getTime(); t < p.to.getTime(); t += 30 * 86_400_000)
+    if (!atUtc(p.tz, new Date(t))) return 'hours';
+  return atUtc(p.tz, p.to) ? 'days' : 'hours';
+}
 
 /**
  * Bucketed history: per series and currency, every bucket of the range with open, close, min,
  * max, count and average. Counts and sums honour rolled-up rows (`samples`, `price_sum`); the
  * average is rounded half up to 4 decimals in exact integer arithmetic (prices are never
- * negative, so half up is half away from zero). Rows: one per (series, currency, bucket), our
- * own series ('' as its key) first, then by competitor id, currency and start; a product with
- * no observations in the range gives one row of nulls; another account's product, none.
+ * negative, so half up is half away from zero). Rows (BucketRow): a header with the range and
+ * every bucket's start and end, then one per (series, currency, bucket) with observations, our
+ * own series first, then by competitor id, currency and bucket; toBuckets adds the empty
+ * buckets. Another account's product gives no row at all.
  *
  * The inputs are days, hours or observations, in one shape (an observation is an hour of one
  * row): open and close with the (observed_at, id) that orders them, min, max, count, total.
@@ -81,7 +105,10 @@ export type BucketSource = 'days' | 'hours' | 'raw';
  * price_hours rows. Otherwise (zones such as Asia/Kolkata) the raw rows are read. The choices
  * are made in the statement (`w.whole`, `w.edges`), and a branch not taken is never run.
  */
-export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source: BucketSource = 'days'): SqlQuery {
+export function historyQuery(
+  p: HistoryParams & { interval: BucketUnit },
+  source: BucketSource = defaultSource(p),
+): SqlQuery {
   const unit = p.interval;
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
   const series = seriesCondition(p.series, values);
@@ -100,13 +127,19 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
          and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
          and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
+  // Not for the hours of a longer range read alone: with both pairs of bounds the generic
+  // plan expects a few dozen hours and sorts the 96 000 of a year to group them (2x the CPU).
+  const hourBounds =
+    source === 'hours' && unit !== 'hour'
+      ? ''
+      : `and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'`;
   const hourRows = `/* historyHourRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
              width_bucket(o.hour, gs.starts) as n
         from b, gs, price_hours o
        where o.product_id = $1 and o.account_id = $2
-         and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'
+         ${hourBounds}
          and o.hour >= b.first_start and o.hour < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
   // The UTC days lying wholly inside a bucket come from price_days (a day of bucket n when it
