@@ -77,8 +77,8 @@ function atUtc(tz: string, at: Date): boolean {
  * `hours` for day buckets unless the zone stays at UTC+0 over the range (checked every 30 days):
  * a day bucket of a zone away from UTC holds no whole UTC day, so the days statement would read
  * every hour of those days anyway, through a filter and a sort the hours-only statement does
- * without (a year in Europe/Berlin: ~100 against ~210 ms of PostgreSQL CPU; Europe/London, half
- * a year at +1: ~100 against ~150; docs/BENCHMARKS.md). `days` otherwise.
+ * without (a year in Europe/Berlin: ~100 against ~230 ms of PostgreSQL CPU; Europe/London, half
+ * a year at +1: ~100 against ~180; docs/BENCHMARKS.md). `days` otherwise.
  */
 export function defaultSource(p: HistoryRange & { interval: BucketUnit }): BucketSource {
   if (p.interval !== 'day') return 'days';
