@@ -133,20 +133,22 @@ export function historyQuery(
     source === 'hours' && unit !== 'hour'
       ? ''
       : `and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'`;
-  const hourRows = `/* historyHourRows */
+  const hourRowsFrom = (from: string) => `/* historyHourRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
              width_bucket(o.hour, gs.starts) as n
-        from b, gs, price_hours o
+        from ${from}
        where o.product_id = $1 and o.account_id = $2
          ${hourBounds}
          and o.hour >= b.first_start and o.hour < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
+  const hourRows = hourRowsFrom('b, gs, price_hours o');
   // The UTC days lying wholly inside a bucket come from price_days (a day of bucket n when it
   // ends by the bucket's end: it starts at or after the bucket's start, as width_bucket put it
   // there), the other hours from price_hours. When every boundary is a UTC midnight there are
-  // no other hours and that branch is not run (`w.edges`); otherwise it reads the range's hours
-  // and keeps those outside whole days (a day bucket in Europe/Berlin: all of them).
+  // no other hours and that branch is not run (`w.edges`); otherwise it reads the hours of each
+  // bucket's edges (`e`: one index range each), not the range's every hour through a filter (a
+  // year of Europe/Berlin weeks: 25 against 85 ms of PostgreSQL CPU, months 10 against 79).
   const dayRows = `/* historyDayRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
@@ -157,10 +159,24 @@ export function historyQuery(
          and o.day >= b.first_start and o.day < ${bucketEnd(unit, 'b.last_start')}
          and o.day + interval '24 hours' <= gs.ends[width_bucket(o.day, gs.starts)]
          ${series}`;
-  const edgeHourRows = `${hourRows}
-         and not (date_trunc('day', o.hour, 'UTC') >= gs.starts[width_bucket(o.hour, gs.starts)]
-                  and date_trunc('day', o.hour, 'UTC') + interval '24 hours' <= gs.ends[width_bucket(o.hour, gs.starts)])
+  const edgeHourRows = `${hourRowsFrom('b, gs, e join price_hours o on o.hour >= e.lo and o.hour < e.hi')}
          and (select edges from w)`;
+  // A bucket's edges: from its start to its first whole UTC day and from its last whole day's
+  // end to its end, or all of it when it holds no whole day (`fd`, `ld`: where whole days
+  // start and stop).
+  const edges =
+    source === 'days' && unit !== 'hour'
+      ? `e as (
+      select v.lo, v.hi
+        from g,
+             lateral (select case when date_trunc('day', g.start, 'UTC') = g.start then g.start
+                                  else date_trunc('day', g.start, 'UTC') + interval '1 day' end as fd,
+                             date_trunc('day', g."end", 'UTC') as ld) d,
+             lateral (values (g.start, case when d.fd < d.ld then d.fd else g."end" end),
+                             (case when d.fd < d.ld then d.ld else g."end" end, g."end")) v (lo, hi)
+       where v.lo < v.hi
+    ),`
+      : '';
   const input =
     source === 'raw'
       ? rawRows
@@ -185,6 +201,7 @@ export function historyQuery(
     w as (select bool_and(date_trunc('hour', start, 'UTC') = start and date_trunc('hour', "end", 'UTC') = "end") as whole,
                  bool_or(date_trunc('day', start, 'UTC') <> start or date_trunc('day', "end", 'UTC') <> "end") as edges
             from g),
+    ${edges}
     -- The bucket of each row by binary search over the starts: no time zone work per row.
     o as (${input}
     ),
