@@ -5,18 +5,21 @@
 // recreates the database ph_hist (BENCH_HIST_DB) with MONTHS (14) monthly partitions back and an
 // observation per series every STEP_H hours over DAYS (400) days (1 and 400: ~105 000
 // observations). UNIT: day (default), week, month, hour (hour reads 31 days); TZ_: the zone (UTC);
-// N requests per round, ROUNDS rounds. At the end: how many runs PostgreSQL answered from a
-// generic plan and from custom ones (pg_prepared_statements), and one EXPLAIN ANALYZE's planning
-// and execution time.
+// N requests per round, ROUNDS rounds; each text's wall time per request through the one pooled
+// connection (the driver's parsing and, for history, the rows made the API's series included) as
+// p50/p95 over every round. At the end: how many runs PostgreSQL answered from a generic plan
+// and from custom ones (pg_prepared_statements), and one EXPLAIN ANALYZE's planning and
+// execution time.
 // AT=now: the timed requests leave the instant to the statement's now() as the service does
 // (its plans differ: a given instant prunes partitions when planning); answers are still
 // compared at the fixed instant.
 // VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
-// the endpoint's and says whether each answers the same.
+// the endpoint's and says whether each answers the same (a history's rows compared as the API's
+// series; the module may export answer(rows) => series for texts whose rows have another shape).
 import fs from 'node:fs';
 import pg from 'pg';
 import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
-import { historyQuery } from '../src/prices/history/sql.js';
+import { type BucketRow, historyQuery, toSeries } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
@@ -73,23 +76,38 @@ const history = historyQuery({
 const trends = trendsQuery('acc_1', 'prod_1', { now: to });
 const q = process.env.WHAT === 'trends' ? trends : history;
 const texts: Record<string, string> = { endpoint: q.text };
-if (process.env.VARIANTS) Object.assign(texts, (await import(process.env.VARIANTS)).variant(q.text));
+const variants = process.env.VARIANTS
+  ? ((await import(process.env.VARIANTS)) as {
+      variant: (text: string) => Record<string, string>;
+      answer?: (rows: unknown[]) => unknown;
+    })
+  : undefined;
+if (variants) Object.assign(texts, variants.variant(q.text));
+const answerOf = (k: string, rows: unknown[]) =>
+  q === trends ? rows : k !== 'endpoint' && variants?.answer ? variants.answer(rows) : toSeries(rows as BucketRow[]);
 const timed = process.env.AT === 'now' ? [...q.values.slice(0, 2), null] : q.values;
 const N = Number(process.env.N ?? 10);
 const out: Record<string, number[]> = {};
+const walls: Record<string, number[]> = {};
 const answers: Record<string, string> = {};
 for (let round = 0; round < Number(process.env.ROUNDS ?? 6); round++)
   for (const [k, text] of Object.entries(texts)) {
-    answers[k] = JSON.stringify((await db.query(text, q.values)).rows);
+    answers[k] = JSON.stringify(answerOf(k, (await db.query(text, q.values)).rows));
     const c0 = cpuMs();
-    for (let i = 0; i < N; i++) await db.query(text, timed);
+    for (let i = 0; i < N; i++) {
+      const t0 = performance.now();
+      answerOf(k, (await db.query(text, timed)).rows);
+      (walls[k] ??= []).push(performance.now() - t0);
+    }
     (out[k] ??= []).push((cpuMs() - c0) / N);
   }
+const pct = (v: number[], p: number) => [...v].sort((a, b) => a - b)[Math.ceil((p / 100) * v.length) - 1]!;
 for (const [k, v] of Object.entries(out))
   console.log(
     k.padEnd(10),
     'backend CPU ms/request per round:',
     v.map((x) => x.toFixed(1)).join(' '),
+    `| wall p50/p95 ms: ${pct(walls[k]!, 50).toFixed(1)} / ${pct(walls[k]!, 95).toFixed(1)}`,
     answers[k] === answers.endpoint ? '(same answer)' : '(DIFFERENT ANSWER)',
   );
 const plans = await db.query<{ generic_plans: number; custom_plans: number }>(

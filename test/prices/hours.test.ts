@@ -3,7 +3,13 @@ import { before, describe, it } from 'node:test';
 import { useTestApp } from '../helpers/app.js';
 import type { PriceHistory } from '../helpers/api-types.js';
 import { historyRange } from '../../src/prices/history/params.js';
-import { historyQuery, toSeries, type BucketRow, type BucketSource } from '../../src/prices/history/sql.js';
+import {
+  defaultSource,
+  historyQuery,
+  toSeries,
+  type BucketRow,
+  type BucketSource,
+} from '../../src/prices/history/sql.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { account, competitor, insertObservations, post, type Headers, type Obs } from './history-support.js';
@@ -38,6 +44,8 @@ const ZONES = [
   'Australia/Adelaide',
   'Asia/Tokyo',
   'Pacific/Chatham',
+  // UTC+0 until 2025-03-30, then +1: day buckets read days or hours depending on the range.
+  'Europe/London',
 ];
 const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 
@@ -103,7 +111,7 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     });
     const sql = historyQuery({ ...range, interval: range.interval as never, productId, accountId }, source);
     const rows = (await t.rt.db.query<BucketRow>(sql.text, sql.values)).rows;
-    return { from: rows[0]!.range_start.toISOString(), to: rows[0]!.range_end.toISOString(), series: toSeries(rows) };
+    return { from: rows[0]!.range_start!.toISOString(), to: rows[0]!.range_end!.toISOString(), series: toSeries(rows) };
   }
 
   async function compare(label: string, cases = 3) {
@@ -124,6 +132,7 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
           const want = await expected(query);
           assert.deepEqual({ from: got.from, to: got.to, series: got.series }, want, `${label}: ${query.toString()}`);
           assert.deepEqual(await expected(query, 'hours'), want, `${label} (hours only): ${query.toString()}`);
+          assert.deepEqual(await expected(query, 'days'), want, `${label} (days and hours): ${query.toString()}`);
           compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
         }
       }
@@ -266,6 +275,17 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
 
   it('answers every interval, zone and series filter exactly as the raw rows do', async () => {
     await compare('after ingestion');
+  });
+
+  it('reads day buckets from hours unless the zone stays at UTC+0 over the range', () => {
+    const source = (tz: string, interval: 'day' | 'week', from: string, to: string) =>
+      defaultSource({ ...historyRange({ interval, tz, from, to }), interval });
+    assert.equal(source('UTC', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'days');
+    assert.equal(source('Europe/London', 'day', '2025-01-01T00:00:00Z', '2025-03-01T00:00:00Z'), 'days');
+    assert.equal(source('Europe/London', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'hours');
+    assert.equal(source('Europe/Berlin', 'day', '2025-01-01T00:00:00Z', '2025-01-02T00:00:00Z'), 'hours');
+    assert.equal(source('Asia/Kolkata', 'day', '2025-01-01T00:00:00Z', '2025-01-02T00:00:00Z'), 'hours');
+    assert.equal(source('Europe/Berlin', 'week', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'days');
   });
 
   it('reads the aggregates where the buckets are whole UTC hours, the raw rows elsewhere', async () => {

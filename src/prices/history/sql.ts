@@ -57,20 +57,44 @@ function bucketsSql(unit: BucketUnit): string {
 
 /**
  * Where a bucketed history reads its observations when every bucket boundary is a whole UTC
- * hour (else always the raw rows): `days` (the default) the whole UTC days inside a bucket from
- * price_days and the hours at its edges from price_hours (hour buckets: hours only); `hours`
- * price_hours only (kept for the benchmark's comparison); `raw` always the raw rows (today's
- * computation, kept for the tests that compare the sources and for the benchmark).
+ * hour (else always the raw rows): `days` the whole UTC days inside a bucket from price_days and
+ * the hours at its edges from price_hours (hour buckets: hours only); `hours` price_hours only;
+ * `raw` always the raw rows (today's computation, kept for the tests that compare the sources
+ * and for the benchmark). Every source gives the same answer; defaultSource picks the cheaper.
  */
 export type BucketSource = 'days' | 'hours' | 'raw';
+
+const offsetNames = new Map<string, Intl.DateTimeFormat>();
+
+/** Whether `tz` is at UTC+0 at `at` (Node's zone data: a wrong guess costs time, never the answer). */
+function atUtc(tz: string, at: Date): boolean {
+  let f = offsetNames.get(tz);
+  if (!f) offsetNames.set(tz, (f = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' })));
+  return /^GMT(\+00:00)?$/.test(f.formatToParts(at).find((x) => x.type === 'timeZoneName')?.value ?? '');
+}
+
+/**
+ * `hours` for day buckets unless the zone stays at UTC+0 over the range (checked every 30 days):
+ * a day bucket of a zone away from UTC holds no whole UTC day, so the days statement would read
+ * every hour of those days anyway, through a filter and a sort the hours-only statement does
+ * without (a year in Europe/Berlin: ~100 against ~230 ms of PostgreSQL CPU; Europe/London, half
+ * a year at +1: ~100 against ~180; docs/BENCHMARKS.md). `days` otherwise.
+ */
+export function defaultSource(p: HistoryRange & { interval: BucketUnit }): BucketSource {
+  if (p.interval !== 'day') return 'days';
+  for (let t = p.from.getTime(); t < p.to.getTime(); t += 30 * 86_400_000)
+    if (!atUtc(p.tz, new Date(t))) return 'hours';
+  return atUtc(p.tz, p.to) ? 'days' : 'hours';
+}
 
 /**
  * Bucketed history: per series and currency, every bucket of the range with open, close, min,
  * max, count and average. Counts and sums honour rolled-up rows (`samples`, `price_sum`); the
  * average is rounded half up to 4 decimals in exact integer arithmetic (prices are never
- * negative, so half up is half away from zero). Rows: one per (series, currency, bucket), our
- * own series ('' as its key) first, then by competitor id, currency and start; a product with
- * no observations in the range gives one row of nulls; another account's product, none.
+ * negative, so half up is half away from zero). Rows (BucketRow): a header with the range and
+ * every bucket's start and end, then one per (series, currency, bucket) with observations, our
+ * own series first, then by competitor id, currency and bucket; toBuckets adds the empty
+ * buckets. Another account's product gives no row at all.
  *
  * The inputs are days, hours or observations, in one shape (an observation is an hour of one
  * row): open and close with the (observed_at, id) that orders them, min, max, count, total.
@@ -81,7 +105,10 @@ export type BucketSource = 'days' | 'hours' | 'raw';
  * price_hours rows. Otherwise (zones such as Asia/Kolkata) the raw rows are read. The choices
  * are made in the statement (`w.whole`, `w.edges`), and a branch not taken is never run.
  */
-export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source: BucketSource = 'days'): SqlQuery {
+export function historyQuery(
+  p: HistoryParams & { interval: BucketUnit },
+  source: BucketSource = defaultSource(p),
+): SqlQuery {
   const unit = p.interval;
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
   const series = seriesCondition(p.series, values);
@@ -100,20 +127,28 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
          and o.observed_at >= $3::timestamptz - interval '33 days' and o.observed_at < $4::timestamptz + interval '33 days'
          and o.observed_at >= b.first_start and o.observed_at < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
-  const hourRows = `/* historyHourRows */
+  // Not for the hours of a longer range read alone: with both pairs of bounds the generic
+  // plan expects a few dozen hours and sorts the 96 000 of a year to group them (2x the CPU).
+  const hourBounds =
+    source === 'hours' && unit !== 'hour'
+      ? ''
+      : `and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'`;
+  const hourRowsFrom = (from: string) => `/* historyHourRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
              width_bucket(o.hour, gs.starts) as n
-        from b, gs, price_hours o
+        from ${from}
        where o.product_id = $1 and o.account_id = $2
-         and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'
+         ${hourBounds}
          and o.hour >= b.first_start and o.hour < ${bucketEnd(unit, 'b.last_start')}
          ${series}`;
+  const hourRows = hourRowsFrom('b, gs, price_hours o');
   // The UTC days lying wholly inside a bucket come from price_days (a day of bucket n when it
   // ends by the bucket's end: it starts at or after the bucket's start, as width_bucket put it
   // there), the other hours from price_hours. When every boundary is a UTC midnight there are
-  // no other hours and that branch is not run (`w.edges`); otherwise it reads the range's hours
-  // and keeps those outside whole days (a day bucket in Europe/Berlin: all of them).
+  // no other hours and that branch is not run (`w.edges`); otherwise it reads the hours of each
+  // bucket's edges (`e`: one index range each), not the range's every hour through a filter (a
+  // year of Europe/Berlin weeks: 25 against 85 ms of PostgreSQL CPU, months 10 against 79).
   const dayRows = `/* historyDayRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
@@ -124,10 +159,24 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
          and o.day >= b.first_start and o.day < ${bucketEnd(unit, 'b.last_start')}
          and o.day + interval '24 hours' <= gs.ends[width_bucket(o.day, gs.starts)]
          ${series}`;
-  const edgeHourRows = `${hourRows}
-         and not (date_trunc('day', o.hour, 'UTC') >= gs.starts[width_bucket(o.hour, gs.starts)]
-                  and date_trunc('day', o.hour, 'UTC') + interval '24 hours' <= gs.ends[width_bucket(o.hour, gs.starts)])
+  const edgeHourRows = `${hourRowsFrom('b, gs, e join price_hours o on o.hour >= e.lo and o.hour < e.hi')}
          and (select edges from w)`;
+  // A bucket's edges: from its start to its first whole UTC day and from its last whole day's
+  // end to its end, or all of it when it holds no whole day (`fd`, `ld`: where whole days
+  // start and stop).
+  const edges =
+    source === 'days' && unit !== 'hour'
+      ? `e as (
+      select v.lo, v.hi
+        from g,
+             lateral (select case when date_trunc('day', g.start, 'UTC') = g.start then g.start
+                                  else date_trunc('day', g.start, 'UTC') + interval '1 day' end as fd,
+                             date_trunc('day', g."end", 'UTC') as ld) d,
+             lateral (values (g.start, case when d.fd < d.ld then d.fd else g."end" end),
+                             (case when d.fd < d.ld then d.ld else g."end" end, g."end")) v (lo, hi)
+       where v.lo < v.hi
+    ),`
+      : '';
   const input =
     source === 'raw'
       ? rawRows
@@ -152,36 +201,39 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
     w as (select bool_and(date_trunc('hour', start, 'UTC') = start and date_trunc('hour', "end", 'UTC') = "end") as whole,
                  bool_or(date_trunc('day', start, 'UTC') <> start or date_trunc('day', "end", 'UTC') <> "end") as edges
             from g),
+    ${edges}
     -- The bucket of each row by binary search over the starts: no time zone work per row.
     o as (${input}
     ),
-    s as (select distinct series, currency from o),
-    -- Every bucket of every series: the rows plus one empty row per (series, bucket), grouped once.
-    x as (
-      select series, currency, n, open_at, open_id, open, close_at, close_id, close, min, max, count, total from o
-      union all
-      select s.series, s.currency, g.n, null, null, null, null, null, null, null, null, 0, 0 from s cross join g
-    ),
+    -- Only the buckets with observations: the empty ones, and every bucket's start and end, are
+    -- filled in by toBuckets from the header row's arrays (a year by day: 4 026 rows of 14
+    -- columns with 4 timestamps each cost more to format and sort than to compute).
     a as (
       select series, currency, n,
              -- The first and last by (at, id) as the least and greatest [epoch, id, price]: an
              -- ordered array_agg sorts each group on its own (22 % more CPU for a year by day).
-             (min(array[extract(epoch from open_at), open_id, open]) filter (where open_id is not null))[3] as open,
-             (max(array[extract(epoch from close_at), close_id, close]) filter (where close_id is not null))[3] as close,
+             (min(array[extract(epoch from open_at), open_id, open]))[3] as open,
+             (max(array[extract(epoch from close_at), close_id, close]))[3] as close,
              min(min) as min, max(max) as max, sum(count) as count, sum(total) as total
-        from x
+        from o
        group by series, currency, n
     )
-    select p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
-           nullif(a.series, '') as competitor_id, c.name as competitor_name, a.currency,
-           g.start, g."end", a.open, a.close, a.min, a.max, coalesce(a.count, 0) as count,
-           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end as average
-      from products p
-     cross join b
-      left join (a join g on g.n = a.n) on true
-      left join competitors c on c.id = nullif(a.series, '')
+    select * from (
+    select 0 as k, p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
+           gs.starts, gs.ends, null as competitor_id, null as competitor_name, null as currency, null::bigint as n,
+           null::numeric as open, null::numeric as close, null::numeric as min, null::numeric as max,
+           null::numeric as count, null::numeric as average
+      from products p, b, gs
      where p.id = $1 and p.account_id = $2
-     order by a.series collate "C", a.currency collate "C", a.n`;
+    union all
+    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.n,
+           a.open, a.close, a.min, a.max, a.count,
+           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end
+      from a
+      left join competitors c on c.id = nullif(a.series, '')
+     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
+    ) r
+     order by k, competitor_id collate "C" nulls first, currency collate "C", n`;
   const name = {
     days: 'price_history_buckets',
     hours: 'price_history_buckets_hours',
@@ -190,44 +242,95 @@ export function historyQuery(p: HistoryParams & { interval: BucketUnit }, source
   return { name: name[source], text, values };
 }
 
+/**
+ * A row of historyQuery: first the header (`k` 0: the range and every bucket's start and end, in
+ * order), then one row per series, currency and bucket with observations (`k` 1, `n` the
+ * bucket's 1-based number), by series ('' first), currency and bucket.
+ */
 export interface BucketRow {
-  product_id: string;
-  range_start: Date;
-  range_end: Date;
+  k: number;
+  product_id: string | null;
+  range_start: Date | null;
+  range_end: Date | null;
+  starts: Date[] | null;
+  ends: Date[] | null;
   competitor_id: string | null;
   competitor_name: string | null;
   currency: string | null;
-  start: Date | null;
-  end: Date | null;
+  n: number | string | null;
   open: string | null;
   close: string | null;
   min: string | null;
   max: string | null;
-  count: number | string;
+  count: number | string | null;
   average: string | null;
+}
+
+/** A bucket of one series and currency, empty ones included. */
+export interface Bucket {
+  competitor_id: string | null;
+  competitor_name: string | null;
+  currency: string;
+  start: Date;
+  end: Date;
+  open: number | null;
+  close: number | null;
+  min: number | null;
+  max: number | null;
+  average: number | null;
+  count: number;
 }
 
 const money = (v: string | null) => (v === null ? null : Number(v));
 
-/** Rows of historyQuery as the API's series (rows come grouped by series, then by start). */
+/** Every bucket of every series with observations, in the answer's order (series, currency, start). */
+export function toBuckets(rows: BucketRow[]): Bucket[] {
+  const head = rows[0];
+  if (!head?.starts || !head.ends) return [];
+  const { starts, ends } = head;
+  const out: Bucket[] = [];
+  for (let i = 1; i < rows.length;) {
+    const { competitor_id, competitor_name, currency } = rows[i]!;
+    for (let n = 1; n <= starts.length; n++) {
+      const r = rows[i];
+      const here = r !== undefined && r.competitor_id === competitor_id && r.currency === currency && Number(r.n) === n;
+      if (here) i++;
+      out.push({
+        competitor_id,
+        competitor_name,
+        currency: currency!,
+        start: starts[n - 1]!,
+        end: ends[n - 1]!,
+        open: here ? money(r.open) : null,
+        close: here ? money(r.close) : null,
+        min: here ? money(r.min) : null,
+        max: here ? money(r.max) : null,
+        average: here ? money(r.average) : null,
+        count: here ? Number(r.count) : 0,
+      });
+    }
+  }
+  return out;
+}
+
+/** Rows of historyQuery as the API's series. */
 export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
   const out: PriceHistoryBuckets['series'] = [];
   let current: PriceHistoryBuckets['series'][number] | undefined;
-  for (const r of rows) {
-    if (r.currency === null || r.start === null || r.end === null) continue;
-    if (!current || current.competitor_id !== r.competitor_id || current.currency !== r.currency) {
-      current = { competitor_id: r.competitor_id, currency: r.currency, buckets: [] };
+  for (const b of toBuckets(rows)) {
+    if (!current || current.competitor_id !== b.competitor_id || current.currency !== b.currency) {
+      current = { competitor_id: b.competitor_id, currency: b.currency, buckets: [] };
       out.push(current);
     }
     current.buckets.push({
-      start: iso(r.start),
-      end: iso(r.end),
-      open: money(r.open),
-      close: money(r.close),
-      min: money(r.min),
-      max: money(r.max),
-      average: money(r.average),
-      count: Number(r.count),
+      start: iso(b.start),
+      end: iso(b.end),
+      open: b.open,
+      close: b.close,
+      min: b.min,
+      max: b.max,
+      average: b.average,
+      count: b.count,
     });
   }
   return out;

@@ -8,7 +8,7 @@ import { RAW_HEADER, rawCells } from '../csv.js';
 import { historyRange } from '../params.js';
 import { HistoryCsvQuerySchema, PriceHistoryCsvSchema, ProductIdParams } from '../schemas.js';
 import { bucketRows, rawRows } from '../service.js';
-import { type BucketRow, type HistoryParams, type ObservationRow, RAW_SORTS } from '../sql.js';
+import { type Bucket, type HistoryParams, type ObservationRow, RAW_SORTS, toBuckets } from '../sql.js';
 import { normaliseCompetitorParam } from './get-price-history.js';
 
 const BUCKET_HEADER = [
@@ -28,21 +28,19 @@ const BUCKET_HEADER = [
 /** Rows per query of a raw export: each page is a short statement, and only one page is held at a time. */
 export const CSV_PAGE_ROWS = 5000;
 
-const num = (v: string | number | null) => (v === null ? null : Number(v));
-
-function bucketCells(r: BucketRow): CsvValue[] {
+function bucketCells(b: Bucket): CsvValue[] {
   return [
-    r.competitor_id,
-    r.competitor_name,
-    r.currency,
-    iso(r.start!),
-    iso(r.end!),
-    num(r.open),
-    num(r.close),
-    num(r.min),
-    num(r.max),
-    num(r.average),
-    num(r.count),
+    b.competitor_id,
+    b.competitor_name,
+    b.currency,
+    iso(b.start),
+    iso(b.end),
+    b.open,
+    b.close,
+    b.min,
+    b.max,
+    b.average,
+    b.count,
   ];
 }
 
@@ -82,10 +80,11 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
       const p: HistoryParams = { productId: request.params.id, accountId: request.principal.accountId, ...range };
       const filename = `${p.productId}-prices-${range.interval}.csv`;
       if (range.interval !== 'raw') {
-        const rows = (
-          await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), { ...p, interval: range.interval })
-        ).filter((r) => r.start !== null);
-        return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, rows.map(bucketCells)));
+        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), {
+          ...p,
+          interval: range.interval,
+        });
+        return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, toBuckets(rows).map(bucketCells)));
       }
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).
       const db = bulkReader(app.ctx.reads.forAccount(request.principal.accountId));

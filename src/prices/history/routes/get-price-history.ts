@@ -62,8 +62,8 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
         return {
           ...head,
           interval: range.interval,
-          from: iso(first.range_start),
-          to: iso(first.range_end),
+          from: iso(first.range_start!),
+          to: iso(first.range_end!),
           series: toSeries(rows),
         };
       }
