@@ -317,14 +317,22 @@ export function toBuckets(rows: BucketRow[]): Bucket[] {
 export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
   const out: PriceHistoryBuckets['series'] = [];
   let current: PriceHistoryBuckets['series'][number] | undefined;
+  // Every series shares the header's Date of each bucket's start and end: formatted once each,
+  // not once per series (a year of day buckets of 11 series: 732 calls instead of 8 052).
+  const formatted = new Map<Date, string>();
+  const isoOnce = (d: Date) => {
+    let s = formatted.get(d);
+    if (s === undefined) formatted.set(d, (s = iso(d)));
+    return s;
+  };
   for (const b of toBuckets(rows)) {
     if (!current || current.competitor_id !== b.competitor_id || current.currency !== b.currency) {
       current = { competitor_id: b.competitor_id, currency: b.currency, buckets: [] };
       out.push(current);
     }
     current.buckets.push({
-      start: iso(b.start),
-      end: iso(b.end),
+      start: isoOnce(b.start),
+      end: isoOnce(b.end),
       open: b.open,
       close: b.close,
       min: b.min,
