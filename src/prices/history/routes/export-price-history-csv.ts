@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { iso } from '../../../http/fields.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { contentDispositionHeader, csvHeaders, csvStream, csvText, type CsvValue } from '../../../http/csv.js';
 import { bulkReader } from '../../../db/types.js';
@@ -33,8 +32,8 @@ function bucketCells(b: Bucket): CsvValue[] {
     b.competitor_id,
     b.competitor_name,
     b.currency,
-    iso(b.start),
-    iso(b.end),
+    b.start,
+    b.end,
     b.open,
     b.close,
     b.min,
