@@ -34,6 +34,9 @@ function seriesCondition(filter: SeriesFilter | null, values: unknown[]): string
   return `and (${parts.join(' or ')})`;
 }
 
+/** toISOString's format in to_char (the bucket bounds are UTC instants of years 1000-9999). */
+const ISO_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"';
+
 /**
  * The end of the bucket starting at `start`. Hours are absolute (every whole-hour offset zone
  * shares them); days, weeks and months are steps of the calendar in the zone ($5), so a day
@@ -92,9 +95,9 @@ export function defaultSource(p: HistoryRange & { interval: BucketUnit }): Bucke
  * max, count and average. Counts and sums honour rolled-up rows (`samples`, `price_sum`); the
  * average is rounded half up to 4 decimals in exact integer arithmetic (prices are never
  * negative, so half up is half away from zero). Rows (BucketRow): a header with the range and
- * every bucket's start and end, then one per (series, currency, bucket) with observations, our
- * own series first, then by competitor id, currency and bucket; toBuckets adds the empty
- * buckets. Another account's product gives no row at all.
+ * every bucket's start and end, then one per series and currency with its buckets that have
+ * observations as one text, our own series first, then by competitor id and currency;
+ * seriesJson and toBuckets add the empty buckets. Another account's product gives no row at all.
  *
  * The inputs are days, hours or observations, in one shape (an observation is an hour of one
  * row): open and close with the (observed_at, id) that orders them, min, max, count, total.
@@ -206,8 +209,8 @@ export function historyQuery(
     o as (${input}
     ),
     -- Only the buckets with observations: the empty ones, and every bucket's start and end, are
-    -- filled in by toBuckets from the header row's arrays (a year by day: 4 026 rows of 14
-    -- columns with 4 timestamps each cost more to format and sort than to compute).
+    -- filled in by seriesJson and toBuckets from the header row's texts (a year by day: 4 026
+    -- rows of 14 columns with 4 timestamps each cost more to format and sort than to compute).
     a as (
       select series, currency, n,
              -- The first and last by (at, id) as the least and greatest [epoch, id, price]: an
@@ -218,22 +221,29 @@ export function historyQuery(
         from o
        group by series, currency, n
     )
+    -- One row per series and currency: its buckets with observations as one text, each bucket
+    -- its number and six numbers already written as JSON writes them (trailing zeros trimmed:
+    -- Number("10.50") is 10.5), so the driver parses 12 strings, not 4 026 rows of numerics
+    -- (docs/prices/HISTORY.md, "The answer's text").
     select * from (
     select 0 as k, p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
-           gs.starts, gs.ends, null as competitor_id, null as competitor_name, null as currency, null::bigint as n,
-           null::numeric as open, null::numeric as close, null::numeric as min, null::numeric as max,
-           null::numeric as count, null::numeric as average
-      from products p, b, gs
+           (select string_agg(to_char(g.start at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as starts,
+           (select string_agg(to_char(g."end" at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as ends,
+           null as competitor_id, null as competitor_name, null as currency, null as buckets
+      from products p, b
      where p.id = $1 and p.account_id = $2
     union all
-    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.n,
-           a.open, a.close, a.min, a.max, a.count,
-           case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end
-      from a
+    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency,
+           string_agg(concat_ws(',', a.n, ${['a.open', 'a.close', 'a.min', 'a.max', 'a.average', 'a.count']
+             .map((x) => `coalesce(trim_scale(${x})::text, 'null')`)
+             .join(', ')}), ',' order by a.n)
+      from (select a.*, case when a.count > 0 then div(a.total * 20000 + a.count, 2 * a.count) * 0.0001 end as average
+              from a) a
       left join competitors c on c.id = nullif(a.series, '')
      where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
+     group by a.series, a.currency, c.name
     ) r
-     order by k, competitor_id collate "C" nulls first, currency collate "C", n`;
+     order by k, competitor_id collate "C" nulls first, currency collate "C"`;
   const name = {
     days: 'price_history_buckets',
     hours: 'price_history_buckets_hours',
@@ -243,27 +253,23 @@ export function historyQuery(
 }
 
 /**
- * A row of historyQuery: first the header (`k` 0: the range and every bucket's start and end, in
- * order), then one row per series, currency and bucket with observations (`k` 1, `n` the
- * bucket's 1-based number), by series ('' first), currency and bucket.
+ * A row of historyQuery: first the header (`k` 0: the range, and every bucket's start and end in
+ * order as ISO 8601 texts joined by commas), then one row per series and currency with
+ * observations (`k` 1), by series ('' first) and currency: `buckets` its buckets with
+ * observations joined by commas, seven fields each (the bucket's 1-based number, then open,
+ * close, min, max, average and count as JSON numbers, or `null`).
  */
 export interface BucketRow {
   k: number;
   product_id: string | null;
   range_start: Date | null;
   range_end: Date | null;
-  starts: Date[] | null;
-  ends: Date[] | null;
+  starts: string | null;
+  ends: string | null;
   competitor_id: string | null;
   competitor_name: string | null;
   currency: string | null;
-  n: number | string | null;
-  open: string | null;
-  close: string | null;
-  min: string | null;
-  max: string | null;
-  count: number | string | null;
-  average: string | null;
+  buckets: string | null;
 }
 
 /** A bucket of one series and currency, empty ones included. */
@@ -282,36 +288,55 @@ export interface Bucket {
   count: number;
 }
 
-const money = (v: string | null) => (v === null ? null : Number(v));
+/** The fields of a bucket in `BucketRow.buckets`: its number and six values. */
+const FIELDS = 7;
+
+/**
+ * A number of `BucketRow.buckets` as JSON.stringify (and so the route's serializer) writes it.
+ * PostgreSQL writes the shortest decimal with the trailing zeros trimmed; that is JavaScript's
+ * text of the same number whenever it has at most 15 significant digits (every decimal of 15
+ * digits is a distinct double) and no exponent (our numbers are 0 or at least 0.0001, and below
+ * 10^15). A longer one (a price of 12 digits and 4 decimals) goes through Number as before.
+ */
+const jsonNumber = (t: string) => (t.length <= 15 ? t : String(Number(t)));
+const numberOf = (t: string) => (t === 'null' ? null : Number(t));
+
+/** Each series row's buckets with observations, as its fields; one header's bounds. */
+function parts(rows: BucketRow[]) {
+  const head = rows[0];
+  if (!head?.starts || !head.ends) return undefined;
+  return {
+    starts: head.starts.split(','),
+    ends: head.ends.split(','),
+    series: rows.slice(1).map((r) => ({ row: r, fields: r.buckets!.split(',') })),
+  };
+}
 
 /** Every bucket of every series with observations, in the answer's order (series, currency, start). */
 export function toBuckets(rows: BucketRow[]): Bucket[] {
-  const head = rows[0];
-  if (!head?.starts || !head.ends) return [];
-  // Every series has the same buckets: each start and end formatted once, not once per series
-  // (a year of day buckets of 11 series: 732 calls instead of 8 052, 13 % of the request's CPU).
-  const starts = head.starts.map(iso);
-  const ends = head.ends.map(iso);
+  const p = parts(rows);
+  if (!p) return [];
   const out: Bucket[] = [];
-  for (let i = 1; i < rows.length;) {
-    const { competitor_id, competitor_name, currency } = rows[i]!;
-    for (let n = 1; n <= starts.length; n++) {
-      const r = rows[i];
-      const here = r !== undefined && r.competitor_id === competitor_id && r.currency === currency && Number(r.n) === n;
-      if (here) i++;
+  for (const { row, fields } of p.series) {
+    const { competitor_id, competitor_name } = row;
+    const currency = row.currency!;
+    let i = 0;
+    for (let n = 1; n <= p.starts.length; n++) {
+      const here = i < fields.length && Number(fields[i]) === n;
       out.push({
         competitor_id,
         competitor_name,
-        currency: currency!,
-        start: starts[n - 1]!,
-        end: ends[n - 1]!,
-        open: here ? money(r.open) : null,
-        close: here ? money(r.close) : null,
-        min: here ? money(r.min) : null,
-        max: here ? money(r.max) : null,
-        average: here ? money(r.average) : null,
-        count: here ? Number(r.count) : 0,
+        currency,
+        start: p.starts[n - 1]!,
+        end: p.ends[n - 1]!,
+        open: here ? numberOf(fields[i + 1]!) : null,
+        close: here ? numberOf(fields[i + 2]!) : null,
+        min: here ? numberOf(fields[i + 3]!) : null,
+        max: here ? numberOf(fields[i + 4]!) : null,
+        average: here ? numberOf(fields[i + 5]!) : null,
+        count: here ? Number(fields[i + 6]) : 0,
       });
+      if (here) i += FIELDS;
     }
   }
   return out;
@@ -338,6 +363,39 @@ export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
     });
   }
   return out;
+}
+
+/**
+ * Rows of historyQuery as the JSON of the API's `series`: the text the response schema's
+ * serializer gives for toSeries(rows), byte for byte (test/prices/history-json.test.ts), written
+ * straight from the rows' texts. A year of day buckets of 11 series is 4 026 buckets and ~600 KB:
+ * building them as objects and serialising those was half of the server's CPU per request
+ * (docs/BENCHMARKS.md).
+ */
+export function seriesJson(rows: BucketRow[]): string {
+  const p = parts(rows);
+  if (!p) return '[]';
+  // Every series has the same buckets: each one's opening written once.
+  const opening = p.starts.map((s, n) => `{"start":"${s}","end":"${p.ends[n]}",`);
+  const empty = '"open":null,"close":null,"min":null,"max":null,"average":null,"count":0}';
+  let out = '[';
+  for (const { row, fields } of p.series) {
+    if (out.length > 1) out += ',';
+    out += `{"competitor_id":${JSON.stringify(row.competitor_id)},"currency":${JSON.stringify(row.currency)},"buckets":[`;
+    let i = 0;
+    for (let n = 1; n <= opening.length; n++) {
+      if (n > 1) out += ',';
+      out += opening[n - 1];
+      if (i < fields.length && Number(fields[i]) === n) {
+        out +=
+          `"open":${jsonNumber(fields[i + 1]!)},"close":${jsonNumber(fields[i + 2]!)},"min":${jsonNumber(fields[i + 3]!)},` +
+          `"max":${jsonNumber(fields[i + 4]!)},"average":${jsonNumber(fields[i + 5]!)},"count":${jsonNumber(fields[i + 6]!)}}`;
+        i += FIELDS;
+      } else out += empty;
+    }
+    out += ']}';
+  }
+  return out + ']';
 }
 
 export interface ObservationRow {

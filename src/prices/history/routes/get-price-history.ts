@@ -5,17 +5,15 @@ import { pageOf, pageRequest } from '../../../pagination/page.js';
 import { historyRange, splitCompetitorParam } from '../params.js';
 import {
   HistoryQuerySchema,
-  PriceHistoryBucketsSchema,
   PriceHistoryObservationsSchema,
   PriceHistorySchema,
   ProductIdParams,
   RAW_LIMIT_DEFAULT,
 } from '../schemas.js';
 import { bucketRows, rawRows, refusePagingOfBuckets } from '../service.js';
-import { RAW_SORTS, toObservation, toSeries } from '../sql.js';
+import { RAW_SORTS, seriesJson, toObservation } from '../sql.js';
 
 // Fastify types a serialization schema as a plain record; TypeBox schemas are that at run time.
-const BUCKETS_SHAPE = PriceHistoryBucketsSchema as unknown as Record<string, unknown>;
 const OBSERVATIONS_SHAPE = PriceHistoryObservationsSchema as unknown as Record<string, unknown>;
 
 /** `competitor_id` may be repeated or comma-separated; the schema sees one list. */
@@ -45,7 +43,8 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     // The documented 200 is an anyOf of the two shapes; serialised through it, fast-json-stringify
     // would validate the whole answer (thousands of buckets) with ajv to pick the branch. Each
-    // branch knows its shape, so it serialises with that shape's own compiled serializer.
+    // branch knows its shape: buckets are written as text by seriesJson, observations
+    // serialise with their shape's own compiled serializer.
     async (request, reply) => {
       const q = request.query;
       const range = historyRange(q);
@@ -58,14 +57,14 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
           interval: range.interval,
         });
         const first = rows[0]!;
-        reply.serializer(reply.compileSerializationSchema(BUCKETS_SHAPE, '200'));
-        return {
-          ...head,
-          interval: range.interval,
-          from: iso(first.range_start!),
-          to: iso(first.range_end!),
-          series: toSeries(rows),
-        };
+        // The answer's text written directly (seriesJson): the same bytes as the schema's
+        // serializer would give for the same answer as objects, at a fraction of the CPU. Sent
+        // as bytes: encoded once for both the ETag's hash and the socket, not once for each.
+        const body =
+          `{"object":"price_history","product_id":${JSON.stringify(p.productId)},` +
+          `"from":"${iso(first.range_start!)}","to":"${iso(first.range_end!)}",` +
+          `"tz":${JSON.stringify(range.tz)},"interval":"${range.interval}","series":${seriesJson(rows)}}`;
+        return reply.type('application/json; charset=utf-8').send(Buffer.from(body) as never); // bytes: no serializer runs
       }
       const page = pageRequest(q, RAW_SORTS, 'observed_at', RAW_LIMIT_DEFAULT);
       const rows = await rawRows(app.ctx.reads.forAccount(request.principal.accountId), p, page);
