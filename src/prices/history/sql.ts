@@ -123,7 +123,7 @@ export function historyQuery(
              o.observed_at as open_at, o.id as open_id, o.price as open,
              o.observed_at as close_at, o.id as close_id, o.price as close,
              o.price as min, o.price as max, o.samples::bigint as count,
-             coalesce(o.price_sum, o.price * o.samples) as total,
+             coalesce(o.price_sum, o.price * o.samples) as total, false as alone,
              width_bucket(o.observed_at, gs.starts) as n
         from b, gs, price_observations o
        where o.product_id = $1 and o.account_id = $2
@@ -138,7 +138,7 @@ export function historyQuery(
       : `and o.hour >= $3::timestamptz - interval '33 days' and o.hour < $4::timestamptz + interval '33 days'`;
   const hourRowsFrom = (from: string) => `/* historyHourRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
-             o.min, o.max, o.count, o.total::numeric as total,
+             o.min, o.max, o.count, o.total::numeric as total, false as alone,
              width_bucket(o.hour, gs.starts) as n
         from ${from}
        where o.product_id = $1 and o.account_id = $2
@@ -155,6 +155,8 @@ export function historyQuery(
   const dayRows = `/* historyDayRows */
       select o.series, o.currency, o.open_at, o.open_id, o.open, o.close_at, o.close_id, o.close,
              o.min, o.max, o.count, o.total::numeric as total,
+             o.day = gs.starts[width_bucket(o.day, gs.starts)]
+               and o.day + interval '24 hours' = gs.ends[width_bucket(o.day, gs.starts)] as alone,
              width_bucket(o.day, gs.starts) as n
         from b, gs, price_days o
        where o.product_id = $1 and o.account_id = $2
@@ -215,8 +217,13 @@ export function historyQuery(
       select series, currency, n,
              -- The first and last by (at, id) as the least and greatest [epoch, id, price]: an
              -- ordered array_agg sorts each group on its own (22 % more CPU for a year by day).
-             (min(array[extract(epoch from open_at), open_id, open]))[3] as open,
-             (max(array[extract(epoch from close_at), close_id, close]))[3] as close,
+             -- A day row that is its whole bucket (alone: a day bucket of a UTC+0 zone) is
+             -- the only row of its group, so its own open and close are the answer and no
+             -- array is built for it (~1.2 of ~15 ms for a year of UTC days).
+             coalesce((min(array[extract(epoch from open_at), open_id, open]) filter (where not alone))[3],
+                      min(open) filter (where alone)) as open,
+             coalesce((max(array[extract(epoch from close_at), close_id, close]) filter (where not alone))[3],
+                      max(close) filter (where alone)) as close,
              min(min) as min, max(max) as max, sum(count) as count, sum(total) as total
         from o
        group by series, currency, n
