@@ -9,6 +9,8 @@
 // - old (MODES includes it): the same with the insert triggers before migration 0019 (0017's
 //   merge of hours and days, then 0018's recomputation of every touched day's trends columns from
 //   its raw rows) in place of the current one;
+// - pre21 (MODES includes it): the same with the insert trigger before migration 0021 (0019's,
+//   without the days' carries) in place of the current one;
 // - raw: a multi-row INSERT of the same rows (as bench/prices.ts's raw side) into the table
 //   without the roll-up triggers (price_hours, price_days, their trends columns); the series
 //   trigger of migration 0003 stays, as before roll-ups.
@@ -63,18 +65,21 @@ if (process.env.BENCH_SQL) await db.query(fs.readFileSync(process.env.BENCH_SQL,
 // The insert triggers before migration 0019, to compare with (MODES=api,old,raw): 0017's
 // price_hours_inserted (hours and days' own columns) and 0018's recomputation of the touched
 // days' trends columns, copied from the migrations under other names.
-function fnFrom(file: string, name: string): string {
+function fnFrom(file: string, name: string, suffix = 'old'): string {
   const sql = fs.readFileSync(new URL(`../migrations/${file}`, import.meta.url), 'utf8');
   const start = sql.search(new RegExp(`create (or replace )?function ${name}\\(\\)`));
   const end = sql.indexOf('$$;', start);
   if (start < 0 || end < 0) throw new Error(`${name} not found in ${file}`);
-  return sql.slice(start, end + 3).replace(`function ${name}()`, `function ${name}_old()`);
+  return sql.slice(start, end + 3).replace(`function ${name}()`, `function ${name}_${suffix}()`);
 }
 await db.query(fnFrom('0017_price_days.sql', 'price_hours_inserted'));
+// MODES=api,pre21,raw: the insert trigger before migration 0021 (0019's, without the carries).
+await db.query(fnFrom('0019_price_days_spans_merge.sql', 'price_hours_inserted', 'pre21'));
 await db.query(fnFrom('0018_price_days_spans.sql', 'price_days_spans_inserted'));
 for (const [trigger, fn] of [
   ['price_observations_track_hours_0017', 'price_hours_inserted_old'],
   ['price_observations_track_hours_spans_0018', 'price_days_spans_inserted_old'],
+  ['price_observations_track_hours_0019', 'price_hours_inserted_pre21'],
 ]) {
   await db.query(`create trigger ${trigger} after insert on price_observations
                     referencing new table as new_rows for each statement execute function ${fn}()`);
@@ -117,6 +122,7 @@ async function setTriggers(mode: string) {
   await on('price_observations_track_hours', mode === 'api');
   await on('price_observations_track_hours_0017', mode === 'old');
   await on('price_observations_track_hours_spans_0018', mode === 'old');
+  await on('price_observations_track_hours_0019', mode === 'pre21');
 }
 
 const times: Record<string, number[]> = Object.fromEntries(MODES.map((m) => [m, []]));

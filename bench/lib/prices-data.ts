@@ -466,8 +466,10 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     log(`  ${kind}: ${days.toLocaleString('en')} daily aggregates (${seconds.price_days} s)`);
     t = performance.now();
     await db.query(DAY_SPANS_SQL, [accountId]);
+    // The days' carries (migration 0021; a data set seeded before it got them from its backfill).
+    await db.query(`select price_days_carries_rebuild($1)`, [accountId]);
     seconds.price_day_spans = secs(t);
-    log(`  ${kind}: their trends columns (${seconds.price_day_spans} s)`);
+    log(`  ${kind}: their trends columns and carries (${seconds.price_day_spans} s)`);
 
     t = performance.now();
     await db.exec('vacuum analyze');

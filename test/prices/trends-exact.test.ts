@@ -126,10 +126,35 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
       }
     }
     assert.ok(days >= 8, `${label}: only ${days} series with a 30-day average compared`);
+    await carriesKept(label);
     if (withFloat) {
       assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
       assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
     }
+  }
+
+  /**
+   * The days' carries kept by the triggers (migrations/0021: each day's opening row holds the
+   * previous day row's closing state) equal a rebuild of them from scratch, row for row.
+   */
+  async function carriesKept(label: string): Promise<void> {
+    const carries = `select product_id, series, day, currency, prev_day, prev_currency, prev_in_stock, prev_mean::text
+                       from price_days where account_id = $1 order by product_id, series, day, currency`;
+    const kept = plain((await t.rt.db.query(carries, [accountId])).rows as never);
+    const rebuilt = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        await tx.query(`select price_days_carries_rebuild($1)`, [accountId]);
+        const want = plain((await tx.query(carries, [accountId])).rows as never);
+        assert.ok(
+          want.some((r) => r.prev_day !== null),
+          `${label}: no carry at all`,
+        );
+        assert.deepEqual(kept, want, `${label}: the days' carries differ from a rebuild`);
+        throw rebuilt;
+      }),
+      rebuilt,
+    );
   }
 
   before(async () => {
@@ -231,6 +256,49 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     const out = await dropObservationsBefore(t.rt.db, new Date(START + 45 * D + 10 * H));
     assert.ok(out.dropped.includes('price_observations_p202501'), JSON.stringify(out));
     await compare('after retention', false);
+    // A cutoff on a month's first instant: the month goes whole, no row is deleted after it, and
+    // the carries held by the days after it that pointed into it go with it (migrations/0021).
+    const whole = await dropObservationsBefore(t.rt.db, new Date('2025-03-01T00:00:00Z'));
+    assert.deepEqual([whole.dropped, whole.deleted], [['price_observations_p202502'], 0]);
+    await compare('after retention of a whole month', false);
+  });
+
+  it("keeps the days' carries through in-order days, a day put between two, deletes and updates", async () => {
+    // migrations/0021: an in-order row into the series' latest day skips the carries; a new day,
+    // a day between two existing ones, a day emptied by a delete and a stock changed by an
+    // update each move the carry held by the next day row.
+    const g = await competitor(t, headers, 'G');
+    const at = (d: number, h: number) => new Date(START + d * D + h * H).toISOString();
+    const obs = (d: number, h: number, price: string, extra: Partial<Obs> = {}): Obs => ({
+      competitor: g,
+      price,
+      at: at(d, h),
+      inStock: true,
+      ...extra,
+    });
+    for (const [d, h] of [
+      [60, 1],
+      [60, 5],
+      [61, 2],
+      [61, 20],
+      [64, 3],
+      [70, 4],
+      [70, 9],
+    ] as const)
+      await insertObservations(t, accountId, productId, [obs(d, h, (20 + h).toFixed(4))]);
+    await carriesKept('in-order days');
+    await insertObservations(t, accountId, productId, [obs(62, 22, '18.5000', { inStock: false })]);
+    await insertObservations(t, accountId, productId, [obs(67, 1, '19.0000', { currency: 'USD' })]);
+    await carriesKept('days put between two');
+    await t.rt.db.query(
+      `delete from price_observations where competitor_id = $1 and observed_at >= $2 and observed_at < $3`,
+      [g, at(64, 0), at(65, 0)],
+    );
+    await t.rt.db.query(`update price_observations set in_stock = null where competitor_id = $1 and observed_at = $2`, [
+      g,
+      at(61, 20),
+    ]);
+    await compare('after deletes and updates', false);
   });
 
   it("stays exact when days without observations span the ranges' first midnights and days mix currencies", async () => {

@@ -10,19 +10,23 @@ import { convertedSql } from '../../money/convert.js';
  * C = [d1, now] (with whatever was observed after now). An observation's span [t, next) is cut
  * the same way: its part inside its own day is in its day row (priced_us, priced_sum, oos_us,
  * known_us), the part past its day's end up to the next day with observations is the day's
- * carry (held by the day's last observation: close_in_stock, close_mean), and the edges are
+ * carry (held by the day's last observation), kept on that next day's opening row (prev_day,
+ * prev_currency, prev_in_stock, prev_mean: migrations/0021), and the edges are
  * computed from the raw rows of A and C plus the observation before each. Every duration is an
  * exact bigint of microseconds and every weighted sum numeric, so the pieces add up to the raw
  * statement's sums to the last digit.
  *
- * The cost is one pass over the product's day rows and one index scan per series and day read:
- * - the day rows are sorted once (series, day, last observation) and aggregated once per series
- *   into bands (the ranges nest and end at d1, so a day or a carry is added to one band and a
- *   range sums its bands): whole days, carries, lowest/highest ever, the latest days price_since
- *   and cheaper_until start from, and the latest day before each edge's;
+ * The cost is one pass over the product's day rows, in no order, and one index scan per series
+ * and day read:
+ * - the day rows are aggregated once per series into bands (the ranges nest and end at d1, so a
+ *   day is added to one band and a range sums its bands): whole days, the carries they hold
+ *   (cut at the bands' bounds when days without observations take one across), lowest/highest
+ *   ever, the latest days price_since and cheaper_until start from, and the latest day before
+ *   each edge's;
  * - the observation before an edge (a range's start, today's midnight, a period's instant) is
  *   the last raw row before it in the edge's own day, read anyway, else the closing row of the
- *   latest earlier day row (any currency, `pr`): no probe walks back over the partitions;
+ *   latest earlier day row (any currency, `pr`: a probe of that day's rows by the key), which
+ *   also holds the carry up to d1 when no day row follows it;
  * - the raw rows come from one lateral over (series, day) pairs (`rw`): one reference to
  *   price_observations, so a custom plan stays cheap to make (every reference is planned over
  *   every partition) and a generic one small to start.
@@ -102,6 +106,45 @@ function edges(ranges: readonly number[], periods: Record<string, string>) {
   ];
 }
 
+/** A carry's state: the columns of its currency, stock and mean price in `d`. */
+interface Holder {
+  cur: string;
+  stock: string;
+  mean: string;
+}
+/** The carry held in a day row `d` (on the day's opening row: the previous day row's closing state). */
+const carryIn = (d: string): Holder => ({
+  cur: `${d}.prev_currency`,
+  stock: `${d}.prev_in_stock`,
+  mean: `${d}.prev_mean`,
+});
+/** The carry held by a closing row `c` of pr. */
+const carryOut = (c: string): Holder => ({
+  cur: `${c}.currency`,
+  stock: `${c}.close_in_stock`,
+  mean: `${c}.close_mean`,
+});
+
+/** A carry's four sums over `dur` microseconds (columns `k<x><suffix>`): priced time, its weighted sum, out of stock, known. */
+function carrySums(h: Holder, dur: string, suffix: string, where = 'true'): string {
+  const priced = `${where} and ${h.cur} = l.latest_currency and ${h.stock} is not false`;
+  return [
+    `sum(${dur}) filter (where ${priced}) as kus${suffix}`,
+    `sum(${h.mean} * ${dur}) filter (where ${priced}) as kw${suffix}`,
+    `sum(${dur}) filter (where ${where} and ${h.stock} = false) as koos${suffix}`,
+    `sum(${dur}) filter (where ${where} and ${h.stock} is not null) as kknown${suffix}`,
+  ].join(', ');
+}
+
+/** A carry [f, t) cut at the bands' bounds: its sums per band (`k<x>_<band>`). */
+const carryBands = (ranges: readonly number[], h: Holder, f: string, t: string, where = 'true') =>
+  ranges
+    .map((_, i) => {
+      const band = bandOf(ranges, i);
+      return carrySums(h, `greatest(0, least(${t}, ${band.hiUs}) - greatest(${f}, ${band.loUs}))`, `_${i}`, where);
+    })
+    .join(',\n         ');
+
 export function daysAggregates(ranges: readonly number[], periods: Record<string, string>): string {
   const periodKeys = Object.keys(periods);
   const priced = (cur: string, stock: string) => `${cur} = l.latest_currency and ${stock} is not false`;
@@ -121,7 +164,11 @@ bd as (
 -- The whole days per series and band (the day rows straight from their scan, in no order): the
 -- sums of each band, lowest/highest, the first observation, the latest day with another price or
 -- currency than the current one (price_since) and with a priced price below today's lowest
--- (cheaper_until), and the latest day before each edge's.
+-- (cheaper_until), and the latest day before each edge's; and the carries the rows hold: each
+-- [k_from, k_to) (the previous day row's end to this day's first observation, cut at d1) is
+-- summed into the row's band as k_own, and only when it starts before that band (k_spill: days
+-- without observations across a band's bound, or a row from d1 on) its part before is cut at
+-- every band's bounds.
 dg as (
   select d.series,
          case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} end end as band,
@@ -132,12 +179,25 @@ dg as (
          min(array[d.low::float8, -date_part('epoch', d.low_at)]) filter (where d.currency = l.latest_currency and d.low is not null) as lo,
          max(array[d.high::float8, date_part('epoch', d.high_at)]) filter (where d.currency = l.latest_currency and d.high is not null) as hi,
          sum(d.count) as n, sum(d.oos_us) as oos, sum(d.known_us) as known, min(d.open_at) as first_at,
+         max(d.day) filter (where d.day >= b.d1) as late_day,
+         ${carrySums(carryIn('d'), 'd.k_own', '')},
+         ${carryBands(ranges, carryIn('d'), 'd.k_from', 'd.k_spill', 'd.k_spill > d.k_from')},
          max(d.day) filter (where d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price) as sd_day,
          max(d.day) filter (where l.competitor_id is not null and d.currency = l.latest_currency
                               and ${convertedSql('d.priced_min', 'l', 'd.currency', productCurrency)} < ${lowest}) as cd_day,
          ${keys.map((e) => `max(d.day) filter (where d.day < ${e.day}) as pd_${e.key}`).join(', ')}
-    from price_days d join l on l.series = d.series cross join bd b
-   where d.product_id = $2 and d.account_id = $1
+    from (
+      -- Each carry's bounds once per row (offset 0: not pulled up into every aggregate).
+      select d.*, greatest(0, d.k_to - greatest(d.k_from, d.k_lo)) as k_own, least(d.k_to, coalesce(d.k_lo, d.k_end, d.k_from)) as k_spill
+        from (
+          select d.*, ${US(`d.prev_day + interval '24 hours'`)} as k_from, least(${US('d.open_at')}, b.d1_us) as k_to,
+                 case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${bandOf(ranges, i).loUs}`).join(' ')} end end as k_lo,
+                 case when d.day >= b.d1 then b.d1_us end as k_end
+            from price_days d cross join bd b
+           where d.product_id = $2 and d.account_id = $1
+        ) d
+      offset 0
+    ) d join l on l.series = d.series cross join bd b
    group by 1, 2
 ),
 sa as (
@@ -146,79 +206,43 @@ sa as (
          ${keys.map((e) => `max(x.pd_${e.key}) as pd_${e.key}`).join(', ')},
          ${byBand(ranges, ['us', 'w', 'c', 'm', 'n', 'oos', 'known'])},
          ${byBand(ranges, ['lo'], (c) => `min(x.${c})`)},
-         ${byBand(ranges, ['hi'], (c) => `max(x.${c})`)}
+         ${byBand(ranges, ['hi'], (c) => `max(x.${c})`)},
+         max(x.late_day) as late_day,
+         ${ranges.map((_, i) => ['us', 'w', 'oos', 'known'].map((c) => `coalesce(sum(x.k${c}) filter (where x.band = ${i}), 0) + coalesce(sum(x.k${c}_${i}), 0) as k${c}_${i}`).join(', ')).join(',\n         ')}
     from dg x group by x.series
 ),
--- The day rows' closing rows (each holding its day's last observation, any currency) in one
--- narrow sort, with the next day's first observation: each day's carry runs from its end to it
--- (to d1 at most), and lies in the band of its start unless days without observations take it
--- across a band's end (straddle). Only the days from the one before the longest range's start
--- day on (a longer history is read once, by dg), and those price_since and cheaper_until need.
-dl as (
-  select x.series, x.day, x.currency, x.close_at, x.close_id, x.close, x.close_in_stock, x.close_mean, x.next_open,
-         ${US(`x.day + interval '24 hours'`)} as from_us,
-         least(coalesce(${US('x.next_open')}, b.d1_us), b.d1_us) as to_us,
-         case when x.day + interval '24 hours' < b.d1 then
-           case ${ranges.map((_, i) => `when x.day + interval '24 hours' >= ${bandOf(ranges, i).lo} then ${i}`).join(' ')} else ${ranges.length} end
-         end as band
-    from (
-      select w.*, lead(w.day_open) over (partition by w.series order by w.day, w.close_at, w.close_id) as next_open
-        from (
-          select d.series, d.day, d.currency, d.close_at, d.close_id, d.close, d.close_in_stock, d.close_mean,
-                 min(d.open_at) over (partition by d.series, d.day) as day_open,
-                 lead(d.day) over (partition by d.series order by d.day, d.close_at, d.close_id) is distinct from d.day as closing
-            from price_days d join sa on sa.series = d.series
-           where d.product_id = $2 and d.account_id = $1
-             and d.day >= least(coalesce(sa.pd_a${ranges[ranges.length - 1]}, (select ds_${ranges[ranges.length - 1]} from bd)), sa.sd_day, sa.cd_day)
-        ) w
-    ) x cross join bd b
-   where x.closing
-),
--- The carries per series and band: each whole in its band, a straddling one cut at the bands'
--- ends (rare: a gap of days across a range's first midnight).
-sc as (
-  select x.series,
-         ${byBand(ranges, ['us', 'w', 'oos', 'known'])}
-    from (
-      select x.series, x.band,
-             sum(x.to_us - x.from_us) filter (where ${priced('x.currency', 'x.close_in_stock')}) as us,
-             sum(x.close_mean * (x.to_us - x.from_us)) filter (where ${priced('x.currency', 'x.close_in_stock')}) as w,
-             sum(x.to_us - x.from_us) filter (where x.close_in_stock = false) as oos,
-             sum(x.to_us - x.from_us) filter (where x.close_in_stock is not null) as known
-        from dl x join l on l.series = x.series cross join bd b
-       where x.to_us > x.from_us and x.band < ${ranges.length}
-         and x.to_us <= case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')} end
-       group by x.series, x.band
-      union all
-      select x.series, v.band,
-             sum(v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
-             sum(x.close_mean * v.dur) filter (where ${priced('x.currency', 'x.close_in_stock')}),
-             sum(v.dur) filter (where x.close_in_stock = false),
-             sum(v.dur) filter (where x.close_in_stock is not null)
-        from dl x join l on l.series = x.series cross join bd b
-        cross join lateral (values ${ranges
-          .map(
-            (_, i) =>
-              `(${i}, least(x.to_us, ${bandOf(ranges, i).hiUs}) - greatest(x.from_us, ${bandOf(ranges, i).loUs}))`,
-          )
-          .join(', ')}) v (band, dur)
-       where x.to_us > x.from_us and v.dur > 0
-         and x.to_us > case x.band ${ranges.map((_, i) => `when ${i} then ${bandOf(ranges, i).hiUs}`).join(' ')}
-                        when ${ranges.length} then ${bandOf(ranges, ranges.length - 1).loUs} end
-       group by x.series, v.band
-    ) x
-   group by x.series
-),
--- The closing row of the latest day before each edge's: the observation before the edge when
--- the edge's own day has none before it.
+-- The closing row of the latest day before each edge's (a probe of the day's rows): the
+-- observation before the edge when the edge's own day has none before it; for price_since and
+-- cheaper_until also the next day's first observation.
 pr as (
-  select c.series, k.key, k.range, c.close_at, c.close_id, c.close, c.currency, c.close_in_stock, c.close_mean, c.next_open
+  select sa.series, k.key, k.range, c.close_at, c.close_id, c.close, c.currency, c.close_in_stock, c.close_mean,
+         case when k.key in ('sd', 'cd') then (
+           select min(n.open_at) from price_days n
+            where n.product_id = $2 and n.account_id = $1 and n.series = sa.series
+              and n.day = (select min(m.day) from price_days m
+                            where m.product_id = $2 and m.account_id = $1 and m.series = sa.series and m.day > k.day))
+         end as next_open
     from sa cross join lateral (values ${[
       ...keys.map((e) => `('${e.key}', ${e.range}, sa.pd_${e.key})`),
       `('sd', null, sa.sd_day)`,
       `('cd', null, sa.cd_day)`,
     ].join(', ')}) k (key, range, day)
-    join dl c on c.series = sa.series and c.day = k.day
+    cross join lateral (
+      select d.close_at, d.close_id, d.close, d.currency, d.close_in_stock, d.close_mean from price_days d
+       where d.product_id = $2 and d.account_id = $1 and d.series = sa.series and d.day = k.day
+       order by d.close_at desc, d.close_id desc limit 1) c
+),
+-- The carries per series and band: those kept in the day rows (each day's opening row holds the
+-- previous day's closing state), and the last day's before d1 when no day row follows it.
+sc as (
+  select sa.series,
+         ${ranges.map((_, i) => ['us', 'w', 'oos', 'known'].map((c) => `coalesce(sa.k${c}_${i}, 0) + coalesce(z.k${c}_${i}, 0) as ${c}_${i}`).join(', ')).join(',\n         ')}
+    from sa left join (
+      select c.series, ${carryBands(ranges, carryOut('c'), US(`date_trunc('day', c.close_at, 'UTC') + interval '24 hours'`), 'b.d1_us')}
+        from pr c join l on l.series = c.series cross join bd b
+       where c.key = 'c'
+       group by c.series
+    ) z on z.series = sa.series and sa.late_day is null
 ),
 -- The raw rows the answer reads, per series in one index scan each: the days of the ranges'
 -- starts and of the periods' instants, today's from midnight on, and the days price_since and
