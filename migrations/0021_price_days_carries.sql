@@ -19,9 +19,11 @@
 -- row. Called by the insert trigger for the series-days a statement created, got late rows in,
 -- or that are not the series' latest day (an in-order row added to the series' latest day changes
 -- neither that day's opening row nor any later day: there is none), and by price_days_refresh
--- after deletes and updates. Retention's drop of whole months clears the carries pointing into
--- the month it detaches, in the same transaction (src/prices/partitions: beforeDrop), as the
--- raw computation then has no observation before the first one left.
+-- after deletes and updates. Retention's drop of whole months leaves the first day row after
+-- the month pointing into it; the trends statement counts a carry only when its previous day is
+-- not older than the series' oldest day row (src/prices/trends/days.ts, k_ok), as the raw
+-- computation then has no observation before the first one left. Clearing them instead would
+-- update one row per series in the detaching transaction, which holds the live tables.
 
 alter table price_days
   add column prev_day      timestamptz,
@@ -29,10 +31,8 @@ alter table price_days
   add column prev_in_stock boolean,
   add column prev_mean     numeric;
 
--- The probes of price_days_carries (a series' previous and next day rows) and retention's
--- clearing of the carries pointing into a month it drops.
+-- The probes of price_days_carries (a series' previous and next day rows).
 create index price_days_series_day on price_days (product_id, series, day);
-create index price_days_prev_day on price_days (prev_day) where prev_day is not null;
 
 -- Sets the carry columns of every currency row of the given series' UTC days (product, series,
 -- any instant of the day) and of the next day row of the series after each.

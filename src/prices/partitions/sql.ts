@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/types.js';
-import { type PartitionSet, type Range, rangeAfter, rangeOf } from '../../db/partitions.js';
+import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
 
 /**
  * The monthly partitions of price_observations (migrations/0014, docs/PRICES.md "Partitions"):
@@ -56,18 +56,4 @@ export async function deleteObservationsBefore(db: Queryable, cutoff: Date, limi
     [cutoff.toISOString(), limit],
   );
   return r.rowCount;
-}
-
-/**
- * Clears the carries (migrations/0021) held by day rows whose previous day row is in the month
- * `r` about to be detached, in the detaching transaction: with the month's observations gone,
- * the first observation left of a series has none before it, as for the raw computation.
- */
-export async function clearCarriesInto(tx: Queryable, r: Range): Promise<void> {
-  await tx.query(
-    `/* clearCarriesInto */
-     update price_days set prev_day = null, prev_currency = null, prev_in_stock = null, prev_mean = null
-      where prev_day >= $1 and prev_day < $2 and day >= $2`,
-    [r.from.toISOString(), r.to.toISOString()],
-  );
 }

@@ -112,10 +112,15 @@ interface Holder {
   stock: string;
   mean: string;
 }
-/** The carry held in a day row `d` (on the day's opening row: the previous day row's closing state). */
+/**
+ * The carry held in a day row `d` (on the day's opening row: the previous day row's closing
+ * state), when that previous day is not older than the series' oldest day row (`k_ok`):
+ * retention detaches whole months and leaves the first day row after one pointing into it,
+ * where the raw computation has no observation before the first one left. Null currency and stock count the carry nowhere.
+ */
 const carryIn = (d: string): Holder => ({
-  cur: `${d}.prev_currency`,
-  stock: `${d}.prev_in_stock`,
+  cur: `case when ${d}.k_ok then ${d}.prev_currency end`,
+  stock: `case when ${d}.k_ok then ${d}.prev_in_stock end`,
   mean: `${d}.prev_mean`,
 });
 /** The carry held by a closing row `c` of pr. */
@@ -161,6 +166,14 @@ bd as (
          ${periodKeys.map((k) => `nw.at - interval '${periods[k]}' as x_${k}, ${day(`nw.at - interval '${periods[k]}'`)} as xd_${k}`).join(',\n         ')}
     from nw
 ),
+-- Each series' oldest day row: a kept carry counts only when its previous day is not older
+-- (k_ok: retention detaches whole months and leaves the next day row pointing into one).
+fd as (
+  select l.series, (select m.day from price_days m
+                     where m.product_id = $2 and m.account_id = $1 and m.series = l.series
+                     order by m.day limit 1) as first_day
+    from l
+),
 -- The whole days per series and band (the day rows straight from their scan, in no order): the
 -- sums of each band, lowest/highest, the first observation, the latest day with another price or
 -- currency than the current one (price_since) and with a priced price below today's lowest
@@ -191,9 +204,10 @@ dg as (
       select d.*, greatest(0, d.k_to - greatest(d.k_from, d.k_lo)) as k_own, least(d.k_to, coalesce(d.k_lo, d.k_end, d.k_from)) as k_spill
         from (
           select d.*, ${US(`d.prev_day + interval '24 hours'`)} as k_from, least(${US('d.open_at')}, b.d1_us) as k_to,
+                 d.prev_day >= fd.first_day as k_ok,
                  case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${bandOf(ranges, i).loUs}`).join(' ')} end end as k_lo,
                  case when d.day >= b.d1 then b.d1_us end as k_end
-            from price_days d cross join bd b
+            from price_days d cross join bd b left join fd on fd.series = d.series
            where d.product_id = $2 and d.account_id = $1
         ) d
       offset 0
