@@ -131,7 +131,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     done();
   });
   // After the request-id hook and on the root, before any route: see src/http/cors.ts.
-  await registerCors(app);
+  registerCors(app);
   registerProtocolChecks(app);
   registerEtag(app);
 
