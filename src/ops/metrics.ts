@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import type { RateLimiter } from '../ratelimit/service.js';
+import { routeOf } from '../http/route-options.js';
 import { getMetricsRoute } from './routes/get-metrics.js';
 
 /**
@@ -44,7 +45,7 @@ export function registerMetrics(app: FastifyInstance, limiter?: RateLimiter) {
   }
 
   app.addHook('onResponse', (request, reply, done) => {
-    http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    http.observe(request.method, routeOf(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 
