@@ -92,7 +92,7 @@ try {
       `${db} minimal route`,
       await startServer({
         name: `${db}-minimal`,
-        args: minimalServerArgs(),
+        args: minimalServerArgs(`${db}-minimal`),
         env:
           db === 'pg'
             ? { MODE: 'pg', DATABASE_URL: pgUrl(), ACCOUNT_ID: seeded.accountId }

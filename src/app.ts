@@ -35,6 +35,7 @@ import { registerOptionalBody } from './http/optional-body.js';
 import { genReqId } from './http/request-id.js';
 import { registerUnknownInputRule } from './http/unknown-input.js';
 import { lazySerializerFactory } from './http/lazy-serializer.js';
+import { registerRouteMemo } from './http/route-options.js';
 import { validatorCompiler } from './http/validation.js';
 
 export interface BuildOptions {
@@ -118,6 +119,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
   app.decorate('ctx', ctx);
   app.decorateRequest('principal', null as never);
   app.decorateRequest('idempotencyKey', undefined);
+  registerRouteMemo(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   registerJsonParser(app);
@@ -131,7 +133,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}) {
     done();
   });
   // After the request-id hook and on the root, before any route: see src/http/cors.ts.
-  await registerCors(app);
+  registerCors(app);
   registerProtocolChecks(app);
   registerEtag(app);
 

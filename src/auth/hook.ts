@@ -6,6 +6,7 @@ import type { UsageRecorder } from '../usage/service.js';
 import type { KeyResolver } from './key-cache.js';
 import { looksLikeKey, type Principal } from './keys.js';
 import { permits, requiredScope } from './scopes.js';
+import { routeOf } from '../http/route-options.js';
 import type { Clock } from '../time.js';
 
 const HOUR = 3600;
@@ -38,7 +39,7 @@ function addressBlocked(reply: FastifyReply, s: Pick<WindowState, 'limit' | 'res
 
 /** A read key where a full one is needed; on the keys routes, said in their own words. */
 function scopeRefused(request: FastifyRequest): ApiError {
-  return ERRORS.insufficientScope(request.routeOptions.config.managesKeys ? 'keys' : 'scope');
+  return ERRORS.insufficientScope(routeOf(request).config.managesKeys ? 'keys' : 'scope');
 }
 
 function unauthorized(request: FastifyRequest, key: string | undefined): ApiError {
@@ -125,7 +126,7 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
       usage.record(principal.keyId, now, s.allowed);
       if (!s.allowed) return ERRORS.rateLimited(s.limit, s.reset, now);
     }
-    return permits(principal.scope, requiredScope(request.method, request.routeOptions.config))
+    return permits(principal.scope, requiredScope(request.method, routeOf(request).config))
       ? undefined
       : scopeRefused(request);
   }
@@ -154,7 +155,7 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
       rateLimitHeaders(reply, failures);
       return unauthorized(request, key);
     }
-    const counts = request.routeOptions.config.countsTowardLimit !== false;
+    const counts = routeOf(request).config.countsTowardLimit !== false;
     return admit(request, reply, principal, await take(principal, guard, counts), counts);
   }
 
@@ -177,7 +178,7 @@ export function authHook({ limiter, keys, usage, config, clock }: AuthDeps): onR
       lookUp(request, reply, key, guard).then(done, done);
       return;
     }
-    const counts = request.routeOptions.config.countsTowardLimit !== false;
+    const counts = routeOf(request).config.countsTowardLimit !== false;
     const outcome = take(principal, guard, counts);
     if (outcome instanceof Promise) {
       outcome.then((o) => done(admit(request, reply, principal, o, counts)), done);

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { routeOf } from './route-options.js';
 
 // The one-shot crypto.hash (Node 20.12+) costs about half of createHash().update().digest():
 // ~0.5 against ~1 us for a product, and the hash was the largest cost of ours on a GET in the
@@ -31,7 +32,7 @@ export function registerEtag(app: FastifyInstance) {
     if (
       (request.method !== 'GET' && request.method !== 'HEAD') ||
       reply.statusCode !== 200 ||
-      request.routeOptions.config.streamed
+      routeOf(request).config.streamed
     )
       return done(null, payload);
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);

@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { routeOf } from './route-options.js';
 
 /** Query parameters whose values are credentials by their name, whatever they hold. */
 const CREDENTIAL_PARAM = /^(api[_-]?key|key|token|access[_-]?token|secret|password|auth|authorization)$/i;
@@ -43,12 +44,13 @@ export class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-    const quiet = request.routeOptions.logLevel === 'warn' && reply.statusCode < 400;
+    const route = routeOf(request);
+    const quiet = route.logLevel === 'warn' && reply.statusCode < 400;
     request.log[error || reply.statusCode >= 500 ? 'error' : quiet ? 'debug' : 'info'](
       {
         method: request.method,
         url: loggableUrl(request.url, this.secrets),
-        route: request.routeOptions.url,
+        route: route.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         account_id: request.principal?.accountId,

@@ -23,6 +23,8 @@ export function registerNotFound(app: FastifyInstance) {
     }
   });
   app.setNotFoundHandler((request) => {
+    // The request now has the 404 route (src/http/route-options.ts).
+    request.routeMemo = undefined;
     const path = request.url.split('?')[0] ?? '/';
     const allow = [...methods].filter((m) => router.find(m as never, path) !== null);
     // A route of this method that found nothing to serve (a missing file under /docs/static/)
