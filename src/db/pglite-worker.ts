@@ -12,6 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction, types } from '@electric-sql/pglite';
 import { serializeError } from '../threads/protocol.js';
 import { notifyParent, serveThread } from '../threads/serve.js';
+import { asEngineError } from './pglite-errors.js';
 import { PreparedStatements } from './pglite-prepared.js';
 
 export interface EngineMethods {
@@ -45,24 +46,8 @@ class RollbackRequested extends Error {}
 // some surface as rejections nobody awaits (a write behind a query): they end this thread.
 // Thrown again as an Error naming the errno, so the parent's message says what happened.
 process.on('unhandledRejection', (reason) => {
-  throw asError(reason);
+  throw asEngineError(reason);
 });
-
-/** Emscripten's errno numbers (WASI) of the file system errors DATA_DIR can meet. */
-const ERRNO: Record<number, string> = { 2: 'EACCES', 19: 'EDQUOT', 51: 'ENOSPC', 63: 'EPERM', 69: 'EROFS' };
-
-function asError(reason: unknown): Error {
-  if (reason instanceof Error) return reason;
-  const r = (reason ?? {}) as { name?: unknown; errno?: unknown; code?: unknown };
-  const code = typeof r.code === 'string' ? r.code : typeof r.errno === 'number' ? ERRNO[r.errno] : undefined;
-  const err = new Error(
-    code
-      ? `${code}: the embedded database could not write its files`
-      : `the embedded database failed: ${String(r.name ?? reason)}`,
-  );
-  if (code) Object.assign(err, { code });
-  return err;
-}
 
 async function openEngine({ dir, wasmModule, opts }: EngineData): Promise<EngineMethods> {
   const pg = await PGlite.create(dir, {
@@ -153,6 +138,6 @@ async function openEngine({ dir, wasmModule, opts }: EngineData): Promise<Engine
 if (parentPort) {
   await serveThread(openEngine(workerData as EngineData), {
     closeAfter: 'close',
-    serializeError: (err) => serializeError(asError(err)),
+    serializeError: (err) => serializeError(asEngineError(err)),
   });
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ThreadClient } from '../threads/client.js';
+import { asEngineError } from './pglite-errors.js';
 import type { EngineData, EngineMethods, EngineOptions } from './pglite-worker.js';
 import type { Database, Queryable, QueryResult } from './types.js';
 import { DatabaseUnavailableError } from './types.js';
@@ -52,10 +53,12 @@ async function openInWorker(dir: string, opts: EngineOptions): Promise<Database>
     name: 'worker',
     workerData: { dir, wasmModule, opts } satisfies EngineData,
     handshake: true,
-    failure: (err) =>
-      closed
-        ? new DatabaseUnavailableError('the embedded database is closed')
-        : new DatabaseUnavailableError(`the embedded database stopped: ${err.message}`, { cause: err }),
+    failure: (err) => {
+      if (closed) return new DatabaseUnavailableError('the embedded database is closed');
+      // The thread can end on a value thrown as it is (an engine's errno object): made an Error.
+      const cause = asEngineError(err);
+      return new DatabaseUnavailableError(`the embedded database stopped: ${cause.message}`, { cause });
+    },
     onNotify: (sub, payload) => listeners.get(sub)?.(payload as string),
   });
 
