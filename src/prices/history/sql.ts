@@ -288,6 +288,13 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
   const values: unknown[] = [p.productId, p.accountId, start.toISOString(), end.toISOString()];
   const series = seriesCondition(p.series, values);
   const fields = ['o.open', 'o.close', 'o.min', 'o.max'].map((x) => `trim_scale(${x})::text`).join(', ');
+  // A day whose observations all have one price (most days of a price that seldom changes)
+  // writes it once: open, close, min and max are equal, and so is the average when the total is
+  // that price times the count (the exact sum of equal prices). Each numeric written costs.
+  const values6 = `case when o.open = o.close and o.open = o.min and o.open = o.max and o.total = o.open * o.count
+                        then trim_scale(o.open)::text || ',,,,'
+                        else concat_ws(',', ${fields},
+                                       coalesce(trim_scale(div(o.total * 20000 + o.count, 2 * o.count) * 0.0001)::text, 'null')) end`;
   const text = `/* utcDaysQuery */
     select * from (
     select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
@@ -297,9 +304,7 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
     union all
     select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
       from (select o.series, o.currency,
-                   string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${fields},
-                                        coalesce(trim_scale(div(o.total * 20000 + o.count, 2 * o.count) * 0.0001)::text, 'null'),
-                                        o.count),
+                   string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${values6}, o.count),
                               ',' order by o.day) as buckets
               from price_days o
              where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
@@ -318,7 +323,8 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
  * range: utcDaysQuery), then one row per series and currency with
  * observations (`k` 1), by series ('' first) and currency: `buckets` its buckets with
  * observations joined by commas, seven fields each (the bucket's 1-based number, then open,
- * close, min, max, average and count as JSON numbers, or `null`).
+ * close, min, max, average and count as JSON numbers, or `null`; close, min, max and average
+ * empty when all four equal open: utcDaysQuery).
  */
 export interface BucketRow {
   k: number;
@@ -361,6 +367,8 @@ const FIELDS = 7;
  */
 const jsonNumber = (t: string) => (t.length <= 15 ? t : String(Number(t)));
 const numberOf = (t: string) => (t === 'null' ? null : Number(t));
+/** Field `k` (1 to 5) of the bucket at `i`: empty is the open's value. */
+const valueOf = (fields: string[], i: number, k: number) => numberOf(fields[i + k] || fields[i + 1]!);
 
 /** Each UTC day's start from `start` to `end` and the next one's, as ISO 8601 texts. */
 function utcDays(start: Date, end: Date): string[] {
@@ -403,11 +411,11 @@ export function toBuckets(rows: BucketRow[]): Bucket[] {
         currency,
         start: p.starts[n - 1]!,
         end: p.ends[n - 1]!,
-        open: here ? numberOf(fields[i + 1]!) : null,
-        close: here ? numberOf(fields[i + 2]!) : null,
-        min: here ? numberOf(fields[i + 3]!) : null,
-        max: here ? numberOf(fields[i + 4]!) : null,
-        average: here ? numberOf(fields[i + 5]!) : null,
+        open: here ? valueOf(fields, i, 1) : null,
+        close: here ? valueOf(fields, i, 2) : null,
+        min: here ? valueOf(fields, i, 3) : null,
+        max: here ? valueOf(fields, i, 4) : null,
+        average: here ? valueOf(fields, i, 5) : null,
         count: here ? Number(fields[i + 6]) : 0,
       });
       if (here) i += FIELDS;
@@ -461,9 +469,12 @@ export function seriesJson(rows: BucketRow[]): string {
       if (n > 1) out += ',';
       out += opening[n - 1];
       if (i < fields.length && Number(fields[i]) === n) {
+        const open = jsonNumber(fields[i + 1]!);
         out +=
-          `"open":${jsonNumber(fields[i + 1]!)},"close":${jsonNumber(fields[i + 2]!)},"min":${jsonNumber(fields[i + 3]!)},` +
-          `"max":${jsonNumber(fields[i + 4]!)},"average":${jsonNumber(fields[i + 5]!)},"count":${jsonNumber(fields[i + 6]!)}}`;
+          fields[i + 2] === ''
+            ? `"open":${open},"close":${open},"min":${open},"max":${open},"average":${open},"count":${jsonNumber(fields[i + 6]!)}}`
+            : `"open":${open},"close":${jsonNumber(fields[i + 2]!)},"min":${jsonNumber(fields[i + 3]!)},` +
+              `"max":${jsonNumber(fields[i + 4]!)},"average":${jsonNumber(fields[i + 5]!)},"count":${jsonNumber(fields[i + 6]!)}}`;
         i += FIELDS;
       } else out += empty;
     }
