@@ -49,6 +49,8 @@ describe('price history: the JSON text of buckets', () => {
       { competitor: a, price: '7', currency: 'USD', at: '2025-03-06T08:00:00Z' },
       { competitor: b, price: '0.015', at: '2025-03-07T23:00:00Z' },
       { competitor: b, price: '0.02', at: '2025-03-07T23:30:00Z' },
+      { competitor: b, price: '5.5', at: '2025-03-08T01:00:00Z' },
+      { competitor: b, price: '5.50', at: '2025-03-08T02:00:00Z' },
     ]);
   });
 
@@ -87,13 +89,16 @@ describe('price history: the JSON text of buckets', () => {
   it('writes the numbers as JavaScript does, long ones rounded as Number rounds them', async () => {
     const res = await t.app.inject({
       method: 'GET',
-      url: `/api/v1/products/${productId}/prices?interval=day&from=2025-03-01T00:00:00Z&to=2025-03-08T00:00:00Z`,
+      url: `/api/v1/products/${productId}/prices?interval=day&from=2025-03-01T00:00:00Z&to=2025-03-09T00:00:00Z`,
       headers,
     });
     assert.match(res.body, /"open":0,"close":0.0001,"min":0,"max":0.0001,"average":0.0001,"count":2\}/);
     assert.match(res.body, /"open":10.5,"close":10.01,"min":10,"max":10.5,"average":10.17,"count":3\}/);
     assert.match(res.body, /"open":1000000000000000,"close":123456789012345.67,"min":123456789012345.67,/);
     assert.match(res.body, /"average":0.0175,"count":2\}/);
+    // One price all day: written once by the statement (utcDaysQuery), five times in the answer.
+    assert.match(res.body, /"open":5.5,"close":5.5,"min":5.5,"max":5.5,"average":5.5,"count":2\}/);
+    assert.match(res.body, /"open":1234567890.1234,"close":1234567890.1234,"min":1234567890.1234,/);
     assert.match(res.body, /"open":null,"close":null,"min":null,"max":null,"average":null,"count":0\}/);
   });
 });

@@ -24,7 +24,7 @@ import { lcg as prng, shuffle } from '../helpers/prng.js';
  * whole-hour offsets (DST changes included) and with :30 and :45 offsets, and series filters, the
  * HTTP answer is compared with today's computation over the raw rows (historyQuery's `raw`
  * source), after ingestion, after the retention roll-up, after deletes and partition drops;
- * so is the hours-only source (`hours`), and both tables equal the aggregates of the raw rows,
+ * so are the hours-only source (`hours`) and UTC days' own statement (`utcDays`), and both tables equal the aggregates of the raw rows,
  * price_days' trends columns (migrations/0018: extremes of priced prices, time-weighted spans cut
  * at the day's end) included.
  */
@@ -118,7 +118,8 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     let compared = 0;
     for (const interval of INTERVALS) {
       for (const tz of ZONES) {
-        for (let i = 0; i < cases; i++) {
+        // UTC days have a statement of their own (utcDays): more ranges and every filter.
+        for (let i = 0; i < (interval === 'day' && tz === 'UTC' ? cases * 3 : cases); i++) {
           const filter = [undefined, 'own', comps[0], `${comps[1]},own`][i % 4];
           const query = new URLSearchParams({ ...randomRange(interval), interval, tz });
           if (filter) query.set('competitor_id', filter);
@@ -133,6 +134,8 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
           assert.deepEqual({ from: got.from, to: got.to, series: got.series }, want, `${label}: ${query.toString()}`);
           assert.deepEqual(await expected(query, 'hours'), want, `${label} (hours only): ${query.toString()}`);
           assert.deepEqual(await expected(query, 'days'), want, `${label} (days and hours): ${query.toString()}`);
+          if (interval === 'day' && tz === 'UTC')
+            assert.deepEqual(await expected(query, 'utcDays'), want, `${label} (UTC days): ${query.toString()}`);
           compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
         }
       }
@@ -277,10 +280,12 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     await compare('after ingestion');
   });
 
-  it('reads day buckets from hours unless the zone stays at UTC+0 over the range', () => {
+  it('reads UTC days alone, and day buckets from hours unless the zone stays at UTC+0 over the range', () => {
     const source = (tz: string, interval: 'day' | 'week', from: string, to: string) =>
       defaultSource({ ...historyRange({ interval, tz, from, to }), interval });
-    assert.equal(source('UTC', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'days');
+    assert.equal(source('UTC', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'utcDays');
+    assert.equal(source('Etc/UTC', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'utcDays');
+    assert.equal(source('UTC', 'week', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'days');
     assert.equal(source('Europe/London', 'day', '2025-01-01T00:00:00Z', '2025-03-01T00:00:00Z'), 'days');
     assert.equal(source('Europe/London', 'day', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'hours');
     assert.equal(source('Europe/Berlin', 'day', '2025-01-01T00:00:00Z', '2025-01-02T00:00:00Z'), 'hours');
