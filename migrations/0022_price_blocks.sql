@@ -103,8 +103,22 @@ returns integer
 language plpgsql as $$
 declare
   n integer;
+  v_from timestamptz;
+  v_to timestamptz;
 begin
-  -- No writer of the products' day rows between this statement's snapshot and the commit: a
+  -- Days before the block of `p_before`'s midnight (never later than this transaction's own) lie
+  -- in blocks that have ended: the day rows' trigger counts on none being built before.
+  v_to := price_block_of(date_trunc('day', least(p_before, now()), 'UTC'));
+  v_from := case when p_since = '-infinity' then p_since else price_block_of(p_since) end;
+  -- Nothing to build (the usual hourly run): no lock taken.
+  perform 1 from price_days d
+   where d.product_id = any (p_products) and d.day >= v_from and d.day < v_to
+     and not exists (select 1 from price_blocks b where b.product_id = d.product_id and b.block = price_block_of(d.day))
+   limit 1;
+  if not found then
+    return 0;
+  end if;
+  -- No writer of the products' day rows between the insert's snapshot and the commit: a
   -- block built from older day rows would stay. Writers of observations lock their series
   -- first (FOR UPDATE, src/prices/series-lock.ts), then the product by the foreign key of every
   -- row they insert (FOR KEY SHARE; a new series has no row to lock yet); deletes and updates
@@ -112,17 +126,22 @@ begin
   perform 1 from price_series s where s.product_id = any (p_products)
     order by s.product_id, s.competitor_id for share;
   perform 1 from products p where p.id = any (p_products) order by p.id for update;
-  -- Never a block that has not ended by this transaction's own midnight, whatever `p_before`
-  -- says: the day rows' trigger counts on it.
-  p_before := least(p_before, now());
-  with x as (
-    select d.*, k.block, price_block_end(k.block) as block_end,
-           (round(date_part('epoch', d.open_at) * 1000)::bigint * 1000)
-             - (round(date_part('epoch', d.prev_day + interval '24 hours') * 1000)::bigint * 1000) as k_dur
-      from price_days d cross join lateral (select price_block_of(d.day) as block) k
-     where d.product_id = any (p_products) and d.day < date_trunc('day', p_before, 'UTC')
-       and d.day >= case when p_since = '-infinity' then p_since else price_block_of(p_since) end
-       and not exists (select 1 from price_blocks b where b.product_id = d.product_id and b.block = k.block)
+  with x0 as materialized (
+    select d.account_id, d.product_id, d.competitor_id, d.series, d.currency, d.day, price_block_of(d.day) as block,
+           d.priced_us, d.priced_sum, d.priced_n, d.priced_means, d.low, d.low_at, d.high, d.high_at, d.count,
+           d.oos_us, d.known_us, d.open_at, d.min, d.max, d.priced_min, d.prev_day, d.prev_currency,
+           d.prev_in_stock, d.prev_mean
+      from price_days d
+     where d.product_id = any (p_products) and d.day >= v_from and d.day < v_to
+  ),
+  -- The day rows of the ended blocks the products have no rows for (a join on plain columns: an
+  -- anti join of the blocks on the product alone filtered every pair).
+  x as (
+    select x0.*, price_block_end(x0.block) as block_end,
+           (round(date_part('epoch', x0.open_at) * 1000)::bigint * 1000)
+             - (round(date_part('epoch', x0.prev_day + interval '24 hours') * 1000)::bigint * 1000) as k_dur
+      from x0
+     where not exists (select 1 from price_blocks b where b.product_id = x0.product_id and b.block = x0.block)
   ),
   -- The carries inside a block, by the currency of the observation holding them.
   k as (
@@ -132,7 +151,7 @@ begin
            sum(x.k_dur) filter (where x.prev_in_stock = false) as k_oos,
            sum(x.k_dur) filter (where x.prev_in_stock is not null) as k_known
       from x
-     where x.prev_day >= x.block and x.block_end <= date_trunc('day', p_before, 'UTC')
+     where x.prev_day >= x.block and x.block_end <= v_to
      group by 1, 2, 3, 4
   )
   insert into price_blocks (account_id, product_id, competitor_id, series, currency, block, block_end, last_day,
@@ -153,7 +172,7 @@ begin
              bool_or(x.prev_in_stock) filter (where x.prev_day < x.block),
              min(x.prev_mean) filter (where x.prev_day < x.block)
         from x
-       where x.block_end <= date_trunc('day', p_before, 'UTC')
+       where x.block_end <= v_to
        group by x.product_id, x.series, x.currency, x.block
     ) g (account_id, product_id, competitor_id, series, currency, block, block_end, last_day, priced_us, priced_sum,
          priced_n, priced_means, lo, hi, count, oos_us, known_us, open_at, min, max, priced_min,

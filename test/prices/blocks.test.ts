@@ -84,7 +84,7 @@ describe('trends: the blocks of whole days are built', () => {
     assert.ok(!(await blocks()).includes(`${products[0]} 2025-03-01`));
     const stopped = await buildAllPriceBlocks(t.rt.db, { before: new Date(), stop: () => true });
     assert.deepEqual(stopped, { products: 0, rows: 0 });
-    // The task's recent runs look back 35 days only; its first run, at the whole history.
+    // The task's recent runs look back 10 days only; its first run, at the whole history.
     const run = blocksRun(t.rt.db, pino({ level: 'silent' }), t.clock);
     await run(new AbortController().signal);
     assert.ok((await blocks()).includes(`${products[0]} 2025-03-01`));

@@ -5,9 +5,9 @@ import { DAY_MS } from '../../time.js';
 import { buildAllPriceBlocks } from './blocks.js';
 
 /** A run looks this far back for blocks to build: the blocks ended since, and those late data dropped. */
-const RECENT_MS = 35 * DAY_MS;
+const RECENT_MS = 10 * DAY_MS;
 /** Every this many runs (and the first), a run looks at the whole history (blocks the roll-up or old late data dropped). */
-const FULL_EVERY = 24;
+const FULL_EVERY = 168;
 
 /**
  * The periodic build of the trends' blocks of whole days (migrations/0022, docs/prices/TRENDS.md
