@@ -17,7 +17,9 @@ import { convertedSql } from '../../money/convert.js';
  * statement's sums to the last digit.
  *
  * The cost is one pass over the product's day rows, in no order, and one index scan per series
- * and day read:
+ * and day read; whole blocks of days (a fixed week of a UTC month, migrations/0022) are read from
+ * their rows in price_blocks instead of their day rows when the product has them and they lie
+ * in one band with no edge day (`bk`, `gp`):
  * - the day rows are aggregated once per series into bands (the ranges nest and end at d1, so a
  *   day is added to one band and a range sums its bands): whole days, the carries they hold
  *   (cut at the bands' bounds when days without observations take one across), lowest/highest
@@ -201,7 +203,8 @@ gp as (
   ) g
    where g.lo < g.hi
 ),
--- The whole days per series and band (the day rows straight from their scan, in no order): the
+-- The whole days per series and band (the block rows read whole and the day rows between them,
+-- straight from their scans, in no order; a block row counts as the day rows it holds): the
 -- sums of each band, lowest/highest, the first observation, the latest day with another price or
 -- currency than the current one (price_since) and with a priced price below today's lowest
 -- (cheaper_until), and the latest day before each edge's; and the carries the rows hold: each
