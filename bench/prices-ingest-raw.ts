@@ -11,6 +11,8 @@
 //   its raw rows) in place of the current one;
 // - pre21 (MODES includes it): the same with the insert trigger before migration 0021 (0019's,
 //   without the days' carries) in place of the current one;
+// - pre22 (MODES includes it): the api statement without migration 0022's triggers on
+//   price_days (the trends' blocks dropped with any change of their day rows);
 // - raw: a multi-row INSERT of the same rows (as bench/prices.ts's raw side) into the table
 //   without the roll-up triggers (price_hours, price_days, their trends columns); the series
 //   trigger of migration 0003 stays, as before roll-ups.
@@ -119,10 +121,12 @@ function timeline() {
 async function setTriggers(mode: string) {
   const on = (t: string, yes: boolean) =>
     db.query(`alter table price_observations ${yes ? 'enable' : 'disable'} trigger ${t}`);
-  await on('price_observations_track_hours', mode === 'api');
+  await on('price_observations_track_hours', mode === 'api' || mode === 'pre22');
   await on('price_observations_track_hours_0017', mode === 'old');
   await on('price_observations_track_hours_spans_0018', mode === 'old');
   await on('price_observations_track_hours_0019', mode === 'pre21');
+  for (const op of ['inserted', 'updated', 'deleted'])
+    await db.query(`alter table price_days ${mode === 'pre22' ? 'disable' : 'enable'} trigger price_days_blocks_${op}`);
 }
 
 const times: Record<string, number[]> = Object.fromEntries(MODES.map((m) => [m, []]));

@@ -13,6 +13,8 @@
 // AT=now: the timed requests leave the instant to the statement's now() as the service does
 // (its plans differ: a given instant prunes partitions when planning); answers are still
 // compared at the fixed instant.
+// BLOCKS=0: the trends' blocks (migrations/0022) are not built first (by default the missing
+// ones are, and the pass timed).
 // VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
 // the endpoint's and says whether each answers the same (a history's rows compared as the API's
 // series; the module may export answer(rows) => series for texts whose rows have another shape).
@@ -21,6 +23,7 @@ import pg from 'pg';
 import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
 import { type BucketRow, historyQuery, toSeries } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
+import { buildAllPriceBlocks } from '../src/prices/trends/blocks.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 
@@ -55,6 +58,14 @@ if (process.env.SEED) {
          from generate_series(0, 10) i, generate_series(${Math.max(0, d - 20) * 24}, ${d * 24 - 1}, ${step}) h`,
     );
   await db.query('analyze');
+}
+if (process.env.BLOCKS !== '0') {
+  // The trends' blocks of whole days (migrations/0022): the background task's pass, timed.
+  const t0 = performance.now();
+  const built = await buildAllPriceBlocks(db, { before: new Date() });
+  const days = (await db.query<{ n: string }>(`select count(*)::text as n from price_days`)).rows[0]!.n;
+  const ms = performance.now() - t0;
+  console.log(`blocks built: ${built.rows} block rows in ${ms.toFixed(0)} ms (${days} day rows)`);
 }
 const pid = (await db.query<{ p: number }>('select pg_backend_pid() as p')).rows[0]!.p;
 const cpuMs = () => {

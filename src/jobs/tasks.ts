@@ -24,6 +24,7 @@ import { EVENT_PARTITIONS } from '../events/service.js';
 import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
 import { retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
+import { blocksRun } from '../prices/trends/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
 
@@ -120,6 +121,17 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     everyMs: 60 * MINUTE,
     run: ({ db, config, log, clock }) =>
       config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log, clock),
+  }),
+  periodicTask({
+    // The trends' blocks of whole days (docs/prices/TRENDS.md, "Blocks"): a cache the trends read
+    // instead of the day rows, built in short transactions once a block has ended; every API
+    // process runs it (a second one finds the blocks built).
+    name: 'price-blocks',
+    title: 'price blocks',
+    roles: ['api'],
+    firstAfterMs: 2 * MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, log, clock }) => blocksRun(db, log, clock),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).

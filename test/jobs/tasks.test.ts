@@ -42,7 +42,7 @@ describe('background work by role', () => {
     {
       roles: { api: true, worker: false },
       command: 'serve',
-      tasks: ['price-rollup', 'partitions', 'idempotency-key-sweep', 'event-prune', ...embedded],
+      tasks: ['price-rollup', 'partitions', 'price-blocks', 'idempotency-key-sweep', 'event-prune', ...embedded],
     },
     {
       roles: { api: true, worker: true },
@@ -53,6 +53,7 @@ describe('background work by role', () => {
         'alert-backlog',
         'price-rollup',
         'partitions',
+        'price-blocks',
         'idempotency-key-sweep',
         'event-prune',
         ...embedded,
@@ -81,6 +82,7 @@ describe('background work by role', () => {
     await work.stop(0);
     assert.deepEqual(work.tasks, [
       'partitions',
+      'price-blocks',
       'idempotency-key-sweep',
       'event-prune',
       ...(process.env.DATABASE_URL ? [] : ['embedded-maintenance']),

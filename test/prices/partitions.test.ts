@@ -11,6 +11,7 @@ import {
   OBSERVATION_PARTITIONS,
 } from '../../src/prices/partitions/index.js';
 import { useTestApp } from '../helpers/app.js';
+import { buildPriceBlocks } from '../../src/prices/trends/blocks.js';
 import { account, competitor, history, insertObservations, type Headers } from './history-support.js';
 
 /**
@@ -51,8 +52,13 @@ describe('price observations: monthly partitions', () => {
     const now = new Date('2031-02-10T12:00:00Z');
     const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
     const created = runs.flatMap((r) => r.created).sort();
-    // The hourly and daily aggregates' months are made with the observations' (one partition set).
+    // The hourly and daily aggregates' months (and the trends' blocks') are made with the
+    // observations' (one partition set).
     assert.deepEqual(created, [
+      'price_blocks_p203102',
+      'price_blocks_p203103',
+      'price_blocks_p203104',
+      'price_blocks_p203105',
       'price_days_p203102',
       'price_days_p203103',
       'price_days_p203104',
@@ -91,17 +97,29 @@ describe('price observations: monthly partitions', () => {
       ).rows[0]!.n,
     );
 
+    // The trends' blocks of those days (days 1-7 of March and of April), in the default partition too.
+    assert.equal(await buildPriceBlocks(t.rt.db, [productId], new Date()), 2);
     const r = await ensureObservationPartitions(t.rt.db, new Date('2019-03-20T00:00:00Z'), 1);
     assert.deepEqual(r.created, [
       'price_observations_p201903',
       'price_hours_p201903',
       'price_days_p201903',
+      'price_blocks_p201903',
       'price_observations_p201904',
       'price_hours_p201904',
       'price_days_p201904',
+      'price_blocks_p201904',
     ]);
-    // Three observations, their three hours and their three days of aggregates.
-    assert.equal(r.moved, 9);
+    // Three observations, their three hours, their three days of aggregates and their two blocks.
+    assert.equal(r.moved, 11);
+    const blocks = await t.rt.db.query<{ part: string }>(
+      `select tableoid::regclass::text as part from price_blocks where product_id = $1 order by block`,
+      [productId],
+    );
+    assert.deepEqual(
+      blocks.rows.map((b) => b.part.replace(/^.*\./, '')),
+      ['price_blocks_p201903', 'price_blocks_p201904'],
+    );
     assert.deepEqual(await partOf(t, productId), ['price_observations_p201903:2', 'price_observations_p201904:1']);
     assert.deepEqual(await history(t, headers, productId, q), answer);
     assert.equal(
@@ -138,6 +156,10 @@ describe('price observations: monthly partitions', () => {
     const before = await months(t);
     assert.ok(before.includes('price_observations_p201801') && before.includes('price_observations_p201803'));
 
+    // Each day's block built (the default partition's 2010 one too): they go with their months,
+    // with the days deleted row by row, and with the carry of the day after one (2018-03-20's
+    // block: its first day's carry came from 2018-03-01).
+    assert.equal(await buildPriceBlocks(t.rt.db, [other.productId], new Date()), 7);
     const r = await dropObservationsBefore(t.rt.db, new Date('2018-03-15T00:00:00Z'), { batchRows: 1 });
     assert.ok(
       r.dropped.includes('price_observations_p201801') && r.dropped.includes('price_observations_p201802'),
@@ -153,6 +175,14 @@ describe('price observations: monthly partitions', () => {
       ['2018-03-20T08:00:00.000Z', '2018-03-25T08:00:00.000Z'],
     );
     assert.ok(r.deleted >= 2, 'the 2018-03-01 row and the default partition one, one batch each');
+    const blocks = await t.rt.db.query<{ block: Date }>(
+      `select block from price_blocks where product_id = $1 order by block`,
+      [other.productId],
+    );
+    assert.deepEqual(
+      blocks.rows.map((b) => new Date(b.block).toISOString()),
+      ['2018-03-22T00:00:00.000Z'],
+    );
     const after = await months(t);
     assert.ok(!after.includes('price_observations_p201801') && after.includes('price_observations_p201803'));
     // Other months (the 2019 ones above) are untouched and a second run finds nothing to do.
@@ -178,6 +208,7 @@ describe('price observations: monthly partitions', () => {
     // Named like a partition, but not one: never touched.
     await t.rt.db.query(`create table price_observations_parked (id int)`);
     assert.deepEqual(await relations(), [
+      'price_blocks_p201706',
       'price_days_p201706',
       'price_hours_p201706',
       'price_observations_p201706',
@@ -188,7 +219,7 @@ describe('price observations: monthly partitions', () => {
       onDetached: (range) => seen.push(range.suffix),
     });
     assert.ok(r.dropped.includes('price_observations_p201706'), JSON.stringify(r));
-    assert.ok(seen.includes('p201706'), 'the hours and days of the month were still attached');
+    assert.ok(seen.includes('p201706'), 'the hours, days and blocks of the month were still attached');
     assert.deepEqual(await relations(), ['price_observations_parked']);
     await t.rt.db.query(`drop table price_observations_parked`);
   });

@@ -8,6 +8,7 @@ import { account, competitor, insertObservations, type Headers, type Obs } from 
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { setRate } from './trends-support.js';
 import { lcg as prng, shuffle } from '../helpers/prng.js';
+import { buildPriceBlocks } from '../../src/prices/trends/blocks.js';
 
 /**
  * The trends statement's exact arithmetic (docs/prices/TRENDS.md, "Exact arithmetic"): on
@@ -100,10 +101,20 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     let lastDigit = 0;
     let compared = 0;
     let days = 0;
+    // The blocks as the steps before left them (built, then dropped by the day rows they touched),
+    // then every missing one built: both read as the raw rows.
+    const steps = [false, true];
     for (const now of instants()) {
       const raw = await exact(now, 'raw');
-      const fromDays = await exact(now, 'days');
-      assert.deepEqual(plain(fromDays), plain(raw), `${label} at ${now.toISOString()}: days differ from raw`);
+      for (const built of steps) {
+        if (built) await buildBlocks();
+        const fromDays = await exact(now, 'days');
+        assert.deepEqual(
+          plain(fromDays),
+          plain(raw),
+          `${label} at ${now.toISOString()}: days differ from raw (${built ? 'every block built' : 'blocks as left'})`,
+        );
+      }
       days += raw.filter((r) => r.avg_30 !== null).length;
       if (!withFloat) continue;
       const want = await float(now);
@@ -127,6 +138,7 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     }
     assert.ok(days >= 8, `${label}: only ${days} series with a 30-day average compared`);
     await carriesKept(label);
+    await blocksKept(label);
     if (withFloat) {
       assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
       assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
@@ -166,6 +178,52 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     );
   }
 
+  /** Builds every missing block of the account's products that ended before today (the background task's work). */
+  async function buildBlocks(): Promise<number> {
+    const ids = (await t.rt.db.query<{ id: string }>(`select id from products where account_id = $1`, [accountId]))
+      .rows;
+    return buildPriceBlocks(
+      t.rt.db,
+      ids.map((r) => r.id),
+      new Date(),
+    );
+  }
+
+  const BLOCKS = `select product_id, series, currency, block, block_end, last_day, priced_us::text, priced_sum::text,
+                         priced_n::text, priced_means::text, lo, hi, count::text, oos_us::text, known_us::text, open_at,
+                         min::text, max::text, priced_min::text, prev_day, prev_currency, prev_in_stock,
+                         prev_mean::text, k_us::text, k_sum::text, k_oos::text, k_known::text
+                    from price_blocks where account_id = $1 order by product_id, block, series, currency`;
+
+  /**
+   * The blocks kept (built, dropped by the day rows' triggers, the missing ones built again) equal
+   * blocks built from scratch from the day rows now, row for row.
+   */
+  async function blocksKept(label: string): Promise<void> {
+    await buildBlocks();
+    const kept = plain((await t.rt.db.query(BLOCKS, [accountId])).rows as never);
+    assert.ok(kept.length > 0, `${label}: no block built`);
+    const rebuilt = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        await tx.query(`delete from price_blocks where account_id = $1`, [accountId]);
+        const ids = (await tx.query<{ id: string }>(`select id from products where account_id = $1`, [accountId])).rows;
+        await buildPriceBlocks(
+          tx,
+          ids.map((r) => r.id),
+          new Date(),
+        );
+        assert.deepEqual(
+          kept,
+          plain((await tx.query(BLOCKS, [accountId])).rows as never),
+          `${label}: blocks differ from a rebuild`,
+        );
+        throw rebuilt;
+      }),
+      rebuilt,
+    );
+  }
+
   before(async () => {
     ({ headers, accountId, productId } = await account(t));
     comps = [await competitor(t, headers, 'A'), await competitor(t, headers, 'B'), await competitor(t, headers, 'C')];
@@ -190,7 +248,7 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
   it('reads the daily aggregates inside the ranges and the raw rows only at their edges', async () => {
     // In a transaction rolled back: the raw rows of days well inside the 90-day range removed
     // with every trigger off change the raw answer, not the one from the days; a day row's
-    // weighted sum changed changes the one from the days only.
+    // weighted sum changed changes the one from the days only once its block row is gone.
     const now = new Date(START + 95 * D + 5 * H);
     // The ranges' figures (the searches for price_since and cheaper_until may read raw days anywhere).
     const ranges = (rows: Record<string, unknown>[]) =>
@@ -216,6 +274,14 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
           [productId, new Date(START + 33 * D).toISOString(), new Date(START + 38 * D).toISOString()],
         );
         assert.ok(changed.rowCount > 0);
+        // Those days lie in blocks read whole (built by the comparisons before, and the day rows'
+        // triggers are off): the block rows answer for them, until they go.
+        assert.deepEqual(await run('days'), before.days);
+        const blocks = await tx.query(
+          `delete from price_blocks where product_id = $1 and block_end > $2 and block < $3`,
+          [productId, new Date(START + 33 * D).toISOString(), new Date(START + 38 * D).toISOString()],
+        );
+        assert.ok(blocks.rowCount > 0);
         assert.notDeepEqual(await run('days'), before.days);
         throw hidden;
       }),
@@ -365,6 +431,9 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
       const raw = await exact(now, 'raw');
       assert.ok(raw.some((r) => r.competitor_id === e && r.avg_30 !== null));
       assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}`);
+      await buildBlocks();
+      assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}, blocks built`);
     }
+    await blocksKept('gaps');
   });
 });

@@ -5,7 +5,7 @@ import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
  * The monthly partitions of price_observations (migrations/0014, docs/PRICES.md "Partitions"):
  * price_observations_pYYYYMM for [first of the month, first of the next) in UTC, and
  * price_observations_default for whatever no month covers; price_hours_pYYYYMM and
- * price_days_pYYYYMM beside each.
+ * price_days_pYYYYMM and price_blocks_pYYYYMM beside each.
  * Created and dropped by the shared
  * partition code (src/db/partitions.ts).
  */
@@ -20,6 +20,8 @@ export const OBSERVATION_PARTITIONS: PartitionSet = {
     { table: 'price_observations', column: 'observed_at' },
     { table: 'price_hours', column: 'hour' },
     { table: 'price_days', column: 'day' },
+    // The blocks of whole days (migrations/0022): a block lies in one UTC month.
+    { table: 'price_blocks', column: 'block' },
   ],
   ahead: 3,
   back: 120,

@@ -17,7 +17,9 @@ import { convertedSql } from '../../money/convert.js';
  * statement's sums to the last digit.
  *
  * The cost is one pass over the product's day rows, in no order, and one index scan per series
- * and day read:
+ * and day read; whole blocks of days (a fixed week of a UTC month, migrations/0022) are read from
+ * their rows in price_blocks instead of their day rows when the product has them and they lie
+ * in one band with no edge day (`bk`, `gp`):
  * - the day rows are aggregated once per series into bands (the ranges nest and end at d1, so a
  *   day is added to one band and a range sums its bands): whole days, the carries they hold
  *   (cut at the bands' bounds when days without observations take one across), lowest/highest
@@ -156,6 +158,14 @@ export function daysAggregates(ranges: readonly number[], periods: Record<string
   const lowest = '(select lowest from k)';
   const productCurrency = '(select currency from p)';
   const keys = edges(ranges, periods);
+  // A day row's (or a block row's) prices not all the current one: price_since's day is the latest such.
+  const notCurrent = (d: string) =>
+    `${d}.currency <> l.latest_currency or ${d}.min <> l.latest_price or ${d}.max <> l.latest_price`;
+  // A competitor's priced price converting below today's lowest (conversion is monotonic): cheaper_until's.
+  const belowLowest = (d: string) =>
+    `l.competitor_id is not null and ${d}.currency = l.latest_currency and ${convertedSql(`${d}.priced_min`, 'l', `${d}.currency`, productCurrency)} < ${lowest}`;
+  // The edge days no block read whole may hold (ranges' start days, periods' days; d1 on is never in one).
+  const edgeDays = [...ranges.map((d) => `b.ds_${d}`), ...periodKeys.map((k) => `b.xd_${k}`)];
   const next = `lead(r.observed_at) over (partition by r.series order by r.observed_at, r.id)`;
   return `-- The answer's bounds, once (date_trunc with a zone looks the zone up at every call): d1
 -- today's UTC midnight; per range its start, the start's day ds and d0 the first midnight after
@@ -174,7 +184,27 @@ fd as (
                      order by m.day limit 1) as first_day
     from l
 ),
--- The whole days per series and band (the day rows straight from their scan, in no order): the
+-- The blocks read whole (migrations/0022): the product's block rows of blocks that end by d1 and
+-- hold none of the edge days (so each lies inside one band, and before or after every edge).
+-- The product has rows for a block only when they are those of its day rows now (built for every
+-- series at once, dropped with any change of a day row in it).
+bk as (
+  select k.* from price_blocks k cross join bd b
+   where k.product_id = $2 and k.account_id = $1 and k.block_end <= b.d1
+     and not (${edgeDays.map((e) => `(${e} >= k.block and ${e} < k.block_end)`).join(' or ')})
+),
+-- The spans of days read from the day rows: everything between the blocks read whole.
+gp as (
+  select g.lo, g.hi from (
+    select coalesce(lag(u.block_end) over (order by u.block), '-infinity') as lo, u.block as hi
+      from (select distinct k.block, k.block_end from bk k) u
+    union all
+    select coalesce(max(k.block_end), '-infinity'), 'infinity' from bk k
+  ) g
+   where g.lo < g.hi
+),
+-- The whole days per series and band (the block rows read whole and the day rows between them,
+-- straight from their scans, in no order; a block row counts as the day rows it holds): the
 -- sums of each band, lowest/highest, the first observation, the latest day with another price or
 -- currency than the current one (price_since) and with a priced price below today's lowest
 -- (cheaper_until), and the latest day before each edge's; and the carries the rows hold: each
@@ -189,16 +219,20 @@ dg as (
          sum(d.priced_sum) filter (where d.currency = l.latest_currency) as w,
          sum(d.priced_n) filter (where d.currency = l.latest_currency) as c,
          sum(d.priced_means) filter (where d.currency = l.latest_currency) as m,
-         min(array[d.low::float8, -date_part('epoch', d.low_at)]) filter (where d.currency = l.latest_currency and d.low is not null) as lo,
-         max(array[d.high::float8, date_part('epoch', d.high_at)]) filter (where d.currency = l.latest_currency and d.high is not null) as hi,
+         min(d.lo) filter (where d.currency = l.latest_currency) as lo,
+         max(d.hi) filter (where d.currency = l.latest_currency) as hi,
          sum(d.count) as n, sum(d.oos_us) as oos, sum(d.known_us) as known, min(d.open_at) as first_at,
          max(d.day) filter (where d.day >= b.d1) as late_day,
          ${carrySums(carryIn('d'), 'd.k_own', '')},
+         sum(d.i_us) filter (where d.currency = l.latest_currency) as ikus,
+         sum(d.i_w) filter (where d.currency = l.latest_currency) as ikw,
+         sum(d.i_oos) as ikoos, sum(d.i_known) as ikknown,
          ${carryBands(ranges, carryIn('d'), 'd.k_from', 'd.k_spill', 'd.k_spill > d.k_from')},
-         max(d.day) filter (where d.currency <> l.latest_currency or d.min <> l.latest_price or d.max <> l.latest_price) as sd_day,
-         max(d.day) filter (where l.competitor_id is not null and d.currency = l.latest_currency
-                              and ${convertedSql('d.priced_min', 'l', 'd.currency', productCurrency)} < ${lowest}) as cd_day,
-         ${keys.map((e) => `max(d.day) filter (where d.day < ${e.day}) as pd_${e.key}`).join(', ')}
+         max(d.day) filter (where not d.blk and (${notCurrent('d')})) as sd_day,
+         max(d.day) filter (where d.blk and (${notCurrent('d')})) as sd_blk,
+         max(d.day) filter (where not d.blk and ${belowLowest('d')}) as cd_day,
+         max(d.day) filter (where d.blk and ${belowLowest('d')}) as cd_blk,
+         ${keys.map((e) => `max(d.last_day) filter (where d.last_day < ${e.day}) as pd_${e.key}`).join(', ')}
     from (
       -- Each carry's bounds once per row (offset 0: not pulled up into every aggregate).
       select d.*, greatest(0, d.k_to - greatest(d.k_from, d.k_lo)) as k_own, least(d.k_to, coalesce(d.k_lo, d.k_end, d.k_from)) as k_spill
@@ -207,23 +241,59 @@ dg as (
                  d.prev_day >= fd.first_day as k_ok,
                  case when d.day < b.d1 then case ${ranges.map((_, i) => `when d.day >= ${bandOf(ranges, i).lo} then ${bandOf(ranges, i).loUs}`).join(' ')} end end as k_lo,
                  case when d.day >= b.d1 then b.d1_us end as k_end
-            from price_days d cross join bd b left join fd on fd.series = d.series
-           where d.product_id = $2 and d.account_id = $1
+            from (
+              select d.series, d.currency, d.day, d.day as last_day, false as blk, d.priced_us, d.priced_sum, d.priced_n, d.priced_means,
+                     case when d.low is not null then array[d.low::float8, -date_part('epoch', d.low_at)] end as lo,
+                     case when d.high is not null then array[d.high::float8, date_part('epoch', d.high_at)] end as hi,
+                     d.count, d.oos_us, d.known_us, d.open_at, d.min, d.max, d.priced_min,
+                     d.prev_day, d.prev_currency, d.prev_in_stock, d.prev_mean,
+                     null::bigint as i_us, null::numeric as i_w, null::bigint as i_oos, null::bigint as i_known
+                from gp cross join lateral (
+                  -- A range scan of the product's day rows per span (offset 0: not flattened
+                  -- into a join that scans them all and filters).
+                  select d.series, d.currency, d.day, d.priced_us, d.priced_sum, d.priced_n, d.priced_means, d.low, d.low_at,
+                         d.high, d.high_at, d.count, d.oos_us, d.known_us, d.open_at, d.min, d.max, d.priced_min,
+                         d.prev_day, d.prev_currency, d.prev_in_stock, d.prev_mean
+                    from price_days d where d.product_id = $2 and d.account_id = $1 and d.day >= gp.lo and d.day < gp.hi
+                  offset 0) d
+              union all
+              select k.series, k.currency, k.block, k.last_day, true, k.priced_us, k.priced_sum, k.priced_n, k.priced_means,
+                     k.lo, k.hi, k.count, k.oos_us, k.known_us, k.open_at, k.min, k.max, k.priced_min,
+                     k.prev_day, k.prev_currency, k.prev_in_stock, k.prev_mean, k.k_us, k.k_sum, k.k_oos, k.k_known
+                from bk k
+            ) d cross join bd b left join fd on fd.series = d.series
         ) d
       offset 0
     ) d join l on l.series = d.series cross join bd b
    group by 1, 2
 ),
-sa as (
+sg as (
   select x.series, min(x.lo)::text[] as low_ever, max(x.hi)::text[] as high_ever, min(x.first_at) as first_at,
-         max(x.sd_day) as sd_day, max(x.cd_day) as cd_day,
+         max(x.sd_day) as sd_days, max(x.sd_blk) as sd_blk, max(x.cd_day) as cd_days, max(x.cd_blk) as cd_blk,
          ${keys.map((e) => `max(x.pd_${e.key}) as pd_${e.key}`).join(', ')},
          ${byBand(ranges, ['us', 'w', 'c', 'm', 'n', 'oos', 'known'])},
          ${byBand(ranges, ['lo'], (c) => `min(x.${c})`)},
          ${byBand(ranges, ['hi'], (c) => `max(x.${c})`)},
          max(x.late_day) as late_day,
-         ${ranges.map((_, i) => ['us', 'w', 'oos', 'known'].map((c) => `coalesce(sum(x.k${c}) filter (where x.band = ${i}), 0) + coalesce(sum(x.k${c}_${i}), 0) as k${c}_${i}`).join(', ')).join(',\n         ')}
+         ${ranges.map((_, i) => ['us', 'w', 'oos', 'known'].map((c) => `coalesce(sum(x.k${c}) filter (where x.band = ${i}), 0) + coalesce(sum(x.ik${c}) filter (where x.band = ${i}), 0) + coalesce(sum(x.k${c}_${i}), 0) as k${c}_${i}`).join(', ')).join(',\n         ')}
     from dg x group by x.series
+),
+-- Per series: the bands' sums, and the latest day of another price (price_since) and of a price
+-- below today's lowest (cheaper_until), looked up among the day rows of the one block that
+-- holds it when a block row is later than every day row that does.
+sa as (
+  select x.*,
+         case when x.sd_blk > coalesce(x.sd_days, '-infinity') then (
+           select max(d.day) from price_days d
+            where d.product_id = $2 and d.account_id = $1 and d.series = x.series
+              and d.day >= x.sd_blk and d.day < price_block_end(x.sd_blk) and (${notCurrent('d')})
+         ) else x.sd_days end as sd_day,
+         case when x.cd_blk > coalesce(x.cd_days, '-infinity') then (
+           select max(d.day) from price_days d
+            where d.product_id = $2 and d.account_id = $1 and d.series = x.series
+              and d.day >= x.cd_blk and d.day < price_block_end(x.cd_blk) and ${belowLowest('d')}
+         ) else x.cd_days end as cd_day
+    from sg x join l on l.series = x.series
 ),
 -- The closing row of the latest day before each edge's (a probe of the day's rows): the
 -- observation before the edge when the edge's own day has none before it; for price_since and

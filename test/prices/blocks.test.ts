@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import pino from 'pino';
+import { useTestApp } from '../helpers/app.js';
+import { buildAllPriceBlocks, buildPriceBlocks } from '../../src/prices/trends/blocks.js';
+import { blocksRun } from '../../src/prices/trends/job.js';
+import { account, competitor, insertObservations, type Headers } from './history-support.js';
+
+/**
+ * Who builds the trends' blocks of whole days (migrations/0022, docs/prices/TRENDS.md "Blocks"):
+ * the background task's passes over every product, in short batches, only blocks that have
+ * ended, only the missing ones. What they hold is test/prices/trends-exact.test.ts's.
+ */
+
+const DAY = 86_400_000;
+
+describe('trends: the blocks of whole days are built', () => {
+  const t = useTestApp();
+  let headers: Headers;
+  let accountId: string;
+  const products: string[] = [];
+
+  const blocks = async () =>
+    (
+      await t.rt.db.query<{ product_id: string; block: Date }>(
+        `select product_id, block from price_blocks where account_id = $1 order by product_id, block`,
+        [accountId],
+      )
+    ).rows.map((r) => `${r.product_id} ${new Date(r.block).toISOString().slice(0, 10)}`);
+
+  before(async () => {
+    let productId: string;
+    ({ headers, accountId, productId } = await account(t));
+    products.push(productId);
+    for (let i = 0; i < 2; i++) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/products',
+        headers,
+        payload: { name: `p${i}`, base_price: 10, currency: 'EUR' },
+      });
+      products.push((JSON.parse(res.body) as { id: string }).id);
+    }
+    const comp = await competitor(t, headers);
+    // 2025-03-05, 2025-03-20 and today (the block in progress: never built).
+    for (const p of products)
+      await insertObservations(t, accountId, p, [
+        { competitor: comp, price: '10.0000', at: '2025-03-05T10:00:00Z' },
+        { competitor: null, price: '11.0000', at: '2025-03-20T10:00:00Z' },
+        { competitor: comp, price: '12.0000', at: new Date(Date.now() - 1000).toISOString() },
+      ]);
+  });
+
+  it('a pass builds every product in batches, and a second one finds nothing to do', async () => {
+    const seen: number[] = [];
+    let batches = 0;
+    const pass = await buildAllPriceBlocks(t.rt.db, {
+      before: new Date(),
+      batchProducts: 2,
+      stop: () => {
+        seen.push(batches++);
+        return false;
+      },
+    });
+    assert.ok(pass.products >= 3 && pass.rows >= 6, JSON.stringify(pass));
+    assert.ok(seen.length >= 2, 'batches of two products');
+    const built = await blocks();
+    assert.deepEqual(
+      built,
+      products.sort().flatMap((p) => [`${p} 2025-03-01`, `${p} 2025-03-15`]),
+    );
+    assert.equal((await buildAllPriceBlocks(t.rt.db, { before: new Date() })).rows, 0);
+  });
+
+  it('never builds a block that has not ended, whatever instant it is given', async () => {
+    assert.equal(await buildPriceBlocks(t.rt.db, products, new Date(Date.now() + 30 * DAY)), 0);
+    assert.ok((await blocks()).every((b) => b.endsWith('2025-03-01') || b.endsWith('2025-03-15')));
+  });
+
+  it('a late observation drops its block, which the task builds again; a stopped pass builds nothing', async () => {
+    await insertObservations(t, accountId, products[0]!, [
+      { competitor: null, price: '9.0000', at: '2025-03-02T10:00:00Z' },
+    ]);
+    assert.ok(!(await blocks()).includes(`${products[0]} 2025-03-01`));
+    const stopped = await buildAllPriceBlocks(t.rt.db, { before: new Date(), stop: () => true });
+    assert.deepEqual(stopped, { products: 0, rows: 0 });
+    // The task's recent runs look back 10 days only; its first run, at the whole history.
+    const run = blocksRun(t.rt.db, pino({ level: 'silent' }), t.clock);
+    await run(new AbortController().signal);
+    assert.ok((await blocks()).includes(`${products[0]} 2025-03-01`));
+  });
+});
