@@ -135,4 +135,17 @@ describe('trends: the blocks of whole days are built', () => {
     assert.equal(state?.cursor, null);
     assert.ok(new Date(state!.done_at!).getTime() > t.clock.now() - 60_000, 'finished now');
   });
+
+  it('two processes share a due pass, batch by batch, and finish it once', async () => {
+    await late(products[0]!, '2025-03-18T10:00:00Z');
+    await late(products[2]!, '2025-03-18T10:00:00Z');
+    t.clock.advance(FULL_PASS_EVERY_MS);
+    const run = () => blocksRun(t.rt.db, silent, t.clock, { batchProducts: 1 })(new AbortController().signal);
+    await Promise.all([run(), run()]);
+    const built = await blocks();
+    for (const p of products) assert.ok(built.includes(`${p} 2025-03-15`), p);
+    const state = await passState();
+    assert.equal(state?.cursor, null);
+    assert.ok(Math.abs(new Date(state!.done_at!).getTime() - t.clock.now()) < 60_000);
+  });
 });
