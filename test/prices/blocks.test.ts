@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import pino from 'pino';
 import { useTestApp } from '../helpers/app.js';
-import { buildAllPriceBlocks, buildPriceBlocks } from '../../src/prices/trends/blocks.js';
+import { buildAllPriceBlocks, buildPriceBlocks, FULL_PASS_EVERY_MS } from '../../src/prices/trends/blocks.js';
 import { blocksRun } from '../../src/prices/trends/job.js';
 import { account, competitor, insertObservations, type Headers } from './history-support.js';
 
@@ -88,5 +88,64 @@ describe('trends: the blocks of whole days are built', () => {
     const run = blocksRun(t.rt.db, pino({ level: 'silent' }), t.clock);
     await run(new AbortController().signal);
     assert.ok((await blocks()).includes(`${products[0]} 2025-03-01`));
+  });
+
+  const passState = async () =>
+    (
+      await t.rt.db.query<{ cursor: string | null; done_at: Date | string | null }>(
+        `select cursor, done_at from task_passes where task = 'price-blocks-full'`,
+      )
+    ).rows[0];
+  const silent = pino({ level: 'silent' });
+  const late = (p: string, at: string) =>
+    insertObservations(t, accountId, p, [{ competitor: null, price: '8.0000', at }]);
+
+  it('the pass over the whole history runs a week after the last one finished, not on every start', async () => {
+    const first = await passState();
+    assert.equal(first?.cursor, null);
+    assert.equal(new Date(first!.done_at!).getTime() <= t.clock.now(), true, 'the first run did the whole history');
+    await late(products[1]!, '2025-03-16T10:00:00Z');
+    // Another start (a new process): the last 10 days only.
+    await blocksRun(t.rt.db, silent, t.clock)(new AbortController().signal);
+    assert.ok(!(await blocks()).includes(`${products[1]} 2025-03-15`));
+    t.clock.advance(FULL_PASS_EVERY_MS - 60_000);
+    await blocksRun(t.rt.db, silent, t.clock)(new AbortController().signal);
+    assert.ok(!(await blocks()).includes(`${products[1]} 2025-03-15`), 'not due yet');
+    t.clock.advance(60_000);
+    await blocksRun(t.rt.db, silent, t.clock)(new AbortController().signal);
+    assert.ok((await blocks()).includes(`${products[1]} 2025-03-15`), 'due a week after the last one');
+    assert.ok(Math.abs(new Date((await passState())!.done_at!).getTime() - t.clock.now()) < 60_000, 'its end kept');
+  });
+
+  it('a pass in progress resumes after its cursor in the next run of any process', async () => {
+    const [p0, p1, p2] = [...products].sort();
+    await late(p0!, '2025-03-17T10:00:00Z');
+    await late(p2!, '2025-03-17T10:00:00Z');
+    // As a run stopped after the batch of p0 and p1 leaves it.
+    await t.rt.db.query(`update task_passes set cursor = $1 where task = 'price-blocks-full'`, [p1]);
+    const stopped = new AbortController();
+    stopped.abort();
+    await blocksRun(t.rt.db, silent, t.clock)(stopped.signal);
+    assert.equal((await passState())?.cursor, p1, 'a stopped run leaves the cursor');
+    await blocksRun(t.rt.db, silent, t.clock, { batchProducts: 1 })(new AbortController().signal);
+    const built = await blocks();
+    assert.ok(built.includes(`${p2} 2025-03-15`), 'after the cursor: built');
+    assert.ok(!built.includes(`${p0} 2025-03-15`), 'before the cursor: done by the pass before the stop');
+    const state = await passState();
+    assert.equal(state?.cursor, null);
+    assert.ok(new Date(state!.done_at!).getTime() > t.clock.now() - 60_000, 'finished now');
+  });
+
+  it('two processes share a due pass, batch by batch, and finish it once', async () => {
+    await late(products[0]!, '2025-03-18T10:00:00Z');
+    await late(products[2]!, '2025-03-18T10:00:00Z');
+    t.clock.advance(FULL_PASS_EVERY_MS);
+    const run = () => blocksRun(t.rt.db, silent, t.clock, { batchProducts: 1 })(new AbortController().signal);
+    await Promise.all([run(), run()]);
+    const built = await blocks();
+    for (const p of products) assert.ok(built.includes(`${p} 2025-03-15`), p);
+    const state = await passState();
+    assert.equal(state?.cursor, null);
+    assert.ok(Math.abs(new Date(state!.done_at!).getTime() - t.clock.now()) < 60_000);
   });
 });
