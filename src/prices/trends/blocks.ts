@@ -93,6 +93,7 @@ export async function fullPass(
   now: number,
   batch: number,
   stop: () => boolean,
+  analyzeAfterRows = ANALYZE_AFTER_ROWS,
 ): Promise<{ products: number; rows: number; done: boolean }> {
   const out = { products: 0, rows: 0, done: false };
   await db.query(`/* blocksPassRow */ insert into task_passes (task) values ($1) on conflict (task) do nothing`, [
@@ -122,5 +123,13 @@ export async function fullPass(
         [FULL_PASS, ids.at(-1) ?? null, out.done ? new Date(now).toISOString() : null],
       );
     });
+  // A first pass on a database with history fills the month partitions in an hour or so, while
+  // autovacuum may be busy with the large tables: planned from their empty state's statistics,
+  // each partition was read through the account's index (50.5 M observations: 51-97 ms of
+  // PostgreSQL a trends request, ~11 after ANALYZE; docs/BENCHMARKS.md). Seconds, at most weekly.
+  if (out.rows >= analyzeAfterRows) await db.query('/* blocksAnalyze */ analyze price_blocks');
   return out;
 }
+
+/** Block rows a pass writes before it analyzes the table (a few hundred products' year). */
+export const ANALYZE_AFTER_ROWS = 20_000;

@@ -22,13 +22,13 @@ export function blocksRun(
   db: Database,
   log: Logger,
   clock: Clock,
-  opts: { batchProducts?: number } = {},
+  opts: { batchProducts?: number; analyzeAfterRows?: number } = {},
 ): (signal: AbortSignal) => Promise<void> {
   return async (signal) => {
     const now = clock.now();
     const stop = () => signal.aborted;
     if (await fullPassDue(db, now)) {
-      const r = await fullPass(db, now, opts.batchProducts ?? BLOCK_BATCH_PRODUCTS, stop);
+      const r = await fullPass(db, now, opts.batchProducts ?? BLOCK_BATCH_PRODUCTS, stop, opts.analyzeAfterRows);
       log.info({ component: 'price-blocks', ...r, since: null }, 'price blocks built');
       return;
     }
