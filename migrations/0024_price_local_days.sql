@@ -71,8 +71,8 @@ create index price_local_days_account on price_local_days (account_id);
 
 -- The local days in `p_zones` of the given products that ended by `p_to`, begin no earlier than
 -- the local day holding `p_since`, hold hour rows and have no rows here: from each product's first
--- hour (one index probe) a local day at a time (one probe each for an hour in it), with no time
--- zone work per hour row. Days whose bounds are not whole UTC hours are never built.
+-- hour (one index probe) a local day at a time (one probe each for an hour in it, the days built
+-- read once), with no time zone work per hour row. Days whose bounds are not whole UTC hours are never built.
 create function price_local_days_todo(p_products text[], p_zones text[], p_to timestamptz, p_since timestamptz)
 returns table (product_id text, zone text, day timestamptz, day_end timestamptz, local_day date)
 language sql stable as $$
@@ -87,9 +87,13 @@ language sql stable as $$
            cross join lateral generate_series(date_trunc('day', greatest(m.first, p_since) at time zone z.zone),
                                               p_to at time zone z.zone, interval '1 day') as l (l)
            where m.first is not null) t
-   where t.day_end <= p_to
+    -- The days built, read once (an anti join probing per day filtered every row of the product).
+    left join (select distinct l.product_id, l.zone, l.day from price_local_days l
+                where l.product_id = any (p_products) and l.zone = any (p_zones)
+                  and l.day >= p_since - interval '1 day' and l.day < p_to) b
+      on b.product_id = t.product_id and b.zone = t.zone and b.day = t.day
+   where b.day is null and t.day_end <= p_to
      and date_trunc('hour', t.day, 'UTC') = t.day and date_trunc('hour', t.day_end, 'UTC') = t.day_end
-     and not exists (select 1 from price_local_days l where l.product_id = t.product_id and l.zone = t.zone and l.day = t.day)
      and exists (select 1 from price_hours h where h.product_id = t.product_id and h.hour >= t.day and h.hour < t.day_end)
 $$;
 
