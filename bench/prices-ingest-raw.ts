@@ -13,6 +13,10 @@
 //   without the days' carries) in place of the current one;
 // - pre22 (MODES includes it): the api statement without migration 0022's triggers on
 //   price_days (the trends' blocks dropped with any change of their day rows);
+// - pre24 (MODES includes it): the api statement without migration 0024's triggers on
+//   price_hours (the local days of HISTORY_ZONES dropped with any change of their hours). The
+//   batches are of June 2026, hours long past, so the triggers probe the local days each time;
+//   START=now: from the current hour on, where they stop at their first query.
 // - raw: a multi-row INSERT of the same rows (as bench/prices.ts's raw side) into the table
 //   without the roll-up triggers (price_hours, price_days, their trends columns); the series
 //   trigger of migration 0003 stays, as before roll-ups.
@@ -100,7 +104,8 @@ for (const mode of MODES) {
 
 const RAW = rawInsert(1000);
 
-let clock = Date.parse('2026-06-01T00:00:00Z');
+let clock =
+  process.env.START === 'now' ? Math.floor(Date.now() / 3_600_000) * 3_600_000 : Date.parse('2026-06-01T00:00:00Z');
 /** One hour of every series: 10 observations 6 minutes apart, prices and stock at random. */
 function timeline() {
   const rows = [];
@@ -121,12 +126,16 @@ function timeline() {
 async function setTriggers(mode: string) {
   const on = (t: string, yes: boolean) =>
     db.query(`alter table price_observations ${yes ? 'enable' : 'disable'} trigger ${t}`);
-  await on('price_observations_track_hours', mode === 'api' || mode === 'pre22');
+  await on('price_observations_track_hours', mode === 'api' || mode === 'pre22' || mode === 'pre24');
   await on('price_observations_track_hours_0017', mode === 'old');
   await on('price_observations_track_hours_spans_0018', mode === 'old');
   await on('price_observations_track_hours_0019', mode === 'pre21');
-  for (const op of ['inserted', 'updated', 'deleted'])
+  for (const op of ['inserted', 'updated', 'deleted']) {
     await db.query(`alter table price_days ${mode === 'pre22' ? 'disable' : 'enable'} trigger price_days_blocks_${op}`);
+    await db.query(
+      `alter table price_hours ${mode === 'pre24' ? 'disable' : 'enable'} trigger price_hours_local_days_${op}`,
+    );
+  }
 }
 
 const times: Record<string, number[]> = Object.fromEntries(MODES.map((m) => [m, []]));

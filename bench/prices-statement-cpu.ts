@@ -15,13 +15,17 @@
 // compared at the fixed instant.
 // BLOCKS=0: the trends' blocks (migrations/0022) are not built first (by default the missing
 // ones are, and the pass timed).
+// SOURCES=hours,localDays: historyQuery's text from each of these sources (BucketSource) is run
+// too, interleaved with the endpoint's. ZONES=Europe/Berlin,...: the local days of those zones
+// (migrations/0024, HISTORY_ZONES) are built first, and the pass timed; LOCAL_DAYS=0 empties them.
 // VARIANTS=module.mjs exporting variant(text) => { name: text } runs those texts interleaved with
 // the endpoint's and says whether each answers the same (a history's rows compared as the API's
 // series; the module may export answer(rows) => series for texts whose rows have another shape).
 import fs from 'node:fs';
 import pg from 'pg';
 import { ensureObservationPartitions } from '../src/prices/partitions/index.js';
-import { type BucketRow, historyQuery, toSeries } from '../src/prices/history/sql.js';
+import { type BucketRow, type BucketSource, historyQuery, toSeries } from '../src/prices/history/sql.js';
+import { buildAllLocalDays } from '../src/prices/history/local-days.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { buildAllPriceBlocks } from '../src/prices/trends/blocks.js';
 import { migrate } from '../src/db/migrate.js';
@@ -67,6 +71,13 @@ if (process.env.BLOCKS !== '0') {
   const ms = performance.now() - t0;
   console.log(`blocks built: ${built.rows} block rows in ${ms.toFixed(0)} ms (${days} day rows)`);
 }
+if (process.env.LOCAL_DAYS === '0') await db.query(`delete from price_local_days`);
+else if (process.env.ZONES) {
+  const t0 = performance.now();
+  const built = await buildAllLocalDays(db, process.env.ZONES.split(','), { before: new Date() });
+  const n = (await db.query<{ n: string }>(`select count(*)::text as n from price_local_days`)).rows[0]!.n;
+  console.log(`local days built: ${built.rows} rows in ${(performance.now() - t0).toFixed(0)} ms (${n} in the table)`);
+}
 const pid = (await db.query<{ p: number }>('select pg_backend_pid() as p')).rows[0]!.p;
 const cpuMs = () => {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -75,7 +86,7 @@ const cpuMs = () => {
 const unit = (process.env.UNIT ?? 'day') as 'day';
 const to = new Date();
 const from = new Date(to.getTime() - (unit === ('hour' as string) ? 31 : 365) * 86_400_000);
-const history = historyQuery({
+const historyParams = {
   productId: 'prod_1',
   accountId: 'acc_1',
   from,
@@ -83,7 +94,8 @@ const history = historyQuery({
   tz: process.env.TZ_ ?? 'UTC',
   series: null,
   interval: unit,
-});
+};
+const history = historyQuery(historyParams);
 const trends = trendsQuery('acc_1', 'prod_1', { now: to });
 const q = process.env.WHAT === 'trends' ? trends : history;
 const texts: Record<string, string> = { endpoint: q.text };
@@ -94,6 +106,8 @@ const variants = process.env.VARIANTS
     })
   : undefined;
 if (variants) Object.assign(texts, variants.variant(q.text));
+for (const source of process.env.SOURCES?.split(',') ?? [])
+  texts[source] = historyQuery(historyParams, source as BucketSource).text;
 const answerOf = (k: string, rows: unknown[]) =>
   q === trends ? rows : k !== 'endpoint' && variants?.answer ? variants.answer(rows) : toSeries(rows as BucketRow[]);
 const timed = process.env.AT === 'now' ? [...q.values.slice(0, 2), null] : q.values;

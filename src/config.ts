@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { canonicalTimeZone, wholeHourZone } from './time.js';
 
 // package.json is one level up from both src/ and dist/ (this file is src/config.ts).
 const version = (
@@ -72,6 +73,11 @@ export interface Config {
   priceRollupAfterDays: number | undefined;
   /** Drop price observations older than this many days, hourly, a month at a time; unset: never (docs/PRICES.md). */
   priceRetentionDays: number | undefined;
+  /**
+   * Zones whose day buckets the history reads from a cache of local days (HISTORY_ZONES,
+   * canonical IANA names; docs/prices/HISTORY.md "Day buckets away from UTC"); none by default.
+   */
+  historyZones: string[];
   /** Events are kept this many days (at least 30), then pruned hourly (docs/EVENTS.md). */
   eventRetentionDays: number;
   /**
@@ -196,6 +202,30 @@ function mailFrom(env: Env, def: string): string {
   return raw;
 }
 
+/**
+ * HISTORY_ZONES: IANA zone names, comma-separated, each kept once by its canonical name. Only
+ * zones whose offset is a whole number of hours from 1970 to 2100: their local days are unions of
+ * the hour rows the cache is built from (migrations/0024).
+ */
+function historyZones(env: Env): string[] {
+  const raw = str(env, 'HISTORY_ZONES');
+  if (raw === undefined) return [];
+  const out = new Set<string>();
+  for (const name of raw.split(',').map((z) => z.trim())) {
+    const tz = canonicalTimeZone(name);
+    if (!tz) throw new ConfigError('HISTORY_ZONES', `"${name}" is not an IANA time zone name`);
+    if (tz === 'UTC') throw new ConfigError('HISTORY_ZONES', 'UTC days need no cache: price_days are UTC days');
+    if (!wholeHourZone(tz))
+      throw new ConfigError(
+        'HISTORY_ZONES',
+        `${name}'s offset from UTC is not a whole number of hours at every date from 1970 to 2100, so its days are not made of whole UTC hours`,
+      );
+    out.add(tz);
+  }
+  if (out.size > 10) throw new ConfigError('HISTORY_ZONES', 'must have at most 10 zones');
+  return [...out].sort();
+}
+
 export const WEBHOOK_RETRY_SCHEDULE = [
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000,
 ];
@@ -293,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
       str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
     priceRetentionDays:
       str(env, 'PRICE_RETENTION_DAYS') === undefined ? undefined : int(env, 'PRICE_RETENTION_DAYS', 0, 1, 36_500),
+    historyZones: historyZones(env),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
     alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),
     alertPreviewTimeoutMs: duration(env, 'ALERT_PREVIEW_TIMEOUT', 20_000, 1, 600_000),

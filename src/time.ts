@@ -43,3 +43,34 @@ export class OffsetClock implements Clock {
     this.offsetMs += ms;
   }
 }
+
+/**
+ * The canonical IANA name of a zone Node's ICU data knows, or undefined. The canonical name
+ * (`CET` -> `Europe/Brussels`) is what goes to PostgreSQL, which would read a few zone names
+ * (CET, EST) as fixed-offset abbreviations instead.
+ */
+export function canonicalTimeZone(name: string): string | undefined {
+  if (!/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(name)) return undefined;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The instants over which wholeHourZone checks a zone's offsets: 1970 to 2100. */
+export const WHOLE_HOUR_SPAN = { from: Date.parse('1970-01-01T00:00:00Z'), to: Date.parse('2100-01-01T00:00:00Z') };
+
+/**
+ * Whether `tz`'s offset from UTC is a whole number of hours at noon UTC of every day of
+ * WHOLE_HOUR_SPAN (Node's zone data; no zone kept another offset for less than a day): then every
+ * local day of that span is a union of whole UTC hours.
+ */
+export function wholeHourZone(tz: string): boolean {
+  const f = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' });
+  for (let t = WHOLE_HOUR_SPAN.from + DAY_MS / 2; t < WHOLE_HOUR_SPAN.to; t += DAY_MS) {
+    const name = f.formatToParts(t).find((x) => x.type === 'timeZoneName')?.value ?? '';
+    if (!/^GMT([+-]\d\d:00)?$/.test(name)) return false;
+  }
+  return true;
+}

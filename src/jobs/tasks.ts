@@ -25,6 +25,7 @@ import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
 import { retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { blocksRun } from '../prices/trends/job.js';
+import { localDaysRun } from '../prices/history/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
 
@@ -132,6 +133,19 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     firstAfterMs: 2 * MINUTE,
     everyMs: 60 * MINUTE,
     run: ({ db, log, clock }) => blocksRun(db, log, clock),
+  }),
+  periodicTask({
+    // The local days of HISTORY_ZONES (docs/prices/HISTORY.md, "Day buckets away from UTC"): a
+    // cache the history's day buckets in those zones read instead of the hours, built in short
+    // transactions an hour after a local day ends; every API process runs it (a second one finds
+    // the days built). Nothing without zones.
+    name: 'price-local-days',
+    title: 'price local days',
+    roles: ['api'],
+    firstAfterMs: 3 * MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, config, log, clock }) =>
+      config.historyZones.length === 0 ? undefined : localDaysRun(db, config.historyZones, log, clock),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).

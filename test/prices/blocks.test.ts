@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import pino from 'pino';
 import { useTestApp } from '../helpers/app.js';
-import { buildAllPriceBlocks, buildPriceBlocks, FULL_PASS_EVERY_MS } from '../../src/prices/trends/blocks.js';
+import { buildAllPriceBlocks, buildPriceBlocks } from '../../src/prices/trends/blocks.js';
+import { FULL_PASS_EVERY_MS } from '../../src/prices/passes.js';
 import { blocksRun } from '../../src/prices/trends/job.js';
 import { account, competitor, insertObservations, type Headers } from './history-support.js';
 

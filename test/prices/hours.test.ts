@@ -11,6 +11,7 @@ import {
   type BucketSource,
 } from '../../src/prices/history/sql.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
+import { buildAllLocalDays } from '../../src/prices/history/local-days.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { account, competitor, insertObservations, post, type Headers, type Obs } from './history-support.js';
 import { ingestOk } from './ingest-support.js';
@@ -48,6 +49,8 @@ const ZONES = [
   'Europe/London',
 ];
 const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+/** HISTORY_ZONES of the test's app: their day buckets read the local days (migrations/0024), built or not. */
+const LOCAL_ZONES = ['America/New_York', 'Europe/Berlin', 'Europe/London'];
 
 /**
  * A series' observations: stretches of activity and gaps (hours and whole days with nothing),
@@ -86,7 +89,7 @@ function series(rand: () => number, competitorId: string | null, switchesCurrenc
 }
 
 describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => {
-  const t = useTestApp();
+  const t = useTestApp({ HISTORY_ZONES: LOCAL_ZONES.join(',') });
   let headers: Headers;
   let accountId: string;
   let productId: string;
@@ -119,7 +122,9 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     for (const interval of INTERVALS) {
       for (const tz of ZONES) {
         // UTC days have a statement of their own (utcDays): more ranges and every filter.
-        for (let i = 0; i < (interval === 'day' && tz === 'UTC' ? cases * 3 : cases); i++) {
+        // So do the zones of local days (localDays).
+        const more = interval === 'day' && (tz === 'UTC' || LOCAL_ZONES.includes(tz));
+        for (let i = 0; i < (more ? cases * 3 : cases); i++) {
           const filter = [undefined, 'own', comps[0], `${comps[1]},own`][i % 4];
           const query = new URLSearchParams({ ...randomRange(interval), interval, tz });
           if (filter) query.set('competitor_id', filter);
@@ -136,11 +141,49 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
           assert.deepEqual(await expected(query, 'days'), want, `${label} (days and hours): ${query.toString()}`);
           if (interval === 'day' && tz === 'UTC')
             assert.deepEqual(await expected(query, 'utcDays'), want, `${label} (UTC days): ${query.toString()}`);
+          if (interval === 'day' && LOCAL_ZONES.includes(tz))
+            assert.deepEqual(await expected(query, 'localDays'), want, `${label} (local days): ${query.toString()}`);
           compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
         }
       }
     }
     assert.ok(compared > 500, `${label}: only ${compared} non-empty buckets compared`);
+  }
+
+  /**
+   * The local days (migrations/0024) after their incremental upkeep (the triggers' deletes, then
+   * a pass building what is missing) equal a build from scratch, row for row, and every local day
+   * with hours of the zones has its rows (the build left none out).
+   */
+  async function localDaysMatchRebuild(label: string) {
+    const cols = `product_id, competitor_id, series, currency, zone, day, day_end, local_day, open_at, open_id, open,
+                  close_at, close_id, close, min, max, count, total`;
+    await buildAllLocalDays(t.rt.db, LOCAL_ZONES, { before: new Date() });
+    const kept = await t.rt.db.query(
+      `select ${cols} from price_local_days where account_id = $1 order by 1, 5, 6, 3, 4`,
+      [accountId],
+    );
+    const diff = await t.rt.db.query<{ n: number }>(
+      `with hours as (
+         select h.product_id, z.zone, date_trunc('day', h.hour, z.zone) as day, count(distinct (h.series, h.currency)) as n
+           from price_hours h, unnest($2::text[]) z (zone)
+          where h.account_id = $1 and h.hour < now() - interval '1 day'
+          group by 1, 2, 3
+       ),
+       built as (select product_id, zone, day, count(*) as n from price_local_days where account_id = $1 group by 1, 2, 3)
+       select count(*)::int as n from ((select * from hours except select * from built)
+                                       union all (select * from built except select * from hours)) d`,
+      [accountId, LOCAL_ZONES],
+    );
+    assert.equal(Number(diff.rows[0]!.n), 0, `${label}: local days missing or too many`);
+    await t.rt.db.query(`delete from price_local_days where account_id = $1`, [accountId]);
+    await buildAllLocalDays(t.rt.db, LOCAL_ZONES, { before: new Date() });
+    const fresh = await t.rt.db.query(
+      `select ${cols} from price_local_days where account_id = $1 order by 1, 5, 6, 3, 4`,
+      [accountId],
+    );
+    assert.ok(fresh.rows.length > 0, `${label}: no local days built`);
+    assert.deepEqual(kept.rows, fresh.rows, `${label}: the local days kept differ from a rebuild`);
   }
 
   /** price_hours and price_days equal the aggregates of the raw rows by UTC hour and day, row for row. */
@@ -280,6 +323,37 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     await compare('after ingestion');
   });
 
+  it('answers day buckets in HISTORY_ZONES exactly from local days built, partly built and invalidated', async () => {
+    const pass = await buildAllLocalDays(t.rt.db, LOCAL_ZONES, { before: new Date() });
+    assert.ok(pass.rows > 0, JSON.stringify(pass));
+    assert.equal((await buildAllLocalDays(t.rt.db, LOCAL_ZONES, { before: new Date() })).rows, 0, 'idempotent');
+    await compare('local days built', 2);
+    // Every third local day's rows gone: a mix of built days and days read from their hours.
+    await t.rt.db.query(
+      `delete from price_local_days where account_id = $1 and (local_day - date '2025-01-01') % 3 = 0`,
+      [accountId],
+    );
+    await compare('local days partly built', 2);
+    // Late rows into built days (and a delete): their days' rows go in the same statement.
+    await ingestOk(t, headers, [
+      { product_id: productId, price: 0.5, currency: 'EUR', observed_at: '2025-03-05T23:30:00.000Z' },
+      {
+        product_id: productId,
+        competitor_id: comps[1],
+        price: 77.25,
+        currency: 'EUR',
+        observed_at: '2025-03-20T04:15:00Z',
+      },
+    ]);
+    await t.rt.db.query(
+      `delete from price_observations where product_id = $1 and observed_at >= '2025-03-25T10:00:00Z' and observed_at < '2025-03-25T12:00:00Z'`,
+      [productId],
+    );
+    await compare('local days after late rows and a delete', 2);
+    await localDaysMatchRebuild('after late rows and a delete');
+    await hoursMatchRaw('after late rows and a delete');
+  });
+
   it('reads UTC days alone, and day buckets from hours unless the zone stays at UTC+0 over the range', () => {
     const source = (tz: string, interval: 'day' | 'week', from: string, to: string) =>
       defaultSource({ ...historyRange({ interval, tz, from, to }), interval });
@@ -291,6 +365,15 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     assert.equal(source('Europe/Berlin', 'day', '2025-01-01T00:00:00Z', '2025-01-02T00:00:00Z'), 'hours');
     assert.equal(source('Asia/Kolkata', 'day', '2025-01-01T00:00:00Z', '2025-01-02T00:00:00Z'), 'hours');
     assert.equal(source('Europe/Berlin', 'week', '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'), 'days');
+    const zoned = (tz: string, interval: 'day' | 'week') =>
+      defaultSource(
+        { ...historyRange({ interval, tz, from: '2025-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }), interval },
+        LOCAL_ZONES,
+      );
+    assert.equal(zoned('Europe/Berlin', 'day'), 'localDays');
+    assert.equal(zoned('Europe/Berlin', 'week'), 'days');
+    assert.equal(zoned('Asia/Tokyo', 'day'), 'hours');
+    assert.equal(zoned('UTC', 'day'), 'utcDays');
   });
 
   it('reads the aggregates where the buckets are whole UTC hours, the raw rows elsewhere', async () => {
@@ -378,6 +461,8 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     await rollupPrices(t.rt.db, { olderThanDays: 1 });
     await hoursMatchRaw('after late arrivals rolled up');
     await compare('after late arrivals rolled up', 1);
+    await localDaysMatchRebuild('after the roll-up');
+    await compare('after the roll-up, local days rebuilt', 1);
   });
 
   it('stays exact when a competitor and its prices are deleted, and when retention drops whole months', async () => {
@@ -408,6 +493,8 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     assert.equal(Number(leftDays.rows[0]!.n), 0);
     await hoursMatchRaw('after retention');
     await compare('after retention', 1);
+    await localDaysMatchRebuild('after retention');
+    await compare('after retention, local days rebuilt', 1);
   });
 
   it('stays exact when batches arrive in order (merged into their days) with late rows among them', async () => {

@@ -52,8 +52,8 @@ describe('price observations: monthly partitions', () => {
     const now = new Date('2031-02-10T12:00:00Z');
     const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
     const created = runs.flatMap((r) => r.created).sort();
-    // The hourly and daily aggregates' months (and the trends' blocks') are made with the
-    // observations' (one partition set).
+    // The hourly and daily aggregates' months (and the trends' blocks', the history's local
+    // days') are made with the observations' (one partition set).
     assert.deepEqual(created, [
       'price_blocks_p203102',
       'price_blocks_p203103',
@@ -67,6 +67,10 @@ describe('price observations: monthly partitions', () => {
       'price_hours_p203103',
       'price_hours_p203104',
       'price_hours_p203105',
+      'price_local_days_p203102',
+      'price_local_days_p203103',
+      'price_local_days_p203104',
+      'price_local_days_p203105',
       'price_observations_p203102',
       'price_observations_p203103',
       'price_observations_p203104',
@@ -105,10 +109,12 @@ describe('price observations: monthly partitions', () => {
       'price_hours_p201903',
       'price_days_p201903',
       'price_blocks_p201903',
+      'price_local_days_p201903',
       'price_observations_p201904',
       'price_hours_p201904',
       'price_days_p201904',
       'price_blocks_p201904',
+      'price_local_days_p201904',
     ]);
     // Three observations, their three hours, their three days of aggregates and their two blocks.
     assert.equal(r.moved, 11);
@@ -211,6 +217,7 @@ describe('price observations: monthly partitions', () => {
       'price_blocks_p201706',
       'price_days_p201706',
       'price_hours_p201706',
+      'price_local_days_p201706',
       'price_observations_p201706',
       'price_observations_parked',
     ]);

@@ -1,5 +1,8 @@
 import { ERRORS } from '../../http/errors.js';
 import { DEFAULT_SPAN_MS, type HistoryCsvQuery, type Interval, MAX_SPAN_DAYS, MAX_SPAN_MS } from './schemas.js';
+import { canonicalTimeZone } from '../../time.js';
+
+export { canonicalTimeZone };
 
 /** Which series a request asks for: null, every series of the product. */
 export interface SeriesFilter {
@@ -22,20 +25,6 @@ const EARLIEST = Date.parse('1970-01-01T00:00:00Z');
 const LATEST = Date.parse('9000-01-01T00:00:00Z');
 
 const invalid = (field: string, message: string) => ERRORS.invalidQuery([{ field, message }]);
-
-/**
- * The canonical IANA name of a zone Node's ICU data knows, or undefined. The canonical name
- * (`CET` -> `Europe/Brussels`) is what goes to PostgreSQL, which would read a few zone names
- * (CET, EST) as fixed-offset abbreviations instead.
- */
-export function canonicalTimeZone(name: string): string | undefined {
-  if (!/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(name)) return undefined;
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-  } catch {
-    return undefined;
-  }
-}
 
 /** `competitor_id` as sent: repeated, comma-separated or both. */
 export function splitCompetitorParam(value: unknown): unknown {

@@ -5,6 +5,7 @@ import type { HistoryRange } from './params.js';
 import type { BucketUnit } from './schemas.js';
 import {
   type BucketRow,
+  defaultSource,
   historyQuery,
   type HistoryParams,
   type ObservationRow,
@@ -33,9 +34,16 @@ async function run<T>(db: Queryable, q: SqlQuery): Promise<T[]> {
   }
 }
 
-/** The bucket rows of a product's history (see historyQuery); 404 when the product is not the account's. */
-export async function bucketRows(db: Queryable, p: HistoryParams & { interval: BucketUnit }): Promise<BucketRow[]> {
-  const rows = await run<BucketRow>(db, historyQuery(p));
+/**
+ * The bucket rows of a product's history (see historyQuery, from the source defaultSource picks
+ * knowing HISTORY_ZONES' `zones`); 404 when the product is not the account's.
+ */
+export async function bucketRows(
+  db: Queryable,
+  p: HistoryParams & { interval: BucketUnit },
+  zones: readonly string[],
+): Promise<BucketRow[]> {
+  const rows = await run<BucketRow>(db, historyQuery(p, defaultSource(p, zones)));
   if (rows.length === 0) throw ERRORS.notFound('Product');
   return rows;
 }

@@ -1,7 +1,7 @@
 import { iso } from '../../http/fields.js';
 import { type PageRequest, pageSql } from '../../pagination/page.js';
 import { sequenceTiebreak, type SortKey, timestampKey } from '../../pagination/sort.js';
-import { DAY_MS } from '../../time.js';
+import { DAY_MS, WHOLE_HOUR_SPAN } from '../../time.js';
 import { observationId } from '../ingest/sql.js';
 import type { HistoryRange, SeriesFilter } from './params.js';
 import type { BucketUnit, HistoryObservation, PriceHistoryBuckets } from './schemas.js';
@@ -49,6 +49,15 @@ const bucketEnd = (unit: BucketUnit, start: string) =>
     ? `(${start} + interval '1 hour')`
     : `((${start} at time zone $5::text) + interval '1 ${unit}') at time zone $5::text`;
 
+/** historyQuery's header row (BucketRow `k` 0) from the range `b` and its buckets `g`. */
+const headerRow = (unit: BucketUnit) => `/* headerRow */
+    select 0 as k, p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
+           (select string_agg(to_char(g.start at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as starts,
+           (select string_agg(to_char(g."end" at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as ends,
+           null as competitor_id, null as competitor_name, null as currency, null as buckets
+      from products p, b
+     where p.id = $1 and p.account_id = $2`;
+
 /** Every bucket of the range: the one holding `from` to the one holding the last instant before `to`. */
 function bucketsSql(unit: BucketUnit): string {
   return unit === 'hour'
@@ -65,10 +74,12 @@ function bucketsSql(unit: BucketUnit): string {
  * the hours at its edges from price_hours (hour buckets: hours only); `hours` price_hours only;
  * `raw` always the raw rows (today's computation, kept for the tests that compare the sources
  * and for the benchmark); `utcDays` day buckets in UTC only: each bucket is one price_days row
- * per series and currency, read straight into the answer's text (utcDaysQuery). Every source
+ * per series and currency, read straight into the answer's text (utcDaysQuery); `localDays` day
+ * buckets in a zone of HISTORY_ZONES: each bucket is one price_local_days row per series and
+ * currency where the product's local day has rows, else its hours (localDaysQuery). Every source
  * gives the same answer; defaultSource picks the cheaper.
  */
-export type BucketSource = 'days' | 'hours' | 'raw' | 'utcDays';
+export type BucketSource = 'days' | 'hours' | 'raw' | 'utcDays' | 'localDays';
 
 const offsetNames = new Map<string, Intl.DateTimeFormat>();
 
@@ -86,11 +97,15 @@ function atUtc(tz: string, at: Date): boolean {
  * a day bucket of a zone away from UTC holds no whole UTC day, so the days statement would read
  * every hour of those days anyway, through a filter and a sort the hours-only statement does
  * without (a year in Europe/Berlin: ~100 against ~230 ms of PostgreSQL CPU; Europe/London, half
- * a year at +1: ~100 against ~180; docs/BENCHMARKS.md). `days` otherwise.
+ * a year at +1: ~100 against ~180; docs/BENCHMARKS.md), or `localDays` for day buckets in one of
+ * `zones` (HISTORY_ZONES, each checked to keep whole-hour offsets over WHOLE_HOUR_SPAN, which the
+ * range must lie in). `days` otherwise.
  */
-export function defaultSource(p: HistoryRange & { interval: BucketUnit }): BucketSource {
+export function defaultSource(p: HistoryRange & { interval: BucketUnit }, zones: readonly string[] = []): BucketSource {
   if (p.interval !== 'day') return 'days';
   if (p.tz === 'UTC') return 'utcDays';
+  if (zones.includes(p.tz) && p.from.getTime() >= WHOLE_HOUR_SPAN.from + DAY_MS && p.to.getTime() <= WHOLE_HOUR_SPAN.to)
+    return 'localDays';
   for (let t = p.from.getTime(); t < p.to.getTime(); t += 30 * 86_400_000)
     if (!atUtc(p.tz, new Date(t))) return 'hours';
   return atUtc(p.tz, p.to) ? 'days' : 'hours';
@@ -119,6 +134,7 @@ export function historyQuery(
   source: BucketSource = defaultSource(p),
 ): SqlQuery {
   if (source === 'utcDays') return utcDaysQuery(p);
+  if (source === 'localDays') return localDaysQuery(p);
   const unit = p.interval;
   const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
   const series = seriesCondition(p.series, values);
@@ -240,12 +256,7 @@ export function historyQuery(
     -- Number("10.50") is 10.5), so the driver parses 12 strings, not 4 026 rows of numerics
     -- (docs/prices/HISTORY.md, "The answer's text").
     select * from (
-    select 0 as k, p.id as product_id, b.first_start as range_start, ${bucketEnd(unit, 'b.last_start')} as range_end,
-           (select string_agg(to_char(g.start at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as starts,
-           (select string_agg(to_char(g."end" at time zone 'UTC', '${ISO_FORMAT}'), ',' order by g.n) from g) as ends,
-           null as competitor_id, null as competitor_name, null as currency, null as buckets
-      from products p, b
-     where p.id = $1 and p.account_id = $2
+    ${headerRow(unit)}
     union all
     select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency,
            string_agg(concat_ws(',', a.n, ${['a.open', 'a.close', 'a.min', 'a.max', 'a.average', 'a.count']
@@ -265,6 +276,18 @@ export function historyQuery(
   };
   return { name: name[source], text, values };
 }
+
+/**
+ * A bucket's six values in `BucketRow.buckets` from one row `o` per bucket (open, close, min, max,
+ * count, total). A bucket whose observations all have one price (most days of a price that
+ * seldom changes) writes it once: open, close, min and max are equal, and so is the average when
+ * the total is that price times the count (the exact sum of equal prices). Each numeric written
+ * costs.
+ */
+const bucketValues = `case when o.open = o.close and o.open = o.min and o.open = o.max and o.total = o.open * o.count
+                        then trim_scale(o.open)::text || ',,,,'
+                        else concat_ws(',', ${['o.open', 'o.close', 'o.min', 'o.max'].map((x) => `trim_scale(${x})::text`).join(', ')},
+                                       coalesce(trim_scale(div(o.total * 20000 + o.count, 2 * o.count) * 0.0001)::text, 'null')) end`;
 
 /** The UTC days [start, end) holding `from` to the last instant before `to` (as date_trunc gives them). */
 function utcDayRange(p: HistoryRange): { start: Date; end: Date } {
@@ -287,14 +310,6 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
   const { start, end } = utcDayRange(p);
   const values: unknown[] = [p.productId, p.accountId, start.toISOString(), end.toISOString()];
   const series = seriesCondition(p.series, values);
-  const fields = ['o.open', 'o.close', 'o.min', 'o.max'].map((x) => `trim_scale(${x})::text`).join(', ');
-  // A day whose observations all have one price (most days of a price that seldom changes)
-  // writes it once: open, close, min and max are equal, and so is the average when the total is
-  // that price times the count (the exact sum of equal prices). Each numeric written costs.
-  const values6 = `case when o.open = o.close and o.open = o.min and o.open = o.max and o.total = o.open * o.count
-                        then trim_scale(o.open)::text || ',,,,'
-                        else concat_ws(',', ${fields},
-                                       coalesce(trim_scale(div(o.total * 20000 + o.count, 2 * o.count) * 0.0001)::text, 'null')) end`;
   const text = `/* utcDaysQuery */
     select * from (
     select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
@@ -304,7 +319,7 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
     union all
     select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
       from (select o.series, o.currency,
-                   string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${values6}, o.count),
+                   string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${bucketValues}, o.count),
                               ',' order by o.day) as buckets
               from price_days o
              where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
@@ -315,6 +330,68 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
     ) r
      order by k, competitor_id collate "C" nulls first, currency collate "C"`;
   return { name: 'price_history_utc_days', text, values };
+}
+
+/**
+ * historyQuery's rows for day buckets in a zone of HISTORY_ZONES (whole-hour offsets: every local
+ * day is a union of UTC hours). A local day the product has price_local_days rows for in the zone
+ * (migrations/0024: then it has one for every series and currency with hours that day, those of
+ * the hours there now) is one row per series and currency, written straight into the series'
+ * text as utcDaysQuery writes a price_days row, its bucket's number its date's distance from the
+ * range's first; the hours of the other days (runs of consecutive days: one index range each)
+ * are merged by bucket as historyQuery merges them. So the answer is the hours' whether or not
+ * the days were built. A year of 11 series with the days built: ~4 000 rows instead of ~96 000.
+ */
+function localDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
+  if (p.interval !== 'day') throw new Error(`localDays is for day buckets, not ${p.interval}`);
+  const values: unknown[] = [p.productId, p.accountId, p.from.toISOString(), p.to.toISOString(), p.tz];
+  const series = seriesCondition(p.series, values);
+  const text = `/* localDaysQuery */
+    with b as (
+      select date_trunc('day', $3::timestamptz, $5::text) as first_start,
+             date_trunc('day', $4::timestamptz - interval '1 microsecond', $5::text) as last_start
+    ),
+    g as (${bucketsSql('day')}),
+    gs as (select array_agg(start order by n) as starts from g),
+    -- The range's built local days (the plain bounds let the planner prune the months).
+    d as materialized (
+      select o.series, o.currency, o.local_day - (b.first_start at time zone $5::text)::date + 1 as n,
+             o.open, o.close, o.min, o.max, o.count, o.total
+        from b, price_local_days o
+       where o.product_id = $1 and o.zone = $5::text and o.account_id = $2
+         and o.day >= $3::timestamptz - interval '1 day' and o.day < $4::timestamptz + interval '1 day'
+         and o.day >= b.first_start and o.day <= b.last_start
+         ${series}
+    ),
+    -- The other local days, as runs of consecutive days.
+    e as (
+      select min(u.start) as lo, max(u."end") as hi
+        from (select g.start, g."end", g.n - row_number() over (order by g.n) as run
+                from g where g.n not in (select d.n from d)) u
+       group by u.run
+    ),
+    h as (
+      select o.series, o.currency, width_bucket(o.hour, gs.starts) as n,
+             (min(array[extract(epoch from o.open_at), o.open_id, o.open]))[3] as open,
+             (max(array[extract(epoch from o.close_at), o.close_id, o.close]))[3] as close,
+             min(o.min) as min, max(o.max) as max, sum(o.count) as count, sum(o.total) as total
+        from gs, e join price_hours o on o.hour >= e.lo and o.hour < e.hi
+       where o.product_id = $1 and o.account_id = $2
+         ${series}
+       group by o.series, o.currency, width_bucket(o.hour, gs.starts)
+    )
+    select * from (
+    ${headerRow('day')}
+    union all
+    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
+      from (select o.series, o.currency, string_agg(concat_ws(',', o.n, ${bucketValues}, o.count), ',' order by o.n) as buckets
+              from (select * from d union all select * from h) o
+             group by o.series, o.currency) a
+      left join competitors c on c.id = nullif(a.series, '')
+     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
+    ) r
+     order by k, competitor_id collate "C" nulls first, currency collate "C"`;
+  return { name: 'price_history_local_days', text, values };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from '../../db/types.js';
 import { dropRangesBefore, type EnsureResult, ensurePartitions, type Range } from '../../db/partitions.js';
 import { DAY_MS, hourStart } from '../../time.js';
-import { deleteObservationsBefore, OBSERVATION_PARTITIONS } from './sql.js';
+import { deleteLocalDaysReaching, deleteObservationsBefore, OBSERVATION_PARTITIONS } from './sql.js';
 
 export { monthOf, type MonthPartition, OBSERVATION_PARTITIONS } from './sql.js';
 
@@ -54,6 +54,7 @@ export async function dropObservationsBefore(
   const stop = opts.stop;
   const dropped = await dropRangesBefore(db, OBSERVATION_PARTITIONS, cutoff, {
     ...(stop ? { stop } : {}),
+    beforeDrop: (tx, r) => deleteLocalDaysReaching(tx, r.from),
     ...(opts.onDetached ? { onDetached: opts.onDetached } : {}),
   });
   out.dropped = dropped.map((suffix) => `price_observations_${suffix}`);

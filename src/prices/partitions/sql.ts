@@ -5,7 +5,7 @@ import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
  * The monthly partitions of price_observations (migrations/0014, docs/PRICES.md "Partitions"):
  * price_observations_pYYYYMM for [first of the month, first of the next) in UTC, and
  * price_observations_default for whatever no month covers; price_hours_pYYYYMM and
- * price_days_pYYYYMM and price_blocks_pYYYYMM beside each.
+ * price_days_pYYYYMM, price_blocks_pYYYYMM and price_local_days_pYYYYMM beside each.
  * Created and dropped by the shared
  * partition code (src/db/partitions.ts).
  */
@@ -22,6 +22,9 @@ export const OBSERVATION_PARTITIONS: PartitionSet = {
     { table: 'price_days', column: 'day' },
     // The blocks of whole days (migrations/0022): a block lies in one UTC month.
     { table: 'price_blocks', column: 'block' },
+    // The local days of HISTORY_ZONES (migrations/0024), by the month their local day starts
+    // in; those starting earlier that reach into a month go before it (localDaysReaching).
+    { table: 'price_local_days', column: 'day' },
   ],
   ahead: 3,
   back: 120,
@@ -58,4 +61,19 @@ export async function deleteObservationsBefore(db: Queryable, cutoff: Date, limi
     [cutoff.toISOString(), limit],
   );
   return r.rowCount;
+}
+
+/**
+ * Deletes the local days (migrations/0024) that start before `from` and end after it: they hold
+ * hours of the month starting at `from`, which is about to be dropped, and no partition of theirs
+ * goes with it. Retention drops months oldest first, so they sit in the default partition (or in
+ * the month before, when that one is kept): at most the last day of the month before, per
+ * product and zone.
+ */
+export async function deleteLocalDaysReaching(db: Queryable, from: Date): Promise<void> {
+  await db.query(
+    `/* deleteLocalDaysReaching */
+     delete from price_local_days where day < $1 and day >= $1::timestamptz - interval '25 hours' and day_end > $1`,
+    [from.toISOString()],
+  );
 }

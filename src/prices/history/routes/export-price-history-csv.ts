@@ -79,10 +79,11 @@ export const exportPriceHistoryCsvRoute: FastifyPluginAsyncTypebox = async (app)
       const p: HistoryParams = { productId: request.params.id, accountId: request.principal.accountId, ...range };
       const filename = `${p.productId}-prices-${range.interval}.csv`;
       if (range.interval !== 'raw') {
-        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), {
-          ...p,
-          interval: range.interval,
-        });
+        const rows = await bucketRows(
+          app.ctx.reads.forAccount(request.principal.accountId),
+          { ...p, interval: range.interval },
+          app.ctx.config.historyZones,
+        );
         return csvHeaders(reply, filename).send(csvText(BUCKET_HEADER, toBuckets(rows).map(bucketCells)));
       }
       // Pages go through the bulk lane: short requests never queue behind them (src/db/types.ts).

@@ -52,10 +52,11 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
       const head = { object: 'price_history' as const, product_id: p.productId, tz: range.tz };
       if (range.interval !== 'raw') {
         refusePagingOfBuckets(q, range.interval);
-        const rows = await bucketRows(app.ctx.reads.forAccount(request.principal.accountId), {
-          ...p,
-          interval: range.interval,
-        });
+        const rows = await bucketRows(
+          app.ctx.reads.forAccount(request.principal.accountId),
+          { ...p, interval: range.interval },
+          app.ctx.config.historyZones,
+        );
         const first = rows[0]!;
         // The answer's text written directly (seriesJson): the same bytes as the schema's
         // serializer would give for the same answer as objects, at a fraction of the CPU. Sent
