@@ -296,6 +296,22 @@ function utcDayRange(p: HistoryRange): { start: Date; end: Date } {
 }
 
 /**
+ * The rows of a statement whose buckets are days written straight into each series' text
+ * (utcDaysQuery, localDaysQuery): the header row `header`, then one row per series and currency
+ * from `buckets` (series, currency, buckets) with the competitor's name, none at all for another
+ * account's product, in BucketRow's order.
+ */
+const seriesTextRows = (header: string, buckets: string) => `select * from (
+    ${header}
+    union all
+    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
+      from (${buckets}) a
+      left join competitors c on c.id = nullif(a.series, '')
+     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
+    ) r
+     order by k, competitor_id collate "C" nulls first, currency collate "C"`;
+
+/**
  * historyQuery's rows for day buckets in UTC, where every bucket is exactly one price_days row
  * per series and currency: the rows of the range are read in the key's order and written
  * straight into each series' text, the bucket's number being its day's distance from the
@@ -311,24 +327,19 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
   const values: unknown[] = [p.productId, p.accountId, start.toISOString(), end.toISOString()];
   const series = seriesCondition(p.series, values);
   const text = `/* utcDaysQuery */
-    select * from (
-    select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
-           null as starts, null as ends, null as competitor_id, null as competitor_name, null as currency, null as buckets
-      from products p
-     where p.id = $1 and p.account_id = $2
-    union all
-    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
-      from (select o.series, o.currency,
-                   string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${bucketValues}, o.count),
-                              ',' order by o.day) as buckets
-              from price_days o
-             where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
-               ${series}
-             group by o.series, o.currency) a
-      left join competitors c on c.id = nullif(a.series, '')
-     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
-    ) r
-     order by k, competitor_id collate "C" nulls first, currency collate "C"`;
+    ${seriesTextRows(
+      `select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
+              null as starts, null as ends, null as competitor_id, null as competitor_name, null as currency, null as buckets
+         from products p
+        where p.id = $1 and p.account_id = $2`,
+      `select o.series, o.currency,
+              string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${bucketValues}, o.count),
+                         ',' order by o.day) as buckets
+         from price_days o
+        where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
+          ${series}
+        group by o.series, o.currency`,
+    )}`;
   return { name: 'price_history_utc_days', text, values };
 }
 
@@ -380,17 +391,12 @@ function localDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
          ${series}
        group by o.series, o.currency, width_bucket(o.hour, gs.starts)
     )
-    select * from (
-    ${headerRow('day')}
-    union all
-    select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
-      from (select o.series, o.currency, string_agg(concat_ws(',', o.n, ${bucketValues}, o.count), ',' order by o.n) as buckets
-              from (select * from d union all select * from h) o
-             group by o.series, o.currency) a
-      left join competitors c on c.id = nullif(a.series, '')
-     where exists (select 1 from products p where p.id = $1 and p.account_id = $2)
-    ) r
-     order by k, competitor_id collate "C" nulls first, currency collate "C"`;
+    ${seriesTextRows(
+      headerRow('day'),
+      `select o.series, o.currency, string_agg(concat_ws(',', o.n, ${bucketValues}, o.count), ',' order by o.n) as buckets
+         from (select * from d union all select * from h) o
+        group by o.series, o.currency`,
+    )}`;
   return { name: 'price_history_local_days', text, values };
 }
 
