@@ -301,7 +301,7 @@ function utcDayRange(p: HistoryRange): { start: Date; end: Date } {
  * from `buckets` (series, currency, buckets) with the competitor's name, none at all for another
  * account's product, in BucketRow's order.
  */
-const seriesTextRows = (header: string, buckets: string) => `select * from (
+const seriesTextRows = (header: string, buckets: string) => `/* seriesTextRows */ select * from (
     ${header}
     union all
     select 1, null, null, null, null, null, nullif(a.series, ''), c.name, a.currency, a.buckets
@@ -328,11 +328,11 @@ function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
   const series = seriesCondition(p.series, values);
   const text = `/* utcDaysQuery */
     ${seriesTextRows(
-      `select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
+      `/* utcDaysHeader */ select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
               null as starts, null as ends, null as competitor_id, null as competitor_name, null as currency, null as buckets
          from products p
         where p.id = $1 and p.account_id = $2`,
-      `select o.series, o.currency,
+      `/* utcDaysBuckets */ select o.series, o.currency,
               string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${bucketValues}, o.count),
                          ',' order by o.day) as buckets
          from price_days o
@@ -393,7 +393,7 @@ function localDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
     )
     ${seriesTextRows(
       headerRow('day'),
-      `select o.series, o.currency, string_agg(concat_ws(',', o.n, ${bucketValues}, o.count), ',' order by o.n) as buckets
+      `/* localDaysBuckets */ select o.series, o.currency, string_agg(concat_ws(',', o.n, ${bucketValues}, o.count), ',' order by o.n) as buckets
          from (select * from d union all select * from h) o
         group by o.series, o.currency`,
     )}`;
