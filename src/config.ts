@@ -71,6 +71,11 @@ export interface Config {
   chromiumPath: string | undefined;
   /** Roll up price observations older than this many days, hourly; unset: never (docs/prices/HISTORY.md). */
   priceRollupAfterDays: number | undefined;
+  /**
+   * Closed months packed this many days after they end (PostgreSQL); 0: never. 14 by default:
+   * after the trends' blocks of the month's last days (built within 10 days).
+   */
+  pricePackAfterDays: number;
   /** Drop price observations older than this many days, hourly, a month at a time; unset: never (docs/PRICES.md). */
   priceRetentionDays: number | undefined;
   /**
@@ -323,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
       str(env, 'PRICE_ROLLUP_AFTER_DAYS') === undefined ? undefined : int(env, 'PRICE_ROLLUP_AFTER_DAYS', 0, 1, 36_500),
     priceRetentionDays:
       str(env, 'PRICE_RETENTION_DAYS') === undefined ? undefined : int(env, 'PRICE_RETENTION_DAYS', 0, 1, 36_500),
+    pricePackAfterDays: int(env, 'PRICE_PACK_AFTER_DAYS', 14, 0, 36_500),
     historyZones: historyZones(env),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 30, 36_500),
     alertInlineMax: int(env, 'ALERT_INLINE_MAX', 100, 0, 1000),

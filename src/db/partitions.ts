@@ -308,19 +308,24 @@ export async function dropRangesBefore(
  */
 async function dropDetached(db: Database, set: PartitionSet): Promise<void> {
   for (const { table } of set.tables) {
-    const r = await db.query<{ name: string }>(
-      `/* listDetachedPartitions */
-       select c.relname as name from pg_class c
-        where c.relnamespace = (select relnamespace from pg_class where oid = $1::regclass)
-          and c.relkind = 'r' and not c.relispartition and c.relname like $2
-        order by c.relname`,
-      [table, `${table}\\_p%`],
-    );
-    for (const { name } of r.rows) {
+    for (const name of await detachedTables(db, table, `${table}\\_p%`)) {
       if (rangeOfSuffix(set.unit, name.slice(table.length + 1)) === undefined) continue;
       await db.query(`/* dropPartition */ drop table if exists ${name}`);
     }
   }
+}
+
+/** Plain tables (no partition of anything) beside `table` whose names are `like` the pattern. */
+export async function detachedTables(db: Queryable, table: string, like: string): Promise<string[]> {
+  const r = await db.query<{ name: string }>(
+    `/* listDetachedPartitions */
+     select c.relname as name from pg_class c
+      where c.relnamespace = (select relnamespace from pg_class where oid = $1::regclass)
+        and c.relkind = 'r' and not c.relispartition and c.relname like $2
+      order by c.relname`,
+    [table, like],
+  );
+  return r.rows.map((row) => row.name);
 }
 
 /**

@@ -22,7 +22,7 @@ import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
 import { partitionsRun } from '../db/partitions.js';
 import { EVENT_PARTITIONS } from '../events/service.js';
 import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
-import { retentionRun } from '../prices/partitions/job.js';
+import { packRun, retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { blocksRun } from '../prices/trends/job.js';
 import { localDaysRun } from '../prices/history/job.js';
@@ -122,6 +122,20 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     everyMs: 60 * MINUTE,
     run: ({ db, config, log, clock }) =>
       config.priceRetentionDays === undefined ? undefined : retentionRun(db, config.priceRetentionDays, log, clock),
+  }),
+  periodicTask({
+    // PRICE_PACK_AFTER_DAYS (docs/SCALING.md, "Packed months"): each closed month's day rows and
+    // blocks rewritten once in key order, so a product's month is read from a few pages; every
+    // API process runs it (the set's advisory lock: one at a time). PostgreSQL only.
+    name: 'price-pack',
+    title: 'price month packing',
+    roles: ['api'],
+    firstAfterMs: 4 * MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, config, log, clock }) =>
+      db.kind !== 'postgres' || config.pricePackAfterDays === 0
+        ? undefined
+        : packRun(db, config.pricePackAfterDays, log, clock),
   }),
   periodicTask({
     // The trends' blocks of whole days (docs/prices/TRENDS.md, "Blocks"): a cache the trends read

@@ -33,6 +33,8 @@ describe('background work by role', () => {
 
   // The embedded engine's maintenance (it has no autovacuum) runs in any process that owns it.
   const embedded = process.env.DATABASE_URL ? [] : ['embedded-maintenance'];
+  // Packing closed months rewrites a partition while requests go on: PostgreSQL only.
+  const pack = process.env.DATABASE_URL ? ['price-pack'] : [];
   const cases = [
     {
       roles: { api: false, worker: true },
@@ -42,7 +44,15 @@ describe('background work by role', () => {
     {
       roles: { api: true, worker: false },
       command: 'serve',
-      tasks: ['price-rollup', 'partitions', 'price-blocks', 'idempotency-key-sweep', 'event-prune', ...embedded],
+      tasks: [
+        'price-rollup',
+        'partitions',
+        ...pack,
+        'price-blocks',
+        'idempotency-key-sweep',
+        'event-prune',
+        ...embedded,
+      ],
     },
     {
       roles: { api: true, worker: true },
@@ -53,6 +63,7 @@ describe('background work by role', () => {
         'alert-backlog',
         'price-rollup',
         'partitions',
+        ...pack,
         'price-blocks',
         'idempotency-key-sweep',
         'event-prune',
@@ -73,6 +84,17 @@ describe('background work by role', () => {
     });
   }
 
+  it('PRICE_PACK_AFTER_DAYS=0: no month is packed', T, async () => {
+    const work = await startBackgroundWork(
+      { ...rt, config: loadConfig({ ...storage.env, PRICE_PACK_AFTER_DAYS: '0' }) },
+      { api: true, worker: false },
+      log,
+    );
+    await work.stop(0);
+    assert.ok(!work.tasks.includes('price-pack'), work.tasks.join(', '));
+    assert.ok(work.tasks.includes('price-blocks'));
+  });
+
   it('without PRICE_ROLLUP_AFTER_DAYS the API runs no roll-up', T, async () => {
     const work = await startBackgroundWork(
       { ...rt, config: loadConfig(storage.env) },
@@ -82,6 +104,7 @@ describe('background work by role', () => {
     await work.stop(0);
     assert.deepEqual(work.tasks, [
       'partitions',
+      ...pack,
       'price-blocks',
       'idempotency-key-sweep',
       'event-prune',

@@ -1,0 +1,46 @@
+import { listRanges } from '../../db/partitions.js';
+import { dropUnpacked, needsPacking, packPartition, type PackResult } from '../../db/pack.js';
+import type { Database } from '../../db/types.js';
+import { DAY_MS } from '../../time.js';
+import { OBSERVATION_PARTITIONS } from './sql.js';
+
+/**
+ * The months packed once closed (src/db/pack.ts, docs/SCALING.md "Packed months"): the day rows
+ * a year of day buckets reads (migrations/0017) and the trends' blocks (0022). Their rows are
+ * written a day or a block at a time for every product, so a product's month lies on one page
+ * per day (~28 pages of one month partition for ~330 day rows); packed, on a few.
+ */
+export const PACKED_TABLES: readonly { table: string; column: string }[] = [
+  { table: 'price_days', column: 'day' },
+  { table: 'price_blocks', column: 'block' },
+];
+
+/**
+ * Packs every month of PACKED_TABLES that ended `afterDays` days or more before `now` and is not
+ * packed yet, the latest first (the months read most), one partition per transaction; `stop` is
+ * checked between them. Nothing on the embedded engine.
+ */
+export async function packClosedMonths(
+  db: Database,
+  now: Date,
+  afterDays: number,
+  stop: () => boolean = () => false,
+): Promise<PackResult[]> {
+  if (db.kind !== 'postgres') return [];
+  await dropUnpacked(
+    db,
+    PACKED_TABLES.map((t) => t.table),
+  );
+  const closedBy = now.getTime() - afterDays * DAY_MS;
+  const out: PackResult[] = [];
+  for (const { table, column } of PACKED_TABLES) {
+    const months = (await listRanges(db, 'month', table)).filter((r) => r.to.getTime() <= closedBy).reverse();
+    for (const r of months) {
+      if (stop()) return out;
+      if (!(await needsPacking(db, table, r))) continue;
+      const packed = await packPartition(db, OBSERVATION_PARTITIONS, table, column, r);
+      if (packed) out.push(packed);
+    }
+  }
+  return out;
+}
