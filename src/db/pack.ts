@@ -98,7 +98,13 @@ export async function packPartition(
   table: string,
   column: string,
   r: Range,
-  opts: { afterCopy?: () => Promise<void> } = {},
+  opts: {
+    /** The order to write the rows in (columns, as in ORDER BY); default the primary key's. */
+    orderBy?: string;
+    /** Rewrite it even when it is packed already (the benchmark's layouts). */
+    force?: boolean;
+    afterCopy?: () => Promise<void>;
+  } = {},
 ): Promise<PackResult | undefined> {
   if (db.kind !== 'postgres') return undefined;
   const name = partitionName(table, r);
@@ -112,11 +118,11 @@ export async function packPartition(
       const lock = await tx.query<{ ok: boolean }>('/* packSetLock */ select pg_try_advisory_xact_lock($1) as ok', [
         set.lock,
       ]);
-      if (!lock.rows[0]?.ok || !(await needsPacking(tx, table, r))) throw new GaveWay();
+      if (!lock.rows[0]?.ok || (!opts.force && !(await needsPacking(tx, table, r)))) throw new GaveWay();
       await lockTimeout(tx, COPY_LOCK_TIMEOUT_MS);
       await giveWayOnLockTimeout(() => tx.query(`/* packHoldWriters */ lock table ${name} in share mode`));
       await lockTimeout(tx, 0);
-      const rows = await copyInKeyOrder(tx, name, packing, column, r);
+      const rows = await copyInOrder(tx, name, packing, column, r, opts.orderBy);
       await opts.afterCopy?.();
       copyMs = Date.now() - t0;
       const swapAt = Date.now();
@@ -157,16 +163,16 @@ async function giveWayOnLockTimeout(fn: () => Promise<unknown>): Promise<void> {
 }
 
 /**
- * Copies the partition into `packing` in its primary key's order, with its indexes (named after
- * `packing`, renamed at the swap) and validated foreign keys; returns the rows and the index
- * renames the swap makes.
+ * Copies the partition into `packing` in `orderBy` (default its primary key's order), with its
+ * indexes (named after `packing`, renamed at the swap) and validated foreign keys.
  */
-async function copyInKeyOrder(
+async function copyInOrder(
   tx: Queryable,
   name: string,
   packing: string,
   column: string,
   r: Range,
+  orderBy: string | undefined,
 ): Promise<{ count: number }> {
   await tx.query(
     `/* packCreate */ create table ${packing} (like ${name} including defaults including constraints including storage including statistics)`,
@@ -177,9 +183,9 @@ async function copyInKeyOrder(
   );
   const indexes = await indexesOf(tx, name);
   const primary = indexes.find((i) => i.primary);
-  const keyColumns = primary && /\((.*)\)\s*$/.exec(primary.def)?.[1];
-  if (!keyColumns) throw new Error(`${name}: no primary key to pack by`);
-  const copied = await tx.query(`/* packCopy */ insert into ${packing} select * from ${name} order by ${keyColumns}`);
+  const order = orderBy ?? (primary && /\((.*)\)\s*$/.exec(primary.def)?.[1]);
+  if (!order) throw new Error(`${name}: no primary key to pack by`);
+  const copied = await tx.query(`/* packCopy */ insert into ${packing} select * from ${name} order by ${order}`);
   for (const [n, idx] of indexes.entries()) {
     const tmpName = `${packing}_i${n}`;
     const def = idx.def.replace(/^(CREATE (?:UNIQUE )?INDEX )\S+ ON \S+ /, `$1${tmpName} ON ${packing} `);

@@ -7,11 +7,12 @@ import { OBSERVATION_PARTITIONS } from './sql.js';
 /**
  * The months packed once closed (src/db/pack.ts, docs/SCALING.md "Packed months"): the day rows
  * a year of day buckets reads (migrations/0017) and the trends' blocks (0022). Their rows are
- * written a day or a block at a time for every product, so a product's month lies on one page
- * per day (~28 pages of one month partition for ~330 day rows); packed, on a few.
+ * written a day or a block at a time for every product, so a product's month lies on up to one
+ * page per day and series; packed, on a few. The day rows in the order the history walks them
+ * (its index on product, series, day), so each page is visited once; the blocks by their key.
  */
-export const PACKED_TABLES: readonly { table: string; column: string }[] = [
-  { table: 'price_days', column: 'day' },
+export const PACKED_TABLES: readonly { table: string; column: string; orderBy?: string }[] = [
+  { table: 'price_days', column: 'day', orderBy: 'product_id, series, day, currency' },
   { table: 'price_blocks', column: 'block' },
 ];
 
@@ -33,12 +34,12 @@ export async function packClosedMonths(
   );
   const closedBy = now.getTime() - afterDays * DAY_MS;
   const out: PackResult[] = [];
-  for (const { table, column } of PACKED_TABLES) {
+  for (const { table, column, orderBy } of PACKED_TABLES) {
     const months = (await listRanges(db, 'month', table)).filter((r) => r.to.getTime() <= closedBy).reverse();
     for (const r of months) {
       if (stop()) return out;
       if (!(await needsPacking(db, table, r))) continue;
-      const packed = await packPartition(db, OBSERVATION_PARTITIONS, table, column, r);
+      const packed = await packPartition(db, OBSERVATION_PARTITIONS, table, column, r, orderBy ? { orderBy } : {});
       if (packed) out.push(packed);
     }
   }
