@@ -72,18 +72,20 @@ describe('Redis counters', { skip }, () => {
       );
       const remaining = responses.map((r) => rateHeaders(r.headers).remaining);
       assert.equal(new Set(remaining).size, 200, 'no Remaining value twice');
-      // If the burst spans a second boundary the key is hot and takes a leased block
-      // (src/ratelimit/quota-leases.ts): the Remaining values may then skip the block's unused counts,
-      // but the counts handed out are still exactly the 200 requests.
-      assert.ok(Math.min(...remaining) >= 1000 - 200 - 32 && Math.max(...remaining) === 999);
+      // If the burst spans a second boundary the key is hot and takes leased blocks
+      // (src/ratelimit/quota-leases.ts): the Remaining values may then skip the blocks' unused
+      // counts, at most what was leased (one block was assumed here once, and a slow CI run
+      // leased two), but the counts handed out are still exactly the 200 requests.
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const leased = Number(/^pricehound_ratelimit_leased_counts_total (\d+)$/m.exec(metrics)?.[1]);
+      assert.ok(Number.isInteger(leased) && leased >= 0, 'the leased counts are exported');
+      assert.ok(Math.min(...remaining) >= 1000 - 200 - leased && Math.max(...remaining) === 999);
       const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: k.headers });
       assert.equal(usage.json<{ used: number }>().used, 200);
       const counter = (await redisKeys()).find((e) => e.k.endsWith(`:key:${k.keyId}`));
-      assert.ok(counter && counter.v >= 200 && counter.v <= 232, `counter ${counter?.v}`);
-      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.ok(counter && counter.v >= 200 && counter.v <= 200 + leased, `counter ${counter?.v}, leased ${leased}`);
       const calls = Number(/^pricehound_ratelimit_redis_calls_total (\d+)$/m.exec(metrics)?.[1]);
       assert.ok(calls >= 1 && calls <= 210, `redis calls ${calls}: at most one per check, fewer when batched`);
-      assert.match(metrics, /^pricehound_ratelimit_leased_counts_total \d+$/m);
     });
   });
 });
