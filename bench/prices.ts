@@ -33,6 +33,7 @@ import { historyRange } from '../src/prices/history/params.js';
 import { historyQuery } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { buildAllPriceBlocks } from '../src/prices/trends/blocks.js';
+import { buildAllMonthTexts } from '../src/prices/history/month-texts.js';
 import { cleanup, DATABASES, env, machine, realServerArgs, table, workDir, writeResult } from './lib/common.js';
 import { percentile } from './lib/load.js';
 import {
@@ -398,6 +399,18 @@ async function prepare(
       console.log(
         `${LABEL[kind]}: ${blocks.rows} blocks of whole days built (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
       );
+    }
+    // The UTC days' month texts (migration 0025), likewise, unless TEXTS=0 (to measure the
+    // history from the day rows alone).
+    if (process.env.TEXTS !== '0') {
+      const t1 = performance.now();
+      const texts = await buildAllMonthTexts(db, { before: new Date(), batchProducts: 50 });
+      if (texts.rows > 0) {
+        await db.query('analyze price_day_texts');
+        console.log(
+          `${LABEL[kind]}: ${texts.rows} month texts built (${((performance.now() - t1) / 1000).toFixed(1)} s)`,
+        );
+      }
     }
     const cur = await db.query<{ currency: string }>(
       `select currency from products where id = any($1::text[]) order by sku`,

@@ -25,7 +25,7 @@ import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
 import { packRun, retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { blocksRun } from '../prices/trends/job.js';
-import { localDaysRun } from '../prices/history/job.js';
+import { localDaysRun, monthTextsRun } from '../prices/history/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
 
@@ -160,6 +160,18 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     everyMs: 60 * MINUTE,
     run: ({ db, config, log, clock }) =>
       config.historyZones.length === 0 ? undefined : localDaysRun(db, config.historyZones, log, clock),
+  }),
+  periodicTask({
+    // The month texts of the UTC days (docs/prices/HISTORY.md, "Month texts"): a cache the
+    // history's day buckets in UTC read instead of a whole month's day rows, built in short
+    // transactions once a month has ended; every API process runs it (a second one finds the
+    // texts built).
+    name: 'price-day-texts',
+    title: 'price month texts',
+    roles: ['api'],
+    firstAfterMs: 5 * MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, log, clock }) => monthTextsRun(db, log, clock),
   }),
   periodicTask({
     // Idempotency keys past their 24 hours; every API process runs it (one delete statement).

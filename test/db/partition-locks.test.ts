@@ -77,10 +77,11 @@ describe(
       }
     }
 
-    it('creating a month: the reader gets its rows, then the month is made for all five tables', async () => {
+    it('creating a month: the reader gets its rows, then the month is made for all six tables', async () => {
       const made = await readAcross(() => ensureObservationPartitions(db, new Date('2035-06-15T00:00:00Z'), 0));
       assert.deepEqual(made.created.sort(), [
         'price_blocks_p203506',
+        'price_day_texts_p203506',
         'price_days_p203506',
         'price_hours_p203506',
         'price_local_days_p203506',
@@ -88,7 +89,7 @@ describe(
       ]);
     });
 
-    it('dropping a month: the reader gets its rows, then the month is gone from all five tables', async () => {
+    it('dropping a month: the reader gets its rows, then the month is gone from all six tables', async () => {
       const done = await readAcross(() => dropObservationsBefore(db, new Date('2035-07-01T00:00:00Z')));
       assert.ok(done.dropped.includes('price_observations_p203506'), JSON.stringify(done));
       const left = await db.query<{ n: number }>(

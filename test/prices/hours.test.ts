@@ -12,6 +12,7 @@ import {
 } from '../../src/prices/history/sql.js';
 import { rollupPrices } from '../../src/prices/rollup/index.js';
 import { buildAllLocalDays } from '../../src/prices/history/local-days.js';
+import { buildAllMonthTexts } from '../../src/prices/history/month-texts.js';
 import { dropObservationsBefore, ensureObservationPartitions } from '../../src/prices/partitions/index.js';
 import { account, competitor, insertObservations, post, type Headers, type Obs } from './history-support.js';
 import { ingestOk } from './ingest-support.js';
@@ -148,6 +149,43 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
       }
     }
     assert.ok(compared > 500, `${label}: only ${compared} non-empty buckets compared`);
+  }
+
+  /**
+   * Day buckets in UTC over ranges holding February 2025, March 2025 or both wholly (the month
+   * texts' case, migrations/0025) and ranges ending inside them, against the raw rows.
+   */
+  async function compareUtcDays(label: string, cases = 16) {
+    let compared = 0;
+    for (let i = 0; i < cases; i++) {
+      const from =
+        i % 4 === 0
+          ? Date.parse('2025-03-01T00:00:00Z')
+          : Date.parse('2025-01-20T00:00:00Z') +
+            Math.floor(rand() * 45 * 24 * H) +
+            (i % 2 ? Math.floor(rand() * H) : 0);
+      const to =
+        i % 4 === 0
+          ? Date.parse('2025-04-01T00:00:00Z')
+          : Date.parse('2025-03-25T00:00:00Z') +
+            Math.floor(rand() * 20 * 24 * H) +
+            (i % 3 ? Math.floor(rand() * H) : 0);
+      const query = new URLSearchParams({
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        interval: 'day',
+        tz: 'UTC',
+      });
+      const filter = [undefined, 'own', comps[0], `${comps[1]},own`][i % 4];
+      if (filter) query.set('competitor_id', filter);
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/products/${productId}/prices?${query}`, headers });
+      assert.equal(res.statusCode, 200, res.body);
+      const got = res.json<PriceHistory>();
+      const want = await expected(query);
+      assert.deepEqual({ from: got.from, to: got.to, series: got.series }, want, `${label}: ${query.toString()}`);
+      compared += got.series.reduce((n, s) => n + s.buckets.filter((b) => b.count > 0).length, 0);
+    }
+    assert.ok(compared > 300, `${label}: only ${compared} non-empty buckets compared`);
   }
 
   /**
@@ -352,6 +390,47 @@ describe(`price history from hourly and daily aggregates (seed ${SEED})`, () => 
     await compare('local days after late rows and a delete', 2);
     await localDaysMatchRebuild('after late rows and a delete');
     await hoursMatchRaw('after late rows and a delete');
+  });
+
+  it('answers UTC day buckets exactly from month texts built, partly built and invalidated', async () => {
+    const texts = async () =>
+      (
+        await t.rt.db.query<{ month: Date }>(
+          `select distinct month from price_day_texts where product_id = $1 order by month`,
+          [productId],
+        )
+      ).rows.map((r) => r.month.toISOString().slice(0, 7));
+    const pass = await buildAllMonthTexts(t.rt.db, { before: new Date() });
+    assert.ok(pass.rows > 0, JSON.stringify(pass));
+    assert.deepEqual(await texts(), ['2025-02', '2025-03', '2025-04']);
+    assert.equal((await buildAllMonthTexts(t.rt.db, { before: new Date() })).rows, 0, 'idempotent');
+    await compareUtcDays('month texts built');
+    // February's texts gone: February from its day rows, March from its texts.
+    await t.rt.db.query(`delete from price_day_texts where product_id = $1 and month < '2025-03-01T00:00:00Z'`, [
+      productId,
+    ]);
+    await compareUtcDays('month texts partly built');
+    // A late row into March and a delete in February's last day: both months' texts go.
+    await buildAllMonthTexts(t.rt.db, { before: new Date() });
+    await ingestOk(t, headers, [
+      {
+        product_id: productId,
+        competitor_id: comps[0],
+        price: 3.125,
+        currency: 'EUR',
+        observed_at: '2025-03-11T04:15:00Z',
+      },
+    ]);
+    await t.rt.db.query(
+      `delete from price_observations where product_id = $1 and observed_at >= '2025-02-28T10:00:00Z' and observed_at < '2025-02-28T14:00:00Z'`,
+      [productId],
+    );
+    assert.deepEqual(await texts(), ['2025-04']);
+    await compareUtcDays('month texts after a late row and a delete');
+    await buildAllMonthTexts(t.rt.db, { before: new Date() });
+    assert.deepEqual(await texts(), ['2025-02', '2025-03', '2025-04']);
+    await compareUtcDays('month texts built again');
+    await hoursMatchRaw('after the month texts');
   });
 
   it('reads UTC days alone, and day buckets from hours unless the zone stays at UTC+0 over the range', () => {

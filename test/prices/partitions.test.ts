@@ -12,6 +12,7 @@ import {
 } from '../../src/prices/partitions/index.js';
 import { useTestApp } from '../helpers/app.js';
 import { buildPriceBlocks } from '../../src/prices/trends/blocks.js';
+import { buildMonthTexts } from '../../src/prices/history/month-texts.js';
 import { account, competitor, history, insertObservations, type Headers } from './history-support.js';
 
 /**
@@ -53,12 +54,16 @@ describe('price observations: monthly partitions', () => {
     const runs = await Promise.all([1, 2, 3].map(() => ensureObservationPartitions(t.rt.db, now)));
     const created = runs.flatMap((r) => r.created).sort();
     // The hourly and daily aggregates' months (and the trends' blocks', the history's local
-    // days') are made with the observations' (one partition set).
+    // days' and month texts') are made with the observations' (one partition set).
     assert.deepEqual(created, [
       'price_blocks_p203102',
       'price_blocks_p203103',
       'price_blocks_p203104',
       'price_blocks_p203105',
+      'price_day_texts_p203102',
+      'price_day_texts_p203103',
+      'price_day_texts_p203104',
+      'price_day_texts_p203105',
       'price_days_p203102',
       'price_days_p203103',
       'price_days_p203104',
@@ -103,6 +108,8 @@ describe('price observations: monthly partitions', () => {
 
     // The trends' blocks of those days (days 1-7 of March and of April), in the default partition too.
     assert.equal(await buildPriceBlocks(t.rt.db, [productId], new Date()), 2);
+    // And their month texts (March and April).
+    assert.equal(await buildMonthTexts(t.rt.db, [productId], new Date()), 2);
     const r = await ensureObservationPartitions(t.rt.db, new Date('2019-03-20T00:00:00Z'), 1);
     assert.deepEqual(r.created, [
       'price_observations_p201903',
@@ -110,14 +117,17 @@ describe('price observations: monthly partitions', () => {
       'price_days_p201903',
       'price_blocks_p201903',
       'price_local_days_p201903',
+      'price_day_texts_p201903',
       'price_observations_p201904',
       'price_hours_p201904',
       'price_days_p201904',
       'price_blocks_p201904',
       'price_local_days_p201904',
+      'price_day_texts_p201904',
     ]);
-    // Three observations, their three hours, their three days of aggregates and their two blocks.
-    assert.equal(r.moved, 11);
+    // Three observations, their three hours, their three days of aggregates, their two blocks
+    // and their two month texts.
+    assert.equal(r.moved, 13);
     const blocks = await t.rt.db.query<{ part: string }>(
       `select tableoid::regclass::text as part from price_blocks where product_id = $1 order by block`,
       [productId],
@@ -215,6 +225,7 @@ describe('price observations: monthly partitions', () => {
     await t.rt.db.query(`create table price_observations_parked (id int)`);
     assert.deepEqual(await relations(), [
       'price_blocks_p201706',
+      'price_day_texts_p201706',
       'price_days_p201706',
       'price_hours_p201706',
       'price_local_days_p201706',

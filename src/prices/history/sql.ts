@@ -279,15 +279,12 @@ export function historyQuery(
 
 /**
  * A bucket's six values in `BucketRow.buckets` from one row `o` per bucket (open, close, min, max,
- * count, total). A bucket whose observations all have one price (most days of a price that
- * seldom changes) writes it once: open, close, min and max are equal, and so is the average when
- * the total is that price times the count (the exact sum of equal prices). Each numeric written
- * costs.
+ * count, total): price_bucket_text (migrations/0025), which the month texts are written with too.
+ * A bucket whose observations all have one price (most days of a price that seldom changes)
+ * writes it once: open, close, min and max are equal, and so is the average when the total is
+ * that price times the count (the exact sum of equal prices). Each numeric written costs.
  */
-const bucketValues = `case when o.open = o.close and o.open = o.min and o.open = o.max and o.total = o.open * o.count
-                        then trim_scale(o.open)::text || ',,,,'
-                        else concat_ws(',', ${['o.open', 'o.close', 'o.min', 'o.max'].map((x) => `trim_scale(${x})::text`).join(', ')},
-                                       coalesce(trim_scale(div(o.total * 20000 + o.count, 2 * o.count) * 0.0001)::text, 'null')) end`;
+const bucketValues = `price_bucket_text(o.open, o.close, o.min, o.max, o.total, o.count)`;
 
 /** The UTC days [start, end) holding `from` to the last instant before `to` (as date_trunc gives them). */
 function utcDayRange(p: HistoryRange): { start: Date; end: Date } {
@@ -312,32 +309,78 @@ const seriesTextRows = (header: string, buckets: string) => `/* seriesTextRows *
      order by k, competitor_id collate "C" nulls first, currency collate "C"`;
 
 /**
+ * The pieces of the UTC days [start, end) the UTC days' statement reads apart: the UTC months
+ * lying wholly inside it (`whole`), and the days before the first and after the last of them.
+ */
+export function monthPieces(start: Date, end: Date): { lo: Date; hi: Date; whole: boolean }[] {
+  const out: { lo: Date; hi: Date; whole: boolean }[] = [];
+  let lo = start;
+  for (;;) {
+    const m = new Date(Date.UTC(lo.getUTCFullYear(), lo.getUTCMonth() + (lo.getUTCDate() === 1 ? 0 : 1), 1));
+    const next = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1));
+    if (next > end) break;
+    if (m > lo) out.push({ lo, hi: m, whole: false });
+    out.push({ lo: m, hi: next, whole: true });
+    lo = next;
+  }
+  if (lo < end) out.push({ lo, hi: end, whole: false });
+  return out;
+}
+
+/**
  * historyQuery's rows for day buckets in UTC, where every bucket is exactly one price_days row
- * per series and currency: the rows of the range are read in the key's order and written
- * straight into each series' text, the bucket's number being its day's distance from the
- * range's first day. Nothing to merge (no width_bucket, arrays or group per bucket), and the
- * range and buckets are computed here: the header row leaves `starts` and `ends` null, which
- * says its buckets are the UTC days from range_start to range_end (parts() writes them). A year
- * of 11 series: ~7 against ~15 ms of PostgreSQL CPU (docs/BENCHMARKS.md).
+ * per series and currency, each written as price_day_text writes it (its day since 1970-01-01,
+ * then its values) in day order into its series' text. A UTC month lying wholly inside the range
+ * is its month texts when the product has them (migrations/0025, built once the month has ended:
+ * one row per series, nothing to compute), its day rows otherwise, as are the days of the range's
+ * partial months: so the answer is the day rows' whether or not the texts were built. Nothing to
+ * merge (no width_bucket, arrays or group per bucket), and the range and buckets are computed
+ * here: the header row leaves `starts` and `ends` null, which says its buckets are the UTC days
+ * from range_start to range_end numbered by their day since 1970-01-01 (parts() makes them the
+ * buckets' numbers). A year of 11 series: ~7 against ~15 ms of PostgreSQL CPU from the day rows,
+ * ~2 from the texts (docs/BENCHMARKS.md).
  */
 function utcDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
   if (p.interval !== 'day' || p.tz !== 'UTC')
     throw new Error(`utcDays is for day buckets in UTC, not ${p.interval} in ${p.tz}`);
   const { start, end } = utcDayRange(p);
-  const values: unknown[] = [p.productId, p.accountId, start.toISOString(), end.toISOString()];
+  const pieces = monthPieces(start, end);
+  const values: unknown[] = [
+    p.productId,
+    p.accountId,
+    start.toISOString(),
+    end.toISOString(),
+    pieces.map((x) => x.lo.toISOString()),
+    pieces.map((x) => x.hi.toISOString()),
+    pieces.filter((x) => x.whole).map((x) => x.lo.toISOString()),
+  ];
   const series = seriesCondition(p.series, values);
+  // The plain bounds let the planner prune the months outside the range; each piece without
+  // texts is one range of the day rows' key (the pieces with texts are never read).
   const text = `/* utcDaysQuery */
+    with t as materialized (
+      select o.series, o.currency, o.month as at, o.buckets
+        from price_day_texts o
+       where o.product_id = $1 and o.account_id = $2 and o.month = any ($7::timestamptz[])
+         and o.month >= $3::timestamptz and o.month < $4::timestamptz
+         ${series}
+    ),
+    d as (
+      select o.series, o.currency, o.day as at,
+             price_day_text(o.day, o.open, o.close, o.min, o.max, o.total, o.count) as buckets
+        from unnest($5::timestamptz[], $6::timestamptz[]) r (lo, hi)
+        join price_days o on o.day >= r.lo and o.day < r.hi
+       where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
+         and not exists (select 1 from t where t.at = r.lo)
+         ${series}
+    )
     ${seriesTextRows(
       `/* utcDaysHeader */ select 0 as k, p.id as product_id, $3::timestamptz as range_start, $4::timestamptz as range_end,
               null as starts, null as ends, null as competitor_id, null as competitor_name, null as currency, null as buckets
          from products p
         where p.id = $1 and p.account_id = $2`,
-      `/* utcDaysBuckets */ select o.series, o.currency,
-              string_agg(concat_ws(',', date_part('day', o.day - $3::timestamptz)::int + 1, ${bucketValues}, o.count),
-                         ',' order by o.day) as buckets
-         from price_days o
-        where o.product_id = $1 and o.account_id = $2 and o.day >= $3::timestamptz and o.day < $4::timestamptz
-          ${series}
+      `/* utcDaysBuckets */ select o.series, o.currency, string_agg(o.buckets, ',' order by o.at) as buckets
+         from (select * from t union all select * from d) o
         group by o.series, o.currency`,
     )}`;
   return { name: 'price_history_utc_days', text, values };
@@ -405,9 +448,9 @@ function localDaysQuery(p: HistoryParams & { interval: BucketUnit }): SqlQuery {
  * order as ISO 8601 texts joined by commas, or both null when every bucket is a UTC day of the
  * range: utcDaysQuery), then one row per series and currency with
  * observations (`k` 1), by series ('' first) and currency: `buckets` its buckets with
- * observations joined by commas, seven fields each (the bucket's 1-based number, then open,
- * close, min, max, average and count as JSON numbers, or `null`; close, min, max and average
- * empty when all four equal open: utcDaysQuery).
+ * observations joined by commas, seven fields each (the bucket's 1-based number, or for
+ * utcDaysQuery its day since 1970-01-01; then open, close, min, max, average and count as JSON
+ * numbers, or `null`; close, min, max and average empty when all four equal open).
  */
 export interface BucketRow {
   k: number;
@@ -466,6 +509,8 @@ function parts(rows: BucketRow[]) {
   if (!head) return undefined;
   let starts: string[];
   let ends: string[];
+  // A bucket's number in the text is `base` more than its number in the answer.
+  let base = 0;
   if (head.starts && head.ends) {
     starts = head.starts.split(',');
     ends = head.ends.split(',');
@@ -473,8 +518,9 @@ function parts(rows: BucketRow[]) {
     const days = utcDays(head.range_start!, head.range_end!);
     starts = days.slice(0, -1);
     ends = days.slice(1);
+    base = head.range_start!.getTime() / DAY_MS - 1;
   }
-  return { starts, ends, series: rows.slice(1).map((r) => ({ row: r, fields: r.buckets!.split(',') })) };
+  return { starts, ends, base, series: rows.slice(1).map((r) => ({ row: r, fields: r.buckets!.split(',') })) };
 }
 
 /** Every bucket of every series with observations, in the answer's order (series, currency, start). */
@@ -487,7 +533,7 @@ export function toBuckets(rows: BucketRow[]): Bucket[] {
     const currency = row.currency!;
     let i = 0;
     for (let n = 1; n <= p.starts.length; n++) {
-      const here = i < fields.length && Number(fields[i]) === n;
+      const here = i < fields.length && Number(fields[i]) === n + p.base;
       out.push({
         competitor_id,
         competitor_name,
@@ -551,7 +597,7 @@ export function seriesJson(rows: BucketRow[]): string {
     for (let n = 1; n <= opening.length; n++) {
       if (n > 1) out += ',';
       out += opening[n - 1];
-      if (i < fields.length && Number(fields[i]) === n) {
+      if (i < fields.length && Number(fields[i]) === n + p.base) {
         const open = jsonNumber(fields[i + 1]!);
         out +=
           fields[i + 2] === ''

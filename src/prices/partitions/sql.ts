@@ -5,7 +5,8 @@ import { type PartitionSet, rangeAfter, rangeOf } from '../../db/partitions.js';
  * The monthly partitions of price_observations (migrations/0014, docs/PRICES.md "Partitions"):
  * price_observations_pYYYYMM for [first of the month, first of the next) in UTC, and
  * price_observations_default for whatever no month covers; price_hours_pYYYYMM and
- * price_days_pYYYYMM, price_blocks_pYYYYMM and price_local_days_pYYYYMM beside each.
+ * price_days_pYYYYMM, price_blocks_pYYYYMM, price_local_days_pYYYYMM and price_day_texts_pYYYYMM
+ * beside each.
  * Created and dropped by the shared
  * partition code (src/db/partitions.ts).
  */
@@ -25,6 +26,8 @@ export const OBSERVATION_PARTITIONS: PartitionSet = {
     // The local days of HISTORY_ZONES (migrations/0024), by the month their local day starts
     // in; those starting earlier that reach into a month go before it (localDaysReaching).
     { table: 'price_local_days', column: 'day' },
+    // The month texts of the UTC days (migrations/0025): one month each.
+    { table: 'price_day_texts', column: 'month' },
   ],
   ahead: 3,
   back: 120,
