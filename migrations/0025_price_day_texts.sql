@@ -75,6 +75,26 @@ returns text language sql stable parallel safe as $$
                    price_bucket_text(open, close, min, max, total, count), count)
 $$;
 
+-- The UTC months of the given products that end by `p_to` (a month's first instant), begin no
+-- earlier than `p_since` (a month's first instant, or -infinity), hold day rows and have no texts:
+-- from each product's first day row (one index probe) a month at a time (a probe each for a text
+-- and a day row), so a pass with nothing to build reads no day row. Month arithmetic in UTC.
+create function price_day_texts_todo(p_products text[], p_to timestamptz, p_since timestamptz)
+returns table (product_id text, month timestamptz, month_end timestamptz)
+language sql stable as $$
+  select f.product_id, g.m at time zone 'UTC', (g.m + interval '1 month') at time zone 'UTC'
+    from unnest(p_products) as f (product_id)
+   cross join lateral (select min(d.day) as first from price_days d
+                        where d.product_id = f.product_id and d.day >= p_since and d.day < p_to) m
+   cross join lateral generate_series(date_trunc('month', m.first at time zone 'UTC'),
+                                      (p_to at time zone 'UTC') - interval '1 month', interval '1 month') as g (m)
+   where m.first is not null
+     and not exists (select 1 from price_day_texts t where t.product_id = f.product_id and t.month = g.m at time zone 'UTC')
+     and exists (select 1 from price_days d
+                  where d.product_id = f.product_id and d.day >= g.m at time zone 'UTC'
+                    and d.day < (g.m + interval '1 month') at time zone 'UTC')
+$$;
+
 -- Builds the missing month texts of the given products for the UTC months that ended by
 -- `p_before`'s UTC midnight (and begin no earlier than the month of `p_since`), from their day
 -- rows; returns how many rows it wrote. Idempotent: a month the product already has texts for is
@@ -92,11 +112,7 @@ begin
   v_to := date_trunc('month', date_trunc('day', least(p_before, now()), 'UTC'), 'UTC');
   v_from := case when p_since = '-infinity' then p_since else date_trunc('month', p_since, 'UTC') end;
   -- Nothing to build (the usual hourly run): no lock taken.
-  perform 1
-     from (select distinct d.product_id, date_trunc('month', d.day, 'UTC') as month from price_days d
-            where d.product_id = any (p_products) and d.day >= v_from and d.day < v_to) x
-    where not exists (select 1 from price_day_texts t where t.product_id = x.product_id and t.month = x.month)
-    limit 1;
+  perform 1 from price_day_texts_todo(p_products, v_to, v_from) limit 1;
   if not found then
     return 0;
   end if;
@@ -107,17 +123,12 @@ begin
     order by s.product_id, s.competitor_id for share;
   perform 1 from products p where p.id = any (p_products) order by p.id for update;
   insert into price_day_texts (account_id, product_id, competitor_id, series, currency, month, buckets)
-  select min(x.account_id), x.product_id, min(x.competitor_id), x.series, x.currency, x.month,
-         string_agg(price_day_text(x.day, x.open, x.close, x.min, x.max, x.total, x.count), ',' order by x.day)
-    from (select d.*, date_trunc('month', d.day, 'UTC') as month from price_days d
-           where d.product_id = any (p_products) and d.day >= v_from and d.day < v_to) x
-    -- The months built, read once.
-    left join (select distinct t.product_id, t.month from price_day_texts t
-                where t.product_id = any (p_products) and t.month >= v_from and t.month < v_to) b
-      on b.product_id = x.product_id and b.month = x.month
-   where b.month is null
-   group by x.product_id, x.month, x.series, x.currency
-   order by x.product_id, x.month, x.series, x.currency;
+  select min(d.account_id), d.product_id, min(d.competitor_id), d.series, d.currency, t.month,
+         string_agg(price_day_text(d.day, d.open, d.close, d.min, d.max, d.total, d.count), ',' order by d.day)
+    from price_day_texts_todo(p_products, v_to, v_from) t
+    join price_days d on d.product_id = t.product_id and d.day >= t.month and d.day < t.month_end
+   group by d.product_id, t.month, d.series, d.currency
+   order by d.product_id, t.month, d.series, d.currency;
   get diagnostics n = row_count;
   return n;
 end
