@@ -8,6 +8,9 @@
 // database's backends (from /proc, 10 ms ticks). Every answer of B is checked byte for byte,
 // with its content type and ETag, against A's. BENCH_DB=pglite: one server at a time on
 // BENCH_PRICES_DIR's data (the embedded database has one owner), no PostgreSQL CPU.
+// AB_PRODUCTS=each: every measured request reads a product no request of either server read
+// before (the first product still checks the answers), so both read cold as a product nobody
+// asked for lately is read; the default reads the first product every time (warm).
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -51,10 +54,19 @@ const start = async (name: 'A' | 'B') =>
       timeoutMs: 300_000,
     }),
   );
-const url = `/api/v1/products/${ds.productIds[0]}/prices?interval=day&from=${encodeURIComponent(seed.startAt)}&to=${encodeURIComponent(seed.endAt)}`;
+const urlOf = (productId: string) =>
+  `/api/v1/products/${productId}/prices?interval=day&from=${encodeURIComponent(seed.startAt)}&to=${encodeURIComponent(seed.endAt)}`;
+const EACH = process.env.AB_PRODUCTS === 'each';
+let taken = 0;
+/** The product of the next measured request: always the first, or with AB_PRODUCTS=each one not read yet. */
+const nextProduct = () => {
+  if (!EACH) return ds.productIds[0]!;
+  if (++taken >= ds.productIds.length) throw new Error('AB_PRODUCTS=each: more requests than products');
+  return ds.productIds[(taken * 7919) % ds.productIds.length]!;
+};
 const headers = { authorization: `Bearer ${key}`, accept: 'application/json' };
-const get = async (pool: Pool) => {
-  const r = await pool.request({ method: 'GET', path: url, headers });
+const get = async (pool: Pool, productId = ds.productIds[0]!) => {
+  const r = await pool.request({ method: 'GET', path: urlOf(productId), headers });
   const body = await r.body.text();
   if (r.statusCode !== 200) throw new Error(`${r.statusCode} ${body.slice(0, 300)}`);
   return { body, type: r.headers['content-type'], etag: r.headers.etag };
@@ -84,8 +96,9 @@ for (let round = 0; round < ROUNDS; round++) {
     compared++;
     const { cpu } = await cpuDuring(s.pid, kind === 'pg' ? PRICES_PG_DB : undefined, async () => {
       for (let i = 0; i < N; i++) {
+        const product = nextProduct();
         const t = performance.now();
-        await get(pool);
+        await get(pool, product);
         out[name].wall.push(performance.now() - t);
       }
     });
