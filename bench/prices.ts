@@ -21,7 +21,8 @@
  *      and round, fewer when BENCH_PRICES_MAX_SECONDS=60 run out first)  BENCH_PRICES_WARMUP=10  BENCH_PRICES_CONCURRENCY=1 (read requests in flight)
  *      BENCH_PRICES_INGEST_BATCHES=24 (per ingest target and round)  BENCH_PRICES_INGEST_CLIENTS=4
  *      BENCH_LOG_LEVEL (server's LOG_LEVEL, default info)  BENCH_PROFILE=1 (server CPU profile)
- *      BENCH_PRICES_ONLY=history,trends,ingest  and BENCH_PRICES_* of bench/lib/prices-data.ts.
+ *      BENCH_PRICES_ONLY=history,trends,ingest  BLOCKS=0 / TEXTS=0 (do not build the trends' blocks /
+ *      the history's month texts first)  and BENCH_PRICES_* of bench/lib/prices-data.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -387,9 +388,13 @@ async function prepare(
   try {
     const ds = await loadDataset(db);
     // The trends' blocks of whole days (migration 0022), as the server's task would build them in
-    // its first hour: all of them on a data set seeded before 0022, none when they are there.
+    // its first hour: all of them on a data set seeded before 0022, none when they are there;
+    // BLOCKS=0 skips them (a run of the history alone).
     const t0 = performance.now();
-    const blocks = await buildAllPriceBlocks(db, { before: new Date(), batchProducts: 50 });
+    const blocks =
+      process.env.BLOCKS === '0'
+        ? { rows: 0 }
+        : await buildAllPriceBlocks(db, { before: new Date(), batchProducts: 50 });
     if (blocks.rows > 0) {
       // Statistics for the new rows now, as the seed's own `vacuum analyze`: autovacuum may be
       // busy with the large tables for a while, and a block partition planned from its empty
