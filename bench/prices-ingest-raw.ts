@@ -17,6 +17,8 @@
 //   price_hours (the local days of HISTORY_ZONES dropped with any change of their hours). The
 //   batches are of June 2026, hours long past, so the triggers probe the local days each time;
 //   START=now: from the current hour on, where they stop at their first query.
+// - pre25 (MODES includes it): the api statement without migration 0025's triggers on
+//   price_days (the month texts dropped with any change of their day rows).
 // - raw: a multi-row INSERT of the same rows (as bench/prices.ts's raw side) into the table
 //   without the roll-up triggers (price_hours, price_days, their trends columns); the series
 //   trigger of migration 0003 stays, as before roll-ups.
@@ -126,7 +128,10 @@ function timeline() {
 async function setTriggers(mode: string) {
   const on = (t: string, yes: boolean) =>
     db.query(`alter table price_observations ${yes ? 'enable' : 'disable'} trigger ${t}`);
-  await on('price_observations_track_hours', mode === 'api' || mode === 'pre22' || mode === 'pre24');
+  await on(
+    'price_observations_track_hours',
+    mode === 'api' || mode === 'pre22' || mode === 'pre24' || mode === 'pre25',
+  );
   await on('price_observations_track_hours_0017', mode === 'old');
   await on('price_observations_track_hours_spans_0018', mode === 'old');
   await on('price_observations_track_hours_0019', mode === 'pre21');
@@ -135,6 +140,7 @@ async function setTriggers(mode: string) {
     await db.query(
       `alter table price_hours ${mode === 'pre24' ? 'disable' : 'enable'} trigger price_hours_local_days_${op}`,
     );
+    await db.query(`alter table price_days ${mode === 'pre25' ? 'disable' : 'enable'} trigger price_days_texts_${op}`);
   }
 }
 
