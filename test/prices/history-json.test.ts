@@ -3,12 +3,13 @@ import crypto from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { historyRange } from '../../src/prices/history/params.js';
 import { PriceHistoryBucketsSchema } from '../../src/prices/history/schemas.js';
+import { historyJson } from '../../src/prices/history/json.js';
 import { type BucketRow, historyQuery, toSeries } from '../../src/prices/history/sql.js';
 import { useTestApp } from '../helpers/app.js';
 import { account, competitor, insertObservations, type Headers } from './history-support.js';
 
 /**
- * The bucketed history's JSON is written as text from the statement's rows (seriesJson), not
+ * The bucketed history's JSON is written as bytes from the statement's rows (historyJson), not
  * serialised from objects: it must be byte for byte what the response schema's serializer gives
  * for the same answer as objects (toSeries, numbers through Number): keys in the schema's order,
  * numbers as JavaScript writes them (trailing zeros dropped; a price of more than 15 significant
@@ -100,5 +101,76 @@ describe('price history: the JSON text of buckets', () => {
     assert.match(res.body, /"open":5.5,"close":5.5,"min":5.5,"max":5.5,"average":5.5,"count":2\}/);
     assert.match(res.body, /"open":1234567890.1234,"close":1234567890.1234,"min":1234567890.1234,/);
     assert.match(res.body, /"open":null,"close":null,"min":null,"max":null,"average":null,"count":0\}/);
+  });
+
+  it('writes random rows as the serializer writes their objects (UTC days and given bounds)', () => {
+    let seed = 20261130;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const number = () =>
+      [
+        () => 'null',
+        () => String(Math.floor(random() * 1000)),
+        () => (random() * 1000).toFixed(2).replace(/\.?0+$/, ''),
+        () => `${Math.floor(random() * 1e12)}.${String(Math.floor(random() * 1e4)).padStart(4, '0')}`,
+        () => '999999999999999.9999',
+      ][Math.floor(random() * 5)]!();
+    for (const given of [false, true]) {
+      const days = 40;
+      const start = new Date('2025-01-01T00:00:00Z');
+      const edges = Array.from({ length: days + 1 }, (_, n) =>
+        new Date(start.getTime() + n * 86_400_000).toISOString(),
+      );
+      const base = given ? 0 : start.getTime() / 86_400_000 - 1;
+      const rows: BucketRow[] = [
+        {
+          k: 0,
+          product_id: 'p',
+          range_start: start,
+          range_end: new Date(edges[days]!),
+          starts: given ? edges.slice(0, -1).join(',') : null,
+          ends: given ? edges.slice(1).join(',') : null,
+          competitor_id: null,
+          competitor_name: null,
+          currency: null,
+          buckets: null,
+        },
+      ];
+      for (const [competitor, currency] of [
+        [null, 'EUR'],
+        [crypto.randomUUID(), 'EUR'],
+        [crypto.randomUUID(), 'USD'],
+      ] as [string | null, string][]) {
+        const fields: string[] = [];
+        for (let n = 1; n <= days; n++) {
+          if (random() < 0.3) continue;
+          const open = number();
+          if (random() < 0.4)
+            fields.push(String(n + base), open, '', '', '', '', String(1 + Math.floor(random() * 40)));
+          else
+            fields.push(
+              String(n + base),
+              open,
+              number(),
+              number(),
+              number(),
+              number(),
+              String(Math.floor(random() * 99)),
+            );
+        }
+        if (fields.length === 0) fields.push(String(1 + base), '1', '', '', '', '', '1');
+        rows.push({
+          ...rows[0]!,
+          k: 1,
+          competitor_id: competitor,
+          currency,
+          buckets: fields.join(','),
+          starts: null,
+          ends: null,
+        });
+      }
+      const series = (PriceHistoryBucketsSchema as Schema).properties!.series!;
+      const want = `<${JSON.stringify(ordered(toSeries(rows), series))}>`;
+      assert.equal(historyJson('<', rows, '>').toString('utf8'), want);
+    }
   });
 });

@@ -118,7 +118,7 @@ export function defaultSource(p: HistoryRange & { interval: BucketUnit }, zones:
  * negative, so half up is half away from zero). Rows (BucketRow): a header with the range and
  * every bucket's start and end, then one per series and currency with its buckets that have
  * observations as one text, our own series first, then by competitor id and currency;
- * seriesJson and toBuckets add the empty buckets. Another account's product gives no row at all.
+ * historyJson (json.ts) and toBuckets add the empty buckets. Another account's product gives no row at all.
  *
  * The inputs are days, hours or observations, in one shape (an observation is an hour of one
  * row): open and close with the (observed_at, id) that orders them, min, max, count, total.
@@ -234,7 +234,7 @@ export function historyQuery(
     o as (${input}
     ),
     -- Only the buckets with observations: the empty ones, and every bucket's start and end, are
-    -- filled in by seriesJson and toBuckets from the header row's texts (a year by day: 4 026
+    -- filled in by historyJson and toBuckets from the header row's texts (a year by day: 4 026
     -- rows of 14 columns with 4 timestamps each cost more to format and sort than to compute).
     a as (
       select series, currency, n,
@@ -484,14 +484,6 @@ export interface Bucket {
 /** The fields of a bucket in `BucketRow.buckets`: its number and six values. */
 const FIELDS = 7;
 
-/**
- * A number of `BucketRow.buckets` as JSON.stringify (and so the route's serializer) writes it.
- * PostgreSQL writes the shortest decimal with the trailing zeros trimmed; that is JavaScript's
- * text of the same number whenever it has at most 15 significant digits (every decimal of 15
- * digits is a distinct double) and no exponent (our numbers are 0 or at least 0.0001, and below
- * 10^15). A longer one (a price of 12 digits and 4 decimals) goes through Number as before.
- */
-const jsonNumber = (t: string) => (t.length <= 15 ? t : String(Number(t)));
 const numberOf = (t: string) => (t === 'null' ? null : Number(t));
 /** Field `k` (1 to 5) of the bucket at `i`: empty is the open's value. */
 const valueOf = (fields: string[], i: number, k: number) => numberOf(fields[i + k] || fields[i + 1]!);
@@ -503,32 +495,26 @@ function utcDays(start: Date, end: Date): string[] {
   return out;
 }
 
-/** Each series row's buckets with observations, as its fields; one header's bounds. */
-function parts(rows: BucketRow[]) {
+/**
+ * The buckets of historyQuery's rows, from their header row: each one's start and end as the
+ * answer shows them, and `base`, what a bucket's number in the series' texts has more than its
+ * number in the answer (1-based).
+ */
+export function bucketBounds(rows: BucketRow[]): { starts: string[]; ends: string[]; base: number } | undefined {
   const head = rows[0];
   if (!head) return undefined;
-  let starts: string[];
-  let ends: string[];
-  // A bucket's number in the text is `base` more than its number in the answer.
-  let base = 0;
-  if (head.starts && head.ends) {
-    starts = head.starts.split(',');
-    ends = head.ends.split(',');
-  } else {
-    const days = utcDays(head.range_start!, head.range_end!);
-    starts = days.slice(0, -1);
-    ends = days.slice(1);
-    base = head.range_start!.getTime() / DAY_MS - 1;
-  }
-  return { starts, ends, base, series: rows.slice(1).map((r) => ({ row: r, fields: r.buckets!.split(',') })) };
+  if (head.starts && head.ends) return { starts: head.starts.split(','), ends: head.ends.split(','), base: 0 };
+  const days = utcDays(head.range_start!, head.range_end!);
+  return { starts: days.slice(0, -1), ends: days.slice(1), base: head.range_start!.getTime() / DAY_MS - 1 };
 }
 
 /** Every bucket of every series with observations, in the answer's order (series, currency, start). */
 export function toBuckets(rows: BucketRow[]): Bucket[] {
-  const p = parts(rows);
+  const p = bucketBounds(rows);
   if (!p) return [];
   const out: Bucket[] = [];
-  for (const { row, fields } of p.series) {
+  for (const row of rows.slice(1)) {
+    const fields = row.buckets!.split(',');
     const { competitor_id, competitor_name } = row;
     const currency = row.currency!;
     let i = 0;
@@ -574,42 +560,6 @@ export function toSeries(rows: BucketRow[]): PriceHistoryBuckets['series'] {
     });
   }
   return out;
-}
-
-/**
- * Rows of historyQuery as the JSON of the API's `series`: the text the response schema's
- * serializer gives for toSeries(rows), byte for byte (test/prices/history-json.test.ts), written
- * straight from the rows' texts. A year of day buckets of 11 series is 4 026 buckets and ~600 KB:
- * building them as objects and serialising those was half of the server's CPU per request
- * (docs/BENCHMARKS.md).
- */
-export function seriesJson(rows: BucketRow[]): string {
-  const p = parts(rows);
-  if (!p) return '[]';
-  // Every series has the same buckets: each one's opening written once.
-  const opening = p.starts.map((s, n) => `{"start":"${s}","end":"${p.ends[n]}",`);
-  const empty = '"open":null,"close":null,"min":null,"max":null,"average":null,"count":0}';
-  let out = '[';
-  for (const { row, fields } of p.series) {
-    if (out.length > 1) out += ',';
-    out += `{"competitor_id":${JSON.stringify(row.competitor_id)},"currency":${JSON.stringify(row.currency)},"buckets":[`;
-    let i = 0;
-    for (let n = 1; n <= opening.length; n++) {
-      if (n > 1) out += ',';
-      out += opening[n - 1];
-      if (i < fields.length && Number(fields[i]) === n + p.base) {
-        const open = jsonNumber(fields[i + 1]!);
-        out +=
-          fields[i + 2] === ''
-            ? `"open":${open},"close":${open},"min":${open},"max":${open},"average":${open},"count":${jsonNumber(fields[i + 6]!)}}`
-            : `"open":${open},"close":${jsonNumber(fields[i + 2]!)},"min":${jsonNumber(fields[i + 3]!)},` +
-              `"max":${jsonNumber(fields[i + 4]!)},"average":${jsonNumber(fields[i + 5]!)},"count":${jsonNumber(fields[i + 6]!)}}`;
-        i += FIELDS;
-      } else out += empty;
-    }
-    out += ']}';
-  }
-  return out + ']';
 }
 
 export interface ObservationRow {

@@ -11,7 +11,8 @@ import {
   RAW_LIMIT_DEFAULT,
 } from '../schemas.js';
 import { bucketRows, rawRows, refusePagingOfBuckets } from '../service.js';
-import { RAW_SORTS, seriesJson, toObservation } from '../sql.js';
+import { historyJson } from '../json.js';
+import { RAW_SORTS, toObservation } from '../sql.js';
 
 // Fastify types a serialization schema as a plain record; TypeBox schemas are that at run time.
 const OBSERVATIONS_SHAPE = PriceHistoryObservationsSchema as unknown as Record<string, unknown>;
@@ -43,7 +44,7 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
     },
     // The documented 200 is an anyOf of the two shapes; serialised through it, fast-json-stringify
     // would validate the whole answer (thousands of buckets) with ajv to pick the branch. Each
-    // branch knows its shape: buckets are written as text by seriesJson, observations
+    // branch knows its shape: buckets are written as bytes by historyJson, observations
     // serialise with their shape's own compiled serializer.
     async (request, reply) => {
       const q = request.query;
@@ -58,14 +59,17 @@ export const getPriceHistoryRoute: FastifyPluginAsyncTypebox = async (app) => {
           app.ctx.config.historyZones,
         );
         const first = rows[0]!;
-        // The answer's text written directly (seriesJson): the same bytes as the schema's
-        // serializer would give for the same answer as objects, at a fraction of the CPU. Sent
-        // as bytes: encoded once for both the ETag's hash and the socket, not once for each.
-        const body =
+        // The answer's bytes written directly (historyJson): the same bytes as the schema's
+        // serializer would give for the same answer as objects, at a fraction of the CPU, and
+        // hashed for the ETag as they are.
+        const body = historyJson(
           `{"object":"price_history","product_id":${JSON.stringify(p.productId)},` +
-          `"from":"${iso(first.range_start!)}","to":"${iso(first.range_end!)}",` +
-          `"tz":${JSON.stringify(range.tz)},"interval":"${range.interval}","series":${seriesJson(rows)}}`;
-        return reply.type('application/json; charset=utf-8').send(Buffer.from(body) as never); // bytes: no serializer runs
+            `"from":"${iso(first.range_start!)}","to":"${iso(first.range_end!)}",` +
+            `"tz":${JSON.stringify(range.tz)},"interval":"${range.interval}","series":`,
+          rows,
+          '}',
+        );
+        return reply.type('application/json; charset=utf-8').send(body as never); // bytes: no serializer runs
       }
       const page = pageRequest(q, RAW_SORTS, 'observed_at', RAW_LIMIT_DEFAULT);
       const rows = await rawRows(app.ctx.reads.forAccount(request.principal.accountId), p, page);
