@@ -27,15 +27,18 @@ for (const d of DATABASES) if (d !== 'pg' && d !== 'pglite') throw new Error(`BE
 export const REAL_SERVER = path.resolve(process.env.BENCH_SERVER ?? path.join(ROOT, 'dist/cli/main.js'));
 export const MINIMAL_SERVER = path.join(ROOT, 'bench/servers/minimal.ts');
 
-/** node arguments that run the built API server; BENCH_PROFILE=1 adds a CPU profile. */
 /**
  * BENCH_PROFILE=1: a CPU profile per thread in bench/results/profiles/NAME/ (the main thread's is
- * the largest file; tsx's loader and the PGlite worker write their own).
+ * the largest file; tsx's loader and the PGlite worker write their own). BENCH_PROFILE=perf:
+ * `--perf-basic-prof`, so that `perf record -g -p PID` names the JavaScript functions beside the
+ * native ones, which V8's profile leaves as "(anonymous) (native)".
  */
-const profileArgs = (name?: string) =>
-  process.env.BENCH_PROFILE === '1' && name
+function profileArgs(name?: string): string[] {
+  if (process.env.BENCH_PROFILE === 'perf') return ['--perf-basic-prof'];
+  return process.env.BENCH_PROFILE === '1' && name
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles', name)}`]
     : [];
+}
 
 export function realServerArgs(profileName?: string, server = REAL_SERVER): string[] {
   if (!fs.existsSync(server)) throw new Error(`${server} is missing: run \`npm run build\` first`);
