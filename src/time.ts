@@ -45,14 +45,26 @@ export class OffsetClock implements Clock {
 }
 
 /**
+ * The names canonicalTimeZone has answered: building an Intl.DateTimeFormat costs ~0.3 ms, 5 % of
+ * a year of history's CPU (docs/BENCHMARKS.md). Bounded, since ICU takes any mix of cases of a
+ * name: past the bound, names are looked up each time as before.
+ */
+const canonicalZones = new Map<string, string>();
+const CANONICAL_ZONES_MAX = 2000;
+
+/**
  * The canonical IANA name of a zone Node's ICU data knows, or undefined. The canonical name
  * (`CET` -> `Europe/Brussels`) is what goes to PostgreSQL, which would read a few zone names
  * (CET, EST) as fixed-offset abbreviations instead.
  */
 export function canonicalTimeZone(name: string): string | undefined {
+  const known = canonicalZones.get(name);
+  if (known) return known;
   if (!/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(name)) return undefined;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    const canonical = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    if (canonicalZones.size < CANONICAL_ZONES_MAX) canonicalZones.set(name, canonical);
+    return canonical;
   } catch {
     return undefined;
   }
