@@ -34,7 +34,13 @@ export const MINIMAL_SERVER = path.join(ROOT, 'bench/servers/minimal.ts');
  * native ones, which V8's profile leaves as "(anonymous) (native)".
  */
 function profileArgs(name?: string): string[] {
-  if (process.env.BENCH_PROFILE === 'perf') return ['--perf-basic-prof'];
+  // --perf-basic-prof also turns on V8's log, by default a file per isolate in the working tree.
+  if (process.env.BENCH_PROFILE === 'perf')
+    return [
+      '--perf-basic-prof',
+      `--logfile=${path.join(os.tmpdir(), 'pricehound-bench-v8.log')}`,
+      '--no-logfile-per-isolate',
+    ];
   return process.env.BENCH_PROFILE === '1' && name
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles', name)}`]
     : [];
