@@ -114,9 +114,14 @@ describe('price history: the JSON text of buckets', () => {
         () => `${Math.floor(random() * 1e12)}.${String(Math.floor(random() * 1e4)).padStart(4, '0')}`,
         () => '999999999999999.9999',
       ][Math.floor(random() * 5)]!();
-    for (const given of [false, true]) {
+    // UTC days (numbered from 1970, so a range across it has negative ones) and given bounds.
+    for (const [given, from] of [
+      [false, '2025-01-01T00:00:00Z'],
+      [false, '1969-12-10T00:00:00Z'],
+      [true, '2025-01-01T00:00:00Z'],
+    ] as const) {
       const days = 40;
-      const start = new Date('2025-01-01T00:00:00Z');
+      const start = new Date(from);
       const edges = Array.from({ length: days + 1 }, (_, n) =>
         new Date(start.getTime() + n * 86_400_000).toISOString(),
       );

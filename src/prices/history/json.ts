@@ -72,11 +72,12 @@ function fieldEnd(src: Uint8Array, a: number): number {
   return a;
 }
 
-/** The whole number written at `a` to `b` of `src` (a bucket's number). */
+/** The whole number written at `a` to `b` of `src` (a bucket's number; a day before 1970 is negative). */
 function integerAt(src: Uint8Array, a: number, b: number): number {
+  const negative = src[a] === 45; /* - */
   let n = 0;
-  for (let j = a; j < b; j++) n = n * 10 + src[j]! - 48;
-  return n;
+  for (let j = negative ? a + 1 : a; j < b; j++) n = n * 10 + src[j]! - 48;
+  return negative ? -n : n;
 }
 
 /**
