@@ -6,7 +6,7 @@ import { type BucketRow, bucketBounds } from './sql.js';
  * (test/prices/history-json.test.ts), at a fraction of the CPU. A year of day buckets of 11
  * series is 4 026 buckets and ~600 KB. Serialising objects was half of the server's CPU per
  * request; writing the answer as one JavaScript string still spent most of its time flattening
- * that string of ~50 000 pieces and encoding it (docs/BENCHMARKS.md, "history JSON as bytes").
+ * that string of ~50 000 pieces and encoding it (docs/BENCHMARKS.md, "Issue 26: the history's answer as bytes").
  * Here each byte is copied once, from the rows' texts or from keys encoded once.
  */
 
@@ -80,6 +80,9 @@ function integerAt(src: Uint8Array, a: number, b: number): number {
   return negative ? -n : n;
 }
 
+/** The number of the bucket whose fields start at `i` of `src`; NaN (equal to none) past the end. */
+const bucketAt = (src: Uint8Array, i: number) => (i < src.length ? integerAt(src, i, fieldEnd(src, i)) : NaN);
+
 /**
  * `before` + the JSON of the answer's `series` from historyQuery's rows + `after`, as UTF-8
  * bytes: each series with every bucket of the range, the empty ones as nulls.
@@ -103,7 +106,7 @@ export function historyJson(before: string, rows: BucketRow[], after: string): B
       `${k > 0 ? ',' : ''}{"competitor_id":${JSON.stringify(row.competitor_id)},"currency":${JSON.stringify(row.currency)},"buckets":[`,
     );
     let i = 0; // where the next bucket with observations starts in src
-    let next = src.length > 0 ? integerAt(src, 0, fieldEnd(src, 0)) : -1;
+    let next = bucketAt(src, 0);
     for (let n = 1; n <= openingTexts.length; n++) {
       const oa = at[n - 1]!;
       const ob = at[n]!;
@@ -135,7 +138,7 @@ export function historyJson(before: string, rows: BucketRow[], after: string): B
       out.value(COUNT, src, b5 + 1, b6);
       out.buf[out.pos++] = CLOSE_BRACE;
       i = b6 + 1;
-      next = i < src.length ? integerAt(src, i, fieldEnd(src, i)) : -1;
+      next = bucketAt(src, i);
     }
     out.text(']}');
   }
