@@ -10,7 +10,9 @@
  * Env: BENCH_PRICES_PRODUCTS (1000), BENCH_PRICES_COMPETITORS (10), BENCH_PRICES_PER_SERIES
  * (1000; BENCH_PRICES_PGLITE_PER_SERIES for the embedded database only), BENCH_PRICES_DAYS (365),
  * BENCH_PRICES_DIR (where the embedded DATA_DIR lives; default $TMPDIR/ph-bench-prices),
- * BENCH_PRICES_PG_DB (ph_bench_prices).
+ * BENCH_PRICES_PG_DB (ph_bench_prices), BENCH_PRICES_SEED_JOBS (2: connections building the
+ * day rows at once, PostgreSQL), BENCH_PRICES_HOURS=1 (build the hourly aggregates too),
+ * BENCH_PRICES_RESUME=0 (seed from scratch even when a load was left for its roll-ups).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -59,7 +61,9 @@ export function seedParams(kind: Kind): SeedParams {
     // 3: the hourly aggregates (price_hours, migration 0015) built after the load.
     // 4: the daily aggregates (price_days, migration 0017) built from the hours.
     // 5: price_days' trends columns (migration 0018) built from the raw rows.
-    version: 5,
+    // 6: the day rows built in one pass from the raw rows, trends columns and carries included;
+    //    no hours unless BENCH_PRICES_HOURS=1.
+    version: 6,
     products: env('BENCH_PRICES_PRODUCTS', 1000),
     competitors: Math.min(60, env('BENCH_PRICES_COMPETITORS', 10)),
     perSeries: kind === 'pglite' ? env('BENCH_PRICES_PGLITE_PER_SERIES', perSeries) : perSeries,
@@ -67,6 +71,22 @@ export function seedParams(kind: Kind): SeedParams {
     ingestProducts: env('BENCH_PRICES_INGEST_PRODUCTS', 400),
     days: env('BENCH_PRICES_DAYS', 365),
   };
+}
+
+/** What the load left (the `loaded` marker), for the roll-ups that follow it. */
+export interface LoadedSeed {
+  params: SeedParams;
+  accountId: string;
+  startAt: string;
+  endAt: string;
+  observations: number;
+  series: number;
+  priceChanges: number;
+  seconds: Record<string, number>;
+  rowsPerSecondLoad: number;
+  load1: number[];
+  seedRssPeakMiB: number;
+  loadedAt: string;
 }
 
 export interface SeedInfo {
@@ -114,11 +134,16 @@ export const openBenchDb = (kind: Kind) => openDatabase(targetOf(kind));
 
 const sameParams = (a: SeedParams, b: SeedParams) => JSON.stringify(a) === JSON.stringify(b);
 
-/** The marker of a complete data set, if there is one (PostgreSQL: the database may not exist). */
-export async function readMarker(kind: Kind): Promise<SeedInfo | undefined> {
+/**
+ * What the database's marker says: a complete data set (SeedInfo), or one loaded up to its
+ * roll-ups (`loaded`: the seed stopped there, and goes on from there).
+ */
+type Marker = SeedInfo | { loaded: LoadedSeed };
+
+async function readAnyMarker(kind: Kind): Promise<Marker | undefined> {
   if (kind === 'pglite') {
     const file = path.join(PGLITE_DATA_DIR, MARKER_FILE);
-    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as SeedInfo) : undefined;
+    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Marker) : undefined;
   }
   let db: Database;
   try {
@@ -131,13 +156,19 @@ export async function readMarker(kind: Kind): Promise<SeedInfo | undefined> {
       `select shobj_description(oid, 'pg_database') as c from pg_database where datname = current_database()`,
     );
     const c = r.rows[0]?.c;
-    return c ? (JSON.parse(c) as SeedInfo) : undefined;
+    return c ? (JSON.parse(c) as Marker) : undefined;
   } finally {
     await db.close();
   }
 }
 
-async function writeMarker(db: Database, kind: Kind, info: SeedInfo) {
+/** The marker of a complete data set, if there is one (PostgreSQL: the database may not exist). */
+export async function readMarker(kind: Kind): Promise<SeedInfo | undefined> {
+  const m = await readAnyMarker(kind);
+  return m && !('loaded' in m) ? m : undefined;
+}
+
+async function writeMarker(db: Database, kind: Kind, info: Marker) {
   if (kind === 'pglite') {
     fs.writeFileSync(path.join(PGLITE_DATA_DIR, MARKER_FILE), JSON.stringify(info, null, 2) + '\n');
     return;
@@ -240,7 +271,10 @@ select account_id, product_id, competitor_id, listing_id, id,
    and (price <> prev_price or currency <> prev_currency or in_stock is distinct from prev_in_stock)
  order by observed_at, id`;
 
-/** The migration's backfill of price_hours (0015), for the bench account: the load ran without triggers. */
+/**
+ * The hourly aggregates of the products $2 (0015's backfill), built only with BENCH_PRICES_HOURS=1:
+ * the benchmark reads UTC days, and a year of hours of 5 000 products is ~20 GB more on disk.
+ */
 const HOURS_SQL = `
 insert into price_hours (account_id, product_id, competitor_id, series, currency, hour, open_at, open_id, open,
                          close_at, close_id, close, min, max, count, total)
@@ -250,24 +284,71 @@ select min(account_id), product_id, min(competitor_id), coalesce(competitor_id, 
        max(observed_at), (array_agg(id order by observed_at desc, id desc))[1],
        (array_agg(price order by observed_at desc, id desc))[1],
        min(price), max(price), sum(samples), sum(coalesce(price_sum, price * samples))
-  from price_observations where account_id = $1
+  from price_observations where account_id = $1 and product_id = any($2::text[])
  group by product_id, coalesce(competitor_id, ''), currency, date_trunc('hour', observed_at, 'UTC')`;
 
-/** The migration's backfill of price_days (0017) from the hours, for the bench account. */
-const DAYS_SQL = `
-insert into price_days (account_id, product_id, competitor_id, series, currency, day, open_at, open_id, open,
-                        close_at, close_id, close, min, max, count, total)
-select min(account_id), product_id, min(competitor_id), series, currency, date_trunc('day', hour, 'UTC'),
-       min(open_at), (array_agg(open_id order by open_at, open_id))[1], (array_agg(open order by open_at, open_id))[1],
-       max(close_at), (array_agg(close_id order by close_at desc, close_id desc))[1],
-       (array_agg(close order by close_at desc, close_id desc))[1],
-       min(min), max(max), sum(count), sum(total)
-  from price_hours where account_id = $1
- group by product_id, series, currency, date_trunc('day', hour, 'UTC')`;
-
-/** The migration's backfill of price_days' trends columns (0018), for the bench account. */
-const DAY_SPANS_SQL = `
-select price_days_spans(array_agg(product_id), array_agg(series), array_agg(day)) from price_days where account_id = $1`;
+/**
+ * The day rows of the products $2, every column in one pass over their observations: what 0017
+ * builds from the hours, 0018's trends columns (`price_days_spans`: each observation's span to
+ * the next one in its series-day, or to the day's end) and 0021's carries
+ * (`price_days_carries_rebuild`: the previous day row's closing state on each day's opening row),
+ * with the same expressions. Equal to those three steps row for row (compared on a 1.01 M seed:
+ * no row differs either way) at a third of their time, and written once instead of updated
+ * twice. Inserted in key order: a product's days lie together, as the pack task leaves them.
+ */
+const DAYS_SQL = `with o as (
+  select o.account_id, o.product_id, o.competitor_id, coalesce(o.competitor_id, '') as series, o.currency,
+         date_trunc('day', o.observed_at, 'UTC') as day, o.id, o.price, o.in_stock, o.observed_at, o.samples, o.price_sum,
+         coalesce(o.price_sum / o.samples, o.price) as mean,
+         (extract(epoch from coalesce(lead(o.observed_at) over w, date_trunc('day', o.observed_at, 'UTC') + interval '24 hours') - o.observed_at)
+           * 1000000)::bigint as us
+    from price_observations o
+   where o.account_id = $1 and o.product_id = any($2::text[])
+  window w as (partition by o.product_id, coalesce(o.competitor_id, ''), date_trunc('day', o.observed_at, 'UTC') order by o.observed_at, o.id)
+),
+g as (
+  select min(o.account_id) as account_id, o.product_id, min(o.competitor_id) as competitor_id, o.series, o.currency, o.day,
+         min(o.observed_at) as open_at, (array_agg(o.id order by o.observed_at, o.id))[1] as open_id,
+         (array_agg(o.price order by o.observed_at, o.id))[1] as open,
+         max(o.observed_at) as close_at, (array_agg(o.id order by o.observed_at desc, o.id desc))[1] as close_id,
+         (array_agg(o.price order by o.observed_at desc, o.id desc))[1] as close,
+         min(o.price) as min, max(o.price) as max, sum(o.samples) as count, sum(coalesce(o.price_sum, o.price * o.samples)) as total,
+         (array_agg(o.price order by o.price::float8, o.observed_at desc) filter (where o.in_stock is not false))[1] as low,
+         (array_agg(o.observed_at order by o.price::float8, o.observed_at desc) filter (where o.in_stock is not false))[1] as low_at,
+         (array_agg(o.price order by o.price::float8 desc, o.observed_at desc) filter (where o.in_stock is not false))[1] as high,
+         (array_agg(o.observed_at order by o.price::float8 desc, o.observed_at desc) filter (where o.in_stock is not false))[1] as high_at,
+         min(o.price) filter (where o.in_stock is not false) as priced_min,
+         coalesce(sum(o.us) filter (where o.in_stock is not false), 0)::bigint as priced_us,
+         coalesce(sum(o.mean * o.us) filter (where o.in_stock is not false), 0) as priced_sum,
+         count(*) filter (where o.in_stock is not false) as priced_n,
+         coalesce(sum(o.mean) filter (where o.in_stock is not false), 0) as priced_means,
+         coalesce(sum(o.us) filter (where o.in_stock = false), 0)::bigint as oos_us,
+         coalesce(sum(o.us) filter (where o.in_stock is not null), 0)::bigint as known_us,
+         (array_agg(o.in_stock order by o.observed_at desc, o.id desc))[1] as close_in_stock,
+         (array_agg(o.mean order by o.observed_at desc, o.id desc))[1] as close_mean
+    from o
+   group by o.product_id, o.series, o.currency, o.day
+),
+cl as (
+  select x.product_id, x.series, x.day,
+         lag(x.day) over w as prev_day, lag(x.currency) over w as prev_currency,
+         lag(x.close_in_stock) over w as prev_in_stock, lag(x.close_mean) over w as prev_mean
+    from (select distinct on (g.product_id, g.series, g.day) g.product_id, g.series, g.day, g.currency, g.close_in_stock, g.close_mean
+            from g order by g.product_id, g.series, g.day, g.close_at desc, g.close_id desc) x
+  window w as (partition by x.product_id, x.series order by x.day)
+)
+insert into price_days (account_id, product_id, competitor_id, series, currency, day, open_at, open_id, open, close_at, close_id, close,
+                  min, max, count, total, low, low_at, high, high_at, priced_min, priced_us, priced_sum, priced_n, priced_means,
+                  oos_us, known_us, close_in_stock, close_mean, prev_day, prev_currency, prev_in_stock, prev_mean)
+select g.account_id, g.product_id, g.competitor_id, g.series, g.currency, g.day, g.open_at, g.open_id, g.open, g.close_at, g.close_id, g.close,
+       g.min, g.max, g.count, g.total, g.low, g.low_at, g.high, g.high_at, g.priced_min, g.priced_us, g.priced_sum, g.priced_n, g.priced_means,
+       g.oos_us, g.known_us, g.close_in_stock, g.close_mean,
+       case when o.opening then cl.prev_day end, case when o.opening then cl.prev_currency end,
+       case when o.opening then cl.prev_in_stock end, case when o.opening then cl.prev_mean end
+  from (select g.*, row_number() over (partition by g.product_id, g.series, g.day order by g.open_at, g.open_id) = 1 as opening from g) o
+  join g on g.product_id = o.product_id and g.series = o.series and g.day = o.day and g.currency = o.currency
+  join cl on cl.product_id = o.product_id and cl.series = o.series and cl.day = o.day
+ order by g.product_id, g.day, g.series, g.currency`;
 
 /** Each series' count of changes, which the trigger numbers the next change after. */
 const SERIES_CHANGES_SQL = `
@@ -311,10 +392,35 @@ const pad = (n: number) => String(n).padStart(5, '0');
 const secs = (t0: number) => Math.round((performance.now() - t0) / 100) / 10;
 
 /**
- * Drops whatever was there and seeds the data set. PostgreSQL: recreates the database. Embedded:
- * a new DATA_DIR. Writes the marker last, so an interrupted seed is never reused.
+ * Seeds the data set: drops whatever was there and loads it (`loadPrices`), then builds its
+ * roll-ups and writes the complete marker (`finishPrices`). A seed stopped after its load (it
+ * left a `loaded` marker) goes on from its roll-ups instead (BENCH_PRICES_RESUME=0: from scratch).
  */
 export async function seedPrices(kind: Kind, log: (s: string) => void = console.log): Promise<SeedInfo> {
+  const marker = process.env.BENCH_PRICES_RESUME === '0' ? undefined : await readAnyMarker(kind);
+  const stopRss = sampleRss(process.pid, 500);
+  try {
+    let loaded: LoadedSeed;
+    if (marker && 'loaded' in marker && sameParams(marker.loaded.params, seedParams(kind))) {
+      loaded = marker.loaded;
+      log(
+        `  ${kind}: loaded ${loaded.loadedAt} (${loaded.observations.toLocaleString('en')} observations): on from its roll-ups`,
+      );
+    } else loaded = await loadPrices(kind, log);
+    const info = await finishPrices(kind, loaded, log);
+    info.seedRssPeakMiB = Math.max(loaded.seedRssPeakMiB, stopRss().peak);
+    return info;
+  } finally {
+    stopRss();
+  }
+}
+
+/**
+ * Drops whatever was there, loads the catalogue and the observations and builds price_series and
+ * price_changes. PostgreSQL: recreates the database. Embedded: a new DATA_DIR. Ends with a
+ * `loaded` marker, so a seed stopped in its roll-ups need not load again.
+ */
+async function loadPrices(kind: Kind, log: (s: string) => void): Promise<LoadedSeed> {
   const p = seedParams(kind);
   const started = performance.now();
   const load1 = [os.loadavg()[0]!];
@@ -456,20 +562,49 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
       `  ${kind}: ${series} series (${seconds.price_series} s), ${changes.toLocaleString('en')} price changes (${seconds.price_changes} s)`,
     );
     await db.exec('alter table price_observations enable trigger price_observations_track');
-    t = performance.now();
-    const hours = (await db.query(HOURS_SQL, [accountId])).rowCount;
-    seconds.price_hours = secs(t);
-    log(`  ${kind}: ${hours.toLocaleString('en')} hourly aggregates (${seconds.price_hours} s)`);
-    t = performance.now();
-    const days = (await db.query(DAYS_SQL, [accountId])).rowCount;
+    const loaded: LoadedSeed = {
+      params: p,
+      accountId,
+      startAt: startAt.toISOString(),
+      endAt: endAt.toISOString(),
+      observations: rows,
+      series,
+      priceChanges: changes,
+      seconds: { ...seconds, total: secs(started) },
+      rowsPerSecondLoad,
+      load1: [...load1, os.loadavg()[0]!],
+      seedRssPeakMiB: stopRss().peak,
+      loadedAt: new Date().toISOString(),
+    };
+    await writeMarker(db, kind, { loaded });
+    return loaded;
+  } finally {
+    stopRss();
+    await db.close();
+  }
+}
+
+/**
+ * The roll-ups of a loaded data set, then `vacuum analyze`, its sizes and the complete marker
+ * (written last, so an interrupted seed is never reused). The day rows are built a batch of
+ * products at a time in BENCH_PRICES_SEED_JOBS connections at once (PostgreSQL, default 2: one
+ * per core here; the embedded engine has one).
+ */
+async function finishPrices(kind: Kind, loaded: LoadedSeed, log: (s: string) => void): Promise<SeedInfo> {
+  const { params: p, accountId } = loaded;
+  const started = performance.now();
+  const seconds: Record<string, number> = { ...loaded.seconds };
+  const load1 = [...loaded.load1];
+  const db = await openBenchDb(kind);
+  try {
+    let t = performance.now();
+    const { days, hours } = await buildRollups(kind, db, accountId, log);
     seconds.price_days = secs(t);
-    log(`  ${kind}: ${days.toLocaleString('en')} daily aggregates (${seconds.price_days} s)`);
-    t = performance.now();
-    await db.query(DAY_SPANS_SQL, [accountId]);
-    // The days' carries (migration 0021; a data set seeded before it got them from its backfill).
-    await db.query(`select price_days_carries_rebuild($1)`, [accountId]);
-    seconds.price_day_spans = secs(t);
-    log(`  ${kind}: their trends columns and carries (${seconds.price_day_spans} s)`);
+    log(
+      `  ${kind}: ${days.toLocaleString('en')} daily aggregates with their trends columns and carries` +
+        (hours ? `, ${hours.toLocaleString('en')} hourly ones` : '') +
+        ` (${seconds.price_days} s)`,
+    );
 
     t = performance.now();
     await db.exec('vacuum analyze');
@@ -502,20 +637,20 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
            from price_observations o`,
       )
     ).rows[0]!;
-    seconds.total = secs(started);
+    seconds.total = Math.round((loaded.seconds.total! + secs(started)) * 10) / 10;
     load1.push(os.loadavg()[0]!);
     const info: SeedInfo = {
       params: p,
       kind,
-      startAt: startAt.toISOString(),
-      endAt: endAt.toISOString(),
-      observations: rows,
+      startAt: loaded.startAt,
+      endAt: loaded.endAt,
+      observations: loaded.observations,
       competitorObservations: counts.competitor,
       ownObservations: counts.own,
-      priceChanges: changes,
-      series,
+      priceChanges: loaded.priceChanges,
+      series: loaded.series,
       seconds,
-      rowsPerSecondLoad,
+      rowsPerSecondLoad: loaded.rowsPerSecondLoad,
       sizeBytes: {
         database: counts.db,
         observations: counts.obs,
@@ -532,7 +667,6 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
       seededAt: new Date().toISOString(),
     };
     await db.close();
-    info.seedRssPeakMiB = stopRss().peak;
     if (kind === 'pglite') info.sizeBytes.dataDirOnDisk = duBytes(PGLITE_DATA_DIR);
     // The marker last: only a complete data set carries one.
     const m = await openBenchDb(kind);
@@ -543,9 +677,61 @@ export async function seedPrices(kind: Kind, log: (s: string) => void = console.
     }
     return info;
   } finally {
-    stopRss();
     await db.close().catch(() => undefined);
   }
+}
+
+/**
+ * The day rows (and with BENCH_PRICES_HOURS=1 the hours) of every bench product, a transaction
+ * per batch of BATCH_PRODUCTS products, in BENCH_PRICES_SEED_JOBS connections at once. Triggers
+ * and foreign-key checks off (session_replication_role), as in the load: the blocks and month
+ * texts those triggers would drop do not exist yet (bench:prices builds them).
+ */
+async function buildRollups(kind: Kind, db: Database, accountId: string, log: (s: string) => void) {
+  const BATCH_PRODUCTS = 50;
+  const ids = (
+    await db.query<{ id: string }>(`select id from products where account_id = $1 and sku like 'BP-%' order by id`, [
+      accountId,
+    ])
+  ).rows.map((r) => r.id);
+  const batches: string[][] = [];
+  for (let i = 0; i < ids.length; i += BATCH_PRODUCTS) batches.push(ids.slice(i, i + BATCH_PRODUCTS));
+  const withHours = process.env.BENCH_PRICES_HOURS === '1';
+  const jobs = kind === 'pg' ? Math.max(1, env('BENCH_PRICES_SEED_JOBS', 2)) : 1;
+  const t = performance.now();
+  let next = 0;
+  let done = 0;
+  let days = 0;
+  let hours = 0;
+  const work = async (conn: Database) => {
+    for (let i = next++; i < batches.length; i = next++) {
+      await conn.transaction(async (tx) => {
+        await tx.query(
+          `select set_config('session_replication_role', 'replica', true), set_config('synchronous_commit', 'off', true)` +
+            (kind === 'pg' ? `, set_config('work_mem', '256MB', true)` : ''),
+        );
+        const h = withHours ? (await tx.query(HOURS_SQL, [accountId, batches[i]])).rowCount : 0;
+        const d = (await tx.query(DAYS_SQL, [accountId, batches[i]])).rowCount;
+        hours += h;
+        days += d;
+      });
+      done++;
+      if (Math.floor((done * 10) / batches.length) > Math.floor(((done - 1) * 10) / batches.length))
+        log(
+          `  ${kind}: day rows of ${done} / ${batches.length} batches of products, ${Math.round((performance.now() - t) / 1000)} s`,
+        );
+    }
+  };
+  if (jobs === 1) await work(db);
+  else {
+    const conns = await Promise.all(Array.from({ length: jobs }, () => openBenchDb(kind)));
+    try {
+      await Promise.all(conns.map(work));
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+  }
+  return { days, hours };
 }
 
 /** The data set's marker when it is complete and made with the current parameters, else undefined. */
