@@ -33,8 +33,9 @@ import type { Database } from '../src/db/types.js';
 import { historyRange } from '../src/prices/history/params.js';
 import { historyQuery } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
-import { buildAllPriceBlocks } from '../src/prices/trends/blocks.js';
-import { buildAllMonthTexts } from '../src/prices/history/month-texts.js';
+import { buildPriceBlocks } from '../src/prices/trends/blocks.js';
+import { buildMonthTexts } from '../src/prices/history/month-texts.js';
+import type { ProductsBuild } from '../src/prices/passes.js';
 import { cleanup, DATABASES, env, machine, realServerArgs, table, workDir, writeResult } from './lib/common.js';
 import { percentile } from './lib/load.js';
 import {
@@ -52,6 +53,35 @@ import {
 } from './lib/prices-data.js';
 import { cpuDuring, ROOT, rssMiB, sampleRss, type Server, startServer, track } from './lib/proc.js';
 import { pgUrl, REDIS_URL } from './lib/seed.js';
+
+/**
+ * What the server's passes build (blocks, month texts) for every product, 50 products a
+ * transaction, in two connections at once on PostgreSQL (on a 50 M set a single pass took 6-20
+ * minutes), as the server's tasks would in their first hour: nothing when it is all there.
+ */
+async function buildForEveryProduct(kind: Kind, db: Database, build: ProductsBuild): Promise<{ rows: number }> {
+  const ids = (await db.query<{ id: string }>('select id from products order by id')).rows.map((r) => r.id);
+  const before = new Date();
+  let next = 0;
+  let rows = 0;
+  const work = async (conn: Database) => {
+    for (let i = next; i < ids.length; i = next) {
+      next += 50;
+      const n = await conn.transaction((tx) => build(tx, ids.slice(i, i + 50), before));
+      rows += n;
+    }
+  };
+  if (kind !== 'pg') await work(db);
+  else {
+    const conns = [db, await openBenchDb(kind)];
+    try {
+      await Promise.all(conns.map(work));
+    } finally {
+      await conns[1]!.close();
+    }
+  }
+  return { rows };
+}
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 const median = (xs: number[]) => {
@@ -391,10 +421,7 @@ async function prepare(
     // its first hour: all of them on a data set seeded before 0022, none when they are there;
     // BLOCKS=0 skips them (a run of the history alone).
     const t0 = performance.now();
-    const blocks =
-      process.env.BLOCKS === '0'
-        ? { rows: 0 }
-        : await buildAllPriceBlocks(db, { before: new Date(), batchProducts: 50 });
+    const blocks = process.env.BLOCKS === '0' ? { rows: 0 } : await buildForEveryProduct(kind, db, buildPriceBlocks);
     if (blocks.rows > 0) {
       // Statistics for the new rows now, as the seed's own `vacuum analyze`: autovacuum may be
       // busy with the large tables for a while, and a block partition planned from its empty
@@ -409,7 +436,7 @@ async function prepare(
     // history from the day rows alone).
     if (process.env.TEXTS !== '0') {
       const t1 = performance.now();
-      const texts = await buildAllMonthTexts(db, { before: new Date(), batchProducts: 50 });
+      const texts = await buildForEveryProduct(kind, db, buildMonthTexts);
       if (texts.rows > 0) {
         await db.query('analyze price_day_texts');
         console.log(
