@@ -122,8 +122,19 @@ export function trendsQuery(
   productId: string,
   opts: { now?: Date; source?: TrendsSource } = {},
 ): { text: string; values: unknown[] } {
-  const source = opts.source ?? 'days';
-  const text = `/* trendsQuery */
+  return { text: trendsText(opts.source ?? 'days'), values: [accountId, productId, opts.now?.toISOString() ?? null] };
+}
+
+/** The statement's text per source, built once: ~47 KB that took 0.12-0.2 ms to build a request. */
+const texts = new Map<TrendsSource, string>();
+function trendsText(source: TrendsSource): string {
+  let text = texts.get(source);
+  if (text === undefined) texts.set(source, (text = buildTrendsText(source)));
+  return text;
+}
+
+function buildTrendsText(source: TrendsSource): string {
+  return `/* trendsQuery */
 with nw as (
   -- The answer's instant, and the same in microseconds since the epoch (exact: now() has microseconds).
   select n.at, (extract(epoch from n.at) * 1000000)::bigint as us from (select coalesce($3::timestamptz, now()) as at) n
@@ -161,7 +172,6 @@ select p.id as product_id, p.currency as product_currency, p.base_price::text as
   left join l on true
   left join a on a.series = l.series
  order by l.competitor_id nulls first`;
-  return { text, values: [accountId, productId, opts.now?.toISOString() ?? null] };
 }
 
 export interface TrendsRow {
