@@ -34,7 +34,12 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     max: opts.poolSize ?? 10,
     types: typeParsers,
     connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
+    // A new connection plans each statement afresh: the trends statement's first run on one took
+    // 77-79 ms at 50.5 M observations and its next five (custom plans) 33-47 ms, against ~11 ms
+    // once PostgreSQL keeps the generic plan (docs/BENCHMARKS.md, "Connections kept"). Closing
+    // idle connections after 30 s meant a shop's dashboard, a request a minute, paid that on
+    // every visit; after 10 minutes of quiet they are still closed, their memory returned.
+    idleTimeoutMillis: 600_000,
     application_name: opts.applicationName ?? 'pricehound',
     // No JIT compilation (a startup parameter: no extra round trip). The planner's estimates for
     // the history statement (CTEs, generate_series, branches never run) pass jit_above_cost, and
