@@ -36,6 +36,7 @@ import { trendsQuery } from '../src/prices/trends/sql.js';
 import { buildPriceBlocks } from '../src/prices/trends/blocks.js';
 import { buildMonthTexts } from '../src/prices/history/month-texts.js';
 import type { ProductsBuild } from '../src/prices/passes.js';
+import { inBatches } from './lib/batches.js';
 import { cleanup, DATABASES, env, machine, realServerArgs, table, workDir, writeResult } from './lib/common.js';
 import { percentile } from './lib/load.js';
 import {
@@ -62,24 +63,17 @@ import { pgUrl, REDIS_URL } from './lib/seed.js';
 async function buildForEveryProduct(kind: Kind, db: Database, build: ProductsBuild): Promise<{ rows: number }> {
   const ids = (await db.query<{ id: string }>('select id from products order by id')).rows.map((r) => r.id);
   const before = new Date();
-  let next = 0;
   let rows = 0;
-  const work = async (conn: Database) => {
-    for (let i = next; i < ids.length; i = next) {
-      next += 50;
-      const n = await conn.transaction((tx) => build(tx, ids.slice(i, i + 50), before));
+  await inBatches(
+    db,
+    () => openBenchDb(kind),
+    ids,
+    { size: 50, jobs: kind === 'pg' ? 2 : 1 },
+    async (tx, batch) => {
+      const n = await build(tx, batch, before);
       rows += n;
-    }
-  };
-  if (kind !== 'pg') await work(db);
-  else {
-    const conns = [db, await openBenchDb(kind)];
-    try {
-      await Promise.all(conns.map(work));
-    } finally {
-      await conns[1]!.close();
-    }
-  }
+    },
+  );
   return { rows };
 }
 

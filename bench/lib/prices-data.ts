@@ -23,6 +23,7 @@ import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
 import { ensureObservationPartitions } from '../../src/prices/partitions/index.js';
+import { inBatches } from './batches.js';
 import { env } from './common.js';
 import { sampleRss } from './proc.js';
 import { pgUrl, recreatePgDatabase } from './seed.js';
@@ -684,54 +685,43 @@ async function finishPrices(kind: Kind, loaded: LoadedSeed, log: (s: string) => 
 
 /**
  * The day rows (and with BENCH_PRICES_HOURS=1 the hours) of every bench product, a transaction
- * per batch of BATCH_PRODUCTS products, in BENCH_PRICES_SEED_JOBS connections at once. Triggers
+ * per batch of 50 products, in BENCH_PRICES_SEED_JOBS connections at once. Triggers
  * and foreign-key checks off (session_replication_role), as in the load: the blocks and month
  * texts those triggers would drop do not exist yet (bench:prices builds them).
  */
 async function buildRollups(kind: Kind, db: Database, accountId: string, log: (s: string) => void) {
-  const BATCH_PRODUCTS = 50;
   const ids = (
     await db.query<{ id: string }>(`select id from products where account_id = $1 and sku like 'BP-%' order by id`, [
       accountId,
     ])
   ).rows.map((r) => r.id);
-  const batches: string[][] = [];
-  for (let i = 0; i < ids.length; i += BATCH_PRODUCTS) batches.push(ids.slice(i, i + BATCH_PRODUCTS));
   const withHours = process.env.BENCH_PRICES_HOURS === '1';
   const jobs = kind === 'pg' ? Math.max(1, env('BENCH_PRICES_SEED_JOBS', 2)) : 1;
   const t = performance.now();
-  let next = 0;
-  let done = 0;
   let days = 0;
   let hours = 0;
-  const work = async (conn: Database) => {
-    for (let i = next++; i < batches.length; i = next++) {
-      await conn.transaction(async (tx) => {
-        await tx.query(
-          `select set_config('session_replication_role', 'replica', true), set_config('synchronous_commit', 'off', true)` +
-            (kind === 'pg' ? `, set_config('work_mem', '256MB', true)` : ''),
-        );
-        const h = withHours ? (await tx.query(HOURS_SQL, [accountId, batches[i]])).rowCount : 0;
-        const d = (await tx.query(DAYS_SQL, [accountId, batches[i]])).rowCount;
-        hours += h;
-        days += d;
-      });
-      done++;
-      if (Math.floor((done * 10) / batches.length) > Math.floor(((done - 1) * 10) / batches.length))
-        log(
-          `  ${kind}: day rows of ${done} / ${batches.length} batches of products, ${Math.round((performance.now() - t) / 1000)} s`,
-        );
-    }
+  const done = (n: number, count: number) => {
+    if (Math.floor((n * 10) / count) > Math.floor(((n - 1) * 10) / count))
+      log(
+        `  ${kind}: day rows of ${n} / ${count} batches of products, ${Math.round((performance.now() - t) / 1000)} s`,
+      );
   };
-  if (jobs === 1) await work(db);
-  else {
-    const conns = await Promise.all(Array.from({ length: jobs }, () => openBenchDb(kind)));
-    try {
-      await Promise.all(conns.map(work));
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-    }
-  }
+  await inBatches(
+    db,
+    () => openBenchDb(kind),
+    ids,
+    { size: 50, jobs, done },
+    async (tx, batch) => {
+      await tx.query(
+        `select set_config('session_replication_role', 'replica', true), set_config('synchronous_commit', 'off', true)` +
+          (kind === 'pg' ? `, set_config('work_mem', '256MB', true)` : ''),
+      );
+      const h = withHours ? (await tx.query(HOURS_SQL, [accountId, batch])).rowCount : 0;
+      const d = (await tx.query(DAYS_SQL, [accountId, batch])).rowCount;
+      hours += h;
+      days += d;
+    },
+  );
   return { days, hours };
 }
 
