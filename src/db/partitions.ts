@@ -110,29 +110,45 @@ const LOCK_NOT_AVAILABLE = '55P03';
 export const MAINTENANCE_LOCK_TIMEOUT_MS = 250;
 const LOCK_ATTEMPTS = 8;
 
+/** Sets lock_timeout to MAINTENANCE_LOCK_TIMEOUT_MS for the rest of `tx`. */
+export async function shortLockWaits(tx: Queryable): Promise<void> {
+  await tx.query(`/* maintenanceLockTimeout */ select set_config('lock_timeout', $1, true)`, [
+    `${MAINTENANCE_LOCK_TIMEOUT_MS}ms`,
+  ]);
+}
+
+/**
+ * Runs `attempt` (a transaction that set shortLockWaits) again when a lock it waited for was not
+ * granted in time: LOCK_ATTEMPTS times, backing off, then the error is thrown (the periodic task
+ * tries at its next turn).
+ */
+export async function retryLockTimeouts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if ((err as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE || n >= LOCK_ATTEMPTS) throw err;
+      const backoff = 50 * 2 ** (n - 1);
+      await new Promise((resolve) => setTimeout(resolve, backoff / 2 + Math.random() * backoff));
+    }
+  }
+}
+
 /**
  * Runs `fn` in a transaction holding the set's advisory lock and an ACCESS EXCLUSIVE lock on
  * every table of the set (each with its partitions, parent first, as readers and writers take
  * them); retried from the start when a table lock is not granted in time.
  */
 async function withSetLocked<T>(db: Database, set: PartitionSet, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.transaction(async (tx) => {
-        await lockSet(tx, set);
-        await tx.query(`/* maintenanceLockTimeout */ select set_config('lock_timeout', $1, true)`, [
-          `${MAINTENANCE_LOCK_TIMEOUT_MS}ms`,
-        ]);
-        const tables = set.tables.map((t) => t.table).join(', ');
-        await tx.query(`/* lockPartitionedTables */ lock table ${tables} in access exclusive mode`);
-        return fn(tx);
-      });
-    } catch (err) {
-      if ((err as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE || attempt >= LOCK_ATTEMPTS) throw err;
-      const backoff = 50 * 2 ** (attempt - 1);
-      await new Promise((resolve) => setTimeout(resolve, backoff / 2 + Math.random() * backoff));
-    }
-  }
+  return retryLockTimeouts(() =>
+    db.transaction(async (tx) => {
+      await lockSet(tx, set);
+      await shortLockWaits(tx);
+      const tables = set.tables.map((t) => t.table).join(', ');
+      await tx.query(`/* lockPartitionedTables */ lock table ${tables} in access exclusive mode`);
+      return fn(tx);
+    }),
+  );
 }
 
 /** Whether the default partition of `table` holds rows in the range. */

@@ -19,9 +19,11 @@ import { startEmailWork } from '../email/start.js';
 import type { Fetcher } from '../fetcher/types.js';
 import { pruneEvents } from '../events/service.js';
 import { deleteExpiredIdempotencyKeys } from '../http/idempotency.js';
+import { buildOnlineIndexes } from '../db/online-indexes.js';
 import { partitionsRun } from '../db/partitions.js';
 import { EVENT_PARTITIONS } from '../events/service.js';
 import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
+import { OBSERVATION_INDEXES } from '../prices/partitions/indexes.js';
 import { packRun, retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
 import { blocksRun } from '../prices/trends/job.js';
@@ -111,6 +113,23 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     firstAfterMs: 5_000,
     everyMs: 60 * MINUTE,
     run: ({ db, log }) => partitionsRun(db, [OBSERVATION_PARTITIONS, EVENT_PARTITIONS], log),
+  }),
+  periodicTask({
+    // Indexes a migration declared on a partitioned table alone, built partition by partition
+    // with CREATE INDEX CONCURRENTLY (src/db/online-indexes.ts, docs/SCALING.md "Indexes built
+    // online"); every API process runs it (a partition another one is building is left to it).
+    // A run with nothing left to build reads the catalogue and returns.
+    name: 'indexes',
+    title: 'online index builds',
+    roles: ['api'],
+    firstAfterMs: 10_000,
+    everyMs: 60 * MINUTE,
+    run:
+      ({ db, log }) =>
+      async (signal) => {
+        for (const r of await buildOnlineIndexes(db, OBSERVATION_INDEXES, () => signal.aborted))
+          if (r.built.length > 0 || r.dropped) log.info({ component: 'indexes', ...r }, 'index built online');
+      },
   }),
   periodicTask({
     // PRICE_RETENTION_DAYS (docs/PRICES.md, "Retention by partition"): whole months dropped,

@@ -47,6 +47,7 @@ describe('background work by role', () => {
       tasks: [
         'price-rollup',
         'partitions',
+        'indexes',
         ...pack,
         'price-blocks',
         'price-day-texts',
@@ -64,6 +65,7 @@ describe('background work by role', () => {
         'alert-backlog',
         'price-rollup',
         'partitions',
+        'indexes',
         ...pack,
         'price-blocks',
         'price-day-texts',
@@ -106,6 +108,7 @@ describe('background work by role', () => {
     await work.stop(0);
     assert.deepEqual(work.tasks, [
       'partitions',
+      'indexes',
       ...pack,
       'price-blocks',
       'price-day-texts',

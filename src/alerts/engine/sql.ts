@@ -57,7 +57,7 @@ export async function loadEnabledRules(db: Queryable, accountId: string): Promis
 /**
  * A subquery over the observations of the series of the row `o` (with product_id and
  * competitor_id) matching `cond`, ending with `tail`. Two branches, one per kind of series, so
- * each probes price_observations_series_time with equality on (product_id, competitor_id); the
+ * each probes the series index (price_observations_series_cover) with equality on (product_id, competitor_id); the
  * branch that does not apply is cut at planning.
  */
 export function inSeries(columns: string, cond: string, tail: string, o = 'o'): string {

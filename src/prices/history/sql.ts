@@ -140,7 +140,7 @@ export function historyQuery(
   const series = seriesCondition(p.series, values);
   // The widened bounds are also given as plain parameters (a bucket is at most 31 days and a
   // zone's offset under a day), so the planner sees the range and reads the product's rows
-  // through price_observations_series_time (price_hours' key) rather than every product's rows.
+  // through the series index (price_observations_series_cover, migrations/0026) rather than every product's rows.
   const rawRows = `/* historyRawRows */
       select coalesce(o.competitor_id, '') as series, o.currency,
              o.observed_at as open_at, o.id as open_id, o.price as open,
@@ -620,7 +620,7 @@ export function rawQuery(p: HistoryParams, page: PageRequest<ObservationRow>): S
 /**
  * Of `productIds` (the account's), those with at least one observation in [from, to) of the
  * series asked for: an account-wide export reads the others no further. One index probe per
- * product (`price_observations_series_time`), stopping at the first row.
+ * product (the series index, `price_observations_series_cover`), stopping at the first row.
  */
 export function observedProductsQuery(p: HistoryRange & { accountId: string; productIds: string[] }): SqlQuery {
   const values: unknown[] = [p.productIds, p.accountId, p.from.toISOString(), p.to.toISOString()];
