@@ -23,6 +23,7 @@ import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/types.js';
 import { newId } from '../../src/ids.js';
 import { ensureObservationPartitions } from '../../src/prices/partitions/index.js';
+import { OBSERVATION_INDEXES } from '../../src/prices/partitions/indexes.js';
 import { inBatches } from './batches.js';
 import { env } from './common.js';
 import { sampleRss } from './proc.js';
@@ -548,7 +549,12 @@ async function loadPrices(kind: Kind, log: (s: string) => void): Promise<LoadedS
       if (kind === 'pg') await tx.query(`select set_config('maintenance_work_mem', '1GB', true)`);
       // pg_indexes gives a partitioned table's index as `ON ONLY` (the parent alone, left
       // invalid): without ONLY it is built on every partition too.
-      for (const ix of indexes) await tx.exec(ix.def.replace(/ ON ONLY /i, ' ON '));
+      // An index built online in service (src/db/online-indexes.ts) is built whole here, and
+      // the one it replaces is not built again: the service's task drops it.
+      const replaced = new Set(
+        OBSERVATION_INDEXES.filter((o) => indexes.some((ix) => ix.name === o.index)).map((o) => o.replaces),
+      );
+      for (const ix of indexes) if (!replaced.has(ix.name)) await tx.exec(ix.def.replace(/ ON ONLY /i, ' ON '));
     });
     seconds.create_indexes = secs(t);
     log(`  ${kind}: indexes rebuilt in ${seconds.create_indexes} s`);
