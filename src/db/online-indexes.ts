@@ -93,9 +93,19 @@ async function validity(db: Database, name: string): Promise<boolean | undefined
  * What a build meets when another session started the same one at the same moment: the name
  * taken (42P07, or 23505 from the catalogue's unique index), or the two builds waiting for each
  * other's snapshot (40P01). The other build goes on; a build cut short leaves an invalid index
- * that the next run drops and builds again.
+ * that the next run drops and builds again (two runs dropping it at once: one of them fails with
+ * "tuple concurrently updated", seen in CI, and leaves it to the other).
  */
 const CONCURRENT_BUILD = ['42P07', '23505', '40P01'];
+
+/** CONCURRENT_BUILD, or two sessions dropping the same failed build at once (XX000 from the catalogue). */
+function racedWithAnotherBuild(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return (
+    CONCURRENT_BUILD.includes(String(e?.code)) ||
+    (e?.code === 'XX000' && String(e.message).includes('tuple concurrently updated'))
+  );
+}
 
 /** `<index>_<partition's suffix>`: price_observations_series_cover_p202611 for price_observations_p202611. */
 const childName = (index: string, table: string, partition: string) =>
@@ -121,23 +131,23 @@ export async function buildOnlineIndexes(
         if (stop()) return out;
         if (await buildRunning(db, partition)) continue;
         const name = childName(index, parent.table, partition);
-        // Invalid, then no build running, then invalid still: a build that failed (a second
-        // build of the name cannot start while it exists, and a finished one is valid).
-        if ((await validity(db, name)) === false) {
-          if (await buildRunning(db, partition)) continue;
-          if ((await validity(db, name)) === false)
-            await db.query(`/* dropFailedIndexBuild */ drop index concurrently if exists ${name}`);
-        }
-        if ((await validity(db, name)) === undefined) {
-          try {
+        try {
+          // Invalid, then no build running, then invalid still: a build that failed (a second
+          // build of the name cannot start while it exists, and a finished one is valid).
+          if ((await validity(db, name)) === false) {
+            if (await buildRunning(db, partition)) continue;
+            if ((await validity(db, name)) === false)
+              await db.query(`/* dropFailedIndexBuild */ drop index concurrently if exists ${name}`);
+          }
+          if ((await validity(db, name)) === undefined) {
             await db.query(
               `/* buildPartitionIndex */ create index concurrently ${name} on ${partition} ${parent.using}`,
             );
-          } catch (err) {
-            if (!CONCURRENT_BUILD.includes(String((err as { code?: unknown } | null)?.code))) throw err;
-            continue;
+            run.built.push(name);
           }
-          run.built.push(name);
+        } catch (err) {
+          if (!racedWithAnotherBuild(err)) throw err;
+          continue;
         }
         // Another session's build of the same name may still be running: it attaches its own.
         if ((await validity(db, name)) !== true) continue;
