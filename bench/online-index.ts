@@ -23,6 +23,7 @@ import { openDatabase } from '../src/db/open.js';
 import type { Database, Queryable } from '../src/db/types.js';
 import { OBSERVATION_INDEXES } from '../src/prices/partitions/indexes.js';
 import { machine, table, writeResult } from './lib/common.js';
+import { percentile } from './lib/load.js';
 import { PRICES_PG_DB } from './lib/prices-data.js';
 
 const URL = `postgres://postgres@127.0.0.1:5432/${PRICES_PG_DB}`;
@@ -106,10 +107,7 @@ function loop(sql: string, params: unknown[]) {
 const writeSql = `insert into price_observations (account_id, product_id, competitor_id, price, currency, in_stock, observed_at, source)
                   values ($1, $2, $3, 10, 'EUR', true, now(), 'api')`;
 const readSql = `select price from price_observations where product_id = $1 and competitor_id = $2 order by observed_at desc limit 1`;
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round((s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] ?? 0) * 10) / 10;
-};
+const pct = (xs: number[], q: number) => Math.round(percentile(Float64Array.from(xs).sort(), q) * 10) / 10;
 const stats = (phase: string, what: string, xs: number[]) => ({
   phase,
   what,

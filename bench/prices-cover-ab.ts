@@ -10,6 +10,7 @@
 // /proc/sys/vm/drop_caches`, start it, then run this.
 import pg from 'pg';
 import { trendsQuery } from '../src/prices/trends/sql.js';
+import { percentile } from './lib/load.js';
 import { PRICES_PG_DB } from './lib/prices-data.js';
 
 const c = new pg.Client({
@@ -55,10 +56,7 @@ for (const [i, p] of products.entries()) {
   sides[side].ms.push(await run(side === 'cover' ? 'on' : 'off', p));
   sides[side].pages.push((await blocksRead()) - b0);
 }
-const pct = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor((s.length * q) / 100))]! * 10) / 10;
-};
+const pct = (xs: number[], q: number) => Math.round(percentile(Float64Array.from(xs).sort(), q) * 10) / 10;
 for (const [k, v] of Object.entries(sides))
   console.log(
     `${k.padEnd(5)} n ${v.ms.length}  p50 ${pct(v.ms, 50)}  p90 ${pct(v.ms, 90)}  p95 ${pct(v.ms, 95)}  max ${pct(v.ms, 100)} ms  blocks read p50 ${pct(v.pages, 50)}`,

@@ -111,6 +111,15 @@ function racedWithAnotherBuild(err: unknown): boolean {
 const childName = (index: string, table: string, partition: string) =>
   `${index}_${partition.startsWith(`${table}_`) ? partition.slice(table.length + 1) : partition}`;
 
+/** A catalogue change that gives way to requests as partition maintenance does (250 ms, retried). */
+const withShortLockWaits = (db: Database, sql: string) =>
+  retryLockTimeouts(() =>
+    db.transaction(async (tx) => {
+      await shortLockWaits(tx);
+      await tx.query(sql);
+    }),
+  );
+
 /**
  * Builds what is missing of each index (see above), one partition at a time, the latest months
  * first (the ones read most); `stop` is checked between partitions.
@@ -151,22 +160,12 @@ export async function buildOnlineIndexes(
         }
         // Another session's build of the same name may still be running: it attaches its own.
         if ((await validity(db, name)) !== true) continue;
-        await retryLockTimeouts(() =>
-          db.transaction(async (tx) => {
-            await shortLockWaits(tx);
-            await tx.query(`/* attachPartitionIndex */ alter index ${index} attach partition ${name}`);
-          }),
-        );
+        await withShortLockWaits(db, `/* attachPartitionIndex */ alter index ${index} attach partition ${name}`);
       }
       run.valid = (await parentOf(db, index))?.valid === true;
     }
     if (run.valid && replaces !== undefined && (await validity(db, replaces)) !== undefined) {
-      await retryLockTimeouts(() =>
-        db.transaction(async (tx) => {
-          await shortLockWaits(tx);
-          await tx.query(`/* dropReplacedIndex */ drop index if exists ${replaces}`);
-        }),
-      );
+      await withShortLockWaits(db, `/* dropReplacedIndex */ drop index if exists ${replaces}`);
       run.dropped = true;
     }
   }
