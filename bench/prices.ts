@@ -21,8 +21,8 @@
  *      and round, fewer when BENCH_PRICES_MAX_SECONDS=60 run out first)  BENCH_PRICES_WARMUP=10  BENCH_PRICES_CONCURRENCY=1 (read requests in flight)
  *      BENCH_PRICES_INGEST_BATCHES=24 (per ingest target and round)  BENCH_PRICES_INGEST_CLIENTS=4
  *      BENCH_LOG_LEVEL (server's LOG_LEVEL, default info)  BENCH_PROFILE=1 (server CPU profile)
- *      BENCH_PRICES_ONLY=history,trends,ingest  BLOCKS=0 / TEXTS=0 (do not build the trends' blocks /
- *      the history's month texts first)  and BENCH_PRICES_* of bench/lib/prices-data.ts.
+ *      BENCH_PRICES_ONLY=history,trends,ingest  BLOCKS=0 / TEXTS=0 / SPANS=0 (do not build the trends'
+ *      blocks / the history's month texts / the trends' spans of today first)  and BENCH_PRICES_* of bench/lib/prices-data.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -35,6 +35,7 @@ import { historyQuery } from '../src/prices/history/sql.js';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { buildPriceBlocks } from '../src/prices/trends/blocks.js';
 import { buildMonthTexts } from '../src/prices/history/month-texts.js';
+import { buildPriceSpans, utcMidnight } from '../src/prices/trends/spans.js';
 import type { ProductsBuild } from '../src/prices/passes.js';
 import { inBatches } from './lib/batches.js';
 import { cleanup, DATABASES, env, machine, realServerArgs, table, workDir, writeResult } from './lib/common.js';
@@ -435,6 +436,19 @@ async function prepare(
         await db.query('analyze price_day_texts');
         console.log(
           `${LABEL[kind]}: ${texts.rows} month texts built (${((performance.now() - t1) / 1000).toFixed(1)} s)`,
+        );
+      }
+    }
+    // The trends' spans of today's midnight (migration 0027), likewise, unless SPANS=0 (to
+    // measure the trends from the blocks). A run that crosses midnight reads the blocks after it.
+    if (process.env.SPANS !== '0') {
+      const t2 = performance.now();
+      const d1 = utcMidnight(Date.now());
+      const spans = await buildForEveryProduct(kind, db, (tx, ids) => buildPriceSpans(tx, ids, d1));
+      if (spans.rows > 0) {
+        await db.query('analyze price_spans');
+        console.log(
+          `${LABEL[kind]}: ${spans.rows} span rows built (${((performance.now() - t2) / 1000).toFixed(1)} s)`,
         );
       }
     }

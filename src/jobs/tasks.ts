@@ -26,7 +26,8 @@ import { OBSERVATION_PARTITIONS } from '../prices/partitions/index.js';
 import { OBSERVATION_INDEXES } from '../prices/partitions/indexes.js';
 import { packRun, retentionRun } from '../prices/partitions/job.js';
 import { rollupRun } from '../prices/rollup/job.js';
-import { blocksRun } from '../prices/trends/job.js';
+import { blocksRun, spansRun } from '../prices/trends/job.js';
+
 import { localDaysRun, monthTextsRun } from '../prices/history/job.js';
 import { startDeliveryWorker } from '../webhooks/delivery/start.js';
 import { type BackgroundTask, type BackgroundWork, periodicTask, type Role, startTasks } from './background.js';
@@ -166,6 +167,18 @@ export const BACKGROUND_TASKS: readonly BackgroundTask<TaskContext>[] = [
     firstAfterMs: 2 * MINUTE,
     everyMs: 60 * MINUTE,
     run: ({ db, log, clock }) => blocksRun(db, log, clock),
+  }),
+  periodicTask({
+    // The trends' spans of whole days (docs/prices/TRENDS.md, "Spans"): a cache per product and
+    // UTC midnight the trends read instead of the blocks, built in short transactions for today's
+    // midnight (what is missing) and tomorrow's; every API process runs it (a second one finds the
+    // spans built).
+    name: 'price-spans',
+    title: 'price spans',
+    roles: ['api'],
+    firstAfterMs: 3 * MINUTE,
+    everyMs: 60 * MINUTE,
+    run: ({ db, log, clock }) => spansRun(db, log, clock),
   }),
   periodicTask({
     // The local days of HISTORY_ZONES (docs/prices/HISTORY.md, "Day buckets away from UTC"): a

@@ -9,6 +9,8 @@ import { dropObservationsBefore, ensureObservationPartitions } from '../../src/p
 import { setRate } from './trends-support.js';
 import { lcg as prng, shuffle } from '../helpers/prng.js';
 import { buildPriceBlocks } from '../../src/prices/trends/blocks.js';
+import { buildPriceSpans, utcMidnight } from '../../src/prices/trends/spans.js';
+import type { Queryable } from '../../src/db/types.js';
 
 /**
  * The trends statement's exact arithmetic (docs/prices/TRENDS.md, "Exact arithmetic"): on
@@ -101,18 +103,20 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     let lastDigit = 0;
     let compared = 0;
     let days = 0;
-    // The blocks as the steps before left them (built, then dropped by the day rows they touched),
-    // then every missing one built: both read as the raw rows.
-    const steps = [false, true];
+    // The blocks and spans as the steps before left them (built, then dropped by the day rows
+    // they touched), then every missing block built, then the spans of the instant's midnight:
+    // each read as the raw rows.
+    const steps = ['blocks and spans as left', 'every block built', 'the spans of its midnight built'];
     for (const now of instants()) {
       const raw = await exact(now, 'raw');
-      for (const built of steps) {
-        if (built) await buildBlocks();
+      for (const step of steps) {
+        if (step === steps[1]) await buildBlocks();
+        if (step === steps[2]) assert.ok((await buildSpans(utcMidnight(now.getTime()))) >= 0);
         const fromDays = await exact(now, 'days');
         assert.deepEqual(
           plain(fromDays),
           plain(raw),
-          `${label} at ${now.toISOString()}: days differ from raw (${built ? 'every block built' : 'blocks as left'})`,
+          `${label} at ${now.toISOString()}: days differ from raw (${step})`,
         );
       }
       days += raw.filter((r) => r.avg_30 !== null).length;
@@ -139,6 +143,7 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     assert.ok(days >= 8, `${label}: only ${days} series with a 30-day average compared`);
     await carriesKept(label);
     await blocksKept(label);
+    await spansKept(label);
     if (withFloat) {
       assert.ok(compared > 60, `${label}: only ${compared} averages and shares compared`);
       assert.ok(lastDigit * 50 < compared, `${label}: ${lastDigit} of ${compared} differ in the last digit`);
@@ -224,6 +229,46 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     );
   }
 
+  /** Builds the spans (migrations/0027) of the account's products for the midnight `d1` (the background task's work). */
+  async function buildSpans(d1: Date, db: Queryable = t.rt.db): Promise<number> {
+    const ids = (await db.query<{ id: string }>(`select id from products where account_id = $1`, [accountId])).rows;
+    return buildPriceSpans(
+      db,
+      ids.map((r) => r.id),
+      d1,
+    );
+  }
+
+  const SPANS = `select product_id, d1, series, currency, first_day, block, block_end, last_day, priced_us::text,
+                        priced_sum::text, priced_n::text, priced_means::text, lo, hi, count::text, oos_us::text,
+                        known_us::text, open_at, min::text, max::text, priced_min::text, prev_day, prev_currency,
+                        prev_in_stock, prev_mean::text, k_us::text, k_sum::text, k_oos::text, k_known::text
+                   from price_spans where account_id = $1 order by product_id, d1, block, series, currency`;
+
+  /**
+   * The spans kept (built, dropped by the day rows' triggers and by retention) equal spans built
+   * from scratch from the day rows now for the same midnights, row for row (the latest midnight
+   * first: a build drops a product's spans of midnights before its previous one).
+   */
+  async function spansKept(label: string): Promise<void> {
+    const kept = plain((await t.rt.db.query(SPANS, [accountId])).rows as never);
+    const d1s = [...new Set(kept.map((r) => String(r.d1)))].sort().reverse();
+    const rebuilt = new Error('rolled back');
+    await assert.rejects(
+      t.rt.db.transaction(async (tx) => {
+        await tx.query(`delete from price_spans where account_id = $1`, [accountId]);
+        for (const d1 of d1s) await buildSpans(new Date(d1), tx);
+        assert.deepEqual(
+          kept,
+          plain((await tx.query(SPANS, [accountId])).rows as never),
+          `${label}: spans differ from a rebuild`,
+        );
+        throw rebuilt;
+      }),
+      rebuilt,
+    );
+  }
+
   before(async () => {
     ({ headers, accountId, productId } = await account(t));
     comps = [await competitor(t, headers, 'A'), await competitor(t, headers, 'B'), await competitor(t, headers, 'C')];
@@ -269,13 +314,18 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
         assert.ok(gone.rowCount > 10);
         assert.notDeepEqual(await run('raw'), before.raw);
         assert.deepEqual(await run('days'), before.days);
+        assert.ok((await buildSpans(utcMidnight(now.getTime()), tx)) > 0, 'spans built');
         const changed = await tx.query(
           `update price_days set priced_sum = priced_sum * 2 + 1e15 where product_id = $1 and day >= $2 and day < $3`,
           [productId, new Date(START + 33 * D).toISOString(), new Date(START + 38 * D).toISOString()],
         );
         assert.ok(changed.rowCount > 0);
-        // Those days lie in blocks read whole (built by the comparisons before, and the day rows'
-        // triggers are off): the block rows answer for them, until they go.
+        // Those days lie in a span and in blocks read whole (built by the comparisons before, and
+        // the day rows' triggers are off): the span rows answer for them, then the block rows,
+        // until they go too.
+        assert.deepEqual(await run('days'), before.days);
+        const spans = await tx.query(`delete from price_spans where product_id = $1`, [productId]);
+        assert.ok(spans.rowCount > 0);
         assert.deepEqual(await run('days'), before.days);
         const blocks = await tx.query(
           `delete from price_blocks where product_id = $1 and block_end > $2 and block < $3`,
@@ -332,8 +382,22 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
     assert.ok(out.dropped.includes('price_observations_p202501'), JSON.stringify(out));
     await compare('after retention', false);
     // A cutoff on a month's first instant: the month goes whole and no row is deleted after it.
-    const whole = await dropObservationsBefore(t.rt.db, new Date('2025-03-01T00:00:00Z'));
+    // Stopped right after the detach, before the spans holding its days go: the statement sees
+    // by the series' oldest day rows that they are stale, and reads the blocks and day rows.
+    const at = new Date(START + 95 * D + 7 * H);
+    assert.ok((await buildSpans(utcMidnight(at.getTime()))) > 0);
+    let detached = false;
+    const whole = await dropObservationsBefore(t.rt.db, new Date('2025-03-01T00:00:00Z'), {
+      onDetached: () => (detached = true),
+      stop: () => detached,
+    });
     assert.deepEqual([whole.dropped, whole.deleted], [['price_observations_p202502'], 0]);
+    const staleSpans = `select count(*) as n from price_spans where account_id = $1 and first_day < '2025-03-01'`;
+    assert.ok(Number((await t.rt.db.query<{ n: string }>(staleSpans, [accountId])).rows[0]!.n) > 0);
+    assert.deepEqual(plain(await exact(at, 'days')), plain(await exact(at, 'raw')), 'stale spans read');
+    // The next run deletes them.
+    await dropObservationsBefore(t.rt.db, new Date('2025-03-01T00:00:00Z'));
+    assert.equal(Number((await t.rt.db.query<{ n: string }>(staleSpans, [accountId])).rows[0]!.n), 0);
     // The first day rows after it still hold carries from February, which the statement ignores.
     const stale = await t.rt.db.query<{ n: number | string }>(
       `select count(*) as n from price_days d where d.account_id = $1 and ${STALE}`,

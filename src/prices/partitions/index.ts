@@ -1,7 +1,7 @@
 import type { Database } from '../../db/types.js';
 import { dropRangesBefore, type EnsureResult, ensurePartitions, type Range } from '../../db/partitions.js';
 import { DAY_MS, hourStart } from '../../time.js';
-import { deleteLocalDaysReaching, deleteObservationsBefore, OBSERVATION_PARTITIONS } from './sql.js';
+import { deleteLocalDaysReaching, deleteObservationsBefore, deleteSpansBefore, OBSERVATION_PARTITIONS } from './sql.js';
 
 export { monthOf, type MonthPartition, OBSERVATION_PARTITIONS } from './sql.js';
 
@@ -59,6 +59,13 @@ export async function dropObservationsBefore(
   });
   out.dropped = dropped.map((suffix) => `price_observations_${suffix}`);
   const batch = opts.batchRows ?? RETENTION_BATCH_ROWS;
+  // The trends' spans built from day rows before the cutoff's day, which no longer exist: a
+  // detached month's (row-wise deletes drop theirs by trigger). After the detach, not in the
+  // transaction holding the tables; on every run, so one a stop or crash left goes next time.
+  for (;;) {
+    if (opts.stop?.()) return out;
+    if ((await deleteSpansBefore(db, new Date(Math.floor(cutoff.getTime() / DAY_MS) * DAY_MS), batch)) === 0) break;
+  }
   for (;;) {
     if (opts.stop?.()) return out;
     const n = await deleteObservationsBefore(db, cutoff, batch);

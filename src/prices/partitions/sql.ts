@@ -80,3 +80,21 @@ export async function deleteLocalDaysReaching(db: Queryable, from: Date): Promis
     [from.toISOString()],
   );
 }
+
+/**
+ * Deletes up to `limit` span rows (migrations/0027) of the products and midnights whose spans
+ * hold days before `to`: a month up to it was detached, and spans reach over months, so they
+ * hold its days. Every span of such a product and midnight goes (a product has all of them or
+ * none); the trends read them only once the background task builds them again, and meanwhile
+ * see, by each series' oldest day row, that they are stale. Returns how many rows went.
+ */
+export async function deleteSpansBefore(db: Queryable, to: Date, limit: number): Promise<number> {
+  const r = await db.query(
+    `/* deleteSpansBefore */
+     delete from price_spans s
+      using (select distinct product_id, d1 from price_spans where first_day < $1 limit $2) old
+      where s.product_id = old.product_id and s.d1 = old.d1`,
+    [to.toISOString(), Math.max(1, Math.floor(limit / 100))],
+  );
+  return r.rowCount;
+}

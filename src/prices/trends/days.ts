@@ -152,6 +152,39 @@ const carryBands = (ranges: readonly number[], h: Holder, f: string, t: string, 
     })
     .join(',\n         ');
 
+/** The columns of a block or span row (migrations/0022, 0027) the statement reads. */
+const blockColumns = (k: string) =>
+  [
+    'series',
+    'currency',
+    'block',
+    'block_end',
+    'last_day',
+    'priced_us',
+    'priced_sum',
+    'priced_n',
+    'priced_means',
+    'lo',
+    'hi',
+    'count',
+    'oos_us',
+    'known_us',
+    'open_at',
+    'min',
+    'max',
+    'priced_min',
+    'prev_day',
+    'prev_currency',
+    'prev_in_stock',
+    'prev_mean',
+    'k_us',
+    'k_sum',
+    'k_oos',
+    'k_known',
+  ]
+    .map((c) => `${k}.${c}`)
+    .join(', ');
+
 /** The columns of price_days the statement reads of a day row. */
 const dayColumns = `d.series, d.currency, d.day, d.priced_us, d.priced_sum, d.priced_n, d.priced_means, d.low, d.low_at,
                          d.high, d.high_at, d.count, d.oos_us, d.known_us, d.open_at, d.min, d.max, d.priced_min,
@@ -188,18 +221,39 @@ bd as (
 -- Each series' oldest day row: a kept carry counts only when its previous day is not older
 -- (k_ok: retention detaches whole months and leaves the next day row pointing into one).
 fd as (
-  select l.series, (select m.day from price_days m
-                     where m.product_id = $2 and m.account_id = $1 and m.series = l.series
-                     order by m.day limit 1) as first_day
+  select l.series, coalesce(
+           -- Its first observation's day, unless retention or a delete took it (one partition).
+           (select m.day from price_days m
+             where m.product_id = $2 and m.account_id = $1 and m.series = l.series
+               and m.day = ${day('l.first_observed_at')} limit 1),
+           (select m.day from price_days m
+             where m.product_id = $2 and m.account_id = $1 and m.series = l.series
+             order by m.day limit 1)) as first_day
     from l
 ),
 -- The blocks read whole (migrations/0022): the product's block rows of blocks that end by d1 and
 -- hold none of the edge days (so each lies inside one band, and before or after every edge).
 -- The product has rows for a block only when they are those of its day rows now (built for every
 -- series at once, dropped with any change of a day row in it).
+-- The spans of today's midnight (migrations/0027) are read instead of the blocks when the product
+-- has them and each series' oldest day row is still the one they were built from (retention
+-- detaching a month moves it); a span holds no edge day when it was cut for the same edges.
+sp as (
+  select k.* from price_spans k cross join bd b
+   where k.product_id = $2 and k.account_id = $1 and k.d1 = b.d1
+),
+so as (
+  select exists (select from sp) and not exists (
+    select from sp k left join fd on fd.series = k.series where k.first_day is distinct from fd.first_day) as ok
+),
 bk as (
-  select k.* from price_blocks k cross join bd b
-   where k.product_id = $2 and k.account_id = $1 and k.block_end <= b.d1
+  select k.* from (
+    select ${blockColumns('k')} from sp k where (select so.ok from so)
+    union all
+    select ${blockColumns('k')} from price_blocks k
+     where k.product_id = $2 and k.account_id = $1 and not (select so.ok from so)
+  ) k cross join bd b
+   where k.block_end <= b.d1
      and not (${edgeDays.map((e) => `(${e} >= k.block and ${e} < k.block_end)`).join(' or ')})
 ),
 -- The spans of days read from the day rows: everything between the blocks read whole.
@@ -300,12 +354,12 @@ sa as (
          case when x.sd_blk > coalesce(x.sd_days, '-infinity') then (
            select max(d.day) from price_days d
             where d.product_id = $2 and d.account_id = $1 and d.series = x.series
-              and d.day >= x.sd_blk and d.day < price_block_end(x.sd_blk) and (${notCurrent('d')})
+              and d.day >= x.sd_blk and d.day < (select min(k.block_end) from bk k where k.block = x.sd_blk) and (${notCurrent('d')})
          ) else x.sd_days end as sd_day,
          case when x.cd_blk > coalesce(x.cd_days, '-infinity') then (
            select max(d.day) from price_days d
             where d.product_id = $2 and d.account_id = $1 and d.series = x.series
-              and d.day >= x.cd_blk and d.day < price_block_end(x.cd_blk) and ${belowLowest('d')}
+              and d.day >= x.cd_blk and d.day < (select min(k.block_end) from bk k where k.block = x.cd_blk) and ${belowLowest('d')}
          ) else x.cd_days end as cd_day
     from sg x join l on l.series = x.series
 ),

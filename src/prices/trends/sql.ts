@@ -21,6 +21,23 @@ export const PERIODS = { '24h': '24 hours', '7d': '7 days', '30d': '30 days' } a
 export type Period = keyof typeof PERIODS;
 
 const periodKeys = Object.keys(PERIODS) as Period[];
+
+/**
+ * The statement's edge days as days before the UTC midnight d1 of its instant: the ranges' start
+ * days and the periods' days (an instant within day d1 less whole days lies that many days
+ * before it). The spans (migrations/0027) are cut between them.
+ */
+export const EDGE_DAYS: readonly number[] = [
+  ...new Set([
+    ...RANGES,
+    ...Object.values(PERIODS).map((p) => {
+      const [n, unit] = p.split(' ') as [string, string];
+      const days = unit === 'days' ? Number(n) : Number(n) / 24;
+      if (!Number.isInteger(days)) throw new Error(`a period of whole days expected: ${p}`);
+      return days;
+    }),
+  ]),
+].sort((a, b) => a - b);
 const col = (p: Period) => `p${p}`;
 
 /**

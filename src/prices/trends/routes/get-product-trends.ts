@@ -3,6 +3,7 @@ import { ERRORS } from '../../../http/errors.js';
 import { errorResponses, withHeaders } from '../../../http/schemas.js';
 import { ProductIdParams } from '../../../products/schemas.js';
 import { TrendsQuerySchema, TrendsSchema } from '../schemas.js';
+import { noteTrendsRead } from '../reads.js';
 import { getTrends } from '../service.js';
 
 export const getProductTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,6 +32,7 @@ export const getProductTrendsRoute: FastifyPluginAsyncTypebox = async (app) => {
         request.params.id,
       );
       if (!trends) throw ERRORS.notFound('Product');
+      noteTrendsRead(trends.product_id, app.ctx.clock.now());
       return trends;
     },
   );
