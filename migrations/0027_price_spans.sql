@@ -25,11 +25,19 @@
 -- Not partitioned: a span reaches over months, and only the spans of today's and tomorrow's
 -- midnight are kept (a build deletes its products' older ones).
 
--- A block row's columns (migrations/0022), the midnight and the series' oldest day row.
+-- A block row's columns (migrations/0022), the midnight, the series' oldest day row, and what
+-- finds price_since's and cheaper_until's day in the span without its day rows: the price of
+-- its closing run of days all at one price (run_price: the last day's, when its min is its max)
+-- and the latest day before that run (pre_run_day); the record lows, latest first (low_days,
+-- low_mins: each day whose priced_min is below every later day's of the span).
 create table price_spans (
   like price_blocks,
-  d1        timestamptz not null,
-  first_day timestamptz not null,
+  d1          timestamptz not null,
+  first_day   timestamptz not null,
+  run_price   numeric(19, 4),
+  pre_run_day timestamptz,
+  low_days    timestamptz[],
+  low_mins    numeric[],
   primary key (product_id, d1, block, series, currency),
   foreign key (account_id) references accounts (id) on delete cascade,
   foreign key (product_id) references products (id) on delete cascade,
@@ -82,12 +90,21 @@ begin
      where d.product_id = any (v_todo) and d.day < p_d1
   ),
   -- The day rows in the spans that have ended.
-  x as (
+  x1 as (
     select x0.*, sp.lo as block, sp.hi as block_end,
            (round(date_part('epoch', x0.open_at) * 1000)::bigint * 1000)
              - (round(date_part('epoch', x0.prev_day + interval '24 hours') * 1000)::bigint * 1000) as k_dur
       from x0 join sp on x0.day >= sp.lo and x0.day < sp.hi
      where sp.hi <= date_trunc('day', now(), 'UTC')
+  ),
+  -- Per row, latest day first within its span and currency: the last day's price when its min is
+  -- its max, and the lowest priced_min of the later days.
+  x as (
+    select x1.*,
+           first_value(case when x1.min = x1.max then x1.min end) over w as run_price,
+           min(x1.priced_min) over (w rows between unbounded preceding and 1 preceding) as later_min
+      from x1
+    window w as (partition by x1.product_id, x1.series, x1.currency, x1.block order by x1.day desc)
   ),
   -- The carries inside a span (from a day row that is still there: retention may have left a
   -- carry pointing into a month it detached), by the currency of the observation holding them.
@@ -104,11 +121,11 @@ begin
   insert into price_spans (account_id, product_id, competitor_id, series, currency, d1, first_day, block, block_end,
                            last_day, priced_us, priced_sum, priced_n, priced_means, lo, hi, count, oos_us, known_us,
                            open_at, min, max, priced_min, prev_day, prev_currency, prev_in_stock, prev_mean,
-                           k_us, k_sum, k_oos, k_known)
+                           k_us, k_sum, k_oos, k_known, run_price, pre_run_day, low_days, low_mins)
   select g.account_id, g.product_id, g.competitor_id, g.series, g.currency, p_d1, g.first_day, g.block, g.block_end,
          g.last_day, g.priced_us, g.priced_sum, g.priced_n, g.priced_means, g.lo, g.hi, g.count, g.oos_us, g.known_us,
          g.open_at, g.min, g.max, g.priced_min, g.prev_day, g.prev_currency, g.prev_in_stock, g.prev_mean,
-         k.k_us, k.k_sum, k.k_oos, k.k_known
+         k.k_us, k.k_sum, k.k_oos, k.k_known, g.run_price, g.pre_run_day, g.low_days, g.low_mins
     from (
       select min(x.account_id) as account_id, x.product_id, min(x.competitor_id) as competitor_id, x.series, x.currency,
              min(x.first_day) as first_day, x.block, min(x.block_end) as block_end, max(x.day) as last_day,
@@ -123,7 +140,13 @@ begin
              max(x.prev_day) filter (where x.prev_day < x.block) as prev_day,
              min(x.prev_currency) filter (where x.prev_day < x.block) as prev_currency,
              bool_or(x.prev_in_stock) filter (where x.prev_day < x.block) as prev_in_stock,
-             min(x.prev_mean) filter (where x.prev_day < x.block) as prev_mean
+             min(x.prev_mean) filter (where x.prev_day < x.block) as prev_mean,
+             min(x.run_price) as run_price,
+             max(x.day) filter (where x.min <> x.max or x.min is distinct from x.run_price) as pre_run_day,
+             array_agg(x.day order by x.day desc)
+               filter (where x.priced_min < x.later_min or (x.priced_min is not null and x.later_min is null)) as low_days,
+             array_agg(x.priced_min order by x.day desc)
+               filter (where x.priced_min < x.later_min or (x.priced_min is not null and x.later_min is null)) as low_mins
         from x
        group by x.product_id, x.series, x.currency, x.block
     ) g

@@ -242,7 +242,8 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
   const SPANS = `select product_id, d1, series, currency, first_day, block, block_end, last_day, priced_us::text,
                         priced_sum::text, priced_n::text, priced_means::text, lo, hi, count::text, oos_us::text,
                         known_us::text, open_at, min::text, max::text, priced_min::text, prev_day, prev_currency,
-                        prev_in_stock, prev_mean::text, k_us::text, k_sum::text, k_oos::text, k_known::text
+                        prev_in_stock, prev_mean::text, k_us::text, k_sum::text, k_oos::text, k_known::text,
+                        run_price::text, pre_run_day, low_days::text, low_mins::text
                    from price_spans where account_id = $1 order by product_id, d1, block, series, currency`;
 
   /**
@@ -497,7 +498,11 @@ describe(`trends with exact arithmetic (seed ${SEED})`, () => {
       assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}`);
       await buildBlocks();
       assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}, blocks built`);
+      // F's price has not changed since day -395: price_since's day is found in a span's closing run.
+      assert.ok((await buildSpans(utcMidnight(now.getTime()))) > 0);
+      assert.deepEqual(plain(await exact(now, 'days')), plain(raw), `gaps at ${now.toISOString()}, spans built`);
     }
     await blocksKept('gaps');
+    await spansKept('gaps');
   });
 });

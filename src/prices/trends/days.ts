@@ -202,6 +202,15 @@ export function daysAggregates(ranges: readonly number[], periods: Record<string
   // A competitor's priced price converting below today's lowest (conversion is monotonic): cheaper_until's.
   const belowLowest = (d: string) =>
     `l.competitor_id is not null and ${d}.currency = l.latest_currency and ${convertedSql(`${d}.priced_min`, 'l', `${d}.currency`, productCurrency)} < ${lowest}`;
+  // In a span row (migrations/0027), price_since's day without its day rows: the latest day not
+  // all at the price of the span's closing run when that is the current price, else its last day.
+  const spanCurrentSince = (d: string) =>
+    `case when ${d}.currency = l.latest_currency and ${d}.run_price = l.latest_price then ${d}.pre_run_day else ${d}.last_day end`;
+  // And cheaper_until's: the latest of the span's record lows (each below every later day's) that
+  // converts below today's lowest is the latest day that does.
+  const spanBelowLowest = (d: string) =>
+    `(select max(r.day) from unnest(${d}.low_days, ${d}.low_mins) r (day, low)
+       where ${convertedSql('r.low', 'l', `${d}.currency`, productCurrency)} < ${lowest})`;
   // The edge days no block read whole may hold (ranges' start days, periods' days; d1 on is never in one).
   const edgeDays = [...ranges.map((d) => `b.ds_${d}`), ...periodKeys.map((k) => `b.xd_${k}`)];
   const next = `lead(r.observed_at) over (partition by r.series order by r.observed_at, r.id)`;
@@ -248,9 +257,10 @@ so as (
 ),
 bk as (
   select k.* from (
-    select ${blockColumns('k')} from sp k where (select so.ok from so)
+    select ${blockColumns('k')}, true as spn, k.run_price, k.pre_run_day, k.low_days, k.low_mins
+      from sp k where (select so.ok from so)
     union all
-    select ${blockColumns('k')} from price_blocks k
+    select ${blockColumns('k')}, false, null, null, null, null from price_blocks k
      where k.product_id = $2 and k.account_id = $1 and not (select so.ok from so)
   ) k cross join bd b
    where k.block_end <= b.d1
@@ -290,10 +300,12 @@ dg as (
          sum(d.i_w) filter (where d.currency = l.latest_currency) as ikw,
          sum(d.i_oos) as ikoos, sum(d.i_known) as ikknown,
          ${carryBands(ranges, carryIn('d'), 'd.k_from', 'd.k_spill', 'd.k_spill > d.k_from')},
-         max(d.day) filter (where not d.blk and (${notCurrent('d')})) as sd_day,
-         max(d.day) filter (where d.blk and (${notCurrent('d')})) as sd_blk,
-         max(d.day) filter (where not d.blk and ${belowLowest('d')}) as cd_day,
-         max(d.day) filter (where d.blk and ${belowLowest('d')}) as cd_blk,
+         greatest(max(d.day) filter (where not d.blk and (${notCurrent('d')})),
+                  max(${spanCurrentSince('d')}) filter (where d.spn)) as sd_day,
+         max(d.day) filter (where d.blk and not d.spn and (${notCurrent('d')})) as sd_blk,
+         greatest(max(d.day) filter (where not d.blk and ${belowLowest('d')}),
+                  max(${spanBelowLowest('d')}) filter (where d.spn and l.competitor_id is not null and d.currency = l.latest_currency)) as cd_day,
+         max(d.day) filter (where d.blk and not d.spn and ${belowLowest('d')}) as cd_blk,
          ${keys.map((e) => `max(d.last_day) filter (where d.last_day < ${e.day}) as pd_${e.key}`).join(', ')}
     from (
       -- Each carry's bounds once per row (offset 0: not pulled up into every aggregate).
@@ -309,7 +321,9 @@ dg as (
                      case when d.high is not null then array[d.high::float8, date_part('epoch', d.high_at)] end as hi,
                      d.count, d.oos_us, d.known_us, d.open_at, d.min, d.max, d.priced_min,
                      d.prev_day, d.prev_currency, d.prev_in_stock, d.prev_mean,
-                     null::bigint as i_us, null::numeric as i_w, null::bigint as i_oos, null::bigint as i_known
+                     null::bigint as i_us, null::numeric as i_w, null::bigint as i_oos, null::bigint as i_known,
+                     false as spn, null::numeric as run_price, null::timestamptz as pre_run_day,
+                     null::timestamptz[] as low_days, null::numeric[] as low_mins
                 from (
                   -- Without blocks, every day row of the product in one scan, as before the
                   -- blocks; with some, a range scan of the product's day rows per span (offset 0:
@@ -327,7 +341,8 @@ dg as (
               union all
               select k.series, k.currency, k.block, k.last_day, true, k.priced_us, k.priced_sum, k.priced_n, k.priced_means,
                      k.lo, k.hi, k.count, k.oos_us, k.known_us, k.open_at, k.min, k.max, k.priced_min,
-                     k.prev_day, k.prev_currency, k.prev_in_stock, k.prev_mean, k.k_us, k.k_sum, k.k_oos, k.k_known
+                     k.prev_day, k.prev_currency, k.prev_in_stock, k.prev_mean, k.k_us, k.k_sum, k.k_oos, k.k_known,
+                     k.spn, k.run_price, k.pre_run_day, k.low_days, k.low_mins
                 from bk k
             ) d cross join bd b left join fd on fd.series = d.series
         ) d
