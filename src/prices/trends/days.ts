@@ -19,7 +19,8 @@ import { convertedSql } from '../../money/convert.js';
  * The cost is one pass over the product's day rows, in no order, and one index scan per series
  * and day read; whole blocks of days (a fixed week of a UTC month, migrations/0022) are read from
  * their rows in price_blocks instead of their day rows when the product has them and they lie
- * in one band with no edge day (`bk`, `gp`):
+ * in one band with no edge day, and the spans of the answer's midnight (the days between its
+ * edge days, migrations/0027) instead of both when it has those (`sp`, `bk`, `gp`):
  * - the day rows are aggregated once per series into bands (the ranges nest and end at d1, so a
  *   day is added to one band and a range sums its bands): whole days, the carries they hold
  *   (cut at the bands' bounds when days without observations take one across), lowest/highest
@@ -363,18 +364,18 @@ sg as (
 ),
 -- Per series: the bands' sums, and the latest day of another price (price_since) and of a price
 -- below today's lowest (cheaper_until), looked up among the day rows of the one block that
--- holds it when a block row is later than every day row that does.
+-- holds it when a block row is later than every day row that does (a span row gives its own).
 sa as (
   select x.*,
          case when x.sd_blk > coalesce(x.sd_days, '-infinity') then (
            select max(d.day) from price_days d
             where d.product_id = $2 and d.account_id = $1 and d.series = x.series
-              and d.day >= x.sd_blk and d.day < (select min(k.block_end) from bk k where k.block = x.sd_blk) and (${notCurrent('d')})
+              and d.day >= x.sd_blk and d.day < price_block_end(x.sd_blk) and (${notCurrent('d')})
          ) else x.sd_days end as sd_day,
          case when x.cd_blk > coalesce(x.cd_days, '-infinity') then (
            select max(d.day) from price_days d
             where d.product_id = $2 and d.account_id = $1 and d.series = x.series
-              and d.day >= x.cd_blk and d.day < (select min(k.block_end) from bk k where k.block = x.cd_blk) and ${belowLowest('d')}
+              and d.day >= x.cd_blk and d.day < price_block_end(x.cd_blk) and ${belowLowest('d')}
          ) else x.cd_days end as cd_day
     from sg x join l on l.series = x.series
 ),
