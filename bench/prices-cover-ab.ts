@@ -8,23 +8,12 @@
 // Statement time from this client and the blocks PostgreSQL read from outside shared buffers
 // (pg_stat_database around each). For the cold case from the disk: stop PostgreSQL, `sync; echo 3 >
 // /proc/sys/vm/drop_caches`, start it, then run this.
-import pg from 'pg';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { percentile } from './lib/load.js';
-import { PRICES_PG_DB } from './lib/prices-data.js';
+import { type AbProduct, openTrendsAb } from './lib/trends-ab.js';
 
-const c = new pg.Client({
-  connectionString: `postgres://postgres@127.0.0.1:5432/${PRICES_PG_DB}`,
-  // As the service's pool (src/db/postgres.ts): JIT compiles this statement on every run otherwise.
-  options: '-c jit=off',
-});
-await c.connect();
-const n = Number(process.env.N ?? 80);
-const off = Number(process.env.OFF ?? 3200);
-type Row = { id: string; account_id: string };
-const products = (
-  await c.query<Row>(`select id, account_id from products order by id offset $1 limit $2`, [off, n * 2])
-).rows;
+const { c, products } = await openTrendsAb();
+type Row = AbProduct;
 const run = async (indexOnly: 'on' | 'off', p: Row) => {
   const q = trendsQuery(p.account_id, p.id);
   await c.query('begin');

@@ -9,24 +9,13 @@
 // then WARM reads again, timed, with the backend's CPU (/proc) around them. For the cold case from
 // the disk: stop PostgreSQL, `sync; echo 3 > /proc/sys/vm/drop_caches`, start it, then run this.
 import fs from 'node:fs';
-import pg from 'pg';
 import { trendsQuery } from '../src/prices/trends/sql.js';
 import { percentile } from './lib/load.js';
-import { PRICES_PG_DB } from './lib/prices-data.js';
+import { type AbProduct, openTrendsAb } from './lib/trends-ab.js';
 
-const c = new pg.Client({
-  connectionString: `postgres://postgres@127.0.0.1:5432/${PRICES_PG_DB}`,
-  // As the service's pool (src/db/postgres.ts): JIT compiles this statement on every run otherwise.
-  options: '-c jit=off',
-});
-await c.connect();
-const n = Number(process.env.N ?? 80);
-const off = Number(process.env.OFF ?? 3200);
+const { c, products } = await openTrendsAb();
 const warmReads = Number(process.env.WARM ?? 3);
-type Row = { id: string; account_id: string };
-const products = (
-  await c.query<Row>(`select id, account_id from products order by id offset $1 limit $2`, [off, n * 2])
-).rows;
+type Row = AbProduct;
 const SPANS_TEST = 'select exists (select from sp) and not exists (';
 const texts = { spans: trendsQuery('', '').text, blocks: '' };
 if (!texts.spans.includes(SPANS_TEST)) throw new Error('the statement no longer tests for spans this way');
